@@ -1,0 +1,184 @@
+// Package pve is the low-level Proxmox VE HTTP layer: request building with
+// escaped path segments, the API token header, bounded body reads, the
+// {"data": …} envelope and Proxmox's error conventions.
+package pve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// DefaultMaxBody bounds every response body read from Proxmox.
+const DefaultMaxBody int64 = 16 << 20
+
+// Client talks to one Proxmox VE API endpoint.
+type Client struct {
+	HTTP *http.Client
+	// Base is the API root, e.g. https://pve:8006/api2/json (no trailing slash).
+	Base *url.URL
+	// Auth is the full Authorization header value. It never appears in errors.
+	Auth      string
+	UserAgent string
+	// MaxBody bounds response bodies; 0 means DefaultMaxBody.
+	MaxBody int64
+}
+
+// Path joins segments into an API path, escaping each one so no value can
+// add a segment, a query or a fragment.
+func Path(segments ...string) string {
+	var b strings.Builder
+	for _, s := range segments {
+		b.WriteByte('/')
+		b.WriteString(url.PathEscape(s))
+	}
+	return b.String()
+}
+
+// Error is a non-2xx answer from Proxmox.
+type Error struct {
+	Method     string
+	Path       string // escaped API path without query
+	StatusCode int
+	// Reason is the HTTP reason phrase, where Proxmox puts its message.
+	Reason string
+	// Message is the body's "message" field (PVE 8.3+), trimmed.
+	Message string
+	// Params is the body's "errors" map of a 400 answer.
+	Params map[string]string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s %s: %d %s", e.Method, e.Path, e.StatusCode, e.Text())
+}
+
+// Text is the most complete message available: the body's message on newer
+// versions, else the reason phrase.
+func (e *Error) Text() string {
+	if e.Message != "" {
+		return e.Message
+	}
+	return e.Reason
+}
+
+// ErrBodyTooLarge is returned when a response exceeds MaxBody.
+var ErrBodyTooLarge = errors.New("response body too large")
+
+// Get performs a GET and decodes the "data" member into out (may be nil).
+func (c *Client) Get(ctx context.Context, path string, query url.Values, out any) error {
+	return c.Do(ctx, http.MethodGet, path, query, out)
+}
+
+// Post performs a form-encoded POST and decodes "data" into out.
+func (c *Client) Post(ctx context.Context, path string, form url.Values, out any) error {
+	return c.Do(ctx, http.MethodPost, path, form, out)
+}
+
+// Do sends one request. GET and DELETE put params in the query string; POST
+// and PUT send them form-encoded, as Proxmox expects.
+func (c *Client) Do(ctx context.Context, method, path string, params url.Values, out any) error {
+	u := *c.Base
+	unescaped, err := url.PathUnescape(path)
+	if err != nil {
+		return fmt.Errorf("%s %s: invalid path: %w", method, path, err)
+	}
+	u.Path = strings.TrimSuffix(c.Base.Path, "/") + unescaped
+	// Keep the escaped form so an escaped "/" in a segment stays escaped.
+	u.RawPath = strings.TrimSuffix(c.Base.EscapedPath(), "/") + path
+	var body io.Reader
+	switch method {
+	case http.MethodGet, http.MethodDelete:
+		if len(params) > 0 {
+			u.RawQuery = params.Encode()
+		}
+	default:
+		body = strings.NewReader(params.Encode())
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
+	if err != nil {
+		return fmt.Errorf("%s %s: building request: %w", method, path, err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Authorization", c.Auth)
+	if c.UserAgent != "" {
+		req.Header.Set("User-Agent", c.UserAgent)
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, path, scrubURLError(err))
+	}
+	defer func() {
+		// Drain a little so the connection can be reused, then close.
+		_, _ = io.CopyN(io.Discard, resp.Body, 4096)
+		resp.Body.Close()
+	}()
+	max := c.MaxBody
+	if max <= 0 {
+		max = DefaultMaxBody
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	if err != nil {
+		return fmt.Errorf("%s %s: reading response: %w", method, path, err)
+	}
+	if int64(len(data)) > max {
+		return fmt.Errorf("%s %s: %w (over %d bytes)", method, path, ErrBodyTooLarge, max)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return decodeError(method, path, resp, data)
+	}
+	if out == nil {
+		return nil
+	}
+	var env struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(data, &env); err != nil {
+		return fmt.Errorf("%s %s: malformed response: %w", method, path, err)
+	}
+	if len(env.Data) == 0 || string(env.Data) == "null" {
+		return fmt.Errorf("%s %s: malformed response: no data", method, path)
+	}
+	if err := json.Unmarshal(env.Data, out); err != nil {
+		return fmt.Errorf("%s %s: malformed response: %w", method, path, err)
+	}
+	return nil
+}
+
+func decodeError(method, path string, resp *http.Response, data []byte) *Error {
+	e := &Error{Method: method, Path: path, StatusCode: resp.StatusCode}
+	// resp.Status is "<code> <reason>"; Proxmox's message is the reason.
+	reason := strings.TrimSpace(strings.TrimPrefix(resp.Status, fmt.Sprint(resp.StatusCode)))
+	e.Reason = reason
+	var body struct {
+		Message string            `json:"message"`
+		Errors  map[string]string `json:"errors"`
+	}
+	if json.Unmarshal(data, &body) == nil {
+		e.Message = strings.TrimSpace(body.Message)
+		if len(body.Errors) > 0 {
+			e.Params = make(map[string]string, len(body.Errors))
+			for k, v := range body.Errors {
+				e.Params[k] = strings.TrimSpace(v)
+			}
+		}
+	}
+	return e
+}
+
+// scrubURLError drops the URL from a *url.Error: it may carry a query string,
+// and callers already name method and path.
+func scrubURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}

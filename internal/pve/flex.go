@@ -1,0 +1,137 @@
+package pve
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// Proxmox's JSON is loosely typed: older versions send vmid as a string,
+// booleans as 0/1 or "", numbers as strings in node status. These types
+// decode any of those forms and never fail on an empty string or null.
+
+// Int decodes a JSON number, a numeric string, "", or null.
+type Int int64
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (n *Int) UnmarshalJSON(b []byte) error {
+	s, ok := unquote(b)
+	if !ok {
+		return fmt.Errorf("pve: cannot decode %.40s as integer", b)
+	}
+	if s == "" {
+		*n = 0
+		return nil
+	}
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+		*n = Int(v)
+		return nil
+	}
+	// Integers sometimes arrive as 1.0 or 1e3 from float formatting.
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return fmt.Errorf("pve: cannot decode %.40q as integer", s)
+	}
+	*n = Int(f)
+	return nil
+}
+
+// Float decodes a JSON number, a numeric string, "", or null.
+type Float float64
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (f *Float) UnmarshalJSON(b []byte) error {
+	s, ok := unquote(b)
+	if !ok {
+		return fmt.Errorf("pve: cannot decode %.40s as number", b)
+	}
+	if s == "" {
+		*f = 0
+		return nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return fmt.Errorf("pve: cannot decode %.40q as number", s)
+	}
+	*f = Float(v)
+	return nil
+}
+
+// Bool decodes true/false, 0/1, "0"/"1", "", or null.
+type Bool bool
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (v *Bool) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch string(b) {
+	case "true":
+		*v = true
+		return nil
+	case "false", "null":
+		*v = false
+		return nil
+	}
+	s, ok := unquote(b)
+	if !ok {
+		return fmt.Errorf("pve: cannot decode %.40s as boolean", b)
+	}
+	switch s {
+	case "", "0":
+		*v = false
+	default:
+		n, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return fmt.Errorf("pve: cannot decode %.40q as boolean", s)
+		}
+		*v = n != 0
+	}
+	return nil
+}
+
+// String decodes a JSON string, number, boolean or null into text.
+type String string
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (v *String) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*v = String(s)
+		return nil
+	}
+	if string(b) == "null" {
+		*v = ""
+		return nil
+	}
+	if len(b) > 0 && (b[0] == '{' || b[0] == '[') {
+		return fmt.Errorf("pve: cannot decode %.40s as string", b)
+	}
+	*v = String(b)
+	return nil
+}
+
+// unquote returns the text of a JSON scalar: the contents of a string, or
+// the literal of a number; null gives "".
+func unquote(b []byte) (string, bool) {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return "", false
+	}
+	switch b[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return "", false
+		}
+		return s, true
+	case 'n':
+		return "", string(b) == "null"
+	case '{', '[', 't', 'f':
+		return "", false
+	}
+	return string(b), true
+}

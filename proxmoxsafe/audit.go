@@ -1,0 +1,56 @@
+package proxmoxsafe
+
+import (
+	"context"
+	"time"
+)
+
+// AuditEvent is the kind of an audit record.
+type AuditEvent string
+
+// Audit events, in the order one mutation can produce them.
+const (
+	// AuditRefused: the mutation was refused before anything was sent.
+	AuditRefused AuditEvent = "refused"
+	// AuditApproved: every check passed; the request is about to be sent.
+	AuditApproved AuditEvent = "approved"
+	// AuditSubmitted: Proxmox accepted the request and returned a UPID.
+	AuditSubmitted AuditEvent = "submitted"
+	// AuditFailed: the request was sent but Proxmox refused it.
+	AuditFailed AuditEvent = "failed"
+)
+
+// AuditRecord is one line of the audit log. It never holds secrets: no token,
+// no approval text beyond whether it matched, no free text from guests.
+type AuditRecord struct {
+	Time  time.Time  `json:"time"`
+	Event AuditEvent `json:"event"`
+	// Op is the library operation, e.g. "GuestPower" or "SnapshotGuest".
+	Op     string `json:"op"`
+	Action string `json:"action,omitempty"`
+	Node   string `json:"node,omitempty"`
+	Type   string `json:"type,omitempty"`
+	VMID   int    `json:"vmid,omitempty"`
+	// Snapshot is the snapshot name for snapshot operations.
+	Snapshot string `json:"snapname,omitempty"`
+	// Reason says why a mutation was refused or failed.
+	Reason string `json:"reason,omitempty"`
+	// UPID is set on submitted records.
+	UPID string `json:"upid,omitempty"`
+	// Approver names the approver that approved, e.g. "phrase".
+	Approver string `json:"approver,omitempty"`
+
+	// Seq and Prev are filled in by the sink: Seq counts records from 1, and
+	// Prev is the hex SHA-256 of the previous line (without its newline), or
+	// empty for the first record. See [VerifyAuditLog].
+	Seq  int64  `json:"seq"`
+	Prev string `json:"prev"`
+}
+
+// An AuditSink stores audit records. Record must not return until the record
+// is durable enough that the caller may act on it; if it returns an error the
+// mutation is not performed (fail closed). Implementations must be safe for
+// concurrent use.
+type AuditSink interface {
+	Record(ctx context.Context, rec AuditRecord) error
+}

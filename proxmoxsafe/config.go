@@ -1,0 +1,321 @@
+package proxmoxsafe
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/go-playground/validator/v10"
+	"github.com/hashicorp/go-cleanhttp"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
+)
+
+// DefaultTimeout bounds each request to Proxmox when [Config.Timeout] is zero.
+const DefaultTimeout = 30 * time.Second
+
+// DefaultMaxResponseBytes bounds each response body when
+// [Config.MaxResponseBytes] is zero.
+const DefaultMaxResponseBytes = pve.DefaultMaxBody
+
+// Config configures a [Client]. URL, TokenID and TokenSecret are required;
+// every other zero value is safe and documented on its field.
+type Config struct {
+	// URL is the Proxmox VE address, "https://host:8006", with or without
+	// the "/api2/json" suffix. It must not carry credentials, a query or a
+	// fragment.
+	URL string
+	// TokenID is the API token id, "user@realm!tokenname".
+	TokenID string
+	// TokenSecret is the token's secret (a UUID). It is sent only in the
+	// Authorization header and never appears in errors, logs or audit records.
+	TokenSecret string
+
+	// CACertPEM, when set, is the PEM bundle of CAs trusted for the server
+	// certificate, instead of the system roots.
+	CACertPEM []byte
+	// Fingerprint, when set, pins the server's leaf certificate by the SHA-256
+	// of its DER encoding, as hex with or without colons (the form
+	// `pvenode cert info` prints). With a pin, chain verification is replaced
+	// by the pin unless CACertPEM is also set, in which case both must pass.
+	Fingerprint string
+	// InsecureSkipVerify turns off certificate verification entirely. It is
+	// refused together with Fingerprint or CACertPEM, and logged loudly.
+	InsecureSkipVerify bool
+	// AllowInsecureHTTP permits a plain http:// URL. Off by default: the API
+	// token would cross the network in clear text.
+	AllowInsecureHTTP bool
+
+	// HTTPClient, when set, is used instead of go-cleanhttp's pooled client.
+	// It is copied: its Transport is wrapped by the policy guard, redirects
+	// are refused, and if its Transport is nil or an *http.Transport the TLS
+	// settings above are applied to a clone. Any other Transport must not be
+	// combined with the TLS settings.
+	HTTPClient *http.Client
+	// Timeout bounds each request; zero means [DefaultTimeout].
+	Timeout time.Duration
+	// MaxResponseBytes bounds each response body; zero means
+	// [DefaultMaxResponseBytes].
+	MaxResponseBytes int64
+	// UserAgent is sent with every request; empty means "proxmox-safe-mcp".
+	UserAgent string
+	// Logger receives one line per operation; nil discards.
+	Logger *slog.Logger
+
+	// Policy is the operator's upper bound on what the client may do. The
+	// zero Policy allows cluster-wide reads and nothing else.
+	Policy Policy
+	// Audit receives a record of every mutation attempt before anything is
+	// sent. Required when Policy enables any mutation class.
+	Audit AuditSink
+	// Approver decides on mutations after every other check; nil means
+	// [PhraseApprover].
+	Approver Approver
+}
+
+var tokenIDRe = regexp.MustCompile(`^([^\s:/]+)@([A-Za-z][A-Za-z0-9.\-_]+)!([A-Za-z][A-Za-z0-9.\-_]+)$`)
+
+// configError builds the one kind of error New returns.
+func configError(format string, args ...any) error {
+	return fmt.Errorf("proxmoxsafe: invalid config: "+format, args...)
+}
+
+// New checks cfg and returns a ready Client. Every configuration mistake is
+// reported here, never at the first call. New does no I/O.
+func New(cfg Config) (*Client, error) {
+	base, err := parseBaseURL(cfg.URL, cfg.AllowInsecureHTTP)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.TokenID == "" {
+		return nil, configError("TokenID is required")
+	}
+	if !tokenIDRe.MatchString(cfg.TokenID) {
+		return nil, configError("TokenID %q is not of the form user@realm!tokenname", cfg.TokenID)
+	}
+	if cfg.TokenSecret == "" {
+		return nil, configError("TokenSecret is required")
+	}
+	if strings.ContainsAny(cfg.TokenSecret, "\r\n\t ") {
+		// Do not echo the secret, not even in part.
+		return nil, configError("TokenSecret contains white space")
+	}
+	if cfg.Timeout < 0 || cfg.MaxResponseBytes < 0 {
+		return nil, configError("Timeout and MaxResponseBytes must not be negative")
+	}
+	pol, err := compilePolicy(cfg.Policy)
+	if err != nil {
+		return nil, err
+	}
+	if pol.anyClass() && cfg.Audit == nil {
+		return nil, configError("Audit is required when mutation classes are enabled (use NewAuditLog or OpenAuditLog)")
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	httpClient, err := buildHTTPClient(cfg, base, pol)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.InsecureSkipVerify {
+		logger.Warn("TLS certificate verification is DISABLED for Proxmox: anyone on the network path can read the API token",
+			slog.String("url", base.Redacted()))
+	}
+	approver := cfg.Approver
+	if approver == nil {
+		approver = PhraseApprover{}
+	}
+	ua := cfg.UserAgent
+	if ua == "" {
+		ua = "proxmox-safe-mcp"
+	}
+	return &Client{
+		api: &pve.Client{
+			HTTP:      httpClient,
+			Base:      base,
+			Auth:      "PVEAPIToken=" + cfg.TokenID + "=" + cfg.TokenSecret,
+			UserAgent: ua,
+			MaxBody:   cfg.MaxResponseBytes,
+		},
+		tokenID:  cfg.TokenID,
+		policy:   pol,
+		audit:    cfg.Audit,
+		approver: approver,
+		log:      logger,
+		validate: newValidator(),
+	}, nil
+}
+
+func parseBaseURL(raw string, allowHTTP bool) (*url.URL, error) {
+	if raw == "" {
+		return nil, configError("URL is required")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, configError("URL does not parse")
+	}
+	switch u.Scheme {
+	case "https":
+	case "http":
+		if !allowHTTP {
+			return nil, configError("URL uses plain http://, which would send the API token in clear text; use https:// or set AllowInsecureHTTP")
+		}
+	default:
+		return nil, configError("URL scheme must be https (got %q)", u.Scheme)
+	}
+	if u.Host == "" {
+		return nil, configError("URL has no host")
+	}
+	if u.User != nil {
+		return nil, configError("URL must not contain credentials; use TokenID and TokenSecret")
+	}
+	if u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return nil, configError("URL must not contain a query or fragment")
+	}
+	p := strings.TrimSuffix(u.Path, "/")
+	if !strings.HasSuffix(p, "/api2/json") {
+		p += "/api2/json"
+	}
+	if p != "/api2/json" {
+		return nil, configError("URL path must be empty or /api2/json (got %q)", u.Path)
+	}
+	return &url.URL{Scheme: u.Scheme, Host: u.Host, Path: p}, nil
+}
+
+func buildHTTPClient(cfg Config, base *url.URL, pol *policy) (*http.Client, error) {
+	tlsCfg, err := buildTLS(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var hc http.Client
+	if cfg.HTTPClient != nil {
+		hc = *cfg.HTTPClient
+	} else {
+		hc = *cleanhttp.DefaultPooledClient()
+	}
+	rt := hc.Transport
+	switch t := rt.(type) {
+	case nil:
+		tr := cleanhttp.DefaultPooledTransport()
+		tr.TLSClientConfig = tlsCfg
+		rt = tr
+	case *http.Transport:
+		tr := t.Clone()
+		if tlsCfg != nil {
+			tr.TLSClientConfig = tlsCfg
+		}
+		rt = tr
+	default:
+		if tlsCfg != nil {
+			return nil, configError("TLS settings cannot be applied to a custom HTTPClient.Transport of type %T", t)
+		}
+	}
+	hc.Transport = &guard{next: rt, basePath: base.Path, allow: pol.allowedRoutes()}
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error {
+		return errors.New("refusing to follow a redirect from Proxmox")
+	}
+	if hc.Timeout == 0 {
+		hc.Timeout = cfg.Timeout
+		if hc.Timeout == 0 {
+			hc.Timeout = DefaultTimeout
+		}
+	}
+	return &hc, nil
+}
+
+// buildTLS returns nil when the defaults (system roots, full verification)
+// apply and no transport needs changing.
+func buildTLS(cfg Config) (*tls.Config, error) {
+	var pin []byte
+	if cfg.Fingerprint != "" {
+		h := strings.ReplaceAll(strings.TrimSpace(cfg.Fingerprint), ":", "")
+		b, err := hex.DecodeString(h)
+		if err != nil || len(b) != sha256.Size {
+			return nil, configError("Fingerprint must be a SHA-256 hex digest (64 hex digits, colons allowed)")
+		}
+		pin = b
+	}
+	if cfg.InsecureSkipVerify && (pin != nil || len(cfg.CACertPEM) > 0) {
+		return nil, configError("InsecureSkipVerify cannot be combined with Fingerprint or CACertPEM")
+	}
+	var roots *x509.CertPool
+	if len(cfg.CACertPEM) > 0 {
+		roots = x509.NewCertPool()
+		if !roots.AppendCertsFromPEM(cfg.CACertPEM) {
+			return nil, configError("CACertPEM holds no PEM certificate")
+		}
+	}
+	if pin == nil && roots == nil && !cfg.InsecureSkipVerify {
+		return nil, nil
+	}
+	t := &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: roots}
+	switch {
+	case cfg.InsecureSkipVerify:
+		t.InsecureSkipVerify = true
+	case pin != nil:
+		// Go verifies the chain only when InsecureSkipVerify is false, so we
+		// take over verification: the pin always, the chain when a CA is set.
+		t.InsecureSkipVerify = true
+		t.VerifyConnection = func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) == 0 {
+				return errors.New("proxmox server sent no certificate")
+			}
+			leaf := cs.PeerCertificates[0]
+			sum := sha256.Sum256(leaf.Raw)
+			if subtle.ConstantTimeCompare(sum[:], pin) != 1 {
+				return fmt.Errorf("proxmox server certificate fingerprint %s does not match the configured pin", formatFingerprint(sum[:]))
+			}
+			if roots == nil {
+				return nil
+			}
+			inter := x509.NewCertPool()
+			for _, c := range cs.PeerCertificates[1:] {
+				inter.AddCert(c)
+			}
+			_, err := leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, DNSName: cs.ServerName})
+			return err
+		}
+	}
+	return t, nil
+}
+
+func formatFingerprint(sum []byte) string {
+	h := strings.ToUpper(hex.EncodeToString(sum))
+	parts := make([]string, 0, len(h)/2)
+	for i := 0; i < len(h); i += 2 {
+		parts = append(parts, h[i:i+2])
+	}
+	return strings.Join(parts, ":")
+}
+
+// Client performs safe, typed operations on one Proxmox VE cluster. It is
+// safe for concurrent use.
+type Client struct {
+	api      *pve.Client
+	tokenID  string
+	policy   *policy
+	audit    AuditSink
+	approver Approver
+	log      *slog.Logger
+	validate *validator.Validate
+}
+
+// TokenID returns the configured API token id (never the secret).
+func (c *Client) TokenID() string { return c.tokenID }
+
+// BaseURL returns the API root the client talks to.
+func (c *Client) BaseURL() string { return c.api.Base.String() }
+
+// Policy returns a copy of the effective policy.
+func (c *Client) Policy() Policy { return c.policy.export() }

@@ -1,0 +1,152 @@
+package proxmoxsafe_test
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+)
+
+const canary = "PVESECRET-CANARY-7f3a9c1e-0b1d-4e55-9a3b-2c4d5e6f7a8b"
+
+func baseConfig() proxmoxsafe.Config {
+	return proxmoxsafe.Config{
+		URL:         "https://pve.example:8006",
+		TokenID:     "automation@pve!mcp",
+		TokenSecret: canary,
+	}
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	t.Parallel()
+	audit := proxmoxsafe.NewAuditLog(&bytes.Buffer{})
+	tests := []struct {
+		name   string
+		mod    func(*proxmoxsafe.Config)
+		substr string
+	}{
+		{"no url", func(c *proxmoxsafe.Config) { c.URL = "" }, "URL is required"},
+		{"plain http", func(c *proxmoxsafe.Config) { c.URL = "http://pve:8006" }, "plain http://"},
+		{"ftp", func(c *proxmoxsafe.Config) { c.URL = "ftp://pve" }, "scheme"},
+		{"credentials in url", func(c *proxmoxsafe.Config) { c.URL = "https://root:pw@pve:8006" }, "credentials"},
+		{"query", func(c *proxmoxsafe.Config) { c.URL = "https://pve:8006/?x=1" }, "query"},
+		{"other path", func(c *proxmoxsafe.Config) { c.URL = "https://pve:8006/api2/extjs" }, "path"},
+		{"no host", func(c *proxmoxsafe.Config) { c.URL = "https:///api2/json" }, "host"},
+		{"no token id", func(c *proxmoxsafe.Config) { c.TokenID = "" }, "TokenID is required"},
+		{"token id form", func(c *proxmoxsafe.Config) { c.TokenID = "root@pam" }, "user@realm!tokenname"},
+		{"no secret", func(c *proxmoxsafe.Config) { c.TokenSecret = "" }, "TokenSecret is required"},
+		{"secret newline", func(c *proxmoxsafe.Config) { c.TokenSecret = canary + "\n" }, "white space"},
+		{"bad fingerprint", func(c *proxmoxsafe.Config) { c.Fingerprint = "AB:CD" }, "Fingerprint"},
+		{"insecure plus pin", func(c *proxmoxsafe.Config) {
+			c.InsecureSkipVerify = true
+			c.Fingerprint = strings.Repeat("AB", 32)
+		}, "cannot be combined"},
+		{"bad CA", func(c *proxmoxsafe.Config) { c.CACertPEM = []byte("not pem") }, "CACertPEM"},
+		{"negative timeout", func(c *proxmoxsafe.Config) { c.Timeout = -1 }, "negative"},
+		{"bad allowed node", func(c *proxmoxsafe.Config) { c.Policy.AllowedNodes = []string{"pve1/../x"} }, "AllowedNodes"},
+		{"unknown class", func(c *proxmoxsafe.Config) { c.Policy.Classes = []proxmoxsafe.Class{"destroy"} }, "unknown mutation class"},
+		{"bad protected", func(c *proxmoxsafe.Config) { c.Policy.ProtectedGuests = []int{5} }, "ProtectedGuests"},
+		{"mutations without audit", func(c *proxmoxsafe.Config) { c.Policy.Classes = []proxmoxsafe.Class{proxmoxsafe.ClassPower} }, "Audit is required"},
+		{"custom transport with TLS", func(c *proxmoxsafe.Config) {
+			c.HTTPClient = &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, errors.New("x") })}
+			c.Fingerprint = strings.Repeat("AB", 32)
+		}, "custom HTTPClient.Transport"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := baseConfig()
+			tc.mod(&cfg)
+			c, err := proxmoxsafe.New(cfg)
+			if err == nil {
+				t.Fatalf("New accepted the config: %+v", c)
+			}
+			if !strings.Contains(err.Error(), tc.substr) {
+				t.Errorf("error %q does not mention %q", err, tc.substr)
+			}
+			if strings.Contains(err.Error(), canary) {
+				t.Errorf("error leaks the token secret: %v", err)
+			}
+		})
+	}
+	_ = audit
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestNewAcceptsURLForms(t *testing.T) {
+	t.Parallel()
+	for _, u := range []string{"https://pve:8006", "https://pve:8006/", "https://pve:8006/api2/json", "https://pve:8006/api2/json/", "https://[::1]:8006"} {
+		cfg := baseConfig()
+		cfg.URL = u
+		c, err := proxmoxsafe.New(cfg)
+		if err != nil {
+			t.Errorf("%s: %v", u, err)
+			continue
+		}
+		if !strings.HasSuffix(c.BaseURL(), ":8006/api2/json") {
+			t.Errorf("%s: base = %s", u, c.BaseURL())
+		}
+	}
+	cfg := baseConfig()
+	cfg.URL = "http://pve:8006"
+	cfg.AllowInsecureHTTP = true
+	if _, err := proxmoxsafe.New(cfg); err != nil {
+		t.Errorf("http with AllowInsecureHTTP: %v", err)
+	}
+}
+
+func TestInsecureSkipVerifyIsLoud(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	cfg := baseConfig()
+	cfg.InsecureSkipVerify = true
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	if _, err := proxmoxsafe.New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "DISABLED") {
+		t.Errorf("no warning logged: %q", logs.String())
+	}
+	if strings.Contains(logs.String(), canary) {
+		t.Error("log leaks the secret")
+	}
+}
+
+func TestPolicyIsCopied(t *testing.T) {
+	t.Parallel()
+	cfg := baseConfig()
+	cfg.Policy = proxmoxsafe.Policy{AllowedNodes: []string{"pve1", "pve1", "pve2"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassSnapshot}, ReadOnly: true}
+	cfg.Audit = proxmoxsafe.NewAuditLog(&bytes.Buffer{})
+	c, err := proxmoxsafe.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Policy.AllowedNodes[0] = "evil"
+	p := c.Policy()
+	if strings.Join(p.AllowedNodes, ",") != "pve1,pve2" {
+		t.Errorf("allowed nodes = %v", p.AllowedNodes)
+	}
+	if len(p.Classes) != 0 || c.Enabled(proxmoxsafe.ClassSnapshot) {
+		t.Errorf("read-only must disable every class, got %v", p.Classes)
+	}
+}
+
+func TestProfiles(t *testing.T) {
+	t.Parallel()
+	if cl, err := proxmoxsafe.ProfileSafe.Classes(); err != nil || len(cl) != 2 {
+		t.Errorf("safe = %v, %v", cl, err)
+	}
+	if cl, err := proxmoxsafe.ProfileReadOnly.Classes(); err != nil || len(cl) != 0 {
+		t.Errorf("readonly = %v, %v", cl, err)
+	}
+	if _, err := proxmoxsafe.Profile("admin").Classes(); err == nil {
+		t.Error("unknown profile accepted")
+	}
+}

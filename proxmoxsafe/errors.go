@@ -1,0 +1,204 @@
+package proxmoxsafe
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// Sentinel errors. Every error this package returns for a refusal or an
+// upstream failure matches exactly one of them with [errors.Is].
+var (
+	// ErrInvalidInput: an input broke Proxmox's own rules. Nothing was sent.
+	ErrInvalidInput = errors.New("invalid input")
+	// ErrNotAllowed: the operator's policy does not allow this.
+	ErrNotAllowed = errors.New("not allowed by policy")
+	// ErrApprovalRequired: the approval phrase was missing or wrong.
+	ErrApprovalRequired = errors.New("approval required")
+	// ErrPrecondition: the guest's current state makes the action unsafe or
+	// pointless (locked, template, already in the requested state, …).
+	ErrPrecondition = errors.New("precondition failed")
+	// ErrAudit: the audit record could not be written, so nothing was done.
+	ErrAudit = errors.New("audit log unavailable")
+	// ErrUnauthorized: Proxmox rejected the API token (HTTP 401).
+	ErrUnauthorized = errors.New("unauthorized")
+	// ErrForbidden: the token lacks a privilege (HTTP 403).
+	ErrForbidden = errors.New("forbidden")
+	// ErrNotFound: the node, guest or task does not exist where it was named.
+	ErrNotFound = errors.New("not found")
+	// ErrTaskFailed: a Proxmox task stopped with an error exit status.
+	ErrTaskFailed = errors.New("task failed")
+	// ErrUpstream: any other failure talking to Proxmox.
+	ErrUpstream = errors.New("proxmox request failed")
+)
+
+// noAction is appended to every refusal so a reader knows nothing happened.
+const noAction = "no action was taken"
+
+// RefusalError is returned when a mutation is refused before anything was
+// sent to Proxmox. Kind is one of [ErrInvalidInput], [ErrNotAllowed],
+// [ErrPrecondition], [ErrApprovalRequired] or [ErrAudit].
+type RefusalError struct {
+	Kind   error
+	Reason string
+}
+
+func (e *RefusalError) Error() string {
+	return e.Kind.Error() + ": " + e.Reason + "; " + noAction
+}
+
+func (e *RefusalError) Unwrap() error { return e.Kind }
+
+func refuse(kind error, format string, args ...any) *RefusalError {
+	return &RefusalError{Kind: kind, Reason: fmt.Sprintf(format, args...)}
+}
+
+// ValidationError lists every input field that broke a rule. It matches
+// [ErrInvalidInput]. Nothing was sent to Proxmox.
+type ValidationError struct {
+	Fields []FieldError
+}
+
+// FieldError is one invalid input field.
+type FieldError struct {
+	// Field is the JSON name of the field, e.g. "vmid".
+	Field string `json:"field"`
+	// Problem says what is wrong in plain words.
+	Problem string `json:"problem"`
+}
+
+func (e *ValidationError) Error() string {
+	parts := make([]string, len(e.Fields))
+	for i, f := range e.Fields {
+		parts[i] = f.Field + ": " + f.Problem
+	}
+	return ErrInvalidInput.Error() + ": " + strings.Join(parts, "; ") + "; " + noAction
+}
+
+func (e *ValidationError) Unwrap() error { return ErrInvalidInput }
+
+// ApprovalError is returned when the approval phrase is missing or does not
+// match. It matches [ErrApprovalRequired] and carries what a human needs to
+// decide: the exact phrase, the guest's current state and the effect.
+type ApprovalError struct {
+	// Required is the exact phrase that approves this action on this target.
+	Required string
+	// Given reports whether some (wrong) approval text was supplied.
+	Given bool
+	// Action and Target say what would be done.
+	Action string
+	Target Target
+	// State is the guest state read just now.
+	State GuestState
+	// Effect describes in one sentence what approving will do.
+	Effect string
+}
+
+func (e *ApprovalError) Error() string {
+	what := "missing"
+	if e.Given {
+		what = "does not match"
+	}
+	return fmt.Sprintf("%s: approval phrase %s; to %s, approve with exactly %q; %s",
+		ErrApprovalRequired, what, e.Effect, e.Required, noAction)
+}
+
+func (e *ApprovalError) Unwrap() error { return ErrApprovalRequired }
+
+// APIError is an error answer from Proxmox. Path never contains secrets or
+// query strings; Message is sanitized and capped.
+type APIError struct {
+	Method     string
+	Path       string
+	StatusCode int
+	// Message is Proxmox's error text (from the reason phrase, the "message"
+	// field of newer versions, and the per-parameter "errors" map).
+	Message string
+	// Params holds per-parameter messages of a 400 answer.
+	Params map[string]string
+}
+
+func (e *APIError) Error() string {
+	msg := e.Message
+	if msg == "" {
+		msg = http.StatusText(e.StatusCode)
+	}
+	s := fmt.Sprintf("proxmox: %s %s: %d %s", e.Method, e.Path, e.StatusCode, msg)
+	switch e.StatusCode {
+	case http.StatusUnauthorized:
+		s += " (the API token was rejected: check PVE token id and secret, and that the token has not expired)"
+	case http.StatusForbidden:
+		if path, priv, ok := parsePermissionCheck(e.Message); ok {
+			s += fmt.Sprintf(" (the API token lacks privilege %s on %s)", priv, path)
+		} else {
+			s += " (the API token lacks a privilege for this request)"
+		}
+	}
+	return s
+}
+
+// Is maps the status code to this package's sentinels.
+func (e *APIError) Is(target error) bool {
+	switch target {
+	case ErrUpstream:
+		return true
+	case ErrUnauthorized:
+		return e.StatusCode == http.StatusUnauthorized
+	case ErrForbidden:
+		return e.StatusCode == http.StatusForbidden
+	case ErrNotFound:
+		return e.notFound()
+	}
+	return false
+}
+
+// notFound recognises Proxmox's ways of saying "no such thing": it has no 404
+// for guests, only a 500 about the missing config file.
+func (e *APIError) notFound() bool {
+	if e.StatusCode == http.StatusNotFound {
+		return true
+	}
+	m := e.Message
+	return (e.StatusCode == http.StatusInternalServerError &&
+		(strings.HasPrefix(m, "Configuration file ") && strings.Contains(m, "does not exist") ||
+			strings.HasPrefix(m, "hostname lookup "))) ||
+		(e.StatusCode == http.StatusBadRequest && e.Params["upid"] == "no such task")
+}
+
+// MissingPrivilege returns the ACL path and privilege named by a 403
+// "Permission check failed (<path>, <priv>)" answer.
+func (e *APIError) MissingPrivilege() (path, priv string, ok bool) {
+	if e.StatusCode != http.StatusForbidden {
+		return "", "", false
+	}
+	return parsePermissionCheck(e.Message)
+}
+
+func parsePermissionCheck(msg string) (path, priv string, ok bool) {
+	rest, found := strings.CutPrefix(msg, "Permission check failed (")
+	if !found {
+		return "", "", false
+	}
+	rest, found = strings.CutSuffix(rest, ")")
+	if !found {
+		return "", "", false
+	}
+	path, priv, found = strings.Cut(rest, ", ")
+	if !found || path == "" || priv == "" {
+		return "", "", false
+	}
+	return path, priv, true
+}
+
+// TaskError reports a task that stopped with an error. It matches [ErrTaskFailed].
+type TaskError struct {
+	UPID       string
+	ExitStatus string
+}
+
+func (e *TaskError) Error() string {
+	return fmt.Sprintf("%s: %s: %s", ErrTaskFailed, e.UPID, e.ExitStatus)
+}
+
+func (e *TaskError) Unwrap() error { return ErrTaskFailed }

@@ -1,0 +1,130 @@
+package proxmoxsafe_test
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
+)
+
+// testCluster is a small cluster with one guest per interesting state.
+func testCluster() *proxmoxtest.Cluster {
+	return &proxmoxtest.Cluster{
+		Name:    "lab",
+		Version: "9.1.1",
+		Nodes: []*proxmoxtest.Node{
+			{Name: "pve1", Online: true, IP: "10.0.0.1", CPUs: 8, MaxMem: 64 << 30, Mem: 8 << 30, RootTotal: 100 << 30, RootUsed: 10 << 30, Uptime: 3600, Kernel: "6.17.2-1-pve", CPUModel: "Test CPU", LoadAvg: [3]float64{0.5, 0.25, 0.12}},
+			{Name: "pve2", Online: true, IP: "10.0.0.2", CPUs: 4, MaxMem: 32 << 30},
+			{Name: "pve3", Online: false, IP: "10.0.0.3", CPUs: 4, MaxMem: 32 << 30},
+		},
+		Guests: []*proxmoxtest.Guest{
+			{VMID: 100, Node: "pve1", Type: "qemu", Name: "web1", Status: "running", Tags: []string{"prod", "web"}, CPUs: 2, MaxMem: 2 << 30},
+			{VMID: 101, Node: "pve1", Type: "qemu", Name: "db1", Status: "stopped", Tags: []string{"prod"}, CPUs: 2, MaxMem: 4 << 30},
+			{VMID: 102, Node: "pve1", Type: "qemu", Name: "paused1", Status: "running", Paused: true, CPUs: 1, MaxMem: 1 << 30},
+			{VMID: 103, Node: "pve1", Type: "qemu", Name: "tmpl", Status: "stopped", Template: true, CPUs: 1, MaxMem: 1 << 30},
+			{VMID: 104, Node: "pve1", Type: "qemu", Name: "locked", Status: "running", Lock: "backup", CPUs: 1, MaxMem: 1 << 30},
+			{VMID: 105, Node: "pve2", Type: "qemu", Name: "ha1", Status: "running", HAManaged: true, HAState: "started", CPUs: 1, MaxMem: 1 << 30},
+			{VMID: 106, Node: "pve1", Type: "qemu", Name: "protected", Status: "running", CPUs: 1, MaxMem: 1 << 30},
+			{VMID: 200, Node: "pve1", Type: "lxc", Name: "ct1", Status: "running", Tags: []string{"web"}, CPUs: 1, MaxMem: 512 << 20,
+				Snapshots: []*proxmoxtest.Snapshot{{Name: "before", Description: "first", SnapTime: 1700000000}}},
+			{VMID: 201, Node: "pve2", Type: "lxc", Name: "ct2", Status: "stopped", CPUs: 1, MaxMem: 512 << 20},
+			{VMID: 300, Node: "pve3", Type: "qemu", Name: "far", Status: "running", CPUs: 1, MaxMem: 1 << 30},
+		},
+		Tokens: map[string]*proxmoxtest.Token{
+			"automation@pve!mcp": {Secret: canary, Privileges: map[string][]string{"/": proxmoxtest.AllPrivileges}},
+		},
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the concurrent writes of loggers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type env struct {
+	fake   *proxmoxtest.Server
+	client *proxmoxsafe.Client
+	audit  *syncBuffer
+	logs   *syncBuffer
+}
+
+// newEnv starts a fake cluster and a client allowed to act on pve1 and pve2,
+// with guest 106 protected. mod may change the config before New.
+func newEnv(t *testing.T, mod func(*proxmoxsafe.Config)) *env {
+	t.Helper()
+	return newEnvWith(t, testCluster(), mod)
+}
+
+func newEnvWith(t *testing.T, cluster *proxmoxtest.Cluster, mod func(*proxmoxsafe.Config)) *env {
+	t.Helper()
+	defaultToken := len(cluster.Tokens) == 0 // read before the server owns the cluster
+	fake := proxmoxtest.NewServer(cluster)
+	t.Cleanup(fake.Close)
+	e := &env{fake: fake, audit: &syncBuffer{}, logs: &syncBuffer{}}
+	cfg := proxmoxsafe.Config{
+		URL:         fake.URL,
+		TokenID:     "automation@pve!mcp",
+		TokenSecret: canary,
+		Fingerprint: fake.Fingerprint(),
+		Logger:      slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Policy: proxmoxsafe.Policy{
+			AllowedNodes:    []string{"pve1", "pve2"},
+			Classes:         []proxmoxsafe.Class{proxmoxsafe.ClassPower, proxmoxsafe.ClassSnapshot},
+			ProtectedGuests: []int{106},
+		},
+		Audit: proxmoxsafe.NewAuditLog(e.audit),
+	}
+	if defaultToken {
+		cfg.TokenID, cfg.TokenSecret = proxmoxtest.DefaultTokenID, proxmoxtest.DefaultTokenSecret
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	c, err := proxmoxsafe.New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	e.client = c
+	t.Cleanup(func() { e.assertNoCanary(t) })
+	return e
+}
+
+// assertNoCanary checks the secret leaked into neither logs nor audit.
+func (e *env) assertNoCanary(t *testing.T) {
+	t.Helper()
+	for name, s := range map[string]string{"logs": e.logs.String(), "audit": e.audit.String()} {
+		if strings.Contains(s, canary) || strings.Contains(s, "PVEAPIToken") {
+			t.Errorf("%s contain the token secret or header", name)
+		}
+	}
+}
+
+func (e *env) requests() []proxmoxtest.Request { return e.fake.Requests() }
+
+// reqLine renders a logged request as "METHOD /path" for comparisons.
+func reqLine(r proxmoxtest.Request) string { return r.Method + " " + r.Path }
+
+func reqLines(rs []proxmoxtest.Request) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = reqLine(r)
+	}
+	return out
+}

@@ -1,0 +1,174 @@
+package proxmoxsafe
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/url"
+	"time"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/upid"
+)
+
+// mutation is one request travelling through the safety pipeline:
+// validate → policy → preconditions → approval → audit → one POST.
+// Each step is its own function so the order is visible in run().
+type mutation struct {
+	op     string // "GuestPower", "SnapshotGuest"
+	class  Class
+	action string
+	input  any // the validated input struct
+	target Target
+	// given is the caller's approval text.
+	given string
+	// precondition checks the fresh state and returns a refusal or nil.
+	precondition func(ctx context.Context, s GuestState) error
+	// effect describes what approving will do, for the approver.
+	effect func(s GuestState) string
+	// path and form are the single POST the mutation sends.
+	path string
+	form url.Values
+}
+
+func (c *Client) run(ctx context.Context, m *mutation) (*Receipt, error) {
+	start := time.Now()
+	rec, err := c.runSteps(ctx, m)
+	attrs := []slog.Attr{
+		slog.String("action", m.action),
+		slog.String("node", m.target.Node),
+		slog.Int("vmid", m.target.VMID),
+	}
+	if rec != nil {
+		attrs = append(attrs, slog.String("upid", rec.UPID))
+	}
+	return rec, c.logged(ctx, m.op, start, err, attrs...)
+}
+
+func (c *Client) runSteps(ctx context.Context, m *mutation) (*Receipt, error) {
+	if err := c.check(m.input); err != nil {
+		// The target may be garbage: record only what the refusal says.
+		c.auditRefusal(ctx, &mutation{op: m.op}, err)
+		return nil, err
+	}
+	if err := c.policy.checkMutation(m.class, m.target); err != nil {
+		c.auditRefusal(ctx, m, err)
+		return nil, err
+	}
+	state, err := c.readState(ctx, m.target)
+	if err != nil {
+		c.auditRefusal(ctx, m, err)
+		return nil, err
+	}
+	if err := m.precondition(ctx, state); err != nil {
+		c.auditRefusal(ctx, m, err)
+		return nil, err
+	}
+	if err := c.approve(ctx, m, state); err != nil {
+		c.auditRefusal(ctx, m, err)
+		return nil, err
+	}
+	if err := c.record(ctx, m, AuditApproved, "", ""); err != nil {
+		return nil, refuse(ErrAudit, "the audit record could not be written (%v)", err)
+	}
+	var id string
+	if err := c.post(ctx, m.path, m.form, &id); err != nil {
+		if aerr := c.record(ctx, m, AuditFailed, err.Error(), ""); aerr != nil {
+			c.log.ErrorContext(ctx, "audit record of a failed mutation could not be written", slog.String("error", aerr.Error()))
+		}
+		return nil, err
+	}
+	ref, err := parseUPID(id)
+	if err != nil {
+		_ = c.record(ctx, m, AuditFailed, "Proxmox returned an invalid UPID", "")
+		return nil, err
+	}
+	if aerr := c.record(ctx, m, AuditSubmitted, "", id); aerr != nil {
+		// The request went out; we cannot take it back. Say so loudly.
+		c.log.ErrorContext(ctx, "audit record of a submitted mutation could not be written", slog.String("upid", id), slog.String("error", aerr.Error()))
+	}
+	r := &Receipt{UPID: id, Task: ref, Action: m.action, Target: m.target, Before: state, HAManaged: state.HAManaged}
+	if state.HAManaged && (m.action == string(ActionStart) || m.action == string(ActionStop) || m.action == string(ActionShutdown)) {
+		r.Note = "the guest is HA-managed: this task only asks the HA manager, which carries the change out afterwards; check the guest's status, not just the task"
+	}
+	return r, nil
+}
+
+func (c *Client) approve(ctx context.Context, m *mutation, s GuestState) error {
+	req := ApprovalRequest{
+		Action: m.action,
+		Target: m.target,
+		Phrase: ApprovalPhrase(m.action, m.target),
+		Given:  m.given,
+		State:  s,
+		Effect: m.effect(s),
+	}
+	err := c.approver.Approve(ctx, req)
+	if err == nil {
+		return nil
+	}
+	var ae *ApprovalError
+	if errors.As(err, &ae) || errors.Is(err, ErrApprovalRequired) {
+		return err
+	}
+	// An approver's own error still means "not approved".
+	return &RefusalError{Kind: ErrApprovalRequired, Reason: err.Error()}
+}
+
+func (c *Client) auditRefusal(ctx context.Context, m *mutation, reason error) {
+	if c.audit == nil {
+		return
+	}
+	if err := c.record(ctx, m, AuditRefused, reason.Error(), ""); err != nil {
+		c.log.ErrorContext(ctx, "audit record of a refusal could not be written", slog.String("error", err.Error()))
+	}
+}
+
+func (c *Client) record(ctx context.Context, m *mutation, ev AuditEvent, reason, id string) error {
+	if c.audit == nil {
+		return errors.New("no audit sink configured")
+	}
+	rec := AuditRecord{
+		Time:     time.Now().UTC(),
+		Event:    ev,
+		Op:       m.op,
+		Action:   m.action,
+		Node:     m.target.Node,
+		Type:     string(m.target.Type),
+		VMID:     m.target.VMID,
+		Snapshot: m.target.Snapshot,
+		Reason:   reason,
+		UPID:     id,
+	}
+	if ev == AuditApproved || ev == AuditSubmitted {
+		rec.Approver = approverName(c.approver)
+	}
+	return c.audit.Record(ctx, rec)
+}
+
+// approverName names the approver in audit records without revealing state.
+func approverName(a Approver) string {
+	if n, ok := a.(interface{ Name() string }); ok {
+		return n.Name()
+	}
+	if _, ok := a.(PhraseApprover); ok {
+		return "phrase"
+	}
+	return "custom"
+}
+
+func parseUPID(s string) (TaskRef, error) {
+	u, err := upid.Parse(s)
+	if err != nil {
+		return TaskRef{}, refuseUpstream("Proxmox returned a task id that is not a valid UPID")
+	}
+	return TaskRef{Node: u.Node, Type: u.Type, ID: u.ID, User: u.User, StartTime: u.StartTime, PID: u.PID}, nil
+}
+
+func refuseUpstream(msg string) error {
+	return &upstreamError{msg: msg}
+}
+
+type upstreamError struct{ msg string }
+
+func (e *upstreamError) Error() string { return ErrUpstream.Error() + ": " + e.msg }
+func (e *upstreamError) Unwrap() error { return ErrUpstream }

@@ -1,0 +1,161 @@
+package proxmoxsafe
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Policy is the operator's upper bound on what a [Client] may do. No input
+// to an operation can widen it. The zero value allows cluster-wide reads
+// (ClusterStatus, ListGuests) and nothing else.
+type Policy struct {
+	// AllowedNodes lists the nodes that node-targeted reads (NodeStatus) and
+	// every mutation may touch. Empty means none. Names are matched exactly.
+	AllowedNodes []string
+	// Classes lists the enabled mutation classes. Empty means none.
+	Classes []Class
+	// ReadOnly refuses every mutation regardless of Classes, and lets only
+	// GET requests reach Proxmox.
+	ReadOnly bool
+	// ProtectedGuests lists VMIDs that no mutation may touch.
+	ProtectedGuests []int
+}
+
+// Profile names a set of mutation classes an operator can pick by name.
+type Profile string
+
+// The profiles this version knows.
+const (
+	// ProfileReadOnly enables no mutation class.
+	ProfileReadOnly Profile = "readonly"
+	// ProfileSafe enables power and snapshot: the original contract.
+	ProfileSafe Profile = "safe"
+)
+
+// Classes returns the mutation classes the profile enables.
+func (p Profile) Classes() ([]Class, error) {
+	switch p {
+	case ProfileReadOnly:
+		return nil, nil
+	case ProfileSafe:
+		return []Class{ClassPower, ClassSnapshot}, nil
+	}
+	return nil, fmt.Errorf("unknown profile %q (known: %s, %s)", p, ProfileReadOnly, ProfileSafe)
+}
+
+// policy is the compiled form of Policy: sets for O(1) checks.
+type policy struct {
+	nodes     map[string]bool
+	nodeList  []string
+	classes   map[Class]bool
+	readOnly  bool
+	protected map[int]bool
+	src       Policy
+}
+
+func compilePolicy(p Policy) (*policy, error) {
+	c := &policy{
+		nodes:     map[string]bool{},
+		classes:   map[Class]bool{},
+		protected: map[int]bool{},
+		readOnly:  p.ReadOnly,
+	}
+	for _, n := range p.AllowedNodes {
+		if !nodeRe.MatchString(n) {
+			return nil, configError("Policy.AllowedNodes: %q is not a valid Proxmox node name", n)
+		}
+		if !c.nodes[n] {
+			c.nodes[n] = true
+			c.nodeList = append(c.nodeList, n)
+		}
+	}
+	for _, cl := range p.Classes {
+		switch cl {
+		case ClassPower, ClassSnapshot:
+			c.classes[cl] = true
+		default:
+			return nil, configError("Policy.Classes: unknown mutation class %q (known: power, snapshot)", cl)
+		}
+	}
+	for _, id := range p.ProtectedGuests {
+		if id < minVMID || id > maxVMID {
+			return nil, configError("Policy.ProtectedGuests: %d is not a valid VMID", id)
+		}
+		c.protected[id] = true
+	}
+	if c.readOnly {
+		c.classes = map[Class]bool{}
+	}
+	c.src = Policy{
+		AllowedNodes:    slices.Clone(c.nodeList),
+		ReadOnly:        p.ReadOnly,
+		ProtectedGuests: slices.Sorted(mapKeys(c.protected)),
+	}
+	for _, cl := range []Class{ClassPower, ClassSnapshot} {
+		if c.classes[cl] {
+			c.src.Classes = append(c.src.Classes, cl)
+		}
+	}
+	return c, nil
+}
+
+func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
+	return func(yield func(K) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func (p *policy) export() Policy {
+	out := p.src
+	out.AllowedNodes = slices.Clone(out.AllowedNodes)
+	out.Classes = slices.Clone(out.Classes)
+	out.ProtectedGuests = slices.Clone(out.ProtectedGuests)
+	return out
+}
+
+func (p *policy) anyClass() bool { return len(p.classes) > 0 }
+
+// Enabled reports whether a mutation class is enabled (and not overridden by
+// read-only mode).
+func (c *Client) Enabled(class Class) bool { return c.policy.classes[class] }
+
+// NodeAllowed reports whether the node is on the allowlist.
+func (c *Client) NodeAllowed(node string) bool { return c.policy.nodes[node] }
+
+// checkNode refuses a node that is not on the allowlist.
+func (p *policy) checkNode(node string) error {
+	if p.nodes[node] {
+		return nil
+	}
+	if len(p.nodeList) == 0 {
+		return refuse(ErrNotAllowed, "node %q is not on the node allowlist, which is empty (set the allowed nodes in the operator configuration)", node)
+	}
+	return refuse(ErrNotAllowed, "node %q is not on the node allowlist (allowed: %s)", node, strings.Join(p.nodeList, ", "))
+}
+
+// checkMutation is the policy step of the mutation pipeline.
+func (p *policy) checkMutation(class Class, t Target) error {
+	if p.readOnly {
+		return refuse(ErrNotAllowed, "the server is in read-only mode")
+	}
+	if !p.classes[class] {
+		return refuse(ErrNotAllowed, "the %q mutation class is not enabled by the operator", class)
+	}
+	if err := p.checkNode(t.Node); err != nil {
+		return err
+	}
+	if p.protected[t.VMID] {
+		return refuse(ErrNotAllowed, "guest %d is protected by the operator", t.VMID)
+	}
+	return nil
+}
+
+// manageable reports whether some enabled class could target the guest.
+func (p *policy) manageable(node string, vmid int) bool {
+	return !p.readOnly && len(p.classes) > 0 && p.nodes[node] && !p.protected[vmid]
+}

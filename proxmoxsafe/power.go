@@ -1,0 +1,83 @@
+package proxmoxsafe
+
+import (
+	"context"
+	"net/url"
+)
+
+// GuestPower starts, shuts down, reboots or stops one guest.
+//
+// It runs the full safety pipeline: the input is validated; the policy must
+// enable the "power" class, allow the node and not protect the guest; the
+// guest's fresh status/current must make the action sensible (not locked,
+// not a template, start only when stopped, shutdown/reboot/stop only when
+// running, no reboot or shutdown of a paused VM); in.Approval must equal
+// [ApprovalPhrase] (or the configured [Approver] must agree); an audit
+// record is written; only then is one POST sent. Any refusal sends no
+// mutating request and says why.
+//
+// The [Receipt] proves submission only. For HA-managed guests the task only
+// asks the HA manager; see [Receipt.HAManaged].
+func (c *Client) GuestPower(ctx context.Context, in GuestPowerInput) (*Receipt, error) {
+	t := in.Target()
+	return c.run(ctx, &mutation{
+		op:           "GuestPower",
+		class:        ClassPower,
+		action:       string(in.Action),
+		input:        in,
+		target:       t,
+		given:        in.Approval,
+		precondition: func(_ context.Context, s GuestState) error { return powerPrecondition(in.Action, t, s) },
+		effect:       func(s GuestState) string { return powerEffect(in.Action, t, s) },
+		path:         guestPath(t, "status", string(in.Action)),
+		form:         url.Values{},
+	})
+}
+
+func powerPrecondition(a PowerAction, t Target, s GuestState) error {
+	who := describe(t, s)
+	switch {
+	case s.Template:
+		return refuse(ErrPrecondition, "%s is a template; templates cannot be powered on or off", who)
+	case s.Lock != "":
+		return refuse(ErrPrecondition, "%s is locked (%s); wait for the operation holding the lock to finish", who, s.Lock)
+	case s.Status != "running" && s.Status != "stopped":
+		return refuse(ErrPrecondition, "%s is in state %q; power actions need a known state", who, s.Status)
+	}
+	switch a {
+	case ActionStart:
+		if s.Status == "running" {
+			if s.Paused() {
+				return refuse(ErrPrecondition, "%s is paused, not stopped; start does not resume it", who)
+			}
+			return refuse(ErrPrecondition, "%s is already running", who)
+		}
+	case ActionShutdown, ActionReboot, ActionStop:
+		if s.Status == "stopped" {
+			return refuse(ErrPrecondition, "%s is already stopped", who)
+		}
+		if s.Paused() && a != ActionStop {
+			return refuse(ErrPrecondition, "%s is paused; a paused VM cannot %s (resume it first, or stop it)", who, a)
+		}
+	}
+	return nil
+}
+
+func powerEffect(a PowerAction, t Target, s GuestState) string {
+	who := describe(t, s)
+	var e string
+	switch a {
+	case ActionStart:
+		e = "start " + who
+	case ActionShutdown:
+		e = "ask the operating system of " + who + " to shut down cleanly"
+	case ActionReboot:
+		e = "reboot " + who + " (clean shutdown, then start)"
+	case ActionStop:
+		e = "cut the power of " + who + " at once, without a clean shutdown (unsaved data in the guest may be lost)"
+	}
+	if s.HAManaged && a != ActionReboot {
+		e += "; the HA manager carries it out"
+	}
+	return e
+}

@@ -1,0 +1,164 @@
+package proxmoxtest
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// ptype is a JSON-schema type of a PVE API parameter.
+type ptype int
+
+const (
+	tString ptype = iota
+	tInteger
+	tBoolean
+	tNumber
+)
+
+func (t ptype) String() string {
+	return [...]string{"string", "integer", "boolean", "number"}[t]
+}
+
+// param is one parameter of an endpoint, hand-copied from the PVE 9.1 API
+// schema (schema_test.go checks the names against the schema file). Only the
+// checks PVE would actually run on our routes are modelled.
+type param struct {
+	name     string
+	typ      ptype
+	format   string // pve-node, pve-vmid, pve-configid, pve-storage-id, or "" / unchecked formats
+	enum     []string
+	pattern  *regexp.Regexp
+	min, max *int64
+	maxLen   int
+	optional bool
+}
+
+func i64(v int64) *int64 { return &v }
+
+// Constructors for the parameter shapes our routes use.
+func pNode() param { return param{name: "node", typ: tString, format: "pve-node"} }
+func pVMID() param {
+	return param{name: "vmid", typ: tInteger, format: "pve-vmid", min: i64(100), max: i64(999999999)}
+}
+func pBool(name string) param { return param{name: name, typ: tBoolean, optional: true} }
+func pInt(name string, min *int64) param {
+	return param{name: name, typ: tInteger, min: min, optional: true}
+}
+func pStr(name string) param { return param{name: name, typ: tString, optional: true} }
+func pEnum(name string, vals ...string) param {
+	return param{name: name, typ: tString, enum: vals, optional: true}
+}
+
+// Named formats of pve-common JSONSchema.pm that our routes use.
+var (
+	nodeRE     = regexp.MustCompile(`^[a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?$`)
+	vmidRE     = regexp.MustCompile(`^[1-9][0-9]{2,8}$`)
+	configIDRE = regexp.MustCompile(`(?i)^[a-z][a-z0-9_-]+$`)
+	storageRE  = regexp.MustCompile(`(?i)^[a-z][a-z0-9\-_.]*[a-z0-9]$`)
+	integerRE  = regexp.MustCompile(`^-?\d+$`)
+	numberRE   = regexp.MustCompile(`^-?\d+(\.\d+)?([eE][-+]?\d+)?$`)
+)
+
+// checkFormat returns the error PVE's format verifier dies with, or "".
+func checkFormat(format, v string) string {
+	switch format {
+	case "pve-node":
+		if !nodeRE.MatchString(v) {
+			return "invalid format - value does not look like a valid node name\n"
+		}
+	case "pve-vmid":
+		if !vmidRE.MatchString(v) {
+			return "invalid format - value does not look like a valid VM ID\n"
+		}
+	case "pve-configid":
+		if !configIDRE.MatchString(v) {
+			return fmt.Sprintf("invalid format - invalid configuration ID '%s'\n", v)
+		}
+	case "pve-storage-id":
+		if !storageRE.MatchString(v) {
+			return fmt.Sprintf("invalid format - storage ID '%s' contains illegal characters\n", v)
+		}
+	}
+	return ""
+}
+
+// validate mirrors PVE::JSONSchema::validate for a flat parameter object:
+// unknown properties, missing required ones, then per property the type,
+// format, length, range, enum and pattern checks, first failure wins.
+func validate(specs []param, values map[string]string) map[string]string {
+	errs := map[string]string{}
+	known := make(map[string]*param, len(specs))
+	for i := range specs {
+		known[specs[i].name] = &specs[i]
+	}
+	for k := range values {
+		if known[k] == nil {
+			errs[k] = "property is not defined in schema and the schema does not allow additional properties"
+		}
+	}
+	for _, p := range specs {
+		v, ok := values[p.name]
+		if !ok {
+			if !p.optional {
+				errs[p.name] = "property is missing and it is not optional"
+			}
+			continue
+		}
+		if msg := checkValue(p, v); msg != "" {
+			errs[p.name] = msg
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs
+}
+
+func checkValue(p param, v string) string {
+	switch p.typ {
+	case tBoolean:
+		// Form values must be exactly 0 or 1; JSON true/false were turned
+		// into "1"/"0" when the body was decoded.
+		if v != "0" && v != "1" {
+			return fmt.Sprintf("type check ('boolean') failed - got '%s'", v)
+		}
+	case tInteger:
+		if !integerRE.MatchString(v) {
+			return fmt.Sprintf("type check ('integer') failed - got '%s'", v)
+		}
+	case tNumber:
+		if !numberRE.MatchString(v) {
+			return fmt.Sprintf("type check ('number') failed - got '%s'", v)
+		}
+	}
+	if msg := checkFormat(p.format, v); msg != "" {
+		return msg
+	}
+	if p.maxLen > 0 && len(v) > p.maxLen {
+		return fmt.Sprintf("value may only be %d characters long", p.maxLen)
+	}
+	if p.typ == tInteger || p.typ == tNumber {
+		n, err := strconv.ParseFloat(v, 64)
+		if err == nil && p.min != nil && n < float64(*p.min) {
+			return fmt.Sprintf("value must have a minimum value of %d", *p.min)
+		}
+		if err == nil && p.max != nil && n > float64(*p.max) {
+			return fmt.Sprintf("value must have a maximum value of %d", *p.max)
+		}
+	}
+	if len(p.enum) > 0 {
+		found := false
+		for _, e := range p.enum {
+			found = found || e == v
+		}
+		if !found {
+			return fmt.Sprintf("value '%s' does not have a value in the enumeration '%s'", v, strings.Join(p.enum, ", "))
+		}
+	}
+	if p.pattern != nil && !p.pattern.MatchString(v) {
+		return "value does not match the regex pattern"
+	}
+	return ""
+}

@@ -1,0 +1,165 @@
+package proxmoxtest
+
+import (
+	"encoding/json"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"testing"
+)
+
+type schemaEndpoint struct {
+	Method     string
+	Path       string
+	Parameters struct {
+		Properties map[string]struct {
+			Type     string
+			Optional int
+		}
+	}
+	Returns json.RawMessage
+}
+
+func loadSchema(t *testing.T) map[string]schemaEndpoint {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(sharedDir, "schema-subset.json"))
+	if err != nil {
+		t.Skipf("PVE API schema not available (%v); it lives in shared/pve-api outside the module", err)
+	}
+	var doc struct{ Endpoints []schemaEndpoint }
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]schemaEndpoint{}
+	for _, e := range doc.Endpoints {
+		out[e.Method+" "+e.Path] = e
+	}
+	return out
+}
+
+// TestRoutesMatchSchema: every route we serve exists in the PVE 9.1 schema
+// with the same method, and accepts exactly the schema's parameters with the
+// same types and optionality.
+func TestRoutesMatchSchema(t *testing.T) {
+	t.Parallel()
+	schema := loadSchema(t)
+	for _, rt := range routes {
+		e, ok := schema[rt.method+" "+rt.path]
+		if !ok {
+			t.Errorf("%s %s is not in the schema", rt.method, rt.path)
+			continue
+		}
+		var ours, theirs []string
+		for _, p := range rt.params {
+			ours = append(ours, p.name)
+			sp, ok := e.Parameters.Properties[p.name]
+			if !ok {
+				continue
+			}
+			if sp.Type != p.typ.String() {
+				t.Errorf("%s %s: %s has type %s, schema %s", rt.method, rt.path, p.name, p.typ, sp.Type)
+			}
+			if (sp.Optional == 1) != p.optional {
+				t.Errorf("%s %s: %s optional=%v, schema %d", rt.method, rt.path, p.name, p.optional, sp.Optional)
+			}
+		}
+		for name := range e.Parameters.Properties {
+			theirs = append(theirs, name)
+		}
+		sort.Strings(ours)
+		sort.Strings(theirs)
+		if !slices.Equal(ours, theirs) {
+			t.Errorf("%s %s: parameters %v, schema %v", rt.method, rt.path, ours, theirs)
+		}
+	}
+}
+
+// undeclaredButReal lists keys real PVE returns (seen in the recordings or
+// the source) that the schema's returns do not declare.
+var undeclaredButReal = map[string][]string{
+	"/nodes/{node}/status": {"uptime", "wait", "idle", "kversion", "swap", "ksm"}, // additionalProperties: 1
+	"/nodes/{node}/qemu/{vmid}/status/current": {"disk", "balloon", "balloon_min", "ballooninfo", "blockstat", "freemem",
+		"nics", "proxmox-support", "shares"}, // rec7 cluster4-qemu-status-current-running.json
+	"/nodes/{node}/lxc/{vmid}/status/current": {"swap", "type", "pid"},           // rec7 lxc-status-current-template, rec6
+	"/nodes/{node}/lxc":                       {"swap", "type", "pid"},           // rec7 cluster4-lxc-list.json
+	"/nodes/{node}/qemu":                      {"disk"},                          // rec6 nodes-node-qemu.json
+	"/nodes":                                  {"id", "type", "disk", "maxdisk"}, // rec7 cluster4-nodes.json
+	"/nodes/{node}/tasks/{upid}/status":       {"tokenid"},                       // mgr Tasks.pm $convert_token_task
+	"/nodes/{node}/tasks":                     {"tokenid"},
+	"/nodes/{node}/qemu/{vmid}/snapshot":      {"running", "digest"}, // the "current" entry, rec7
+	"/nodes/{node}/lxc/{vmid}/snapshot":       {"running", "digest"},
+	"/nodes/{node}/qemu/{vmid}/config":        {"scsi0", "net0"}, // schema spells them scsi[n], net[n]
+	"/nodes/{node}/lxc/{vmid}/config":         {"net0"},
+}
+
+// TestReturnsDeclared: every property our main GET endpoints return is one
+// the schema's returns declares (or a documented real-world extra).
+func TestReturnsDeclared(t *testing.T) {
+	t.Parallel()
+	schema := loadSchema(t)
+	s := newDemo(t)
+	up := upidOf(t, post(t, s, "/nodes/pve1/qemu/100/status/reboot", url.Values{}))
+	upE := url.PathEscape(up)
+	calls := map[string][]string{
+		"/version":             {"/version"},
+		"/cluster/status":      {"/cluster/status"},
+		"/cluster/resources":   {"/cluster/resources"},
+		"/nodes":               {"/nodes"},
+		"/nodes/{node}/status": {"/nodes/pve1/status"},
+		"/nodes/{node}/qemu":   {"/nodes/pve1/qemu?full=1", "/nodes/pve2/qemu"},
+		"/nodes/{node}/lxc":    {"/nodes/pve1/lxc", "/nodes/pve3/lxc"},
+		"/nodes/{node}/qemu/{vmid}/status/current": {"/nodes/pve1/qemu/100/status/current", "/nodes/pve1/qemu/101/status/current", "/nodes/pve1/qemu/102/status/current", "/nodes/pve2/qemu/105/status/current"},
+		"/nodes/{node}/lxc/{vmid}/status/current":  {"/nodes/pve1/lxc/200/status/current", "/nodes/pve3/lxc/203/status/current"},
+		"/nodes/{node}/qemu/{vmid}/snapshot":       {"/nodes/pve1/qemu/100/snapshot"},
+		"/nodes/{node}/lxc/{vmid}/snapshot":        {"/nodes/pve2/lxc/204/snapshot"},
+		"/nodes/{node}/qemu/{vmid}/config":         {"/nodes/pve1/qemu/100/config", "/nodes/pve2/qemu/105/config"},
+		"/nodes/{node}/lxc/{vmid}/config":          {"/nodes/pve3/lxc/203/config"},
+		"/nodes/{node}/tasks/{upid}/status":        {"/nodes/pve1/tasks/" + upE + "/status", "/nodes/pve1/tasks/" + upE + "/status"},
+		"/nodes/{node}/tasks/{upid}/log":           {"/nodes/pve1/tasks/" + upE + "/log"},
+		"/nodes/{node}/tasks":                      {"/nodes/pve1/tasks?source=all"},
+	}
+	for tmpl, paths := range calls {
+		e, ok := schema["GET "+tmpl]
+		if !ok {
+			t.Errorf("GET %s not in schema", tmpl)
+			continue
+		}
+		var ret struct {
+			Properties map[string]json.RawMessage
+			Items      struct{ Properties map[string]json.RawMessage }
+		}
+		if err := json.Unmarshal(e.Returns, &ret); err != nil {
+			t.Fatal(err)
+		}
+		declared := ret.Properties
+		if declared == nil {
+			declared = ret.Items.Properties
+		}
+		if declared == nil {
+			continue // the schema declares no properties: nothing to check
+		}
+		for _, p := range paths {
+			a := get(t, s, p)
+			var objs []map[string]any
+			switch d := a.body["data"].(type) {
+			case map[string]any:
+				objs = append(objs, d)
+			case []any:
+				for _, x := range d {
+					objs = append(objs, x.(map[string]any))
+				}
+			default:
+				t.Errorf("GET %s: data %s", p, a.raw)
+			}
+			for _, o := range objs {
+				for k := range o {
+					if _, ok := declared[k]; !ok && !slices.Contains(undeclaredButReal[tmpl], k) {
+						t.Errorf("GET %s returns %q, which the schema does not declare", p, k)
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,196 @@
+package proxmoxtest
+
+import (
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Server is a fake Proxmox VE API server on a loopback address.
+type Server struct {
+	// URL is the base URL, without a trailing slash and without /api2/json,
+	// e.g. "https://127.0.0.1:41234". Set by Start/StartTLS.
+	URL string
+
+	// The options below may be changed after NewUnstartedServer and before
+	// Start or StartTLS.
+
+	// TaskPolls is how many status polls a task answers "running" before it
+	// stops. 0 means the default, 1; -1 means "stopped" on the first poll.
+	TaskPolls int
+	// HADelayPolls is, for HA-managed guests, how many status/current reads
+	// still show the old state after an hastart/hastop request (the ha task
+	// itself stops OK at once, like the real one that only asks the HA
+	// manager). 0 means the default, 2; -1 means the change is immediate.
+	HADelayPolls int
+	// AuthDelay delays every 401 answer (real PVE: 3s). Default 0.
+	AuthDelay time.Duration
+
+	ts      *httptest.Server
+	cert    tls.Certificate
+	leaf    *x509.Certificate
+	certPEM []byte
+
+	// mu guards the model, the tasks and the HA bookkeeping; reads that
+	// change state (task polls, HA countdowns) take it for writing.
+	mu         sync.RWMutex
+	cluster    *Cluster
+	tasks      []*task
+	taskByUPID map[string]*task
+	outcomes   []string
+	nextPID    uint64
+	pstartBase uint64
+	started    time.Time
+	haPending  map[int]*haPending
+
+	reqMu    sync.Mutex
+	requests []Request
+
+	faultMu sync.Mutex
+	faults  []*Fault
+
+	// wg counts running handlers: httptest stops tracking a connection once
+	// it is hijacked, and our error answers hijack, so Close waits here too.
+	wg        sync.WaitGroup
+	closing   chan struct{}
+	closeOnce sync.Once
+}
+
+// NewServer starts a fake PVE server with TLS (a fresh self-signed
+// certificate for 127.0.0.1, ::1 and localhost), like a real PVE node.
+// A nil cluster means [DemoCluster].
+func NewServer(c *Cluster) *Server {
+	s := NewUnstartedServer(c)
+	s.StartTLS()
+	return s
+}
+
+// NewUnstartedServer returns a server that is not started yet, so options can
+// be set; call Start or StartTLS. The server takes ownership of c (nil means
+// [DemoCluster]) and fills its documented defaults.
+func NewUnstartedServer(c *Cluster) *Server {
+	if c == nil {
+		c = DemoCluster()
+	}
+	c.normalize()
+	cert, leaf, pemBytes := newCertificate()
+	s := &Server{
+		cert: cert, leaf: leaf, certPEM: pemBytes,
+		cluster:    c,
+		taskByUPID: map[string]*task{},
+		haPending:  map[int]*haPending{},
+		nextPID:    0x1F40,
+		pstartBase: 0x00D071,
+		started:    time.Now(),
+		closing:    make(chan struct{}),
+	}
+	s.ts = httptest.NewUnstartedServer(s)
+	// TLS handshake failures are expected in pinning tests; keep them quiet.
+	s.ts.Config.ErrorLog = log.New(io.Discard, "", 0)
+	return s
+}
+
+// Start starts the server with plain HTTP (for tests of http:// handling).
+func (s *Server) Start() {
+	s.ts.Start()
+	s.URL = s.ts.URL
+}
+
+// StartTLS starts the server with TLS (HTTP/1.1 only, like pveproxy).
+func (s *Server) StartTLS() {
+	s.ts.TLS = &tls.Config{Certificates: []tls.Certificate{s.cert}}
+	s.ts.StartTLS()
+	s.URL = s.ts.URL
+}
+
+// Close shuts the server down and blocks until all in-flight requests,
+// including delayed ones, have finished.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() { close(s.closing) })
+	s.ts.Close()
+	s.wg.Wait()
+}
+
+// Certificate returns the server's self-signed leaf certificate.
+func (s *Server) Certificate() *x509.Certificate { return s.leaf }
+
+// CertificatePEM returns the certificate in PEM form, as a CA file.
+func (s *Server) CertificatePEM() []byte { return append([]byte(nil), s.certPEM...) }
+
+// Fingerprint returns the SHA-256 fingerprint of the leaf certificate as
+// `pvenode cert info` shows it: upper-case hex pairs joined with ':'.
+func (s *Server) Fingerprint() string {
+	sum := sha256.Sum256(s.leaf.Raw)
+	h := strings.ToUpper(hex.EncodeToString(sum[:]))
+	parts := make([]string, 0, len(sum))
+	for i := 0; i < len(h); i += 2 {
+		parts = append(parts, h[i:i+2])
+	}
+	return strings.Join(parts, ":")
+}
+
+// Client returns an HTTP client that trusts the server's certificate. It is
+// closed with the server.
+func (s *Server) Client() *http.Client { return s.ts.Client() }
+
+// Update runs fn with the model under the write lock.
+func (s *Server) Update(fn func(c *Cluster)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fn(s.cluster)
+}
+
+// View runs fn with the model under the read lock; fn must not change it.
+func (s *Server) View(fn func(c *Cluster)) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	fn(s.cluster)
+}
+
+// Guest returns a copy of the guest with that vmid.
+func (s *Server) Guest(vmid int) (Guest, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	g := s.cluster.guest(vmid)
+	if g == nil {
+		return Guest{}, false
+	}
+	return g.clone(), true
+}
+
+// AddToken adds or replaces an API token.
+func (s *Server) AddToken(id string, t *Token) {
+	s.Update(func(c *Cluster) { c.Tokens[id] = t })
+}
+
+// SetNodeOnline marks a node online or offline; requests proxied to an
+// offline node fail with 595 "No route to host".
+func (s *Server) SetNodeOnline(name string, online bool) {
+	s.Update(func(c *Cluster) {
+		if n := c.node(name); n != nil {
+			n.Online = online
+		}
+	})
+}
+
+// sleep waits d, or less if the request is cancelled or the server closes.
+func (s *Server) sleep(r *http.Request, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-r.Context().Done():
+	case <-s.closing:
+	}
+}

@@ -1,0 +1,55 @@
+package proxmoxsafe
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
+)
+
+type rawGuestStatus struct {
+	Status    pve.String `json:"status"`
+	QMPStatus pve.String `json:"qmpstatus"`
+	Name      pve.String `json:"name"`
+	Lock      pve.String `json:"lock"`
+	Template  pve.Bool   `json:"template"`
+	HA        struct {
+		Managed pve.Bool   `json:"managed"`
+		State   pve.String `json:"state"`
+	} `json:"ha"`
+}
+
+func guestPath(t Target, rest ...string) string {
+	return pve.Path(append([]string{"nodes", t.Node, string(t.Type), strconv.Itoa(t.VMID)}, rest...)...)
+}
+
+// readState reads the guest's status/current. It is the fresh state every
+// precondition is checked against.
+func (c *Client) readState(ctx context.Context, t Target) (GuestState, error) {
+	var raw rawGuestStatus
+	if err := c.get(ctx, guestPath(t, "status", "current"), nil, &raw); err != nil {
+		return GuestState{}, err
+	}
+	return GuestState{
+		Status:    line(string(raw.Status), 16),
+		QMPStatus: line(string(raw.QMPStatus), 16),
+		Name:      line(string(raw.Name), maxNameLen),
+		Lock:      line(string(raw.Lock), 32),
+		Template:  bool(raw.Template),
+		HAManaged: bool(raw.HA.Managed),
+		HAState:   line(string(raw.HA.State), 32),
+	}, nil
+}
+
+// describe names a guest for humans: "VM 101 (web1) on pve1".
+func describe(t Target, s GuestState) string {
+	kind := "VM"
+	if t.Type == TypeLXC {
+		kind = "container"
+	}
+	d := kind + " " + strconv.Itoa(t.VMID)
+	if s.Name != "" {
+		d += " (" + s.Name + ")"
+	}
+	return d + " on " + t.Node
+}

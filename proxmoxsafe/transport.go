@@ -1,0 +1,100 @@
+package proxmoxsafe
+
+import (
+	"net/http"
+	"regexp"
+	"strings"
+)
+
+// Path-segment patterns for the guard. They are tighter than what the
+// validators accept would need: a segment that only validated input can
+// produce, so an escaping bug cannot smuggle a different route through.
+const (
+	segNode = `[A-Za-z0-9-]+`
+	segType = `(qemu|lxc)`
+	segVMID = `[0-9]+`
+	// url.PathEscape writes the "!" of token users ("u@pve!tok") as %21.
+	segUPID = `UPID:([A-Za-z0-9:@._-]|%21)+`
+)
+
+// route is one (method, path pattern) pair the guard lets through.
+type route struct {
+	method string
+	re     *regexp.Regexp
+}
+
+func mkRoute(method, pattern string) route {
+	return route{method: method, re: regexp.MustCompile("^" + pattern + "$")}
+}
+
+// readRoutes are the GET requests every operation may need.
+var readRoutes = []route{
+	mkRoute(http.MethodGet, `/version`),
+	mkRoute(http.MethodGet, `/cluster/status`),
+	mkRoute(http.MethodGet, `/cluster/resources`),
+	mkRoute(http.MethodGet, `/nodes/`+segNode+`/status`),
+	mkRoute(http.MethodGet, `/nodes/`+segNode+`/`+segType+`/`+segVMID+`/status/current`),
+	mkRoute(http.MethodGet, `/nodes/`+segNode+`/`+segType+`/`+segVMID+`/snapshot`),
+	mkRoute(http.MethodGet, `/nodes/`+segNode+`/tasks/`+segUPID+`/status`),
+	mkRoute(http.MethodGet, `/nodes/`+segNode+`/tasks/`+segUPID+`/log`),
+}
+
+// classRoutes are the mutating requests each class needs, and nothing more.
+var classRoutes = map[Class][]route{
+	ClassPower: {
+		mkRoute(http.MethodPost, `/nodes/`+segNode+`/`+segType+`/`+segVMID+`/status/(start|shutdown|reboot|stop)`),
+	},
+	ClassSnapshot: {
+		mkRoute(http.MethodPost, `/nodes/`+segNode+`/`+segType+`/`+segVMID+`/snapshot`),
+	},
+}
+
+func (p *policy) allowedRoutes() []route {
+	out := append([]route(nil), readRoutes...)
+	for _, cl := range []Class{ClassPower, ClassSnapshot} {
+		if p.classes[cl] {
+			out = append(out, classRoutes[cl]...)
+		}
+	}
+	return out
+}
+
+// guard is the last line of defence: an http.RoundTripper that lets through
+// only the routes the enabled classes need. In read-only mode only GETs pass.
+// It runs before any byte reaches the network.
+type guard struct {
+	next     http.RoundTripper
+	basePath string // "/api2/json"
+	allow    []route
+}
+
+// RoundTrip implements http.RoundTripper.
+func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := g.check(req); err != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, err
+	}
+	return g.next.RoundTrip(req)
+}
+
+func (g *guard) check(req *http.Request) error {
+	p := req.URL.EscapedPath()
+	rest, ok := strings.CutPrefix(p, g.basePath)
+	if ok && strings.HasPrefix(rest, "/") {
+		for _, r := range g.allow {
+			if r.method == req.Method && r.re.MatchString(rest) {
+				return nil
+			}
+		}
+	}
+	return refuse(ErrNotAllowed, "%s %s is not a request the enabled policy allows (transport guard); it was not sent", req.Method, truncate(p, 120))
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

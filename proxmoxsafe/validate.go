@@ -1,0 +1,138 @@
+package proxmoxsafe
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+
+	"github.com/go-playground/validator/v10"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
+)
+
+// Proxmox's own rules (pve-common JSONSchema.pm; see FACTS §6).
+const (
+	minVMID = 100
+	maxVMID = 999999999
+)
+
+var (
+	// pve-node, capped at a DNS label's 63 characters.
+	nodeRe = regexp.MustCompile(`^[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$`)
+	// pve-configid with pve-snapshot-name's maxLength 40.
+	snapnameRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{1,39}$`)
+	// pve-tag.
+	tagRe = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_+.-]{0,63}$`)
+)
+
+// reservedSnapshotNames are refused by Proxmox per guest type (compared
+// case-insensitively, as Proxmox does).
+var reservedSnapshotNames = map[GuestType][]string{
+	TypeQEMU: {"current", "pending"},
+	TypeLXC:  {"current", "vzdump"},
+}
+
+// ValidNode reports whether s is a valid Proxmox node name.
+func ValidNode(s string) bool { return nodeRe.MatchString(s) }
+
+// ValidVMID reports whether id is in Proxmox's VMID range 100…999999999.
+func ValidVMID(id int) bool { return id >= minVMID && id <= maxVMID }
+
+// ValidSnapshotName reports whether name is a valid, non-reserved snapshot
+// name for guests of type t.
+func ValidSnapshotName(t GuestType, name string) bool {
+	return snapnameRe.MatchString(name) && !reservedSnapshot(t, name)
+}
+
+func reservedSnapshot(t GuestType, name string) bool {
+	for _, r := range reservedSnapshotNames[t] {
+		if strings.EqualFold(r, name) {
+			return true
+		}
+	}
+	return false
+}
+
+func newValidator() *validator.Validate {
+	v := validator.New(validator.WithRequiredStructEnabled())
+	v.RegisterTagNameFunc(func(f reflect.StructField) string {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			return f.Name
+		}
+		return name
+	})
+	must := func(err error) {
+		if err != nil {
+			panic(err) // programmer error at start-up
+		}
+	}
+	must(v.RegisterValidation("pve_node", func(fl validator.FieldLevel) bool { return nodeRe.MatchString(fl.Field().String()) }))
+	must(v.RegisterValidation("pve_vmid", func(fl validator.FieldLevel) bool { return ValidVMID(int(fl.Field().Int())) }))
+	must(v.RegisterValidation("pve_snapname", func(fl validator.FieldLevel) bool { return snapnameRe.MatchString(fl.Field().String()) }))
+	must(v.RegisterValidation("pve_tag", func(fl validator.FieldLevel) bool { return tagRe.MatchString(fl.Field().String()) }))
+	must(v.RegisterValidation("pve_text", func(fl validator.FieldLevel) bool { return sanitize.Clean(fl.Field().String()) }))
+	v.RegisterStructValidation(func(sl validator.StructLevel) {
+		in := sl.Current().Interface().(SnapshotGuestInput)
+		if reservedSnapshot(in.Type, in.Name) {
+			sl.ReportError(in.Name, "snapname", "Name", "pve_snapname_reserved", "")
+		}
+		if in.VMState && in.Type == TypeLXC {
+			sl.ReportError(in.VMState, "vmstate", "VMState", "qemu_only", "")
+		}
+	}, SnapshotGuestInput{})
+	return v
+}
+
+// check validates an input struct and turns validator's errors into a
+// *ValidationError that says, per field, what is wrong in plain words.
+func (c *Client) check(in any) error {
+	err := c.validate.Struct(in)
+	if err == nil {
+		return nil
+	}
+	var verrs validator.ValidationErrors
+	if !errors.As(err, &verrs) {
+		return &ValidationError{Fields: []FieldError{{Field: "input", Problem: "cannot be validated"}}}
+	}
+	out := &ValidationError{}
+	for _, fe := range verrs {
+		out.Fields = append(out.Fields, FieldError{Field: fe.Field(), Problem: problem(fe)})
+	}
+	return out
+}
+
+func problem(fe validator.FieldError) string {
+	switch fe.Tag() {
+	case "required":
+		return "is required"
+	case "pve_node":
+		return "must be a Proxmox node name (letters, digits and '-', not starting or ending with '-', at most 63 characters)"
+	case "pve_vmid":
+		return fmt.Sprintf("must be a VMID from %d to %d", minVMID, maxVMID)
+	case "pve_snapname":
+		return "must start with a letter and have 2 to 40 letters, digits, '_' or '-'"
+	case "pve_snapname_reserved":
+		return "is a name Proxmox reserves for this guest type (qemu: current, pending; lxc: current, vzdump)"
+	case "qemu_only":
+		return "is only supported for qemu guests"
+	case "pve_tag":
+		return "must be a Proxmox tag (letters, digits, '_', '-', '+', '.'; at most 64 characters)"
+	case "pve_text":
+		return "must not contain control, zero-width or bidirectional-override characters"
+	case "oneof":
+		return "must be one of: " + strings.ReplaceAll(fe.Param(), " ", ", ")
+	case "max":
+		if fe.Kind() == reflect.String {
+			return "must be at most " + fe.Param() + " bytes long"
+		}
+		return "must be at most " + fe.Param()
+	case "min":
+		return "must be at least " + fe.Param()
+	case "printascii":
+		return "must contain printable ASCII only"
+	}
+	return "is invalid (" + fe.Tag() + ")"
+}
