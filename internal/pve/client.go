@@ -4,6 +4,7 @@
 package pve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -137,17 +138,16 @@ func (c *Client) Do(ctx context.Context, method, path string, params url.Values,
 	if out == nil {
 		return nil
 	}
-	var env struct {
-		Data json.RawMessage `json:"data"`
-	}
+	// Decode "data" straight into out (an interface holding a pointer is
+	// decoded into): one validation pass over the body instead of two.
+	env := struct {
+		Data any `json:"data"`
+	}{Data: out}
 	if err := json.Unmarshal(data, &env); err != nil {
 		return fmt.Errorf("%s %s: malformed response: %w", method, path, err)
 	}
-	if len(env.Data) == 0 || string(env.Data) == "null" {
+	if env.Data == nil || !bytes.Contains(data, []byte(`"data"`)) {
 		return fmt.Errorf("%s %s: malformed response: no data", method, path)
-	}
-	if err := json.Unmarshal(env.Data, out); err != nil {
-		return fmt.Errorf("%s %s: malformed response: %w", method, path, err)
 	}
 	return nil
 }

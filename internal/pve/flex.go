@@ -96,8 +96,8 @@ type String string
 func (v *String) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
+		s, err := jsonString(b)
+		if err != nil {
 			return err
 		}
 		*v = String(s)
@@ -123,15 +123,24 @@ func unquote(b []byte) (string, bool) {
 	}
 	switch b[0] {
 	case '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return "", false
-		}
-		return s, true
+		s, err := jsonString(b)
+		return s, err == nil
 	case 'n':
 		return "", string(b) == "null"
 	case '{', '[', 't', 'f':
 		return "", false
 	}
 	return string(b), true
+}
+
+// jsonString decodes a JSON string literal. Most of Proxmox's strings have no
+// escapes, so they are sliced directly; only escaped ones go through
+// encoding/json. The decoder already validated the literal.
+func jsonString(b []byte) (string, error) {
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' && bytes.IndexByte(b[1:len(b)-1], '\\') < 0 && bytes.IndexByte(b[1:len(b)-1], '"') < 0 {
+		return string(b[1 : len(b)-1]), nil
+	}
+	var s string
+	err := json.Unmarshal(b, &s)
+	return s, err
 }
