@@ -2,6 +2,7 @@ package proxmoxsafe
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"slices"
 	"strings"
@@ -76,12 +77,27 @@ func line(s string, max int) string {
 func (c *Client) logged(ctx context.Context, op string, start time.Time, err error, attrs ...slog.Attr) error {
 	attrs = append(attrs, slog.String("op", op), slog.Duration("duration", time.Since(start)))
 	level := slog.LevelDebug
-	if err != nil {
+	switch {
+	case err == nil:
+	case isRefusal(err):
+		// Refusals are expected outcomes the caller already sees.
+		attrs = append(attrs, slog.String("refused", err.Error()))
+		level = slog.LevelInfo
+	default:
 		attrs = append(attrs, slog.String("error", err.Error()))
 		level = slog.LevelWarn
 	}
 	c.log.LogAttrs(ctx, level, "proxmox operation", attrs...)
 	return err
+}
+
+func isRefusal(err error) bool {
+	for _, k := range []error{ErrInvalidInput, ErrNotAllowed, ErrPrecondition, ErrApprovalRequired} {
+		if errors.Is(err, k) {
+			return true
+		}
+	}
+	return false
 }
 
 func sortedKeys[V any](m map[string]V) []string {

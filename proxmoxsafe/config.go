@@ -85,9 +85,24 @@ type Config struct {
 
 var tokenIDRe = regexp.MustCompile(`^([^\s:/]+)@([A-Za-z][A-Za-z0-9.\-_]+)!([A-Za-z][A-Za-z0-9.\-_]+)$`)
 
-// configError builds the one kind of error New returns.
+// ConfigError is the error [New] returns for an invalid [Config]. Field
+// names the Config field at fault ("URL", "Fingerprint",
+// "Policy.AllowedNodes", …), so a program can tell its user which setting
+// to fix. The message never contains the token secret.
+type ConfigError struct {
+	Field   string
+	Problem string
+}
+
+// Error implements the error interface.
+func (e *ConfigError) Error() string { return "proxmoxsafe: invalid config: " + e.Problem }
+
+// configError builds a *ConfigError; every message starts with the field
+// it is about, which becomes Field.
 func configError(format string, args ...any) error {
-	return fmt.Errorf("proxmoxsafe: invalid config: "+format, args...)
+	msg := fmt.Sprintf(format, args...)
+	field, _, _ := strings.Cut(msg, " ")
+	return &ConfigError{Field: strings.TrimSuffix(field, ":"), Problem: msg}
 }
 
 // New checks cfg and returns a ready Client. Every configuration mistake is
@@ -218,7 +233,7 @@ func buildHTTPClient(cfg Config, base *url.URL, pol *policy) (*http.Client, erro
 		rt = tr
 	default:
 		if tlsCfg != nil {
-			return nil, configError("TLS settings cannot be applied to a custom HTTPClient.Transport of type %T", t)
+			return nil, configError("HTTPClient: TLS settings cannot be applied to a custom Transport of type %T", t)
 		}
 	}
 	hc.Transport = &guard{next: rt, basePath: base.Path, allow: pol.allowedRoutes()}
@@ -310,6 +325,10 @@ type Client struct {
 	log      *slog.Logger
 	validate *validator.Validate
 }
+
+// CloseIdleConnections closes idle keep-alive connections to Proxmox. Call
+// it when a Client is no longer needed; a Client holds no other resources.
+func (c *Client) CloseIdleConnections() { c.api.HTTP.CloseIdleConnections() }
 
 // TokenID returns the configured API token id (never the secret).
 func (c *Client) TokenID() string { return c.tokenID }

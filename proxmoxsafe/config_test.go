@@ -54,7 +54,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"custom transport with TLS", func(c *proxmoxsafe.Config) {
 			c.HTTPClient = &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, errors.New("x") })}
 			c.Fingerprint = strings.Repeat("AB", 32)
-		}, "custom HTTPClient.Transport"},
+		}, "custom Transport"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -67,6 +67,10 @@ func TestNewRejectsBadConfig(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.substr) {
 				t.Errorf("error %q does not mention %q", err, tc.substr)
+			}
+			var ce *proxmoxsafe.ConfigError
+			if !errors.As(err, &ce) || ce.Field == "" || !strings.HasPrefix(ce.Problem, ce.Field) {
+				t.Errorf("error %v is not a *ConfigError naming its field", err)
 			}
 			if strings.Contains(err.Error(), canary) {
 				t.Errorf("error leaks the token secret: %v", err)

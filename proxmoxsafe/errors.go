@@ -44,10 +44,12 @@ type RefusalError struct {
 	Reason string
 }
 
+// Error implements the error interface.
 func (e *RefusalError) Error() string {
 	return e.Kind.Error() + ": " + e.Reason + "; " + noAction
 }
 
+// Unwrap returns the sentinel the error matches.
 func (e *RefusalError) Unwrap() error { return e.Kind }
 
 func refuse(kind error, format string, args ...any) *RefusalError {
@@ -68,6 +70,7 @@ type FieldError struct {
 	Problem string `json:"problem"`
 }
 
+// Error implements the error interface.
 func (e *ValidationError) Error() string {
 	parts := make([]string, len(e.Fields))
 	for i, f := range e.Fields {
@@ -76,6 +79,7 @@ func (e *ValidationError) Error() string {
 	return ErrInvalidInput.Error() + ": " + strings.Join(parts, "; ") + "; " + noAction
 }
 
+// Unwrap returns the sentinel the error matches.
 func (e *ValidationError) Unwrap() error { return ErrInvalidInput }
 
 // ApprovalError is returned when the approval phrase is missing or does not
@@ -95,6 +99,7 @@ type ApprovalError struct {
 	Effect string
 }
 
+// Error implements the error interface.
 func (e *ApprovalError) Error() string {
 	what := "missing"
 	if e.Given {
@@ -104,6 +109,7 @@ func (e *ApprovalError) Error() string {
 		ErrApprovalRequired, what, e.Effect, e.Required, noAction)
 }
 
+// Unwrap returns the sentinel the error matches.
 func (e *ApprovalError) Unwrap() error { return ErrApprovalRequired }
 
 // APIError is an error answer from Proxmox. Path never contains secrets or
@@ -119,6 +125,7 @@ type APIError struct {
 	Params map[string]string
 }
 
+// Error implements the error interface.
 func (e *APIError) Error() string {
 	msg := e.Message
 	if msg == "" {
@@ -197,8 +204,25 @@ type TaskError struct {
 	ExitStatus string
 }
 
+// Error implements the error interface.
 func (e *TaskError) Error() string {
 	return fmt.Sprintf("%s: %s: %s", ErrTaskFailed, e.UPID, e.ExitStatus)
 }
 
+// Unwrap returns the sentinel the error matches.
 func (e *TaskError) Unwrap() error { return ErrTaskFailed }
+
+// PreconditionReadError reports that the state a mutation must be checked
+// against could not be read, so the mutation was not attempted. It wraps the
+// cause (often an *[APIError]: errors.Is(err, [ErrNotFound]) still works).
+type PreconditionReadError struct {
+	Err error
+}
+
+// Error implements the error interface.
+func (e *PreconditionReadError) Error() string {
+	return "cannot check the guest's current state: " + e.Err.Error() + "; " + noAction
+}
+
+// Unwrap returns the cause.
+func (e *PreconditionReadError) Unwrap() error { return e.Err }

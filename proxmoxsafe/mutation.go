@@ -56,10 +56,15 @@ func (c *Client) runSteps(ctx context.Context, m *mutation) (*Receipt, error) {
 	}
 	state, err := c.readState(ctx, m.target)
 	if err != nil {
+		err = &PreconditionReadError{Err: err}
 		c.auditRefusal(ctx, m, err)
 		return nil, err
 	}
 	if err := m.precondition(ctx, state); err != nil {
+		var re *RefusalError
+		if !errors.As(err, &re) {
+			err = &PreconditionReadError{Err: err}
+		}
 		c.auditRefusal(ctx, m, err)
 		return nil, err
 	}
@@ -112,6 +117,15 @@ func (c *Client) approve(ctx context.Context, m *mutation, s GuestState) error {
 	}
 	// An approver's own error still means "not approved".
 	return &RefusalError{Kind: ErrApprovalRequired, Reason: err.Error()}
+}
+
+// RecordRefusal writes a "refused" audit record for a mutation request that
+// an adapter refused before it reached this package (for example, arguments
+// that failed an MCP input schema). op names the operation ("GuestPower",
+// "SnapshotGuest"); reason should not quote the refused input. It does
+// nothing when no audit sink is configured.
+func (c *Client) RecordRefusal(ctx context.Context, op string, reason error) {
+	c.auditRefusal(ctx, &mutation{op: op}, reason)
 }
 
 func (c *Client) auditRefusal(ctx context.Context, m *mutation, reason error) {

@@ -96,7 +96,10 @@ func TestGuestPowerRefusals(t *testing.T) {
 			if !errors.Is(err, tc.kind) {
 				t.Errorf("err = %v, want kind %v", err, tc.kind)
 			}
-			if tc.kind != proxmoxsafe.ErrNotFound && !strings.Contains(err.Error(), "no action was taken") {
+			if strings.Contains(err.Error(), canary) {
+				t.Errorf("refusal leaks the secret: %v", err)
+			}
+			if !strings.Contains(err.Error(), "no action was taken") {
 				t.Errorf("refusal does not say no action was taken: %v", err)
 			}
 			if tc.mention != "" && !strings.Contains(err.Error(), tc.mention) {

@@ -126,7 +126,7 @@ func problem(fe validator.FieldError) string {
 		return "must be one of: " + strings.ReplaceAll(fe.Param(), " ", ", ")
 	case "max":
 		if fe.Kind() == reflect.String {
-			return "must be at most " + fe.Param() + " bytes long"
+			return "must be at most " + fe.Param() + " characters long"
 		}
 		return "must be at most " + fe.Param()
 	case "min":

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# Third-party client check: drive the built proxmox-safe-mcp binary in --demo
+# mode with the npm MCP Inspector CLI (a TypeScript-SDK client we do not
+# control), over real stdio.
+#
+#   bash ci/inspector-smoke.sh
+#
+# Checks: tools/list shows exactly the five tools; cluster_status succeeds;
+# guest_power without approval is refused (isError, inspector exit 5) and the
+# refusal names the exact phrase; with the phrase it succeeds with a UPID.
+#
+# Pinned: @modelcontextprotocol/inspector 2.12.0. It declares Node >= 22.19;
+# when the system Node is older (Debian's is 20), node@22 is installed from
+# the npm registry next to it (a few seconds, once). If that fails, the system
+# Node is used with a warning: 2.12.0 was verified to work on Node 20.20.
+#
+# Environment:
+#   INSPECTOR_CACHE   install directory (default: ci/.cache, gitignored)
+#   INSPECTOR_NODE    "auto" (default), "system" (never install node@22)
+set -euo pipefail
+
+INSPECTOR_VERSION=2.12.0
+NODE_PIN=22
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CACHE="${INSPECTOR_CACHE:-$ROOT/ci/.cache}"
+INSPECTOR_NODE="${INSPECTOR_NODE:-auto}"
+
+say() { printf 'inspector-smoke: %s\n' "$*" >&2; }
+fail() { printf 'inspector-smoke: FAIL: %s\n' "$*" >&2; exit 1; }
+
+command -v node >/dev/null || fail "node is not installed (apt-get install nodejs npm)"
+command -v npm >/dev/null || fail "npm is not installed"
+command -v go >/dev/null || fail "go is not installed"
+
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+
+# --- Node ---------------------------------------------------------------
+node_ok() { # true when $1 (a node binary) is >= 22.19
+  "$1" -e 'const [a,b]=process.versions.node.split(".").map(Number);process.exit(a>22||(a===22&&b>=19)?0:1)'
+}
+NODE_BIN="$(command -v node)"
+if ! node_ok "$NODE_BIN" && [[ "$INSPECTOR_NODE" != system ]]; then
+  N22="$CACHE/node-$NODE_PIN"
+  if [[ ! -x "$N22/node_modules/.bin/node" ]] || ! node_ok "$N22/node_modules/.bin/node"; then
+    say "system Node $(node --version) is older than the inspector wants; installing node@$NODE_PIN into $N22"
+    mkdir -p "$N22"
+    npm install --prefix "$N22" --no-audit --no-fund --loglevel=error "node@$NODE_PIN" >&2 || true
+  fi
+  if [[ -x "$N22/node_modules/.bin/node" ]] && node_ok "$N22/node_modules/.bin/node"; then
+    export PATH="$N22/node_modules/.bin:$PATH"
+    NODE_BIN="$N22/node_modules/.bin/node"
+  else
+    say "warning: node@$NODE_PIN unavailable; using system Node $(node --version) (unsupported by the inspector, but verified with 2.12.0)"
+  fi
+fi
+say "node $("$NODE_BIN" --version)"
+
+# --- Inspector ----------------------------------------------------------
+IDIR="$CACHE/inspector-$INSPECTOR_VERSION"
+INSPECTOR="$IDIR/node_modules/.bin/inspector"
+installed_version() {
+  "$NODE_BIN" -p 'require(process.argv[1]).version' "$IDIR/node_modules/@modelcontextprotocol/inspector/package.json" 2>/dev/null || true
+}
+if [[ ! -x "$INSPECTOR" || "$(installed_version)" != "$INSPECTOR_VERSION" ]]; then
+  say "installing @modelcontextprotocol/inspector@$INSPECTOR_VERSION into $IDIR"
+  mkdir -p "$IDIR"
+  # --ignore-scripts: the postinstall only sets up optional GUI clients.
+  npm install --prefix "$IDIR" --no-audit --no-fund --ignore-scripts --loglevel=error \
+    "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" >&2
+fi
+[[ "$(installed_version)" == "$INSPECTOR_VERSION" ]] || fail "inspector $INSPECTOR_VERSION did not install"
+
+# --- Server under test --------------------------------------------------
+BIN="$WORK/proxmox-safe-mcp"
+(cd "$ROOT" && go build -o "$BIN" ./cmd/proxmox-safe-mcp) || fail "go build ./cmd/proxmox-safe-mcp"
+# A config file rather than "--cli $BIN --demo": our flags (e.g. --log-level)
+# would otherwise collide with the inspector's own.
+cat >"$WORK/servers.json" <<EOF
+{"mcpServers": {"demo": {"command": "$BIN", "args": ["--demo", "--log-level", "warn", "--audit-log", "$WORK/audit.jsonl"]}}}
+EOF
+
+# Keep the inspector away from the user's keychain and OAuth state (--config
+# already keeps it off the catalog; MCP_CATALOG_PATH would conflict with it).
+export MCP_INSPECTOR_SECRET_STORE=memory
+export MCP_STORAGE_DIR="$WORK/storage"
+export MCP_INSPECTOR_OAUTH_STATE_PATH="$WORK/oauth-state.json"
+
+# inspect NAME ARGS... runs one inspector command; sets OUT, ERR, CODE.
+inspect() {
+  local name="$1"; shift
+  set +e
+  "$INSPECTOR" --cli --config "$WORK/servers.json" --server demo --format json "$@" \
+    >"$WORK/$name.out" 2>"$WORK/$name.err"
+  CODE=$?
+  set -e
+  OUT="$(cat "$WORK/$name.out")"
+}
+# check NAME JS-EXPRESSION MESSAGE: evaluates the expression with r = parsed stdout.
+check() {
+  local name="$1" expr="$2" msg="$3"
+  if ! "$NODE_BIN" -e '
+    const fs = require("fs");
+    let r; try { r = JSON.parse(fs.readFileSync(process.argv[1], "utf8")); } catch (e) { process.exit(2); }
+    const text = (r.result?.content ?? []).filter(c => c.type === "text").map(c => c.text).join("\n");
+    process.exit(('"$expr"') ? 0 : 1);' "$WORK/$name.out"; then
+    say "stdout of $name: $(head -c 2000 "$WORK/$name.out")"
+    say "stderr of $name: $(tail -n 20 "$WORK/$name.err")"
+    fail "$name: $msg"
+  fi
+}
+
+PHRASE="APPROVE shutdown pve1/qemu/100"
+POWER='"node":"pve1","type":"qemu","vmid":100,"action":"shutdown"'
+
+inspect tools-list --method tools/list
+[[ $CODE == 0 ]] || fail "tools/list exited $CODE: $(tail -n 5 "$WORK/tools-list.err")"
+check tools-list 'JSON.stringify(r.result.tools.map(t => t.name).sort()) === JSON.stringify(["cluster_status","guest_power","list_guests","node_status","snapshot_guest"])' \
+  "tools/list does not list exactly the five tools"
+check tools-list 'r.result.tools.every(t => t.annotations && typeof t.annotations.readOnlyHint === "boolean" && typeof t.annotations.destructiveHint === "boolean")' \
+  "a tool lacks explicit readOnly/destructive annotations"
+say "ok: tools/list"
+
+inspect cluster-status --method tools/call --tool-name cluster_status --tool-args-json '{}'
+[[ $CODE == 0 ]] || fail "cluster_status exited $CODE, want 0: $OUT"
+check cluster-status 'r.result.isError !== true && r.result.structuredContent.name === "demo" && r.result.structuredContent.nodes.length === 3' \
+  "cluster_status did not return the demo cluster"
+say "ok: cluster_status"
+
+inspect power-refused --method tools/call --tool-name guest_power --tool-args-json "{$POWER}"
+[[ $CODE == 5 ]] || fail "guest_power without approval exited $CODE, want 5 (tool isError): $OUT"
+check power-refused "r.result.isError === true && text.includes('$PHRASE')" \
+  "the refusal does not name the exact phrase \"$PHRASE\""
+say "ok: guest_power refused without approval (exit 5)"
+
+inspect power-approved --method tools/call --tool-name guest_power --tool-args-json "{$POWER,\"approval\":\"$PHRASE\"}"
+[[ $CODE == 0 ]] || fail "guest_power with the phrase exited $CODE, want 0: $OUT"
+check power-approved 'r.result.isError !== true && String(r.result.structuredContent?.upid).startsWith("UPID:") && text.includes("UPID:")' \
+  "guest_power with the phrase returned no UPID"
+say "ok: guest_power approved (UPID returned)"
+
+grep -q '"event":"refused"' "$WORK/audit.jsonl" && grep -q '"event":"submitted"' "$WORK/audit.jsonl" \
+  || fail "the audit log lacks the refused/submitted records of the two guest_power calls"
+say "ok: audit log recorded the refusal and the submission"
+
+say "PASS (inspector $INSPECTOR_VERSION on node $("$NODE_BIN" --version))"

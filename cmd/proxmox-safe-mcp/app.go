@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+)
+
+// app is everything the commands share: the library client, the adapter
+// options and what must be closed on exit.
+type app struct {
+	client  *proxmoxsafe.Client
+	opts    *mcpserver.Options
+	log     *slog.Logger
+	closers []func()
+}
+
+func (a *app) close() {
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		a.closers[i]()
+	}
+}
+
+// setup builds the client from cfg. Every error is a configuration error
+// that names the variable to fix.
+func setup(cfg *config, logger, warn *slog.Logger, stderr io.Writer) (*app, error) {
+	a := &app{log: logger}
+	ok := false
+	defer func() {
+		if !ok {
+			a.close()
+		}
+	}()
+
+	classes, err := proxmoxsafe.Profile(cfg.Profile).Classes()
+	if err != nil { // parseConfig checked it already
+		return nil, cfgErr("PROXMOX_SAFE_PROFILE (--profile): %v", err)
+	}
+	var lib proxmoxsafe.Config
+	if cfg.Demo {
+		if lib, err = setupDemo(a, cfg, stderr); err != nil {
+			return nil, err
+		}
+	} else {
+		lib = proxmoxsafe.Config{
+			URL:                cfg.URL,
+			TokenID:            cfg.TokenID,
+			TokenSecret:        cfg.TokenSecret.reveal(),
+			Fingerprint:        cfg.Fingerprint,
+			InsecureSkipVerify: cfg.TLSInsecure,
+			AllowInsecureHTTP:  cfg.AllowInsecureHTTP,
+			Policy:             proxmoxsafe.Policy{AllowedNodes: cfg.AllowedNodes},
+		}
+		if cfg.CAFile != "" {
+			pem, err := os.ReadFile(cfg.CAFile)
+			if err != nil {
+				return nil, cfgErr("PVE_CA_FILE (--ca-file): %v", pathErr(err))
+			}
+			lib.CACertPEM = pem
+		}
+	}
+	lib.Policy.Classes = classes
+	lib.Policy.ReadOnly = cfg.ReadOnly
+	lib.Logger = logger
+	lib.UserAgent = "proxmox-safe-mcp/" + versionString()
+
+	switch {
+	case cfg.AuditLog != "" && cfg.Command != cmdTools:
+		al, err := proxmoxsafe.OpenAuditLog(cfg.AuditLog)
+		if err != nil {
+			return nil, cfgErr("PROXMOX_SAFE_AUDIT_LOG (--audit-log): %v", err)
+		}
+		a.closers = append(a.closers, func() { _ = al.Close() })
+		lib.Audit = al
+	case cfg.Command == cmdTools:
+		// "tools" never runs a tool; a sink that refuses keeps the library's
+		// fail-closed rule without asking for an audit log just to list.
+		lib.Audit = refusingSink{}
+	}
+
+	client, err := proxmoxsafe.New(lib)
+	if err != nil {
+		return nil, libConfigError(err, cfg)
+	}
+	if len(cfg.AllowedNodes) == 0 && !cfg.Demo {
+		warn.Warn("PVE_ALLOWED_NODES is empty: node_status and every mutation will be refused")
+	}
+	if cfg.TLSInsecure && cfg.LogLevel > slog.LevelWarn { // else the library already warned
+		warn.Warn("PVE_TLS_INSECURE is set: the Proxmox certificate is NOT verified; prefer PVE_TLS_FINGERPRINT or PVE_CA_FILE")
+	}
+	if cfg.AllowInsecureHTTP && strings.HasPrefix(cfg.URL, "http://") {
+		warn.Warn("PVE_ALLOW_INSECURE_HTTP is set: the API token crosses the network in clear text")
+	}
+	a.client = client
+	a.opts = &mcpserver.Options{
+		Version:  versionString(),
+		Logger:   logger,
+		ReadOnly: cfg.ReadOnly,
+	}
+	ok = true
+	return a, nil
+}
+
+// refusingSink is the audit sink of "tools": it fails every record, so any
+// mutation would be refused before reaching Proxmox.
+type refusingSink struct{}
+
+func (refusingSink) Record(context.Context, proxmoxsafe.AuditRecord) error {
+	return errors.New("no audit log is configured (PROXMOX_SAFE_AUDIT_LOG)")
+}
+
+// libFields maps the field a proxmoxsafe config error starts with to the
+// variable the operator sets.
+var libFields = []struct{ field, setting string }{
+	{"URL", "PVE_URL (--url)"},
+	{"TokenID", "PVE_API_TOKEN_ID (--token-id)"},
+	{"TokenSecret", ""}, // filled from cfg.secretFrom
+	{"Fingerprint", "PVE_TLS_FINGERPRINT (--tls-fingerprint)"},
+	{"CACertPEM", "PVE_CA_FILE (--ca-file)"},
+	{"InsecureSkipVerify", "PVE_TLS_INSECURE (--tls-insecure)"},
+	{"Policy.AllowedNodes", "PVE_ALLOWED_NODES (--allowed-nodes)"},
+	{"Policy.Classes", "PROXMOX_SAFE_PROFILE (--profile)"},
+	{"Audit", "PROXMOX_SAFE_AUDIT_LOG (--audit-log)"},
+}
+
+// libConfigError prefixes a proxmoxsafe.New error with the variable that
+// caused it. The library never includes the secret in its errors.
+func libConfigError(err error, cfg *config) error {
+	var ce *proxmoxsafe.ConfigError
+	if !errors.As(err, &ce) {
+		return cfgErr("invalid configuration: %s", err)
+	}
+	for _, f := range libFields {
+		if ce.Field == f.field {
+			name := f.setting
+			if name == "" {
+				name = cfg.secretFrom
+			}
+			if cfg.Demo {
+				name = "--demo"
+			}
+			return cfgErr("%s: %s", name, ce.Problem)
+		}
+	}
+	return cfgErr("invalid configuration: %s", ce.Problem)
+}
+
+// describeNodes formats node names for messages.
+func describeNodes(nodes []string) string {
+	if len(nodes) == 0 {
+		return "none"
+	}
+	return strings.Join(nodes, ", ")
+}
+
+func classNames(cs []proxmoxsafe.Class) string {
+	if len(cs) == 0 {
+		return "none"
+	}
+	s := make([]string, len(cs))
+	for i, c := range cs {
+		s[i] = string(c)
+	}
+	return strings.Join(s, ", ")
+}

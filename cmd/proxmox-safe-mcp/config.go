@@ -1,0 +1,494 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+)
+
+// Commands the binary understands; serve is the default.
+const (
+	cmdServe = "serve"
+	cmdTools = "tools"
+	cmdCall  = "call"
+)
+
+// maxSecretFileBytes bounds PVE_API_TOKEN_SECRET_FILE. A token secret is a
+// UUID; anything much larger is the wrong file.
+const maxSecretFileBytes = 4096
+
+// secret holds the token secret. Its String, GoString and LogValue methods
+// never show the value, so an accidental %v, %#v or slog attribute cannot
+// leak it; only reveal returns it.
+type secret struct{ v string }
+
+func (s secret) String() string             { return "[redacted]" }
+func (s secret) GoString() string           { return "[redacted]" }
+func (s secret) LogValue() slog.Value       { return slog.StringValue("[redacted]") }
+func (s secret) reveal() string             { return s.v }
+func (s secret) empty() bool                { return s.v == "" }
+func (s secret) Format(f fmt.State, _ rune) { io.WriteString(f, "[redacted]") }
+
+// config is the binary's configuration after flags and environment are
+// merged. Nothing in it has been checked against Proxmox yet.
+type config struct {
+	Command  string
+	Tool     string // call: the tool name
+	ToolArgs string // call: JSON object, "{}" when omitted
+
+	Help    bool
+	Version bool
+	Demo    bool
+
+	URL               string
+	TokenID           string
+	TokenSecret       secret
+	secretFrom        string // the variable or flag the secret came from
+	TokenSecretFile   string
+	CAFile            string
+	Fingerprint       string
+	TLSInsecure       bool
+	AllowInsecureHTTP bool
+	AllowedNodes      []string
+	Profile           string
+	ReadOnly          bool
+	AuditLog          string
+	LogLevel          slog.Level
+	logLevelSet       bool
+
+	// warnings are logged once the logger exists.
+	warnings []string
+}
+
+// configError is a startup error: one line, exit code 2.
+type configError struct{ msg string }
+
+func (e *configError) Error() string { return e.msg }
+
+func cfgErr(format string, args ...any) error {
+	return &configError{msg: fmt.Sprintf(format, args...)}
+}
+
+// errHelp asks for the usage text on stdout and exit code 0.
+var errHelp = errors.New("help requested")
+
+// setting is one configuration knob: a flag, an environment variable, or
+// both. Both go through the same set function, so they accept exactly the
+// same values.
+type setting struct {
+	flag    string // without dashes; "" = no flag
+	env     string // "" = no environment variable
+	def     string // default shown in --help
+	boolean bool
+	help    string
+	set     func(c *config, v string) error
+}
+
+// name says where a value came from, for error messages.
+func (s *setting) name(fromFlag bool) string {
+	switch {
+	case fromFlag && s.env != "":
+		return "--" + s.flag + " (" + s.env + ")"
+	case fromFlag:
+		return "--" + s.flag
+	case s.flag != "":
+		return s.env + " (--" + s.flag + ")"
+	default:
+		return s.env
+	}
+}
+
+// parseBool is deliberately stricter than strconv.ParseBool: a typo such as
+// "ture" or "yes" must not silently mean false.
+func parseBool(v string) (bool, error) {
+	switch v {
+	case "true", "1":
+		return true, nil
+	case "false", "0":
+		return false, nil
+	}
+	return false, fmt.Errorf("must be one of true, false, 1, 0 (got %q)", v)
+}
+
+func boolSetter(dst func(c *config) *bool) func(*config, string) error {
+	return func(c *config, v string) error {
+		b, err := parseBool(v)
+		if err != nil {
+			return err
+		}
+		*dst(c) = b
+		return nil
+	}
+}
+
+func stringSetter(dst func(c *config) *string) func(*config, string) error {
+	return func(c *config, v string) error {
+		*dst(c) = strings.TrimSpace(v)
+		return nil
+	}
+}
+
+// settings is the single list behind flag parsing, environment lookup,
+// --help and docs/CONFIGURATION.md.
+var settings = []*setting{
+	{flag: "demo", boolean: true,
+		help: "run against an in-process simulated Proxmox VE cluster; ignores every PVE_* variable",
+		set:  boolSetter(func(c *config) *bool { return &c.Demo })},
+	{flag: "url", env: "PVE_URL",
+		help: "Proxmox VE API address, e.g. https://pve1.example.com:8006 (required)",
+		set:  stringSetter(func(c *config) *string { return &c.URL })},
+	{flag: "token-id", env: "PVE_API_TOKEN_ID",
+		help: "API token id, user@realm!tokenname (required)",
+		set:  stringSetter(func(c *config) *string { return &c.TokenID })},
+	{env: "PVE_API_TOKEN_SECRET",
+		help: "API token secret (required unless PVE_API_TOKEN_SECRET_FILE is set); deliberately no flag: command lines are visible to other local users",
+		set: func(c *config, v string) error {
+			c.TokenSecret, c.secretFrom = secret{v}, "PVE_API_TOKEN_SECRET"
+			return nil
+		}},
+	{flag: "token-secret-file", env: "PVE_API_TOKEN_SECRET_FILE",
+		help: "file holding the API token secret; one trailing newline is removed",
+		set:  stringSetter(func(c *config) *string { return &c.TokenSecretFile })},
+	{flag: "ca-file", env: "PVE_CA_FILE",
+		help: "PEM file of the CA(s) that signed the Proxmox certificate, instead of the system roots",
+		set:  stringSetter(func(c *config) *string { return &c.CAFile })},
+	{flag: "tls-fingerprint", env: "PVE_TLS_FINGERPRINT",
+		help: "SHA-256 fingerprint of the Proxmox certificate to pin (as `pvenode cert info` prints it)",
+		set:  stringSetter(func(c *config) *string { return &c.Fingerprint })},
+	{flag: "tls-insecure", env: "PVE_TLS_INSECURE", boolean: true, def: "false",
+		help: "DANGEROUS: skip TLS certificate verification entirely",
+		set:  boolSetter(func(c *config) *bool { return &c.TLSInsecure })},
+	{flag: "allow-insecure-http", env: "PVE_ALLOW_INSECURE_HTTP", boolean: true, def: "false",
+		help: "DANGEROUS: allow a plain http:// URL (the token crosses the network in clear text)",
+		set:  boolSetter(func(c *config) *bool { return &c.AllowInsecureHTTP })},
+	{flag: "allowed-nodes", env: "PVE_ALLOWED_NODES", def: "none",
+		help: "comma-separated nodes that node_status and every mutation may target; empty allows none",
+		set: func(c *config, v string) error {
+			c.AllowedNodes = nil
+			for n := range strings.SplitSeq(v, ",") {
+				n = strings.TrimSpace(n)
+				if n == "" {
+					continue
+				}
+				if !proxmoxsafe.ValidNode(n) {
+					return fmt.Errorf("%q is not a valid Proxmox node name", n)
+				}
+				c.AllowedNodes = append(c.AllowedNodes, n)
+			}
+			return nil
+		}},
+	{flag: "profile", env: "PROXMOX_SAFE_PROFILE", def: string(proxmoxsafe.ProfileSafe),
+		help: "mutation profile: readonly, or safe (power + snapshot)",
+		set: func(c *config, v string) error {
+			v = strings.TrimSpace(v)
+			if _, err := proxmoxsafe.Profile(v).Classes(); err != nil {
+				return fmt.Errorf("unknown profile %q (known: %s, %s)", v, proxmoxsafe.ProfileReadOnly, proxmoxsafe.ProfileSafe)
+			}
+			c.Profile = v
+			return nil
+		}},
+	{flag: "read-only", env: "PROXMOX_SAFE_READ_ONLY", boolean: true, def: "false",
+		help: "refuse every mutation and send only GET requests to Proxmox, whatever the profile",
+		set:  boolSetter(func(c *config) *bool { return &c.ReadOnly })},
+	{flag: "audit-log", env: "PROXMOX_SAFE_AUDIT_LOG", def: "none",
+		help: "append-only JSON-lines audit log; required when the profile enables mutations",
+		set:  stringSetter(func(c *config) *string { return &c.AuditLog })},
+	{flag: "log-level", env: "PROXMOX_SAFE_LOG_LEVEL", def: "info; error for tools and call",
+		help: "stderr log level: debug, info, warn or error",
+		set: func(c *config, v string) error {
+			var l slog.Level
+			if err := l.UnmarshalText([]byte(strings.TrimSpace(v))); err != nil {
+				return errors.New("must be one of debug, info, warn, error")
+			}
+			c.LogLevel, c.logLevelSet = l, true
+			return nil
+		}},
+	{flag: "version", boolean: true,
+		help: "print the version and exit",
+		set:  boolSetter(func(c *config) *bool { return &c.Version })},
+}
+
+// settingValue adapts a setting to flag.Value. It keeps its own error in
+// *failed, so the message reaches the user without the flag package's
+// wrapping (which quotes the raw value).
+type settingValue struct {
+	c      *config
+	s      *setting
+	failed *error
+}
+
+func (v settingValue) String() string   { return "" }
+func (v settingValue) IsBoolFlag() bool { return v.s.boolean }
+func (v settingValue) Set(x string) error {
+	if err := v.s.set(v.c, x); err != nil {
+		*v.failed = fmt.Errorf("%s: %w", v.s.name(true), err)
+		return *v.failed
+	}
+	return nil
+}
+
+// parseConfig merges args and the environment (read through lookup, so tests
+// need no os.Setenv) into a config and checks it. Flags win over the
+// environment; an empty environment variable counts as unset. Flags may come
+// before or after the command.
+func parseConfig(args []string, lookup func(string) (string, bool)) (*config, error) {
+	c := &config{Profile: string(proxmoxsafe.ProfileSafe), ToolArgs: "{}"}
+	fs := flag.NewFlagSet("proxmox-safe-mcp", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	var setErr error
+	for _, s := range settings {
+		if s.flag != "" {
+			fs.Var(settingValue{c, s, &setErr}, s.flag, s.help)
+		}
+	}
+
+	var pos []string
+	rest := args
+	for {
+		if err := fs.Parse(rest); err != nil {
+			switch {
+			case errors.Is(err, flag.ErrHelp):
+				return c, errHelp
+			case setErr != nil:
+				return nil, cfgErr("%v", setErr)
+			}
+			return nil, cfgErr("%s", flagError(err))
+		}
+		after := fs.Args()
+		if len(after) == 0 {
+			break
+		}
+		if i := len(rest) - len(after); i > 0 && rest[i-1] == "--" {
+			pos = append(pos, after...)
+			break
+		}
+		pos = append(pos, after[0])
+		rest = after[1:]
+	}
+	if c.Version {
+		return c, nil
+	}
+
+	if err := parseCommand(c, pos); err != nil {
+		if errors.Is(err, errHelp) {
+			return c, err
+		}
+		return nil, err
+	}
+
+	fromFlag := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { fromFlag[f.Name] = true })
+	for _, s := range settings {
+		if c.Demo && s.flag != "" && fromFlag[s.flag] && strings.HasPrefix(s.env, "PVE_") {
+			return nil, cfgErr("%s cannot be combined with --demo, which connects to its own simulated cluster", s.name(true))
+		}
+	}
+	for _, s := range settings {
+		if s.env == "" || (s.flag != "" && fromFlag[s.flag]) {
+			continue
+		}
+		if c.Demo && strings.HasPrefix(s.env, "PVE_") {
+			continue // demo mode never reads PVE_*: it must not touch a real cluster.
+		}
+		v, ok := lookup(s.env)
+		if !ok || strings.TrimSpace(v) == "" {
+			continue
+		}
+		if err := s.set(c, v); err != nil {
+			return nil, cfgErr("%s: %v", s.name(false), err)
+		}
+	}
+	// --token-secret-file on the command line beats PVE_API_TOKEN_SECRET too.
+	if fromFlag["token-secret-file"] {
+		c.TokenSecret, c.secretFrom = secret{}, ""
+	}
+	if !c.logLevelSet && c.Command != cmdServe {
+		// The result already says what happened; per-operation lines
+		// (including the library's WARN for refusals) would repeat it.
+		c.LogLevel = slog.LevelError
+	}
+	return c, checkConfig(c)
+}
+
+// flagError rewrites the flag package's messages into our one-line form.
+func flagError(err error) string {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		return "unknown flag --" + strings.TrimLeft(name, "-") + " (see --help)"
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		return "flag --" + strings.TrimLeft(name, "-") + " needs a value"
+	}
+	return msg
+}
+
+func parseCommand(c *config, pos []string) error {
+	if len(pos) == 0 {
+		c.Command = cmdServe
+		return nil
+	}
+	c.Command = pos[0]
+	switch c.Command {
+	case "help":
+		return errHelp
+	case cmdServe, cmdTools:
+		if len(pos) > 1 {
+			return cfgErr("%s takes no arguments (got %q)", c.Command, pos[1])
+		}
+	case cmdCall:
+		if len(pos) < 2 || pos[1] == "" {
+			return cfgErr("call needs a tool name: proxmox-safe-mcp call TOOL ['{\"json\":\"arguments\"}']")
+		}
+		if len(pos) > 3 {
+			return cfgErr("call takes a tool name and at most one JSON argument (got %d arguments)", len(pos)-1)
+		}
+		c.Tool = pos[1]
+		if len(pos) == 3 {
+			c.ToolArgs = pos[2]
+		}
+	default:
+		return cfgErr("unknown command %q (known: serve, tools, call)", c.Command)
+	}
+	return nil
+}
+
+// mutating reports whether the effective policy enables any mutation class.
+func (c *config) mutating() bool {
+	classes, _ := proxmoxsafe.Profile(c.Profile).Classes()
+	return len(classes) > 0 && !c.ReadOnly
+}
+
+// checkConfig reports the first problem, naming the variable to fix. It reads
+// the secret file (and nothing else) so that a bad file fails at startup.
+func checkConfig(c *config) error {
+	if c.Demo {
+		return nil
+	}
+	if c.URL == "" {
+		return cfgErr("PVE_URL (--url) is required, e.g. https://pve1.example.com:8006 (or try --demo, which needs no Proxmox)")
+	}
+	if c.TokenID == "" {
+		return cfgErr("PVE_API_TOKEN_ID (--token-id) is required, e.g. automation@pve!mcp")
+	}
+	switch {
+	case c.TokenSecretFile != "" && !c.TokenSecret.empty():
+		return cfgErr("set only one of PVE_API_TOKEN_SECRET and PVE_API_TOKEN_SECRET_FILE (--token-secret-file)")
+	case c.TokenSecretFile != "":
+		if err := readSecretFile(c); err != nil {
+			return err
+		}
+	case c.TokenSecret.empty():
+		return cfgErr("PVE_API_TOKEN_SECRET or PVE_API_TOKEN_SECRET_FILE (--token-secret-file) is required")
+	}
+	if strings.ContainsAny(c.TokenSecret.reveal(), " \t\r\n\v\f") {
+		return cfgErr("%s: the token secret contains white space (value not shown)", c.secretFrom)
+	}
+	if c.TLSInsecure && (c.Fingerprint != "" || c.CAFile != "") {
+		return cfgErr("PVE_TLS_INSECURE (--tls-insecure) cannot be combined with PVE_TLS_FINGERPRINT or PVE_CA_FILE: pinning or a CA already handles self-signed certificates")
+	}
+	if c.Command != cmdTools && c.mutating() && c.AuditLog == "" {
+		return cfgErr("PROXMOX_SAFE_AUDIT_LOG (--audit-log) is required when the %q profile enables mutations; set it to a file path, or run with PROXMOX_SAFE_READ_ONLY=true (--read-only)", c.Profile)
+	}
+	return nil
+}
+
+// readSecretFile loads the secret. It removes exactly one trailing newline
+// ("\n" or "\r\n"), as `echo secret > file` and most editors leave one, and
+// nothing else: other white space is an error, not silently trimmed.
+func readSecretFile(c *config) error {
+	const name = "PVE_API_TOKEN_SECRET_FILE (--token-secret-file)"
+	f, err := os.Open(c.TokenSecretFile)
+	if err != nil {
+		return cfgErr("%s: %v", name, pathErr(err))
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return cfgErr("%s: %v", name, pathErr(err))
+	}
+	if !st.Mode().IsRegular() {
+		return cfgErr("%s: %s is not a regular file", name, c.TokenSecretFile)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxSecretFileBytes+1))
+	if err != nil {
+		return cfgErr("%s: %v", name, pathErr(err))
+	}
+	if len(b) > maxSecretFileBytes {
+		return cfgErr("%s: %s is larger than %d bytes; it should hold only the token secret", name, c.TokenSecretFile, maxSecretFileBytes)
+	}
+	s := string(b)
+	if t, ok := strings.CutSuffix(s, "\r\n"); ok {
+		s = t
+	} else {
+		s = strings.TrimSuffix(s, "\n")
+	}
+	if s == "" {
+		return cfgErr("%s: %s is empty", name, c.TokenSecretFile)
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		// A warning, not a refusal: Kubernetes (0644) and Docker (0444)
+		// mount secrets group/world-readable by default.
+		c.warnings = append(c.warnings, fmt.Sprintf("%s is readable by group or others (mode %04o); consider chmod 600", c.TokenSecretFile, st.Mode().Perm()))
+	}
+	c.TokenSecret, c.secretFrom = secret{s}, "PVE_API_TOKEN_SECRET_FILE"
+	return nil
+}
+
+// pathErr drops the "open " prefix noise but keeps path and cause.
+func pathErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %v", pe.Path, pe.Err)
+	}
+	return err
+}
+
+// usage prints every flag and variable with its default.
+func usage(w io.Writer) {
+	fmt.Fprint(w, `proxmox-safe-mcp: a safety-first MCP server for Proxmox VE.
+
+Usage:
+  proxmox-safe-mcp [flags]                       serve MCP over stdio (default; same as "serve")
+  proxmox-safe-mcp [flags] tools                 list the tools this configuration exposes
+  proxmox-safe-mcp [flags] call TOOL ['{json}']  run one tool and print its result
+  proxmox-safe-mcp --demo [tools|call ...]       the same, against a simulated cluster
+
+Every flag may also be set by the environment variable shown; a flag wins
+over its variable. Booleans accept exactly true, false, 1 or 0.
+
+Flags:
+`)
+	for _, s := range settings {
+		left := "  "
+		if s.flag != "" {
+			left += "--" + s.flag
+			if !s.boolean {
+				left += " value"
+			}
+		} else {
+			left += "(no flag)"
+		}
+		env := ""
+		if s.env != "" {
+			env = " [" + s.env + "]"
+		}
+		def := ""
+		if s.def != "" {
+			def = " (default " + s.def + ")"
+		}
+		fmt.Fprintf(w, "%s%s%s\n      %s\n", left, env, def, s.help)
+	}
+	fmt.Fprint(w, `  --help
+      show this help
+
+Exit codes: 0 success; 1 the tool call returned an error (call); 2 bad usage or configuration.
+See docs/CONFIGURATION.md for details and examples.
+`)
+}

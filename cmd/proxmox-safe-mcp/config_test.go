@@ -1,0 +1,303 @@
+package main
+
+import (
+	"fmt"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// env builds a lookup function from pairs, so no test touches os.Environ.
+func env(kv ...string) func(string) (string, bool) {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+// base is a complete, valid read-only environment.
+var base = []string{
+	"PVE_URL", "https://pve.example.com:8006",
+	"PVE_API_TOKEN_ID", "automation@pve!mcp",
+	"PVE_API_TOKEN_SECRET", "11111111-2222-4333-8444-555555555555",
+	"PROXMOX_SAFE_READ_ONLY", "true",
+}
+
+func with(kv ...string) []string {
+	out := slices.Clone(base)
+	for i := 0; i+1 < len(kv); i += 2 {
+		if j := slices.Index(out, kv[i]); j >= 0 && j%2 == 0 {
+			out[j+1] = kv[i+1]
+		} else {
+			out = append(out, kv[i], kv[i+1])
+		}
+	}
+	return out
+}
+
+func writeSecret(t *testing.T, content string, mode os.FileMode) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(p, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, mode); err != nil { // umask-proof
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestParseConfigOK(t *testing.T) {
+	t.Parallel()
+	secretFile := writeSecret(t, "s3cr3t-from-file\n", 0o600)
+	crlfFile := writeSecret(t, "s3cr3t-crlf\r\n", 0o600)
+	loose := writeSecret(t, "s3cr3t-loose", 0o644)
+	tests := []struct {
+		name  string
+		args  []string
+		env   []string
+		check func(t *testing.T, c *config)
+	}{
+		{"defaults", nil, base, func(t *testing.T, c *config) {
+			if c.Command != cmdServe || c.Profile != "safe" || !c.ReadOnly || c.LogLevel != slog.LevelInfo {
+				t.Errorf("got command %q profile %q readOnly %t level %v", c.Command, c.Profile, c.ReadOnly, c.LogLevel)
+			}
+			if c.TokenSecret.reveal() != "11111111-2222-4333-8444-555555555555" || c.secretFrom != "PVE_API_TOKEN_SECRET" {
+				t.Errorf("secret not read from env (from %q)", c.secretFrom)
+			}
+		}},
+		{"flag overrides env", []string{"--url", "https://other:8006", "--read-only=false", "--audit-log", "/tmp/a.jsonl"}, base, func(t *testing.T, c *config) {
+			if c.URL != "https://other:8006" || c.ReadOnly {
+				t.Errorf("URL %q readOnly %t", c.URL, c.ReadOnly)
+			}
+		}},
+		{"flag overrides invalid env", []string{"--read-only"}, with("PROXMOX_SAFE_READ_ONLY", "yes"), func(t *testing.T, c *config) {
+			if !c.ReadOnly {
+				t.Error("read-only not set")
+			}
+		}},
+		{"bool 1 and 0", nil, with("PROXMOX_SAFE_READ_ONLY", "0", "PVE_TLS_INSECURE", "1", "PROXMOX_SAFE_AUDIT_LOG", "/tmp/x"), func(t *testing.T, c *config) {
+			if c.ReadOnly || !c.TLSInsecure {
+				t.Errorf("readOnly %t insecure %t", c.ReadOnly, c.TLSInsecure)
+			}
+		}},
+		{"empty env is unset", nil, with("PROXMOX_SAFE_PROFILE", "", "PVE_TLS_INSECURE", ""), func(t *testing.T, c *config) {
+			if c.Profile != "safe" || c.TLSInsecure {
+				t.Errorf("profile %q insecure %t", c.Profile, c.TLSInsecure)
+			}
+		}},
+		{"allowed nodes list", nil, with("PVE_ALLOWED_NODES", " pve1, pve-2 ,,"), func(t *testing.T, c *config) {
+			if !slices.Equal(c.AllowedNodes, []string{"pve1", "pve-2"}) {
+				t.Errorf("nodes %q", c.AllowedNodes)
+			}
+		}},
+		{"readonly profile needs no audit log", nil, with("PROXMOX_SAFE_READ_ONLY", "false", "PROXMOX_SAFE_PROFILE", "readonly"), func(t *testing.T, c *config) {
+			if c.mutating() {
+				t.Error("readonly profile is mutating")
+			}
+		}},
+		{"tools needs no audit log", []string{"tools"}, with("PROXMOX_SAFE_READ_ONLY", "false"), func(t *testing.T, c *config) {
+			if c.Command != cmdTools || c.LogLevel != slog.LevelError {
+				t.Errorf("command %q level %v", c.Command, c.LogLevel)
+			}
+		}},
+		{"secret file, one newline trimmed", []string{"--token-secret-file", secretFile}, with("PVE_API_TOKEN_SECRET", ""), func(t *testing.T, c *config) {
+			if c.TokenSecret.reveal() != "s3cr3t-from-file" || len(c.warnings) != 0 {
+				t.Errorf("secret %q warnings %q", c.TokenSecret.reveal(), c.warnings)
+			}
+		}},
+		{"secret file flag beats secret env", []string{"--token-secret-file", crlfFile}, base, func(t *testing.T, c *config) {
+			if c.TokenSecret.reveal() != "s3cr3t-crlf" || c.secretFrom != "PVE_API_TOKEN_SECRET_FILE" {
+				t.Errorf("secret %q from %q", c.TokenSecret.reveal(), c.secretFrom)
+			}
+		}},
+		{"loose secret file warns", nil, with("PVE_API_TOKEN_SECRET", "", "PVE_API_TOKEN_SECRET_FILE", loose), func(t *testing.T, c *config) {
+			if len(c.warnings) != 1 || !strings.Contains(c.warnings[0], "0644") {
+				t.Errorf("warnings %q", c.warnings)
+			}
+		}},
+		{"demo ignores PVE env", []string{"--demo"}, []string{"PVE_URL", "http://bad", "PVE_TLS_INSECURE", "maybe"}, func(t *testing.T, c *config) {
+			if !c.Demo || c.URL != "" || c.TLSInsecure {
+				t.Errorf("demo %t url %q", c.Demo, c.URL)
+			}
+		}},
+		{"demo honours profile", []string{"--demo", "--read-only"}, []string{"PROXMOX_SAFE_PROFILE", "readonly"}, func(t *testing.T, c *config) {
+			if c.Profile != "readonly" || !c.ReadOnly {
+				t.Errorf("profile %q readOnly %t", c.Profile, c.ReadOnly)
+			}
+		}},
+		{"call with args, flags after command", []string{"call", "node_status", `{"node":"pve1"}`, "--demo"}, nil, func(t *testing.T, c *config) {
+			if c.Command != cmdCall || c.Tool != "node_status" || c.ToolArgs != `{"node":"pve1"}` || !c.Demo {
+				t.Errorf("%+v", c)
+			}
+		}},
+		{"call default args", []string{"--demo", "call", "list_guests"}, nil, func(t *testing.T, c *config) {
+			if c.ToolArgs != "{}" {
+				t.Errorf("args %q", c.ToolArgs)
+			}
+		}},
+		{"double dash ends flags", []string{"--demo", "call", "--", "x", "--y"}, nil, func(t *testing.T, c *config) {
+			if c.Tool != "x" || c.ToolArgs != "--y" {
+				t.Errorf("tool %q args %q", c.Tool, c.ToolArgs)
+			}
+		}},
+		{"log level", []string{"--log-level", "debug", "call", "x"}, base, func(t *testing.T, c *config) {
+			if c.LogLevel != slog.LevelDebug {
+				t.Errorf("level %v", c.LogLevel)
+			}
+		}},
+		{"version skips checks", []string{"--version"}, nil, func(t *testing.T, c *config) {
+			if !c.Version {
+				t.Error("version not set")
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := parseConfig(tt.args, env(tt.env...))
+			if err != nil {
+				t.Fatalf("parseConfig: %v", err)
+			}
+			tt.check(t, c)
+		})
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	t.Parallel()
+	empty := writeSecret(t, "\n", 0o600)
+	twoLines := writeSecret(t, "abc\n\n", 0o600)
+	big := writeSecret(t, strings.Repeat("x", maxSecretFileBytes+1), 0o600)
+	dir := t.TempDir()
+	const canary = "CANARY-SECRET-do-not-print"
+	tests := []struct {
+		name string
+		args []string
+		env  []string
+		want string // substring of the one-line error
+	}{
+		{"no url", nil, with("PVE_URL", ""), "PVE_URL (--url) is required"},
+		{"no token id", nil, with("PVE_API_TOKEN_ID", ""), "PVE_API_TOKEN_ID (--token-id) is required"},
+		{"no secret", nil, with("PVE_API_TOKEN_SECRET", ""), "PVE_API_TOKEN_SECRET or PVE_API_TOKEN_SECRET_FILE"},
+		{"both secrets", nil, with("PVE_API_TOKEN_SECRET_FILE", "/x"), "set only one of PVE_API_TOKEN_SECRET and PVE_API_TOKEN_SECRET_FILE"},
+		{"secret with space", nil, with("PVE_API_TOKEN_SECRET", canary+" x"), "PVE_API_TOKEN_SECRET: the token secret contains white space"},
+		{"missing secret file", []string{"--token-secret-file", filepath.Join(dir, "nope")}, with("PVE_API_TOKEN_SECRET", ""), "PVE_API_TOKEN_SECRET_FILE (--token-secret-file): "},
+		{"secret file is a dir", nil, with("PVE_API_TOKEN_SECRET", "", "PVE_API_TOKEN_SECRET_FILE", dir), "is not a regular file"},
+		{"empty secret file", nil, with("PVE_API_TOKEN_SECRET", "", "PVE_API_TOKEN_SECRET_FILE", empty), "is empty"},
+		{"two newlines", nil, with("PVE_API_TOKEN_SECRET", "", "PVE_API_TOKEN_SECRET_FILE", twoLines), "PVE_API_TOKEN_SECRET_FILE: the token secret contains white space"},
+		{"huge secret file", nil, with("PVE_API_TOKEN_SECRET", "", "PVE_API_TOKEN_SECRET_FILE", big), "larger than 4096 bytes"},
+		{"bad bool env", nil, with("PROXMOX_SAFE_READ_ONLY", "yes"), `PROXMOX_SAFE_READ_ONLY (--read-only): must be one of true, false, 1, 0 (got "yes")`},
+		{"bool TRUE is not accepted", nil, with("PVE_TLS_INSECURE", "TRUE"), "PVE_TLS_INSECURE (--tls-insecure): must be one of"},
+		{"bad bool flag", []string{"--read-only=t"}, base, `--read-only (PROXMOX_SAFE_READ_ONLY): must be one of true, false, 1, 0 (got "t")`},
+		{"bad profile", nil, with("PROXMOX_SAFE_PROFILE", "admin"), `PROXMOX_SAFE_PROFILE (--profile): unknown profile "admin"`},
+		{"bad node flag with colon", []string{"--allowed-nodes", "pve1,a: b"}, base, `--allowed-nodes (PVE_ALLOWED_NODES): "a: b" is not a valid Proxmox node name`},
+		{"bad node", nil, with("PVE_ALLOWED_NODES", "pve1,pve 2"), `PVE_ALLOWED_NODES (--allowed-nodes): "pve 2" is not a valid Proxmox node name`},
+		{"bad log level", []string{"--log-level=loud"}, base, "--log-level (PROXMOX_SAFE_LOG_LEVEL): must be one of"},
+		{"audit log required", nil, with("PROXMOX_SAFE_READ_ONLY", "false"), `PROXMOX_SAFE_AUDIT_LOG (--audit-log) is required when the "safe" profile enables mutations`},
+		{"audit log required for call", []string{"call", "list_guests"}, with("PROXMOX_SAFE_READ_ONLY", ""), "PROXMOX_SAFE_AUDIT_LOG (--audit-log) is required"},
+		{"insecure with pin", nil, with("PVE_TLS_INSECURE", "true", "PVE_TLS_FINGERPRINT", "AA:BB"), "PVE_TLS_INSECURE (--tls-insecure) cannot be combined"},
+		{"unknown flag", []string{"--token-secret", canary}, base, "unknown flag --token-secret"},
+		{"unknown command", []string{"start"}, base, `unknown command "start"`},
+		{"call without tool", []string{"call"}, base, "call needs a tool name"},
+		{"call too many", []string{"call", "a", "{}", "x"}, base, "at most one JSON argument"},
+		{"tools with args", []string{"tools", "x"}, base, "tools takes no arguments"},
+		{"pve flag with demo", []string{"--demo", "--url", "https://x"}, nil, "--url (PVE_URL) cannot be combined with --demo"},
+		{"flag needs value", []string{"--url"}, base, "flag --url needs a value"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := parseConfig(tt.args, env(tt.env...))
+			if err == nil {
+				t.Fatalf("want error containing %q, got nil", tt.want)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tt.want) {
+				t.Errorf("error %q\nwant it to contain %q", msg, tt.want)
+			}
+			if strings.Contains(msg, "\n") {
+				t.Errorf("error spans lines: %q", msg)
+			}
+			if strings.Contains(msg, canary) {
+				t.Errorf("error leaks the secret: %q", msg)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
+		_, err := parseConfig(args, env())
+		if err != errHelp {
+			t.Errorf("%q: err %v, want errHelp", args, err)
+		}
+	}
+	var b strings.Builder
+	usage(&b)
+	for _, s := range settings {
+		if s.flag != "" && !strings.Contains(b.String(), "--"+s.flag) {
+			t.Errorf("--help misses --%s", s.flag)
+		}
+		if s.env != "" && !strings.Contains(b.String(), s.env) {
+			t.Errorf("--help misses %s", s.env)
+		}
+	}
+}
+
+// TestSecretNeverFormats guards the secret type against accidental printing.
+func TestSecretNeverFormats(t *testing.T) {
+	t.Parallel()
+	s := secret{"CANARY"}
+	c := config{TokenSecret: s}
+	for _, out := range []string{
+		fmt.Sprint(s), fmt.Sprintf("%v %+v %#v %s %q %x", s, s, s, s, s, s),
+		fmt.Sprintf("%v %+v", c, c), fmt.Sprintf("%#v", c),
+	} {
+		if strings.Contains(out, "CANARY") || strings.Contains(out, "43414e415259") {
+			t.Errorf("secret printed: %s", out)
+		}
+	}
+	var b strings.Builder
+	slog.New(slog.NewTextHandler(&b, nil)).Info("x", "secret", s)
+	if strings.Contains(b.String(), "CANARY") {
+		t.Errorf("secret logged: %s", b.String())
+	}
+}
+
+// TestLibConfigError checks that real library config errors name our
+// variables.
+func TestLibConfigError(t *testing.T) {
+	t.Parallel()
+	cfg := &config{secretFrom: "PVE_API_TOKEN_SECRET_FILE"}
+	base := func() proxmoxsafe.Config {
+		return proxmoxsafe.Config{URL: "https://pve:8006", TokenID: "a@pve!tok", TokenSecret: "s"}
+	}
+	tests := []struct {
+		mod  func(*proxmoxsafe.Config)
+		want string
+	}{
+		{func(c *proxmoxsafe.Config) { c.URL = "http://pve:8006" }, "PVE_URL (--url): URL uses plain http://"},
+		{func(c *proxmoxsafe.Config) { c.Fingerprint = "zz" }, "PVE_TLS_FINGERPRINT (--tls-fingerprint): Fingerprint must be"},
+		{func(c *proxmoxsafe.Config) { c.TokenSecret = "a b" }, "PVE_API_TOKEN_SECRET_FILE: TokenSecret contains"},
+		{func(c *proxmoxsafe.Config) { c.Policy.AllowedNodes = []string{"x/y"} }, "PVE_ALLOWED_NODES (--allowed-nodes): Policy.AllowedNodes: "},
+		{func(c *proxmoxsafe.Config) { c.Timeout = -1 }, "invalid configuration: Timeout and MaxResponseBytes"},
+	}
+	for _, tc := range tests {
+		c := base()
+		tc.mod(&c)
+		_, err := proxmoxsafe.New(c)
+		if err == nil {
+			t.Fatalf("config accepted: %+v", c)
+		}
+		if got := libConfigError(err, cfg).Error(); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%v → %q, want prefix %q", err, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
+)
+
+// setupDemo starts the simulated cluster and returns a library config that
+// talks to it over real TLS, pinned by fingerprint, with the fake's token.
+// It reads no PVE_* variable: demo mode must never reach a real cluster.
+func setupDemo(a *app, cfg *config, stderr io.Writer) (proxmoxsafe.Config, error) {
+	cluster := proxmoxtest.DemoCluster()
+	// Read the model before NewServer takes ownership of it.
+	var nodes []string
+	for _, n := range cluster.Nodes {
+		nodes = append(nodes, n.Name)
+	}
+	example := demoExample(cluster)
+	guests := len(cluster.Guests)
+
+	srv := proxmoxtest.NewServer(cluster)
+	a.closers = append(a.closers, srv.Close)
+
+	if cfg.AuditLog == "" && cfg.Command != cmdTools {
+		f, err := os.CreateTemp("", "proxmox-safe-mcp-demo-audit-*.jsonl")
+		if err != nil {
+			return proxmoxsafe.Config{}, cfgErr("--demo: creating a temporary audit log: %v", err)
+		}
+		f.Close()
+		cfg.AuditLog = f.Name()
+		name := f.Name()
+		a.closers = append(a.closers, func() {
+			// One-shot calls clean up after themselves (pass --audit-log to
+			// keep one); serve keeps a log that recorded something.
+			if st, err := os.Stat(name); cfg.Command == cmdCall || (err == nil && st.Size() == 0) {
+				os.Remove(name)
+			}
+		})
+	}
+
+	classes, _ := proxmoxsafe.Profile(cfg.Profile).Classes()
+	if cfg.ReadOnly {
+		classes = nil
+	}
+	if cfg.Command == cmdServe {
+		printDemoBanner(stderr, srv.URL, nodes, guests, cfg, classes, example)
+	} else {
+		audit := ""
+		if cfg.Command == cmdCall {
+			audit = "; audit log " + cfg.AuditLog
+			if !strings.Contains(cfg.AuditLog, "proxmox-safe-mcp-demo-audit-") {
+				audit += " (kept)"
+			} else {
+				audit += " (removed on exit; pass --audit-log to keep one)"
+			}
+		}
+		fmt.Fprintf(stderr, "proxmox-safe-mcp: demo mode: simulated cluster (nodes %s), nothing real is touched%s\n", describeNodes(nodes), audit)
+	}
+	return proxmoxsafe.Config{
+		URL:         srv.URL,
+		TokenID:     proxmoxtest.DefaultTokenID,
+		TokenSecret: proxmoxtest.DefaultTokenSecret,
+		Fingerprint: srv.Fingerprint(),
+		Policy:      proxmoxsafe.Policy{AllowedNodes: nodes},
+	}, nil
+}
+
+// demoExample returns an approval phrase for a running, unlocked,
+// non-template guest, to show in the banner.
+func demoExample(c *proxmoxtest.Cluster) string {
+	for _, g := range c.Guests {
+		if g.Status == "running" && g.Lock == "" && !g.Template && !g.HAManaged {
+			return proxmoxsafe.ApprovalPhrase("shutdown", proxmoxsafe.Target{
+				Node: g.Node, Type: proxmoxsafe.GuestType(g.Type), VMID: g.VMID,
+			})
+		}
+	}
+	return "APPROVE shutdown <node>/<type>/<vmid>"
+}
+
+// printDemoBanner tells a newcomer what is running and how to connect a
+// client. It goes to stderr: stdout is the MCP channel.
+func printDemoBanner(w io.Writer, url string, nodes []string, guests int, cfg *config, classes []proxmoxsafe.Class, example string) {
+	command, args := demoCommand()
+	cmdJSON, _ := json.Marshal(command)
+	argsJSON, _ := json.Marshal(args)
+	claude := fmt.Sprintf(`    {"mcpServers": {"proxmox-safe-demo": {"command": %s, "args": %s}}}`, cmdJSON, argsJSON)
+	vscode := fmt.Sprintf(`    {"servers": {"proxmox-safe-demo": {"type": "stdio", "command": %s, "args": %s}}}`, cmdJSON, argsJSON)
+	fmt.Fprintf(w, `proxmox-safe-mcp %s — DEMO MODE
+  A simulated Proxmox VE cluster runs inside this process at %s
+  (nodes: %s; %d guests). Nothing touches a real Proxmox server, and every
+  PVE_* environment variable is ignored.
+  Profile %s (mutation classes: %s), read-only %t, allowed nodes: %s.
+  Audit log: %s
+  Mutations need the exact approval phrase, e.g. %q.
+
+  MCP JSON-RPC is now served on stdin/stdout; press Ctrl-C to stop.
+  To use it from Claude Desktop (claude_desktop_config.json):
+%s
+  From VS Code (.vscode/mcp.json):
+%s
+  From a shell, without a client:
+    proxmox-safe-mcp --demo tools
+    proxmox-safe-mcp --demo call list_guests
+`, versionString(), url, describeNodes(nodes), guests,
+		cfg.Profile, classNames(classes), cfg.ReadOnly, describeNodes(nodes),
+		cfg.AuditLog, example, claude, vscode)
+}
+
+// demoCommand returns how a client should start this demo: the binary's
+// absolute path, or `go run` from the module root when running under
+// `go run` (whose binary lives in a temporary directory).
+func demoCommand() (string, []string) {
+	exe, err := os.Executable()
+	if err == nil && !strings.Contains(exe, "go-build") {
+		if abs, err := filepath.Abs(exe); err == nil {
+			return abs, []string{"--demo"}
+		}
+	}
+	dir, _ := os.Getwd()
+	// go run is usually started from the module root, but find it anyway.
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "cmd", "proxmox-safe-mcp")); err == nil {
+			dir = d
+			break
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	return "go", []string{"-C", dir, "run", "./cmd/proxmox-safe-mcp", "--demo"}
+}

@@ -1,0 +1,141 @@
+// Command proxmox-safe-mcp is a safety-first MCP server for Proxmox VE.
+//
+// It serves the tools of package mcpserver over stdio (the default), and
+// has two direct commands for shell users: "tools" lists the tools the
+// configuration exposes and "call" runs one tool through the same MCP code
+// path and prints its result. With --demo everything runs against an
+// in-process simulated cluster, so it can be tried without Proxmox:
+//
+//	go run ./cmd/proxmox-safe-mcp --demo call list_guests
+//
+// Configuration comes from flags and PVE_* / PROXMOX_SAFE_* environment
+// variables; see --help and docs/CONFIGURATION.md. Stdout carries only MCP
+// JSON-RPC (serve) or the tool result (call); logs go to stderr.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
+)
+
+// version is set at build time with -ldflags "-X main.version=v1.2.3";
+// when empty the module version from the build info is used.
+var version string
+
+// Exit codes.
+const (
+	exitOK        = 0
+	exitToolError = 1 // call: the tool returned isError; serve: a runtime failure
+	exitUsage     = 2 // bad flags, environment or configuration
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.LookupEnv, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is main without the process: tests call it with their own streams and
+// environment.
+func run(ctx context.Context, args []string, lookup func(string) (string, bool), stdin io.Reader, stdout, stderr io.Writer) int {
+	cfg, err := parseConfig(args, lookup)
+	switch {
+	case errors.Is(err, errHelp):
+		usage(stdout)
+		return exitOK
+	case err != nil:
+		fmt.Fprintln(stderr, "proxmox-safe-mcp: "+err.Error())
+		return exitUsage
+	}
+	if cfg.Version {
+		fmt.Fprintln(stdout, "proxmox-safe-mcp", versionString())
+		return exitOK
+	}
+
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	// Startup warnings (insecure TLS, a loose secret file) are shown even
+	// when the CLI commands' quieter default level would hide them.
+	warn := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: min(cfg.LogLevel, slog.LevelWarn)}))
+	for _, w := range cfg.warnings {
+		warn.Warn(w)
+	}
+	a, err := setup(cfg, logger, warn, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "proxmox-safe-mcp: "+err.Error())
+		return exitUsage
+	}
+	defer a.close()
+
+	switch cfg.Command {
+	case cmdTools:
+		return listTools(a, stdout)
+	case cmdCall:
+		return callTool(ctx, a, cfg, stdout, stderr)
+	default:
+		return serve(ctx, a, stdin, stdout)
+	}
+}
+
+// serve speaks MCP on stdin/stdout until stdin closes (exit 0) or a signal
+// cancels ctx (exit 0).
+func serve(ctx context.Context, a *app, stdin io.Reader, stdout io.Writer) int {
+	srv := mcpserver.New(a.client, a.opts)
+	var t mcp.Transport = &mcp.StdioTransport{}
+	if stdin != os.Stdin || stdout != os.Stdout {
+		t = &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
+	}
+	a.log.Info("serving MCP on stdio", slog.String("version", versionString()))
+	err := srv.Run(ctx, t)
+	switch {
+	case err == nil:
+		a.log.Info("client closed stdin; exiting")
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		a.log.Info("signal received; exiting")
+	default:
+		a.log.Error("MCP session failed", slog.Any("error", err))
+		return exitToolError
+	}
+	return exitOK
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// versionString is the -X override, else the module version (a tag or
+// pseudo-version when installed with `go install …@version`), else
+// "(devel)" plus the VCS revision when the build recorded one.
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(devel)"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	v := "(devel)"
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += " " + s.Value[:12]
+		}
+		if s.Key == "vcs.modified" && s.Value == "true" {
+			v += "+dirty"
+		}
+	}
+	return v
+}

@@ -1,0 +1,71 @@
+// Package examples_test builds every example and runs it with -demo against
+// the simulated cluster, so the examples cannot rot.
+package examples_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestExamplesDemo(t *testing.T) {
+	bin := t.TempDir()
+	// One build for all examples: -o to a directory writes one binary per main package.
+	build := exec.Command("go", "build", "-o", bin+string(filepath.Separator), "./list-and-snapshot", "./embed")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"list-and-snapshot", []string{"-demo", "-tag", "web", "-snapname", "example-test"}, []string{
+			`4 guest(s) tagged "web"`,
+			`ok   pve1/qemu/100/example-test (web-01): snapshot "example-test", task OK`,
+			`ok   pve2/lxc/201/example-test (proxy)`,
+		}},
+		{"list-and-snapshot", []string{"-demo", "-tag", "db"}, []string{
+			`1 guest(s) tagged "db"`,
+			`skip pve1/qemu/102/`, // locked "backup": refused before anything is sent
+		}},
+		{"embed", []string{"-demo"}, []string{
+			"server_policy (readOnly=true)",
+			"guest_power", // not enabled: no mutation class in this example
+			`"token_id": "automation@pve!mcp"`,
+			`"total": `,
+		}},
+	} {
+		t.Run(tc.name+strings.Join(tc.args, "_"), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+			defer cancel()
+			var stdout, stderr bytes.Buffer
+			cmd := exec.CommandContext(ctx, filepath.Join(bin, tc.name), tc.args...)
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("%s %q: %v\nstdout:\n%s\nstderr:\n%s", tc.name, tc.args, err, stdout.String(), stderr.String())
+			}
+			for _, w := range tc.want {
+				if strings.HasPrefix(w, "guest_power") {
+					if strings.Contains(stdout.String(), w) {
+						t.Errorf("output lists %s although no mutation class is enabled:\n%s", w, stdout.String())
+					}
+					continue
+				}
+				if !strings.Contains(stdout.String(), w) {
+					t.Errorf("output lacks %q:\n%s", w, stdout.String())
+				}
+			}
+		})
+	}
+}

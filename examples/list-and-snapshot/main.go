@@ -1,0 +1,186 @@
+// Command list-and-snapshot snapshots every guest that carries a tag, using
+// the proxmoxsafe library directly (no MCP).
+//
+// It lists the guests with the tag, then for each one builds the exact
+// approval phrase with proxmoxsafe.ApprovalPhrase, submits the snapshot and
+// waits for the Proxmox task with WaitTask. Guests the policy or the
+// guest's state rule out (templates, locked guests, nodes not on the
+// allowlist) are reported and skipped: the library refuses them before
+// anything is sent.
+//
+// Running the program is the operator's approval: the phrase is built by
+// the program because a human chose to run it for this tag. (For an AI
+// agent the phrase is a floor, not proof of consent; see DESIGN §2.)
+//
+// Try it without Proxmox:
+//
+//	go run ./examples/list-and-snapshot -demo -tag web
+//
+// Against a real cluster it reads PVE_URL, PVE_API_TOKEN_ID,
+// PVE_API_TOKEN_SECRET, PVE_TLS_FINGERPRINT or PVE_CA_FILE,
+// PVE_ALLOWED_NODES and PROXMOX_SAFE_AUDIT_LOG (required).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "list-and-snapshot:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("list-and-snapshot", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	tag := fs.String("tag", "web", "snapshot the guests carrying this tag")
+	snapname := fs.String("snapname", "auto-"+time.Now().UTC().Format("20060102-150405"), "snapshot name")
+	demo := fs.Bool("demo", false, "run against an in-process simulated cluster")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+
+	cfg, cleanup, err := config(*demo)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	// The library logs one line per operation (refusals at WARN); this program
+	// prints every outcome itself, so show only errors.
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	// This program only snapshots: enable that class and nothing else, so
+	// even a bug here could not power anything off.
+	cfg.Policy.Classes = []proxmoxsafe.Class{proxmoxsafe.ClassSnapshot}
+	client, err := proxmoxsafe.New(cfg)
+	if err != nil {
+		return err
+	}
+
+	var guests []proxmoxsafe.Guest
+	for cursor := ""; ; {
+		page, err := client.ListGuests(ctx, proxmoxsafe.ListGuestsInput{Tag: *tag, Cursor: cursor})
+		if err != nil {
+			return fmt.Errorf("listing guests: %w", err)
+		}
+		guests = append(guests, page.Guests...)
+		if cursor = page.NextCursor; cursor == "" {
+			break
+		}
+	}
+	fmt.Fprintf(stdout, "%d guest(s) tagged %q\n", len(guests), *tag)
+
+	var failed int
+	for _, g := range guests {
+		in := proxmoxsafe.SnapshotGuestInput{
+			Node: g.Node, Type: g.Type, VMID: g.VMID, Name: *snapname,
+			Description: "taken by examples/list-and-snapshot",
+		}
+		in.Approval = proxmoxsafe.ApprovalPhrase("snapshot", in.Target())
+		label := fmt.Sprintf("%s (%s)", in.Target(), g.Name)
+
+		receipt, err := client.SnapshotGuest(ctx, in)
+		switch {
+		case errors.Is(err, proxmoxsafe.ErrNotAllowed), errors.Is(err, proxmoxsafe.ErrPrecondition):
+			fmt.Fprintf(stdout, "skip %s: %v\n", label, err)
+			continue
+		case err != nil:
+			failed++
+			fmt.Fprintf(stdout, "FAIL %s: %v\n", label, err)
+			continue
+		}
+		status, err := client.WaitTask(ctx, receipt.UPID, &proxmoxsafe.WaitOptions{Interval: 100 * time.Millisecond, Timeout: 10 * time.Minute})
+		if err != nil {
+			failed++
+			fmt.Fprintf(stdout, "FAIL %s: task %s: %v\n", label, receipt.UPID, err)
+			continue
+		}
+		fmt.Fprintf(stdout, "ok   %s: snapshot %q, task %s\n", label, *snapname, status.ExitStatus)
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d snapshot(s) failed", failed)
+	}
+	return nil
+}
+
+// config returns the library configuration: the simulated cluster in demo
+// mode, the PVE_* environment otherwise.
+func config(demo bool) (proxmoxsafe.Config, func(), error) {
+	if demo {
+		cluster := proxmoxtest.DemoCluster()
+		var nodes []string
+		for _, n := range cluster.Nodes {
+			nodes = append(nodes, n.Name)
+		}
+		srv := proxmoxtest.NewServer(cluster)
+		audit, err := os.CreateTemp("", "list-and-snapshot-audit-*.jsonl")
+		if err != nil {
+			srv.Close()
+			return proxmoxsafe.Config{}, nil, err
+		}
+		audit.Close()
+		log, err := proxmoxsafe.OpenAuditLog(audit.Name())
+		if err != nil {
+			srv.Close()
+			os.Remove(audit.Name())
+			return proxmoxsafe.Config{}, nil, err
+		}
+		return proxmoxsafe.Config{
+				URL:         srv.URL,
+				TokenID:     proxmoxtest.DefaultTokenID,
+				TokenSecret: proxmoxtest.DefaultTokenSecret,
+				Fingerprint: srv.Fingerprint(),
+				Policy:      proxmoxsafe.Policy{AllowedNodes: nodes},
+				Audit:       log,
+			}, func() {
+				log.Close()
+				os.Remove(audit.Name())
+				srv.Close()
+			}, nil
+	}
+
+	cfg := proxmoxsafe.Config{
+		URL:         os.Getenv("PVE_URL"),
+		TokenID:     os.Getenv("PVE_API_TOKEN_ID"),
+		TokenSecret: os.Getenv("PVE_API_TOKEN_SECRET"),
+		Fingerprint: os.Getenv("PVE_TLS_FINGERPRINT"),
+	}
+	if f := os.Getenv("PVE_CA_FILE"); f != "" {
+		pem, err := os.ReadFile(f)
+		if err != nil {
+			return cfg, nil, fmt.Errorf("PVE_CA_FILE: %w", err)
+		}
+		cfg.CACertPEM = pem
+	}
+	for n := range strings.SplitSeq(os.Getenv("PVE_ALLOWED_NODES"), ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			cfg.Policy.AllowedNodes = append(cfg.Policy.AllowedNodes, n)
+		}
+	}
+	path := os.Getenv("PROXMOX_SAFE_AUDIT_LOG")
+	if path == "" {
+		return cfg, nil, errors.New("PROXMOX_SAFE_AUDIT_LOG is required (or use -demo)")
+	}
+	log, err := proxmoxsafe.OpenAuditLog(path)
+	if err != nil {
+		return cfg, nil, fmt.Errorf("PROXMOX_SAFE_AUDIT_LOG: %w", err)
+	}
+	cfg.Audit = log
+	return cfg, func() { log.Close() }, nil
+}
