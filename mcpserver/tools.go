@@ -221,6 +221,9 @@ type toolDef struct {
 	schemas func() (in, out *jsonschema.Schema)
 	// register adds the tool with its typed handler to s.
 	register func(s *mcp.Server, t *mcp.Tool, a *adapter)
+	// outputDescriptions describe top-level output fields (alternative to
+	// the outputDescriptions map, for tools defined in other files).
+	outputDescriptions map[string]string
 }
 
 var (
@@ -244,8 +247,19 @@ var (
 	}
 )
 
-// allTools is the one explicit list of tools, in listing order.
+// allTools is the one explicit list of tools, in listing order: the
+// original read tools, the wider read coverage, then the mutations.
 func allTools() []toolDef {
+	var tools []toolDef
+	tools = append(tools, coreTools()[:3]...)
+	tools = append(tools, guestReadTools()...)
+	tools = append(tools, infraReadTools()...)
+	tools = append(tools, coreTools()[3:]...)
+	return tools
+}
+
+// coreTools are the five original tools: three reads, then two mutations.
+func coreTools() []toolDef {
 	return []toolDef{
 		{
 			info: ToolInfo{
@@ -373,9 +387,11 @@ func (d toolDef) build() ToolInfo {
 	if d.constrain != nil {
 		d.constrain(in)
 	}
-	for name, desc := range outputDescriptions[info.Name] {
-		if p := out.Properties[name]; p != nil && p.Description == "" {
-			p.Description = desc
+	for _, descs := range []map[string]string{outputDescriptions[info.Name], d.outputDescriptions} {
+		for name, desc := range descs {
+			if p := out.Properties[name]; p != nil && p.Description == "" {
+				p.Description = desc
+			}
 		}
 	}
 	info.InputSchema, info.OutputSchema = in, out

@@ -15,6 +15,8 @@ const (
 	segVMID = `[0-9]+`
 	// url.PathEscape writes the "!" of token users ("u@pve!tok") as %21.
 	segUPID = `UPID:([A-Za-z0-9:@._-]|%21)+`
+	// pve-storage-id.
+	segStorage = `[A-Za-z][A-Za-z0-9._-]*`
 )
 
 // route is one (method, path pattern) pair the guard lets through.
@@ -37,6 +39,21 @@ var readRoutes = []route{
 	mkRoute(http.MethodGet, `/nodes/`+segNode+`/`+segType+`/`+segVMID+`/snapshot`),
 	mkRoute(http.MethodGet, `/nodes/`+segNode+`/tasks/`+segUPID+`/status`),
 	mkRoute(http.MethodGet, `/nodes/`+segNode+`/tasks/`+segUPID+`/log`),
+	// Wider read coverage: guest config (redacted by the library), tasks,
+	// storage and backups, Ceph, HA, the token's own permissions. Nothing
+	// here can read a secret Proxmox does not already mask, except the
+	// guest config, which the library redacts before returning it.
+	mkRoute(http.MethodGet, `/nodes`),
+	mkRoute(http.MethodGet, `/nodes/`+segNode+`/`+segType+`/`+segVMID+`/config`),
+	mkRoute(http.MethodGet, `/nodes/`+segNode+`/tasks`),
+	mkRoute(http.MethodGet, `/storage`),
+	mkRoute(http.MethodGet, `/nodes/`+segNode+`/storage`),
+	mkRoute(http.MethodGet, `/nodes/`+segNode+`/storage/`+segStorage+`/content`),
+	mkRoute(http.MethodGet, `/cluster/ceph/status`),
+	mkRoute(http.MethodGet, `/nodes/`+segNode+`/ceph/status`),
+	mkRoute(http.MethodGet, `/cluster/ha/status/current`),
+	mkRoute(http.MethodGet, `/cluster/ha/resources`),
+	mkRoute(http.MethodGet, `/access/permissions`),
 }
 
 // classRoutes are the mutating requests each class needs, and nothing more.
