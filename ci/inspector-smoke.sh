@@ -5,7 +5,8 @@
 #
 #   bash ci/inspector-smoke.sh
 #
-# Checks: tools/list shows exactly the five tools; cluster_status succeeds;
+# Checks: tools/list shows exactly the tools the binary's own `tools`
+# command lists (and at least the five original ones); cluster_status succeeds;
 # guest_power without approval is refused (isError, inspector exit 5) and the
 # refusal names the exact phrase; with the phrase it succeeds with a UPID.
 #
@@ -113,13 +114,24 @@ check() {
 PHRASE="APPROVE shutdown pve1/qemu/100"
 POWER='"node":"pve1","type":"qemu","vmid":100,"action":"shutdown"'
 
+# What the server says it offers, through its own CLI (not through MCP).
+export EXPECTED_TOOLS="$("$BIN" --demo tools 2>/dev/null | awk 'NR > 1 {print $1}' | sort | paste -sd, -)"
+[[ -n $EXPECTED_TOOLS ]] || fail "proxmox-safe-mcp --demo tools listed nothing"
+
 inspect tools-list --method tools/list
 [[ $CODE == 0 ]] || fail "tools/list exited $CODE: $(tail -n 5 "$WORK/tools-list.err")"
-check tools-list 'JSON.stringify(r.result.tools.map(t => t.name).sort()) === JSON.stringify(["cluster_status","guest_power","list_guests","node_status","snapshot_guest"])' \
-  "tools/list does not list exactly the five tools"
+check tools-list 'r.result.tools.map(t => t.name).sort().join(",") === process.env.EXPECTED_TOOLS' \
+  "tools/list does not list exactly the tools 'proxmox-safe-mcp tools' lists ($EXPECTED_TOOLS)"
+check tools-list '["cluster_status","guest_power","list_guests","node_status","snapshot_guest"].every(n => r.result.tools.some(t => t.name === n))' \
+  "tools/list lacks one of the five original tools"
 check tools-list 'r.result.tools.every(t => t.annotations && typeof t.annotations.readOnlyHint === "boolean" && typeof t.annotations.destructiveHint === "boolean")' \
   "a tool lacks explicit readOnly/destructive annotations"
-say "ok: tools/list"
+inspect tools-strict --method tools/list --strict
+if [[ $CODE != 0 ]] || grep -q '^Warning: tool' "$WORK/tools-strict.err"; then
+  grep -A3 '^Warning: tool' "$WORK/tools-strict.err" >&2 || true
+  fail "tools/list --strict: schema portability problems (exit $CODE)"
+fi
+say "ok: tools/list (strict schema portability: no warnings)"
 
 inspect cluster-status --method tools/call --tool-name cluster_status --tool-args-json '{}'
 [[ $CODE == 0 ]] || fail "cluster_status exited $CODE, want 0: $OUT"

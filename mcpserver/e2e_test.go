@@ -51,7 +51,7 @@ func TestReadToolsHappyPath(t *testing.T) {
 		{
 			name:     "cluster_status",
 			tool:     ToolClusterStatus,
-			requests: []string{"GET /cluster/status", "GET /version"},
+			requests: []string{"GET /cluster/status", "GET /version", "GET /cluster/resources"},
 			wantText: []string{"Cluster demo: 3 nodes (3 online), quorate, PVE 9.1.1"},
 			checkJSON: func(t *testing.T, res *mcp.CallToolResult) {
 				var out proxmoxsafe.ClusterStatusResult
@@ -666,8 +666,15 @@ func TestListGuestsLargeCluster(t *testing.T) {
 
 func TestToolsFollowPolicy(t *testing.T) {
 	t.Parallel()
-	all := []string{ToolClusterStatus, ToolNodeStatus, ToolListGuests, ToolGuestPower, ToolSnapshotGuest}
-	reads := all[:3]
+	// Every read tool is always listed, in listing order; the mutations
+	// follow the policy.
+	var reads []string
+	for _, ti := range Tools(nil, nil) {
+		if ti.ReadOnly() {
+			reads = append(reads, ti.Name)
+		}
+	}
+	all := append(slices.Clone(reads), ToolGuestPower, ToolSnapshotGuest)
 	tests := []struct {
 		name     string
 		policy   proxmoxsafe.Policy

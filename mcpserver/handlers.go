@@ -181,6 +181,14 @@ func (a *adapter) clusterStatus(ctx context.Context, _ clusterStatusArgs) (strin
 	if res.Version != "" {
 		fmt.Fprintf(&b, ", PVE %s", clean(res.Version, 64))
 	}
+	for _, n := range res.Nodes {
+		if n.Problem != "" {
+			fmt.Fprintf(&b, "; %s: %s", clean(n.Name, 64), clean(n.Problem, 256))
+		}
+	}
+	if len(res.Warnings) > 0 {
+		fmt.Fprintf(&b, "; warning: %s", clean(res.Warnings[0], 512))
+	}
 	return b.String(), res, nil
 }
 
@@ -242,22 +250,26 @@ func (a *adapter) guestPower(ctx context.Context, in guestPowerArgs) (string, *p
 		// Not registered in read-only mode; refuse anyway if mounted by hand.
 		return "", nil, readOnlyRefusal()
 	}
-	r, err := a.client.GuestPower(ctx, in.lib())
-	if err != nil {
+	lib := in.lib()
+	lib.Wait = waitOptions(ctx, in.Wait, in.TimeoutSeconds)
+	r, err := a.client.GuestPower(ctx, lib)
+	if r == nil {
 		return "", nil, err
 	}
-	return receiptText(fmt.Sprintf("Submitted %s of %s", r.Action, guestLabel(r.Target, r.Before.Name)), r), r, nil
+	return submitted(fmt.Sprintf("%s of %s", r.Action, guestLabel(r.Target, r.Before.Name)), r, err)
 }
 
 func (a *adapter) snapshotGuest(ctx context.Context, in snapshotGuestArgs) (string, *proxmoxsafe.Receipt, error) {
 	if a.readOnly {
 		return "", nil, readOnlyRefusal()
 	}
-	r, err := a.client.SnapshotGuest(ctx, in.lib())
-	if err != nil {
+	lib := in.lib()
+	lib.Wait = waitOptions(ctx, in.Wait, in.TimeoutSeconds)
+	r, err := a.client.SnapshotGuest(ctx, lib)
+	if r == nil {
 		return "", nil, err
 	}
-	return receiptText(fmt.Sprintf("Submitted snapshot %s of %s", r.Target.Snapshot, guestLabel(r.Target, r.Before.Name)), r), r, nil
+	return submitted(fmt.Sprintf("snapshot %s of %s", r.Target.Snapshot, guestLabel(r.Target, r.Before.Name)), r, err)
 }
 
 func receiptText(what string, r *proxmoxsafe.Receipt) string {

@@ -28,6 +28,17 @@ func TestAnnotations(t *testing.T) {
 		ToolListGuests:    {readOnly: true, destructive: false, idempotent: true, openWorld: false},
 		ToolGuestPower:    {readOnly: false, destructive: true, idempotent: false, openWorld: false},
 		ToolSnapshotGuest: {readOnly: false, destructive: false, idempotent: false, openWorld: false},
+		ToolGuestStatus:   {readOnly: true, destructive: false, idempotent: true, openWorld: false},
+		ToolGuestConfig:   {readOnly: true, destructive: false, idempotent: true, openWorld: false},
+		ToolSnapshotList:  {readOnly: true, destructive: false, idempotent: true, openWorld: false},
+		ToolTaskStatus:    {readOnly: true, destructive: false, idempotent: true, openWorld: false},
+		ToolTaskList:      {readOnly: true, destructive: false, idempotent: true, openWorld: false},
+		// Infrastructure reads (tools_infra.go).
+		ToolStorageList:      {readOnly: true, destructive: false, idempotent: true, openWorld: false},
+		ToolBackupList:       {readOnly: true, destructive: false, idempotent: true, openWorld: false},
+		ToolCephStatus:       {readOnly: true, destructive: false, idempotent: true, openWorld: false},
+		ToolHAStatus:         {readOnly: true, destructive: false, idempotent: true, openWorld: false},
+		ToolPermissionsCheck: {readOnly: true, destructive: false, idempotent: true, openWorld: false},
 	}
 	tools := Tools(nil, nil)
 	if len(tools) != len(tests) {
@@ -312,8 +323,8 @@ func TestSchemaMatchesLibrary(t *testing.T) {
 	}
 
 	// And the exported predicates agree with the property schemas.
-	props := Tools(nil, nil)[3].InputSchema.Properties // guest_power
-	snapProps := Tools(nil, nil)[4].InputSchema.Properties
+	props := toolNamed(t, ToolGuestPower).InputSchema.Properties
+	snapProps := toolNamed(t, ToolSnapshotGuest).InputSchema.Properties
 	check := func(name string, p *jsonschema.Schema, v any, lib bool) {
 		rs, err := p.Resolve(nil)
 		if err != nil {
@@ -337,6 +348,19 @@ func TestSchemaMatchesLibrary(t *testing.T) {
 	if !slices.Equal(enumStrings(props["action"]), powerActionStrings()) {
 		t.Errorf("action enum %v, library %v", props["action"].Enum, proxmoxsafe.PowerActions)
 	}
+}
+
+// toolNamed returns the named tool from Tools(nil, nil): the list grows, so
+// tests look tools up by name, never by position.
+func toolNamed(t testing.TB, name string) ToolInfo {
+	t.Helper()
+	for _, ti := range Tools(nil, nil) {
+		if ti.Name == name {
+			return ti
+		}
+	}
+	t.Fatalf("no tool %s", name)
+	return ToolInfo{}
 }
 
 func mustUnmarshal(t *testing.T, raw []byte, v any) {
@@ -372,12 +396,12 @@ func powerActionStrings() []string {
 
 func TestToolsReturnsCopies(t *testing.T) {
 	t.Parallel()
-	a := Tools(nil, nil)
-	a[3].InputSchema.Properties["vmid"].Minimum = ptr(0.0)
-	*a[3].Annotations.DestructiveHint = false
-	a[3].Privileges[0] = "changed"
-	b := Tools(nil, nil)
-	if *b[3].InputSchema.Properties["vmid"].Minimum != minVMID || !*b[3].Annotations.DestructiveHint || b[3].Privileges[0] == "changed" {
+	a := toolNamed(t, ToolGuestPower)
+	a.InputSchema.Properties["vmid"].Minimum = ptr(0.0)
+	*a.Annotations.DestructiveHint = false
+	a.Privileges[0] = "changed"
+	b := toolNamed(t, ToolGuestPower)
+	if *b.InputSchema.Properties["vmid"].Minimum != minVMID || !*b.Annotations.DestructiveHint || b.Privileges[0] == "changed" {
 		t.Error("Tools shares state between calls")
 	}
 }

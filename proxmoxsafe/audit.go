@@ -16,8 +16,12 @@ const (
 	AuditApproved AuditEvent = "approved"
 	// AuditSubmitted: Proxmox accepted the request and returned a UPID.
 	AuditSubmitted AuditEvent = "submitted"
-	// AuditFailed: the request was sent but Proxmox refused it.
+	// AuditFailed: the request was sent but Proxmox refused it, or (with
+	// the UPID set) its task stopped with an error, as [Client.Verify] found.
 	AuditFailed AuditEvent = "failed"
+	// AuditCompleted: [Client.Verify] saw the task end OK (or with
+	// warnings, named in Reason) and fresh state showing its result.
+	AuditCompleted AuditEvent = "completed"
 )
 
 // AuditRecord is one line of the audit log. It never holds secrets: no token,

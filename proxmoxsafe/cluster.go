@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -28,21 +29,75 @@ type rawVersion struct {
 	Release pve.String `json:"release"`
 }
 
-// ClusterStatus reports the cluster's name, quorum, members and the Proxmox
-// VE version. It reads /cluster/status and /version; it is cluster-wide and
-// not limited by the node allowlist, since it names nodes but reads nothing
-// from inside them.
+// NodeUsage is a node's load as /cluster/resources reports it. Sizes are
+// bytes, uptime seconds.
+type NodeUsage struct {
+	// CPU is the CPU usage as a fraction of all cores (0…1).
+	CPU     float64 `json:"cpu"`
+	MaxCPU  int     `json:"maxcpu"`
+	Mem     uint64  `json:"mem"`
+	MaxMem  uint64  `json:"maxmem"`
+	Disk    uint64  `json:"disk"`
+	MaxDisk uint64  `json:"maxdisk"`
+	Uptime  int64   `json:"uptime"`
+}
+
+type rawNodeResource struct {
+	Type    string     `json:"type"`
+	Node    pve.String `json:"node"`
+	Status  pve.String `json:"status"`
+	CPU     pve.Float  `json:"cpu"`
+	MaxCPU  pve.Int    `json:"maxcpu"`
+	Mem     pve.Int    `json:"mem"`
+	MaxMem  pve.Int    `json:"maxmem"`
+	Disk    pve.Int    `json:"disk"`
+	MaxDisk pve.Int    `json:"maxdisk"`
+	Uptime  pve.Int    `json:"uptime"`
+}
+
+// maxWarnings bounds ClusterStatusResult.Warnings.
+const maxWarnings = 8
+
+// ClusterStatus reports the cluster's name, quorum, members, each member's
+// usage (CPU, memory, root disk, uptime) and the Proxmox VE version. It
+// reads /cluster/status, /version and /cluster/resources?type=node; it is
+// cluster-wide and not limited by the node allowlist, since it names nodes
+// but reads nothing from inside them.
+//
+// Only /cluster/status is essential. An offline or unreachable node, or a
+// failed /version or /cluster/resources read (e.g. a 595/596 forwarding
+// error), does not fail the call: the node gets a Problem and no Usage, and
+// the failed read is named in Warnings. An expired context or a rejected
+// token still fails the call.
 func (c *Client) ClusterStatus(ctx context.Context) (*ClusterStatusResult, error) {
 	start := time.Now()
 	var entries []rawClusterStatusEntry
 	if err := c.get(ctx, "/cluster/status", nil, &entries); err != nil {
 		return nil, c.logged(ctx, "ClusterStatus", start, err)
 	}
+	res := &ClusterStatusResult{Nodes: []ClusterNode{}, Warnings: []string{}}
 	var ver rawVersion
 	if err := c.get(ctx, "/version", nil, &ver); err != nil {
-		return nil, c.logged(ctx, "ClusterStatus", start, err)
+		if fatalRead(ctx, err) {
+			return nil, c.logged(ctx, "ClusterStatus", start, err)
+		}
+		res.warn("the Proxmox VE version could not be read: " + err.Error())
 	}
-	res := &ClusterStatusResult{Version: line(string(ver.Version), 64), Nodes: []ClusterNode{}}
+	res.Version = line(string(ver.Version), 64)
+	var resources []rawNodeResource
+	resErr := c.get(ctx, "/cluster/resources", url.Values{"type": {"node"}}, &resources)
+	if resErr != nil {
+		if fatalRead(ctx, resErr) {
+			return nil, c.logged(ctx, "ClusterStatus", start, resErr)
+		}
+		res.warn("per-node usage could not be read: " + resErr.Error())
+	}
+	usage := make(map[string]*rawNodeResource, len(resources))
+	for i := range resources {
+		if r := &resources[i]; r.Type == "node" {
+			usage[string(r.Node)] = r
+		}
+	}
 	quorate := true
 	for _, e := range entries {
 		switch e.Type {
@@ -51,20 +106,62 @@ func (c *Client) ClusterStatus(ctx context.Context) (*ClusterStatusResult, error
 			res.Name = line(string(e.Name), 64)
 			quorate = bool(e.Quorate)
 		case "node":
-			res.Nodes = append(res.Nodes, ClusterNode{
+			n := ClusterNode{
 				Name:   line(string(e.Name), 64),
 				NodeID: int(e.NodeID),
 				Online: bool(e.Online),
 				IP:     line(string(e.IP), 64),
 				Level:  line(string(e.Level), 16),
 				Local:  bool(e.Local),
-			})
+			}
+			n.Usage, n.Problem = nodeUsage(n, usage[string(e.Name)], resErr != nil)
+			res.Nodes = append(res.Nodes, n)
 		}
 	}
 	res.Quorate = quorate
 	slices.SortFunc(res.Nodes, func(a, b ClusterNode) int { return strings.Compare(a.Name, b.Name) })
-	c.logged(ctx, "ClusterStatus", start, nil)
+	c.logged(ctx, "ClusterStatus", start, nil, slog.Int("warnings", len(res.Warnings)))
 	return res, nil
+}
+
+// nodeUsage picks a node's usage figures and says why there are none.
+func nodeUsage(n ClusterNode, r *rawNodeResource, readFailed bool) (*NodeUsage, string) {
+	switch {
+	case !n.Online:
+		return nil, "offline: the cluster does not see this node, so it cannot be reached through the API"
+	case readFailed:
+		return nil, "usage unknown: /cluster/resources could not be read (see warnings)"
+	case r == nil:
+		return nil, "usage unknown: /cluster/resources does not list this node"
+	case string(r.Status) != "online":
+		return nil, "no current figures: /cluster/resources reports the node as " + line(string(r.Status), 16) + " (its status daemon may not be reporting)"
+	case r.MaxCPU == 0 && r.MaxMem == 0:
+		return nil, "usage not reported: the API token may lack Sys.Audit on /nodes/" + n.Name
+	}
+	return &NodeUsage{
+		CPU:     float64(r.CPU),
+		MaxCPU:  int(r.MaxCPU),
+		Mem:     nonNegative(r.Mem),
+		MaxMem:  nonNegative(r.MaxMem),
+		Disk:    nonNegative(r.Disk),
+		MaxDisk: nonNegative(r.MaxDisk),
+		Uptime:  int64(r.Uptime),
+	}, ""
+}
+
+// fatalRead reports whether a failed secondary read must fail the whole
+// call: the caller gave up, or the token was rejected (then nothing else
+// can be trusted either).
+func fatalRead(ctx context.Context, err error) bool {
+	return ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, ErrUnauthorized)
+}
+
+// warn adds a warning, bounded and sanitized.
+func (r *ClusterStatusResult) warn(msg string) {
+	if len(r.Warnings) < maxWarnings {
+		r.Warnings = append(r.Warnings, line(msg, maxErrorText))
+	}
 }
 
 // line sanitizes a single-line string from Proxmox and caps it.

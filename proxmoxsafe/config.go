@@ -81,6 +81,10 @@ type Config struct {
 	// Approver decides on mutations after every other check; nil means
 	// [PhraseApprover].
 	Approver Approver
+	// MaxWait caps how long [Client.Verify] (and the Wait of GuestPower and
+	// SnapshotGuest) may wait: a longer requested timeout is clamped to it.
+	// Zero means [DefaultMaxWait]; otherwise 1s to [MaxMaxWait].
+	MaxWait time.Duration
 }
 
 var tokenIDRe = regexp.MustCompile(`^([^\s:/]+)@([A-Za-z][A-Za-z0-9.\-_]+)!([A-Za-z][A-Za-z0-9.\-_]+)$`)
@@ -132,6 +136,10 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	maxWait, err := checkMaxWait(cfg.MaxWait)
+	if err != nil {
+		return nil, err
+	}
 	if pol.anyClass() && cfg.Audit == nil {
 		return nil, configError("Audit is required when mutation classes are enabled (use NewAuditLog or OpenAuditLog)")
 	}
@@ -167,6 +175,7 @@ func New(cfg Config) (*Client, error) {
 		policy:   pol,
 		audit:    cfg.Audit,
 		approver: approver,
+		maxWait:  maxWait,
 		log:      logger,
 		validate: newValidator(),
 	}, nil
@@ -322,6 +331,7 @@ type Client struct {
 	policy   *policy
 	audit    AuditSink
 	approver Approver
+	maxWait  time.Duration // the operator's cap on waits; see Config.MaxWait
 	log      *slog.Logger
 	validate *validator.Validate
 }

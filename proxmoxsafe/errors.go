@@ -141,8 +141,30 @@ func (e *APIError) Error() string {
 		} else {
 			s += " (the API token lacks a privilege for this request)"
 		}
+	default:
+		if why := forwardStatus(e.StatusCode); why != "" {
+			s += " (" + why + ")"
+		}
 	}
 	return s
+}
+
+// forwardStatus names the pseudo-statuses 595-599 that pveproxy answers
+// when forwarding a request to another node fails (AnyEvent::HTTP; FACTS §3).
+func forwardStatus(code int) string {
+	switch code {
+	case 595:
+		return "Proxmox could not connect to the node it forwarded the request to: the node is offline or unreachable"
+	case 596:
+		return "Proxmox could not send the request to the node it forwarded it to (TLS or connection error): the node may be down or restarting"
+	case 597:
+		return "the node Proxmox forwarded the request to stopped answering mid-response"
+	case 598:
+		return "Proxmox aborted the request it forwarded to another node"
+	case 599:
+		return "forwarding the request to another node failed"
+	}
+	return ""
 }
 
 // Is maps the status code to this package's sentinels.

@@ -18,9 +18,16 @@ import (
 //
 // The [Receipt] proves submission only. For HA-managed guests the task only
 // asks the HA manager; see [Receipt.HAManaged].
+//
+// With in.Wait set, GuestPower then runs [Client.Verify] and returns the
+// receipt with its Outcome. Once the request was submitted the receipt is
+// always returned, even with an error: a failed task returns a *[TaskError]
+// (matching [ErrTaskFailed]); a wait cut short by ctx or by Proxmox read
+// errors returns that error with Outcome "submitted". A timeout is not an
+// error: Outcome.Status says "timeout".
 func (c *Client) GuestPower(ctx context.Context, in GuestPowerInput) (*Receipt, error) {
 	t := in.Target()
-	return c.run(ctx, &mutation{
+	return c.waitIfAsked(ctx, in.Wait, &mutation{
 		op:           "GuestPower",
 		class:        ClassPower,
 		action:       string(in.Action),

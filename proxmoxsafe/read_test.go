@@ -33,7 +33,7 @@ func TestClusterStatus(t *testing.T) {
 	if strings.Join(names, ",") != "pve1,pve2,pve3" {
 		t.Errorf("nodes = %v", names)
 	}
-	if got := reqLines(e.requests()); !slices.Equal(got, []string{"GET /cluster/status", "GET /version"}) {
+	if got := reqLines(e.requests()); !slices.Equal(got, []string{"GET /cluster/status", "GET /version", "GET /cluster/resources"}) {
 		t.Errorf("requests = %v", got)
 	}
 }

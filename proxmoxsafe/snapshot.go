@@ -16,7 +16,9 @@ type rawSnapshot struct {
 // It runs the same safety pipeline as [Client.GuestPower] with the
 // "snapshot" class: the guest must not be locked or a template, and the
 // snapshot name must not exist yet. in.Approval must equal
-// [ApprovalPhrase]("snapshot", target-with-snapshot-name).
+// [ApprovalPhrase]("snapshot", target-with-snapshot-name). With in.Wait
+// set, it then waits until the snapshot is listed, as [Client.GuestPower]
+// does for power states.
 func (c *Client) SnapshotGuest(ctx context.Context, in SnapshotGuestInput) (*Receipt, error) {
 	t := in.Target()
 	form := url.Values{"snapname": {in.Name}}
@@ -26,7 +28,7 @@ func (c *Client) SnapshotGuest(ctx context.Context, in SnapshotGuestInput) (*Rec
 	if in.VMState {
 		form.Set("vmstate", "1")
 	}
-	return c.run(ctx, &mutation{
+	return c.waitIfAsked(ctx, in.Wait, &mutation{
 		op:     "SnapshotGuest",
 		class:  ClassSnapshot,
 		action: "snapshot",

@@ -100,6 +100,9 @@ type ClusterStatusResult struct {
 	Version string `json:"version"`
 	// Nodes lists every cluster member, ordered by name.
 	Nodes []ClusterNode `json:"nodes"`
+	// Warnings name what could not be read (e.g. usage figures); the rest
+	// of the result is still valid. Empty when everything was read.
+	Warnings []string `json:"warnings"`
 }
 
 // ClusterNode is one member of the cluster as /cluster/status reports it.
@@ -112,6 +115,13 @@ type ClusterNode struct {
 	Level string `json:"level,omitempty"`
 	// Local is true for the node that answered the API request.
 	Local bool `json:"local"`
+	// Usage is the node's CPU, memory, root disk and uptime from
+	// /cluster/resources; absent when the node is offline, when the token
+	// lacks Sys.Audit on it, or when the figures could not be read.
+	Usage *NodeUsage `json:"usage,omitempty"`
+	// Problem says in a few words why the node is offline or has no usage
+	// figures; empty for a healthy node.
+	Problem string `json:"problem,omitempty"`
 }
 
 // NodeStatusInput selects the node [Client.NodeStatus] reports on.
@@ -216,6 +226,10 @@ type GuestPowerInput struct {
 	Action PowerAction `json:"action" validate:"required,oneof=start shutdown reboot stop"`
 	// Approval must be exactly [ApprovalPhrase] for this action and target.
 	Approval string `json:"approval" validate:"max=256"`
+	// Wait, when set, makes GuestPower wait for the task and verify the
+	// guest's power state before returning; see [Client.Verify]. nil
+	// returns the receipt at submission.
+	Wait *VerifyOptions `json:"-"`
 }
 
 // Target returns the guest the input names.
@@ -238,6 +252,10 @@ type SnapshotGuestInput struct {
 	// Approval must be exactly [ApprovalPhrase] for "snapshot" and the target
 	// including the snapshot name.
 	Approval string `json:"approval" validate:"max=256"`
+	// Wait, when set, makes SnapshotGuest wait for the task and check that
+	// the snapshot is listed before returning; see [Client.Verify]. nil
+	// returns the receipt at submission.
+	Wait *VerifyOptions `json:"-"`
 }
 
 // Target returns the snapshot the input names.
@@ -264,6 +282,9 @@ type Receipt struct {
 	HAManaged bool `json:"ha_managed"`
 	// Note is a short human-readable remark, e.g. about HA.
 	Note string `json:"note,omitempty"`
+	// Outcome is set only when the input asked to wait (its Wait field):
+	// what [Client.Verify] established after submission.
+	Outcome *Outcome `json:"outcome,omitempty"`
 }
 
 // TaskRef is a parsed UPID.

@@ -25,7 +25,13 @@ var (
 	snapnameRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{1,39}$`)
 	// pve-tag.
 	tagRe = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_+.-]{0,63}$`)
+	// pve-storage-id (pve-common parse_id: a letter first, a letter or digit
+	// last, at least 2 characters), capped at 64.
+	storageRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9._-]{0,62}[A-Za-z0-9]$`)
 )
+
+// ValidStorage reports whether s is a valid Proxmox storage id.
+func ValidStorage(s string) bool { return storageRe.MatchString(s) }
 
 // reservedSnapshotNames are refused by Proxmox per guest type (compared
 // case-insensitively, as Proxmox does).
@@ -73,6 +79,7 @@ func newValidator() *validator.Validate {
 	must(v.RegisterValidation("pve_vmid", func(fl validator.FieldLevel) bool { return ValidVMID(int(fl.Field().Int())) }))
 	must(v.RegisterValidation("pve_snapname", func(fl validator.FieldLevel) bool { return snapnameRe.MatchString(fl.Field().String()) }))
 	must(v.RegisterValidation("pve_tag", func(fl validator.FieldLevel) bool { return tagRe.MatchString(fl.Field().String()) }))
+	must(v.RegisterValidation("pve_storage", func(fl validator.FieldLevel) bool { return storageRe.MatchString(fl.Field().String()) }))
 	must(v.RegisterValidation("pve_text", func(fl validator.FieldLevel) bool { return sanitize.Clean(fl.Field().String()) }))
 	v.RegisterStructValidation(func(sl validator.StructLevel) {
 		in := sl.Current().Interface().(SnapshotGuestInput)
@@ -118,6 +125,8 @@ func problem(fe validator.FieldError) string {
 		return "is a name Proxmox reserves for this guest type (qemu: current, pending; lxc: current, vzdump)"
 	case "qemu_only":
 		return "is only supported for qemu guests"
+	case "pve_storage":
+		return "must be a Proxmox storage id (a letter, then letters, digits, '.', '_' or '-', ending with a letter or digit; 2 to 64 characters)"
 	case "pve_tag":
 		return "must be a Proxmox tag (letters, digits, '_', '-', '+', '.'; at most 64 characters)"
 	case "pve_text":

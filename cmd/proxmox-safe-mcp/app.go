@@ -19,6 +19,8 @@ type app struct {
 	opts    *mcpserver.Options
 	log     *slog.Logger
 	closers []func()
+	// trust is how the Proxmox certificate is verified, for doctor.
+	trust trustConfig
 }
 
 func (a *app) close() {
@@ -65,20 +67,22 @@ func setup(cfg *config, logger, warn *slog.Logger, stderr io.Writer) (*app, erro
 			lib.CACertPEM = pem
 		}
 	}
+	a.trust = trustConfig{pin: lib.Fingerprint, caPEM: lib.CACertPEM, caFile: cfg.CAFile, insecure: lib.InsecureSkipVerify} // for doctor
 	lib.Policy.Classes = classes
 	lib.Policy.ReadOnly = cfg.ReadOnly
 	lib.Logger = logger
+	lib.MaxWait = cfg.MaxWait
 	lib.UserAgent = "proxmox-safe-mcp/" + versionString()
 
 	switch {
-	case cfg.AuditLog != "" && cfg.Command != cmdTools:
+	case cfg.AuditLog != "" && !sendsNoMutation(cfg.Command):
 		al, err := proxmoxsafe.OpenAuditLog(cfg.AuditLog)
 		if err != nil {
 			return nil, cfgErr("PROXMOX_SAFE_AUDIT_LOG (--audit-log): %v", err)
 		}
 		a.closers = append(a.closers, func() { _ = al.Close() })
 		lib.Audit = al
-	case cfg.Command == cmdTools:
+	case sendsNoMutation(cfg.Command):
 		// "tools" never runs a tool; a sink that refuses keeps the library's
 		// fail-closed rule without asking for an audit log just to list.
 		lib.Audit = refusingSink{}
@@ -127,6 +131,7 @@ var libFields = []struct{ field, setting string }{
 	{"Policy.AllowedNodes", "PVE_ALLOWED_NODES (--allowed-nodes)"},
 	{"Policy.Classes", "PROXMOX_SAFE_PROFILE (--profile)"},
 	{"Audit", "PROXMOX_SAFE_AUDIT_LOG (--audit-log)"},
+	{"MaxWait", "PROXMOX_SAFE_MAX_WAIT (--max-wait)"},
 }
 
 // libConfigError prefixes a proxmoxsafe.New error with the variable that

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
@@ -59,8 +60,10 @@ type config struct {
 	Profile           string
 	ReadOnly          bool
 	AuditLog          string
+	MaxWait           time.Duration // 0: the library's default cap
 	LogLevel          slog.Level
 	logLevelSet       bool
+	HTTP              httpConfig // --http and MCP_* (http.go)
 
 	// warnings are logged once the logger exists.
 	warnings []string
@@ -199,6 +202,9 @@ var settings = []*setting{
 	{flag: "audit-log", env: "PROXMOX_SAFE_AUDIT_LOG", def: "none",
 		help: "append-only JSON-lines audit log; required when the profile enables mutations",
 		set:  stringSetter(func(c *config) *string { return &c.AuditLog })},
+	{flag: "max-wait", env: "PROXMOX_SAFE_MAX_WAIT", def: proxmoxsafe.DefaultMaxWait.String(),
+		help: "longest a mutation tool may wait for its task and the result (tool parameter timeout_seconds is capped to it), a duration from 1s to 1h such as 120s or 5m",
+		set:  parseMaxWait},
 	{flag: "log-level", env: "PROXMOX_SAFE_LOG_LEVEL", def: "info; error for tools and call",
 		help: "stderr log level: debug, info, warn or error",
 		set: func(c *config, v string) error {
@@ -209,6 +215,43 @@ var settings = []*setting{
 			c.LogLevel, c.logLevelSet = l, true
 			return nil
 		}},
+	// HTTP transport (http.go).
+	{flag: "http", env: "MCP_HTTP_ADDR", def: "off: stdio",
+		help: "serve MCP over streamable HTTP on ADDR instead of stdio: HOST:PORT, PORT (host 127.0.0.1) or HOST (port 8000), e.g. 127.0.0.1:8000; HOST is an IP address or localhost; a non-loopback address needs MCP_AUTH_TOKEN",
+		set:  stringSetter(func(c *config) *string { return &c.HTTP.Addr })},
+	{flag: "http-path", env: "MCP_HTTP_PATH", def: defaultHTTPPath,
+		help: "URL path of the MCP endpoint",
+		set:  stringSetter(func(c *config) *string { return &c.HTTP.Path })},
+	{env: "MCP_AUTH_TOKEN",
+		help: "bearer token HTTP clients must send (at least 32 characters, e.g. openssl rand -hex 32); deliberately no flag",
+		set:  setAuthToken},
+	{flag: "auth-token-file", env: "MCP_AUTH_TOKEN_FILE",
+		help: "file holding the bearer token; one trailing newline is removed",
+		set:  stringSetter(func(c *config) *string { return &c.HTTP.TokenFile })},
+	{flag: "allowed-origins", env: "MCP_ALLOWED_ORIGINS", def: "none",
+		help: "comma-separated browser origins (scheme://host[:port]) allowed to call the HTTP endpoint; any other Origin header gets 403",
+		set:  listSetter(func(c *config) *[]string { return &c.HTTP.AllowedOrigins })},
+	{flag: "allowed-hosts", env: "MCP_ALLOWED_HOSTS", def: "the bound address",
+		help: "comma-separated extra Host header values (name or name:port) to accept, e.g. behind a proxy or a container port mapping; any other Host gets 403",
+		set:  listSetter(func(c *config) *[]string { return &c.HTTP.AllowedHosts })},
+	{flag: "stateless", env: "MCP_STATELESS", boolean: true, def: "false",
+		help: "HTTP without sessions: no server-to-client requests; GET and DELETE answer 405",
+		set:  boolSetter(func(c *config) *bool { return &c.HTTP.Stateless })},
+	{flag: "session-timeout", env: "MCP_SESSION_TIMEOUT", def: defaultSessionTimeout,
+		help: "close an HTTP session after this long without a request, e.g. 30m; 0 never closes idle sessions",
+		set:  setSessionTimeout},
+	{flag: "shutdown-timeout", env: "MCP_SHUTDOWN_TIMEOUT", def: defaultShutdownTimeout.String(),
+		help: "on SIGTERM/SIGINT, how long HTTP calls in flight may take to finish before they are cut off",
+		set:  setShutdownTimeout},
+	{flag: "allow-unauthenticated-remote", env: "MCP_ALLOW_UNAUTHENTICATED_REMOTE", boolean: true, def: "false",
+		help: "DANGEROUS: serve HTTP without MCP_AUTH_TOKEN, on any address; only behind a proxy that authenticates every request (warned at every start)",
+		set:  boolSetter(func(c *config) *bool { return &c.HTTP.AllowUnauth })},
+	{flag: "auth-server", env: "MCP_AUTH_SERVER", def: "none",
+		help: "authorization server URL to announce in RFC 9728 protected resource metadata (/.well-known/oauth-protected-resource); needs MCP_AUTH_TOKEN",
+		set:  urlSetter(func(c *config) *string { return &c.HTTP.AuthServer })},
+	{flag: "public-url", env: "MCP_PUBLIC_URL", def: "http://ADDR/PATH on loopback",
+		help: "the MCP endpoint URL clients use (the RFC 9728 resource); only with MCP_AUTH_SERVER",
+		set:  urlSetter(func(c *config) *string { return &c.HTTP.PublicURL })},
 	{flag: "version", boolean: true,
 		help: "print the version and exit",
 		set:  boolSetter(func(c *config) *bool { return &c.Version })},
@@ -314,7 +357,10 @@ func parseConfig(args []string, lookup func(string) (string, bool)) (*config, er
 		// (including the library's WARN for refusals) would repeat it.
 		c.LogLevel = slog.LevelError
 	}
-	return c, checkConfig(c)
+	if err := checkConfig(c); err != nil {
+		return c, err
+	}
+	return c, checkHTTPConfig(c) // after checkConfig, which reads the Proxmox secret file
 }
 
 // flagError rewrites the flag package's messages into our one-line form.
@@ -338,7 +384,7 @@ func parseCommand(c *config, pos []string) error {
 	switch c.Command {
 	case "help":
 		return errHelp
-	case cmdServe, cmdTools:
+	case cmdServe, cmdTools, cmdDoctor:
 		if len(pos) > 1 {
 			return cfgErr("%s takes no arguments (got %q)", c.Command, pos[1])
 		}
@@ -354,7 +400,7 @@ func parseCommand(c *config, pos []string) error {
 			c.ToolArgs = pos[2]
 		}
 	default:
-		return cfgErr("unknown command %q (known: serve, tools, call)", c.Command)
+		return cfgErr("unknown command %q (known: serve, tools, call, doctor)", c.Command)
 	}
 	return nil
 }
@@ -393,7 +439,7 @@ func checkConfig(c *config) error {
 	if c.TLSInsecure && (c.Fingerprint != "" || c.CAFile != "") {
 		return cfgErr("PVE_TLS_INSECURE (--tls-insecure) cannot be combined with PVE_TLS_FINGERPRINT or PVE_CA_FILE: pinning or a CA already handles self-signed certificates")
 	}
-	if c.Command != cmdTools && c.mutating() && c.AuditLog == "" {
+	if !sendsNoMutation(c.Command) && c.mutating() && c.AuditLog == "" {
 		return cfgErr("PROXMOX_SAFE_AUDIT_LOG (--audit-log) is required when the %q profile enables mutations; set it to a file path, or run with PROXMOX_SAFE_READ_ONLY=true (--read-only)", c.Profile)
 	}
 	return nil
@@ -456,8 +502,11 @@ func usage(w io.Writer) {
 
 Usage:
   proxmox-safe-mcp [flags]                       serve MCP over stdio (default; same as "serve")
+  proxmox-safe-mcp [flags] --http 127.0.0.1:8000 serve MCP over streamable HTTP instead (needs MCP_AUTH_TOKEN)
+  proxmox-safe-mcp healthcheck [--url URL]       probe a running HTTP server's /healthz (for containers)
   proxmox-safe-mcp [flags] tools                 list the tools this configuration exposes
   proxmox-safe-mcp [flags] call TOOL ['{json}']  run one tool and print its result
+  proxmox-safe-mcp [flags] doctor                check the setup: reachability, TLS, token, nodes, privileges
   proxmox-safe-mcp --demo [tools|call ...]       the same, against a simulated cluster
 
 Every flag may also be set by the environment variable shown; a flag wins
@@ -488,7 +537,21 @@ Flags:
 	fmt.Fprint(w, `  --help
       show this help
 
-Exit codes: 0 success; 1 the tool call returned an error (call); 2 bad usage or configuration.
+Exit codes: 0 success; 1 the tool call returned an error (call) or doctor found a problem; 2 bad usage or
+configuration; 3 doctor: working, but the token holds dangerous privileges it does not need.
 See docs/CONFIGURATION.md for details and examples.
 `)
+}
+
+// parseMaxWait is strict like parseBool: a Go duration with a unit, within
+// the library's bounds, so a typo ("120", "2 min") fails at startup
+// instead of at the first waiting tool call.
+func parseMaxWait(c *config, v string) error {
+	v = strings.TrimSpace(v)
+	d, err := time.ParseDuration(v)
+	if err != nil || d < time.Second || d > proxmoxsafe.MaxMaxWait {
+		return fmt.Errorf("must be a duration from 1s to 1h with a unit, e.g. 120s or 5m (got %q)", v)
+	}
+	c.MaxWait = d
+	return nil
 }

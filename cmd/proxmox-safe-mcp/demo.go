@@ -28,7 +28,7 @@ func setupDemo(a *app, cfg *config, stderr io.Writer) (proxmoxsafe.Config, error
 	srv := proxmoxtest.NewServer(cluster)
 	a.closers = append(a.closers, srv.Close)
 
-	if cfg.AuditLog == "" && cfg.Command != cmdTools {
+	if cfg.AuditLog == "" && !sendsNoMutation(cfg.Command) {
 		f, err := os.CreateTemp("", "proxmox-safe-mcp-demo-audit-*.jsonl")
 		if err != nil {
 			return proxmoxsafe.Config{}, cfgErr("--demo: creating a temporary audit log: %v", err)
@@ -49,7 +49,7 @@ func setupDemo(a *app, cfg *config, stderr io.Writer) (proxmoxsafe.Config, error
 	if cfg.ReadOnly {
 		classes = nil
 	}
-	if cfg.Command == cmdServe {
+	if cfg.Command == cmdServe && cfg.HTTP.Addr == "" { // HTTP prints its own line (http.go)
 		printDemoBanner(stderr, srv.URL, nodes, guests, cfg, classes, example)
 	} else {
 		audit := ""

@@ -50,6 +50,9 @@ func main() {
 // run is main without the process: tests call it with their own streams and
 // environment.
 func run(ctx context.Context, args []string, lookup func(string) (string, bool), stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == cmdHealthcheck { // needs no configuration (http.go)
+		return healthcheck(ctx, args[1:], lookup, stdout, stderr)
+	}
 	cfg, err := parseConfig(args, lookup)
 	switch {
 	case errors.Is(err, errHelp):
@@ -83,7 +86,15 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		return listTools(a, stdout)
 	case cmdCall:
 		return callTool(ctx, a, cfg, stdout, stderr)
+	case cmdDoctor:
+		return doctor(ctx, a, cfg, stdout)
 	default:
+		// Privileges are checked in the background and only logged: a
+		// slow or unreachable Proxmox must not delay or fail startup.
+		defer startupCheck(ctx, a, cfg, warn)()
+		if cfg.HTTP.Addr != "" {
+			return serveHTTP(ctx, a, cfg, warn, stderr)
+		}
 		return serve(ctx, a, stdin, stdout)
 	}
 }

@@ -138,6 +138,9 @@ func (c *Client) Do(ctx context.Context, method, path string, params url.Values,
 	if out == nil {
 		return nil
 	}
+	if p, ok := out.(*Paged); ok {
+		return p.decode(method, path, data)
+	}
 	// Decode "data" straight into out (an interface holding a pointer is
 	// decoded into): one validation pass over the body instead of two.
 	env := struct {

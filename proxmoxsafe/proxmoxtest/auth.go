@@ -78,8 +78,11 @@ func effectivePrivs(tok *Token, path string) map[string]int {
 // permSpec is a schema "check": ["perm", path, [privs]]; every privilege is
 // required and the first missing one is reported, as RPCEnvironment check does.
 type permSpec struct {
-	path  string // may contain {node} / {vmid}
+	path  string // may contain {node} / {vmid} / {storage}
 	privs []string
+	// any: one of privs suffices (the schema's "any", 1); the 403 names
+	// them all joined by "|", as check_any does.
+	any bool
 }
 
 func (ps *permSpec) check(rc *reqCtx) *apiError {
@@ -89,6 +92,14 @@ func (ps *permSpec) check(rc *reqCtx) *apiError {
 	path := ps.path
 	for k, v := range rc.uri {
 		path = strings.ReplaceAll(path, "{"+k+"}", v)
+	}
+	if ps.any {
+		for _, priv := range ps.privs {
+			if hasPriv(rc.token, path, priv) {
+				return nil
+			}
+		}
+		return permErr(path, strings.Join(ps.privs, "|"))
 	}
 	for _, priv := range ps.privs {
 		if !hasPriv(rc.token, path, priv) {

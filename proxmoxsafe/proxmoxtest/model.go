@@ -1,6 +1,7 @@
 package proxmoxtest
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,6 +43,14 @@ type Cluster struct {
 	// Tokens maps a token id (user@realm!name) to the token. nil or empty
 	// means one [DefaultTokenID] token with every privilege on "/".
 	Tokens map[string]*Token
+	// Storages are the configured storages (storage.cfg). nil means the
+	// defaults of a fresh installation: "local" (dir) and "local-lvm"
+	// (lvmthin) on every node, with one backup of each non-template guest
+	// on its node's "local"; see [DefaultStorages].
+	Storages []*Storage
+	// Ceph is the cluster's Ceph; nil models a cluster without Ceph
+	// installed (its endpoints answer 500 "binary not installed").
+	Ceph *CephModel
 }
 
 // Node is a cluster member.
@@ -94,6 +103,20 @@ type Guest struct {
 	// pseudo-entry of the snapshot list is synthesized.
 	Snapshots    []*Snapshot
 	AgentEnabled bool
+	// CurrentSnapshot is the snapshot the guest's current state is based
+	// on (the config's "parent" and the parent of the snapshot list's
+	// "current" entry); "" means the newest snapshot. It names an older
+	// snapshot after a rollback, so that the snapshots form a tree.
+	CurrentSnapshot string
+	// Config holds more keys of GET .../config, with values exactly as
+	// Proxmox returns them (e.g. sshkeys URL-encoded, args as one string).
+	// They are added to, or replace, the keys derived from the fields
+	// above. A cipassword is answered masked as "**********", as real PVE
+	// does; the model keeps the clear value.
+	Config map[string]string
+	// LXCRaw are a container's raw "lxc.*" config lines, answered as the
+	// config key "lxc": a list of [key, value] pairs (PVE's format).
+	LXCRaw [][2]string
 }
 
 // Snapshot is a guest snapshot.
@@ -138,6 +161,9 @@ var AllPrivileges = []string{
 func (c *Cluster) normalize() {
 	if c.Version == "" {
 		c.Version = DefaultVersion
+	}
+	if c.Storages == nil {
+		c.Storages = DefaultStorages(c)
 	}
 	if len(c.Tokens) == 0 {
 		c.Tokens = map[string]*Token{DefaultTokenID: {
@@ -200,6 +226,8 @@ func (c *Cluster) release() string {
 func (g *Guest) clone() Guest {
 	cp := *g
 	cp.Tags = slices.Clone(g.Tags)
+	cp.Config = maps.Clone(g.Config)
+	cp.LXCRaw = slices.Clone(g.LXCRaw)
 	cp.Snapshots = make([]*Snapshot, len(g.Snapshots))
 	for i, s := range g.Snapshots {
 		sc := *s

@@ -57,7 +57,7 @@ func buildRoutes() []*route {
 		base := "/nodes/{node}/" + typ + "/{vmid}"
 		rs = append(rs,
 			&route{method: "GET", path: base + "/status/current", params: guestParams(), perm: vmAudit, proxy: true, handle: handleStatusCurrent(typ)},
-			&route{method: "GET", path: base + "/config", params: configParams, perm: vmAudit, proxy: true, handle: handleConfig(typ)},
+			&route{method: "GET", path: base + "/config", params: configParams, perm: vmAudit, proxy: true, handle: handleGuestConfig(typ)},
 			&route{method: "GET", path: base + "/snapshot", params: guestParams(), perm: vmAudit, proxy: true, handle: handleSnapshotList(typ)},
 		)
 		snapParams := guestParams(snapName, pStr("description"))
@@ -69,6 +69,7 @@ func buildRoutes() []*route {
 			rs = append(rs, &route{method: "POST", path: base + "/status/" + action, params: ps, perm: vmPower, proxy: true, handle: handlePower(typ, action)})
 		}
 	}
+	rs = append(rs, infraRoutes()...) // storage, backups, Ceph, HA: routes_storage.go, routes_ceph.go, routes_ha.go
 	for _, rt := range rs {
 		rt.segs = strings.Split(strings.Trim(rt.path, "/"), "/")
 	}

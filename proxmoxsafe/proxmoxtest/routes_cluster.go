@@ -104,21 +104,7 @@ func handleClusterResources(rc *reqCtx) (any, *apiError) {
 		}
 	}
 	if typ == "" || typ == "storage" {
-		for _, n := range c.Nodes {
-			if !hasPriv(rc.token, "/storage/local", "Datastore.Audit") {
-				break
-			}
-			e := map[string]any{
-				"id": "storage/" + n.Name + "/local", "storage": "local", "node": n.Name, "type": "storage",
-				"plugintype": "dir", "shared": 0, "content": "backup,iso,vztmpl", "status": "unknown",
-			}
-			if n.Online {
-				e["status"] = "available"
-				e["disk"] = n.RootUsed
-				e["maxdisk"] = n.RootTotal
-			}
-			out = append(out, e)
-		}
+		out = append(out, storageResources(rc)...) // routes_storage.go
 	}
 	return out, nil
 }

@@ -30,8 +30,8 @@ func handleSnapshotList(typ string) func(rc *reqCtx) (any, *apiError) {
 			"running": b2i(g.Status == "running"),
 			"digest":  fmt.Sprintf("%040x", uint64(g.VMID)*0x9E3779B97F4A7C15+uint64(len(g.Snapshots))),
 		}
-		if n := len(g.Snapshots); n > 0 {
-			cur["parent"] = g.Snapshots[n-1].Name
+		if p := currentSnapshot(g); p != "" {
+			cur["parent"] = p
 		}
 		return append(out, cur), nil
 	}
@@ -81,9 +81,8 @@ func handleSnapshotCreate(typ string) func(rc *reqCtx) (any, *apiError) {
 				}
 			}
 			sn := &Snapshot{Name: name, Description: desc, SnapTime: time.Now().Unix(), VMState: vmstate && g.Status == "running"}
-			if n := len(g.Snapshots); n > 0 {
-				sn.Parent = g.Snapshots[n-1].Name
-			}
+			sn.Parent = currentSnapshot(g)
+			g.CurrentSnapshot = "" // the new snapshot is the newest
 			if sn.VMState {
 				*log = append(*log, "saving VM state and RAM using storage 'local-lvm'")
 			}

@@ -1,0 +1,402 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+)
+
+// cmdDoctor checks a setup and prints a report.
+const cmdDoctor = "doctor"
+
+// Exit codes of doctor, beyond exitOK and exitUsage.
+const (
+	// exitDoctorProblems: something does not work (unreachable, TLS not
+	// trusted, token rejected, node missing or offline, privileges missing).
+	exitDoctorProblems = 1
+	// exitDoctorDangerous: everything works, but the token holds dangerous
+	// privileges no enabled tool needs. Distinct so automation notices.
+	exitDoctorDangerous = 3
+)
+
+// Bounds: doctor must answer quickly even when Proxmox does not.
+const (
+	doctorDialTimeout   = 5 * time.Second
+	doctorStepTimeout   = 15 * time.Second
+	startupCheckTimeout = 5 * time.Second
+)
+
+// sendsNoMutation reports whether a command can never run a mutation, so
+// it needs no audit log and gets a sink that refuses every record.
+func sendsNoMutation(command string) bool { return command == cmdTools || command == cmdDoctor }
+
+// trustConfig is how the Proxmox certificate is verified.
+type trustConfig struct {
+	pin      string
+	caPEM    []byte
+	caFile   string
+	insecure bool
+}
+
+// report collects doctor's findings and prints them as it goes, so a slow
+// step shows what already passed.
+type report struct {
+	w                  io.Writer
+	problems, warnings int
+	dangerous          bool
+}
+
+func (r *report) ok(format string, args ...any) { r.line("ok", format, args...) }
+func (r *report) info(format string, args ...any) {
+	r.line("info", format, args...)
+}
+func (r *report) warn(format string, args ...any) {
+	r.warnings++
+	r.line("warn", format, args...)
+}
+func (r *report) fail(format string, args ...any) {
+	r.problems++
+	r.line("FAIL", format, args...)
+}
+func (r *report) line(tag, format string, args ...any) {
+	fmt.Fprintf(r.w, "  %-6s %s\n", "["+tag+"]", fmt.Sprintf(format, args...))
+}
+func (r *report) detail(format string, args ...any) {
+	fmt.Fprintf(r.w, "           %s\n", fmt.Sprintf(format, args...))
+}
+
+// doctor checks, in order: configuration, TCP reachability, TLS trust,
+// the token (/version), the allowlisted nodes (/cluster/status) and the
+// privileges of every enabled tool. It stops early when going on would be
+// pointless or unsafe: the token is never sent to a server whose
+// certificate is not trusted.
+func doctor(ctx context.Context, a *app, cfg *config, w io.Writer) int {
+	r := &report{w: w}
+	base, err := url.Parse(a.client.BaseURL())
+	if err != nil { // New validated it
+		fmt.Fprintf(w, "proxmox-safe-mcp doctor: %v\n", err)
+		return exitUsage
+	}
+	fmt.Fprintf(w, "proxmox-safe-mcp doctor (%s)\n", versionString())
+	pol := a.client.Policy()
+	mode := "profile " + cfg.Profile + ", mutation classes " + classNames(pol.Classes)
+	if pol.ReadOnly {
+		mode += ", read-only"
+	}
+	r.ok("configuration: %s, token %s, %s, allowed nodes %s", base.Redacted(), a.client.TokenID(), mode, describeNodes(pol.AllowedNodes))
+	if cfg.Demo {
+		r.info("demo mode: this checks the simulated cluster, not a real one")
+	}
+
+	hostport := base.Host
+	if base.Port() == "" {
+		hostport = net.JoinHostPort(base.Hostname(), map[string]string{"https": "443", "http": "80"}[base.Scheme])
+	}
+	dialCtx, cancel := context.WithTimeout(ctx, doctorDialTimeout)
+	start := time.Now()
+	conn, err := (&net.Dialer{}).DialContext(dialCtx, "tcp", hostport)
+	cancel()
+	if err != nil {
+		r.fail("reachable: cannot open a TCP connection to %s: %v", hostport, dialError(err))
+		r.detail("check PVE_URL (host and port, usually 8006), DNS, routing and firewalls")
+		return r.finish()
+	}
+	conn.Close()
+	r.ok("reachable: TCP connection to %s in %s", hostport, time.Since(start).Round(100*time.Microsecond))
+
+	if base.Scheme == "https" {
+		if !checkTLS(ctx, r, hostport, base.Hostname(), a.trust) {
+			return r.finish()
+		}
+	} else {
+		r.warn("TLS: none (plain http:// allowed by PVE_ALLOW_INSECURE_HTTP): the token crosses the network in clear text")
+	}
+
+	stepCtx, cancel := context.WithTimeout(ctx, doctorStepTimeout)
+	defer cancel()
+	ver, err := a.client.Version(stepCtx)
+	switch {
+	case errors.Is(err, proxmoxsafe.ErrUnauthorized):
+		r.fail("token: rejected by Proxmox (401): %v", err)
+		r.detail("check PVE_API_TOKEN_ID (user@realm!tokenname) and the secret, that the token exists and has not expired (pveum user token list <user>), and that the user is enabled")
+		return r.finish()
+	case err != nil:
+		r.fail("token: GET /version failed: %v", err)
+		return r.finish()
+	}
+	r.ok("token: accepted; Proxmox VE %s", ver.Version)
+
+	checkNodes(stepCtx, r, a.client, pol.AllowedNodes)
+	checkPrivileges(stepCtx, r, a)
+	return r.finish()
+}
+
+func (r *report) finish() int {
+	switch {
+	case r.problems > 0:
+		fmt.Fprintf(r.w, "Result: %d problem(s), %d warning(s): the setup does not work as configured.\n", r.problems, r.warnings)
+		return exitDoctorProblems
+	case r.dangerous:
+		fmt.Fprintf(r.w, "Result: working, but the token holds dangerous privileges it does not need (%d warning(s)); exit code %d.\n", r.warnings, exitDoctorDangerous)
+		return exitDoctorDangerous
+	case r.warnings > 0:
+		fmt.Fprintf(r.w, "Result: working, with %d warning(s).\n", r.warnings)
+	default:
+		fmt.Fprintln(r.w, "Result: everything checked is fine.")
+	}
+	return exitOK
+}
+
+// dialError shortens the net package's wrapping.
+func dialError(err error) error {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		return oe.Err
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("no answer within %s", doctorDialTimeout)
+	}
+	return err
+}
+
+// checkTLS fetches the server certificate without trusting it, prints its
+// fingerprint, and verifies it the way the client will. It sends nothing
+// but the TLS handshake.
+func checkTLS(ctx context.Context, r *report, hostport, host string, t trustConfig) bool {
+	dialCtx, cancel := context.WithTimeout(ctx, doctorDialTimeout)
+	defer cancel()
+	d := &tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true, ServerName: host, MinVersion: tls.VersionTLS12}} //nolint:gosec // inspected, then verified below
+	c, err := d.DialContext(dialCtx, "tcp", hostport)
+	if err != nil {
+		r.fail("TLS: handshake with %s failed: %v", hostport, dialError(err))
+		return false
+	}
+	state := c.(*tls.Conn).ConnectionState()
+	c.Close()
+	if len(state.PeerCertificates) == 0 {
+		r.fail("TLS: the server sent no certificate")
+		return false
+	}
+	leaf := state.PeerCertificates[0]
+	sum := sha256.Sum256(leaf.Raw)
+	fp := fingerprint(sum[:])
+	inter := x509.NewCertPool()
+	for _, cert := range state.PeerCertificates[1:] {
+		inter.AddCert(cert)
+	}
+	verify := func(roots *x509.CertPool) error {
+		_, err := leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, DNSName: host})
+		return err
+	}
+	howToTrust := func() {
+		r.detail("server certificate SHA-256 fingerprint: %s", fp)
+		r.detail("compare it with `pvenode cert info` on the node; if it matches, pin it with PVE_TLS_FINGERPRINT=%s", fp)
+		r.detail("or set PVE_CA_FILE to the CA that signed it (a cluster's own CA is /etc/pve/pve-root-ca.pem on any node)")
+	}
+	switch {
+	case t.insecure:
+		r.warn("TLS: NOT verified (PVE_TLS_INSECURE): anyone on the network path can read the token; server certificate SHA-256 %s — pin it with PVE_TLS_FINGERPRINT instead", fp)
+		return true
+	case t.pin != "":
+		want := strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(t.pin), ":", ""))
+		if want != strings.ToUpper(hex.EncodeToString(sum[:])) {
+			r.fail("TLS: NOT trusted: the server certificate's fingerprint does not match PVE_TLS_FINGERPRINT")
+			howToTrust()
+			return false
+		}
+		how := "the pinned fingerprint (PVE_TLS_FINGERPRINT)"
+		if len(t.caPEM) > 0 {
+			roots := x509.NewCertPool()
+			roots.AppendCertsFromPEM(t.caPEM)
+			if err := verify(roots); err != nil {
+				r.fail("TLS: NOT trusted: the fingerprint matches but the certificate does not verify against PVE_CA_FILE %s: %v", t.caFile, err)
+				howToTrust()
+				return false
+			}
+			how += " and the CA file " + t.caFile
+		}
+		r.ok("TLS: trusted by %s; server certificate SHA-256 %s", how, fp)
+		return true
+	case len(t.caPEM) > 0:
+		roots := x509.NewCertPool()
+		roots.AppendCertsFromPEM(t.caPEM)
+		if err := verify(roots); err != nil {
+			r.fail("TLS: NOT trusted: the certificate does not verify against PVE_CA_FILE %s: %v", t.caFile, err)
+			howToTrust()
+			return false
+		}
+		r.ok("TLS: trusted by the CA file %s; server certificate SHA-256 %s", t.caFile, fp)
+		return true
+	default:
+		if err := verify(nil); err != nil {
+			r.fail("TLS: NOT trusted by the system's root CAs: %v", err)
+			howToTrust()
+			return false
+		}
+		r.ok("TLS: trusted by the system's root CAs; server certificate SHA-256 %s", fp)
+		return true
+	}
+}
+
+func fingerprint(sum []byte) string {
+	h := strings.ToUpper(hex.EncodeToString(sum))
+	parts := make([]string, 0, len(h)/2)
+	for i := 0; i < len(h); i += 2 {
+		parts = append(parts, h[i:i+2])
+	}
+	return strings.Join(parts, ":")
+}
+
+// checkNodes confirms each allowlisted node is a cluster member and online.
+func checkNodes(ctx context.Context, r *report, client *proxmoxsafe.Client, allowed []string) {
+	if len(allowed) == 0 {
+		r.warn("nodes: PVE_ALLOWED_NODES is empty: node-targeted tools and every mutation are refused")
+		return
+	}
+	st, err := client.ClusterStatus(ctx)
+	if err != nil {
+		r.fail("nodes: cannot read the cluster status to check %s: %v", describeNodes(allowed), err)
+		return
+	}
+	for _, name := range allowed {
+		i := slices.IndexFunc(st.Nodes, func(n proxmoxsafe.ClusterNode) bool { return n.Name == name })
+		switch {
+		case i < 0:
+			var members []string
+			for _, n := range st.Nodes {
+				members = append(members, n.Name)
+			}
+			r.fail("node %s: not a member of the cluster (members: %s); fix PVE_ALLOWED_NODES", name, describeNodes(members))
+		case !st.Nodes[i].Online:
+			r.fail("node %s: offline", name)
+		default:
+			r.ok("node %s: member, online", name)
+		}
+	}
+}
+
+// checkPrivileges runs the permissions check of the tools this
+// configuration offers and prints what is missing and what is too much.
+func checkPrivileges(ctx context.Context, r *report, a *app) {
+	res, err := mcpserver.CheckPermissions(ctx, a.client, a.opts)
+	if err != nil {
+		r.fail("privileges: cannot read the token's permissions: %v", err)
+		return
+	}
+	tools := map[string][]string{} // privilege@path -> tools
+	for _, tp := range res.Tools {
+		for _, ch := range tp.Checks {
+			k := ch.Privilege + "@" + ch.Path
+			if !slices.Contains(tools[k], tp.Tool) {
+				tools[k] = append(tools[k], tp.Tool)
+			}
+		}
+	}
+	missing := 0
+	for _, m := range res.Missing {
+		var who []string
+		for _, p := range m.Privileges {
+			for _, t := range tools[p+"@"+m.Path] {
+				if !slices.Contains(who, t) {
+					who = append(who, t)
+				}
+			}
+		}
+		if m.Optional {
+			r.warn("privileges: optional %s on %s missing (%s return less: %s)", strings.Join(m.Privileges, ", "), m.Path, strings.Join(who, ", "),
+				"Proxmox silently leaves entries out")
+		} else {
+			missing++
+			r.fail("privileges: %s on %s missing, needed by %s", strings.Join(m.Privileges, ", "), m.Path, strings.Join(who, ", "))
+		}
+		r.detail("%s", m.Command)
+		r.detail("%s   # the token's user needs it too (privilege separation)", m.UserCommand)
+	}
+	if len(res.Missing) > 0 {
+		r.detail("create the role first: %s", res.RoleCommand)
+		if res.OptionalRoleCommand != "" {
+			r.detail("optional role: %s", res.OptionalRoleCommand)
+		}
+	}
+	if missing == 0 {
+		r.ok("privileges: every enabled tool (%d) has what it requires", len(res.Tools))
+	}
+	var other []string
+	for _, x := range res.Excess {
+		if x.Dangerous {
+			r.dangerous = true
+			r.warn("privileges: %s held on %s but no enabled tool needs it — dangerous: the token %s", x.Privilege, strings.Join(x.Paths, ", "), x.Risk)
+		} else {
+			other = append(other, x.Privilege)
+		}
+	}
+	if len(other) > 0 {
+		r.info("privileges held beyond need (harmless but unnecessary): %s", strings.Join(other, ", "))
+	}
+	if r.dangerous {
+		r.detail("prefer a token with only the required role: %s", res.RoleCommand)
+	}
+	for _, n := range res.Notes {
+		r.info("%s", n)
+	}
+}
+
+// startupCheck runs the privilege check in the background when serving,
+// logging what is missing or dangerous as warnings. It never fails or
+// delays startup and gives up after startupCheckTimeout; the returned
+// function stops it and waits, so no goroutine outlives serve. Demo mode
+// skips it: its token is deliberately an administrator's.
+func startupCheck(ctx context.Context, a *app, cfg *config, warn *slog.Logger) func() {
+	if cfg.Demo {
+		return func() {}
+	}
+	ctx, cancel := context.WithTimeout(ctx, startupCheckTimeout)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		startupWarnings(ctx, a, warn)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// startupWarnings is startupCheck's body, synchronous for tests.
+func startupWarnings(ctx context.Context, a *app, warn *slog.Logger) {
+	{
+		res, err := mcpserver.CheckPermissions(ctx, a.client, a.opts)
+		if err != nil {
+			warn.Warn("startup privilege check did not complete; the server runs anyway (run `proxmox-safe-mcp doctor` for details)",
+				slog.String("error", err.Error()))
+			return
+		}
+		for _, m := range res.Missing {
+			if m.Optional {
+				continue
+			}
+			warn.Warn("the API token lacks privileges some tools need; they will fail with 403",
+				slog.String("path", m.Path), slog.String("privileges", strings.Join(m.Privileges, ",")), slog.String("grant", m.Command))
+		}
+		for _, x := range res.Excess {
+			if x.Dangerous {
+				warn.Warn("the API token holds a dangerous privilege no enabled tool needs",
+					slog.String("privilege", x.Privilege), slog.String("paths", strings.Join(x.Paths, ",")), slog.String("risk", x.Risk))
+			}
+		}
+	}
+}

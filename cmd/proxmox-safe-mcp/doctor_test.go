@@ -1,0 +1,269 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
+)
+
+const doctorToken = "automation@pve!doctor"
+
+// doctorCluster is the demo cluster with one token holding privs.
+func doctorCluster(privs map[string][]string) *proxmoxtest.Cluster {
+	c := proxmoxtest.DemoCluster()
+	c.Tokens = map[string]*proxmoxtest.Token{doctorToken: {Secret: "d0c70000-0000-4000-8000-000000000000", Privileges: privs}}
+	return c
+}
+
+// wellScopedPrivileges is what the safe profile on pve1, pve2 needs,
+// backups included.
+func wellScopedPrivileges() map[string][]string {
+	return map[string][]string{
+		"/":        {"Sys.Audit"},
+		"/vms":     {"VM.Audit", "VM.PowerMgmt", "VM.Snapshot", "VM.Backup"},
+		"/storage": {"Datastore.Audit", "Datastore.AllocateSpace"},
+	}
+}
+
+// runDoctor runs `proxmox-safe-mcp doctor` in-process against srv with the
+// given extra environment (key, value pairs override the defaults).
+func runDoctor(t *testing.T, srv *proxmoxtest.Server, kv ...string) (string, string, int) {
+	t.Helper()
+	m := map[string]string{
+		"PVE_URL":              srv.URL,
+		"PVE_API_TOKEN_ID":     doctorToken,
+		"PVE_API_TOKEN_SECRET": "d0c70000-0000-4000-8000-000000000000",
+		"PVE_TLS_FINGERPRINT":  srv.Fingerprint(),
+		"PVE_ALLOWED_NODES":    "pve1,pve2",
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] == "" {
+			delete(m, kv[i])
+		} else {
+			m[kv[i]] = kv[i+1]
+		}
+	}
+	lookup := func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), []string{"doctor"}, lookup, strings.NewReader(""), &stdout, &stderr)
+	return stdout.String(), stderr.String(), code
+}
+
+func wantLines(t *testing.T, out string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+}
+
+func TestDoctorWellScoped(t *testing.T) {
+	t.Parallel()
+	srv := proxmoxtest.NewServer(doctorCluster(wellScopedPrivileges()))
+	defer srv.Close()
+	out, errOut, code := runDoctor(t, srv)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	wantLines(t, out,
+		"[ok]   configuration: "+srv.URL+"/api2/json, token "+doctorToken+", profile safe, mutation classes power, snapshot, allowed nodes pve1, pve2",
+		"[ok]   reachable: TCP connection to ",
+		"[ok]   TLS: trusted by the pinned fingerprint (PVE_TLS_FINGERPRINT); server certificate SHA-256 "+srv.Fingerprint(),
+		"[ok]   token: accepted; Proxmox VE 9.1.1",
+		"[ok]   node pve1: member, online",
+		"[ok]   node pve2: member, online",
+		"[ok]   privileges: every enabled tool",
+		"Result: everything checked is fine.",
+	)
+	if strings.Contains(out, "[warn]") || strings.Contains(out, "[FAIL]") {
+		t.Errorf("unexpected findings:\n%s", out)
+	}
+}
+
+func TestDoctorOverPrivileged(t *testing.T) {
+	t.Parallel()
+	srv := proxmoxtest.NewServer(doctorCluster(map[string][]string{"/": proxmoxtest.AllPrivileges}))
+	defer srv.Close()
+	out, _, code := runDoctor(t, srv)
+	if code != exitDoctorDangerous {
+		t.Fatalf("exit %d, want %d\n%s", code, exitDoctorDangerous, out)
+	}
+	wantLines(t, out,
+		"[ok]   privileges: every enabled tool",
+		"[warn] privileges: Permissions.Modify held on / but no enabled tool needs it — dangerous: the token can grant itself or others any privilege",
+		"[warn] privileges: Sys.Console held on /",
+		"prefer a token with only the required role: pveum role add ProxmoxSafeMCP",
+		"Result: working, but the token holds dangerous privileges",
+	)
+}
+
+func TestDoctorMissingPrivileges(t *testing.T) {
+	t.Parallel()
+	srv := proxmoxtest.NewServer(doctorCluster(map[string][]string{"/vms": {"VM.Audit"}}))
+	defer srv.Close()
+	out, _, code := runDoctor(t, srv, "PROXMOX_SAFE_READ_ONLY", "true")
+	if code != exitDoctorProblems {
+		t.Fatalf("exit %d, want %d\n%s", code, exitDoctorProblems, out)
+	}
+	wantLines(t, out,
+		"[ok]   token: accepted",
+		"[FAIL] nodes: cannot read the cluster status", // Sys.Audit on / is missing
+		"[FAIL] privileges: Sys.Audit on / missing, needed by cluster_status",
+		"pveum acl modify / --tokens 'automation@pve!doctor' --roles ProxmoxSafeMCP",
+		"pveum acl modify / --users 'automation@pve' --roles ProxmoxSafeMCP",
+		"[FAIL] privileges: Sys.Audit on /nodes/pve2 missing, needed by node_status",
+		"create the role first: pveum role add ProxmoxSafeMCP --privs 'Datastore.Audit,Sys.Audit,VM.Audit'",
+		"Result: ",
+	)
+	if strings.Contains(out, "VM.PowerMgmt") {
+		t.Errorf("read-only mode asks for VM.PowerMgmt:\n%s", out)
+	}
+}
+
+func TestDoctorWrongCA(t *testing.T) {
+	t.Parallel()
+	srv := proxmoxtest.NewServer(doctorCluster(wellScopedPrivileges()))
+	defer srv.Close()
+	other := proxmoxtest.NewServer(nil)
+	other.Close()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, other.CertificatePEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := runDoctor(t, srv, "PVE_TLS_FINGERPRINT", "", "PVE_CA_FILE", ca)
+	if code != exitDoctorProblems {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	wantLines(t, out,
+		"[FAIL] TLS: NOT trusted: the certificate does not verify against PVE_CA_FILE "+ca,
+		"server certificate SHA-256 fingerprint: "+srv.Fingerprint(),
+		"PVE_TLS_FINGERPRINT="+srv.Fingerprint(),
+	)
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("the token was sent to an untrusted server (%d requests)", n)
+	}
+	// The right CA file works.
+	good := filepath.Join(t.TempDir(), "good.pem")
+	if err := os.WriteFile(good, srv.CertificatePEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code = runDoctor(t, srv, "PVE_TLS_FINGERPRINT", "", "PVE_CA_FILE", good)
+	if code != exitOK || !strings.Contains(out, "[ok]   TLS: trusted by the CA file "+good) {
+		t.Errorf("good CA: exit %d\n%s", code, out)
+	}
+}
+
+func TestDoctorSystemRootsAndPinMismatch(t *testing.T) {
+	t.Parallel()
+	srv := proxmoxtest.NewServer(doctorCluster(wellScopedPrivileges()))
+	defer srv.Close()
+	out, _, code := runDoctor(t, srv, "PVE_TLS_FINGERPRINT", "")
+	if code != exitDoctorProblems || !strings.Contains(out, "[FAIL] TLS: NOT trusted by the system's root CAs") ||
+		!strings.Contains(out, srv.Fingerprint()) {
+		t.Errorf("system roots: exit %d\n%s", code, out)
+	}
+	wrong := strings.Repeat("AB:", 31) + "AB"
+	out, _, code = runDoctor(t, srv, "PVE_TLS_FINGERPRINT", wrong)
+	if code != exitDoctorProblems || !strings.Contains(out, "does not match PVE_TLS_FINGERPRINT") {
+		t.Errorf("pin mismatch: exit %d\n%s", code, out)
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("%d requests reached an untrusted server", n)
+	}
+}
+
+func TestDoctorUnreachable(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now: connection refused at once
+	srv := proxmoxtest.NewServer(nil)
+	defer srv.Close()
+	out, _, code := runDoctor(t, srv, "PVE_URL", "https://"+addr)
+	if code != exitDoctorProblems {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	wantLines(t, out, "[FAIL] reachable: cannot open a TCP connection to "+addr, "check PVE_URL")
+	if strings.Contains(out, "TLS") || strings.Contains(out, "token:") {
+		t.Errorf("doctor went on after an unreachable URL:\n%s", out)
+	}
+}
+
+func TestDoctorTokenRejectedAndNodes(t *testing.T) {
+	t.Parallel()
+	srv := proxmoxtest.NewServer(doctorCluster(wellScopedPrivileges()))
+	defer srv.Close()
+	out, errOut, code := runDoctor(t, srv, "PVE_API_TOKEN_SECRET", "99999999-0000-4000-8000-000000000000")
+	if code != exitDoctorProblems {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	wantLines(t, out, "[FAIL] token: rejected by Proxmox (401)", "has not expired")
+	if strings.Contains(out+errOut, "99999999-0000") {
+		t.Error("the secret appears in the output")
+	}
+	srv.SetNodeOnline("pve2", false)
+	out, _, code = runDoctor(t, srv, "PVE_ALLOWED_NODES", "pve1,pve2,pve9")
+	if code != exitDoctorProblems {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	wantLines(t, out, "[ok]   node pve1: member, online", "[FAIL] node pve2: offline",
+		"[FAIL] node pve9: not a member of the cluster (members: pve1, pve2, pve3)")
+}
+
+func TestDoctorDemo(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), []string{"--demo", "doctor"}, func(string) (string, bool) { return "", false }, strings.NewReader(""), &stdout, &stderr)
+	// The demo token is an administrator's: working, but dangerous.
+	if code != exitDoctorDangerous {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	wantLines(t, stdout.String(), "[info] demo mode", "[ok]   TLS: trusted by the pinned fingerprint", "[ok]   node pve3: member, online")
+}
+
+func TestStartupWarnings(t *testing.T) {
+	t.Parallel()
+	srv := proxmoxtest.NewServer(doctorCluster(map[string][]string{"/": {"Sys.Audit", "Permissions.Modify"}, "/vms": {"VM.Audit"}}))
+	defer srv.Close()
+	m := map[string]string{
+		"PVE_URL": srv.URL, "PVE_API_TOKEN_ID": doctorToken, "PVE_API_TOKEN_SECRET": "d0c70000-0000-4000-8000-000000000000",
+		"PVE_TLS_FINGERPRINT": srv.Fingerprint(), "PVE_ALLOWED_NODES": "pve1", "PROXMOX_SAFE_READ_ONLY": "true",
+	}
+	cfg, err := parseConfig(nil, func(k string) (string, bool) { v, ok := m[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	a, err := setup(cfg, logger, logger, &logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	startupWarnings(t.Context(), a, logger)
+	wantLines(t, logs.String(), "the API token lacks privileges", "path=/storage", "privileges=Datastore.Audit",
+		"holds a dangerous privilege", "privilege=Permissions.Modify")
+
+	// Cancelled (the server is shutting down, or Proxmox is slow): one
+	// warning, no failure.
+	logs.Reset()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	startupWarnings(ctx, a, logger)
+	wantLines(t, logs.String(), "startup privilege check did not complete; the server runs anyway")
+
+	// The background wrapper returns at once and its stop waits.
+	stop := startupCheck(t.Context(), a, cfg, logger)
+	stop()
+}

@@ -1,0 +1,484 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver/mcphttp"
+)
+
+// cmdHealthcheck probes a running server's /healthz. It is handled before
+// configuration parsing: a container HEALTHCHECK runs it with the service's
+// environment, and it needs none of the Proxmox settings.
+const cmdHealthcheck = "healthcheck"
+
+// Defaults of the HTTP transport.
+const (
+	defaultHTTPHost = "127.0.0.1"
+	defaultHTTPPort = "8000"
+	// defaultShutdownTimeout is how long SIGTERM waits for calls in flight.
+	// It stays below Docker's and systemd's kill timeouts as configured in
+	// docker-compose.yml (30s) and the unit (TimeoutStopSec=30).
+	defaultShutdownTimeout = 20 * time.Second
+	// userStatic is the identity of the MCP_AUTH_TOKEN holder; sessions
+	// are bound to it.
+	userStatic = "mcp-auth-token"
+)
+
+// httpConfig is the HTTP transport's part of config. Addr "" means stdio.
+type httpConfig struct {
+	Addr            string // as given
+	listen          string // host:port to listen on, after defaults
+	loopback        bool
+	Path            string
+	Token           secret
+	tokenFrom       string
+	TokenFile       string
+	AllowedOrigins  []string
+	AllowedHosts    []string
+	Stateless       bool
+	SessionTimeout  time.Duration // 0 = default; <0 = never
+	ShutdownTimeout time.Duration
+	AllowUnauth     bool
+	AuthServer      string
+	PublicURL       string
+}
+
+// splitList parses a comma-separated setting.
+func splitList(v string) []string {
+	var out []string
+	for s := range strings.SplitSeq(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// checkHTTPConfig validates the HTTP settings and reads the token file. It
+// runs for serve only; other commands ignore MCP_* (a container sets them
+// for the service, and "tools" in the same container must still work).
+func checkHTTPConfig(c *config) error {
+	h := &c.HTTP
+	if c.Command != cmdServe || h.Addr == "" {
+		return nil
+	}
+	listen, loopback, err := parseListenAddr(h.Addr)
+	if err != nil {
+		return cfgErr("MCP_HTTP_ADDR (--http): %v", err)
+	}
+	h.listen, h.loopback = listen, loopback
+	if h.Path == "" {
+		h.Path = mcphttp.DefaultPath
+	}
+	if h.ShutdownTimeout == 0 {
+		h.ShutdownTimeout = defaultShutdownTimeout
+	}
+	switch {
+	case h.TokenFile != "" && !h.Token.empty():
+		return cfgErr("set only one of MCP_AUTH_TOKEN and MCP_AUTH_TOKEN_FILE (--auth-token-file)")
+	case h.TokenFile != "":
+		tok, err := readTokenFile(h.TokenFile)
+		if err != nil {
+			return cfgErr("MCP_AUTH_TOKEN_FILE (--auth-token-file): %v", err)
+		}
+		h.Token, h.tokenFrom = secret{tok}, "MCP_AUTH_TOKEN_FILE (--auth-token-file)"
+	}
+	if !h.Token.empty() {
+		if err := mcphttp.CheckStaticToken(h.Token.reveal()); err != nil {
+			return cfgErr("%s: %v", h.tokenFrom, err)
+		}
+		if h.Token.reveal() == c.TokenSecret.reveal() {
+			return cfgErr("%s: the MCP token must differ from the Proxmox token secret: clients would hold the Proxmox credential", h.tokenFrom)
+		}
+	}
+	if h.Token.empty() && !h.AllowUnauth {
+		switch {
+		case !loopback:
+			return cfgErr("MCP_HTTP_ADDR (--http) %s is not a loopback address and no MCP_AUTH_TOKEN or MCP_AUTH_TOKEN_FILE is set: refusing to serve Proxmox to the network without authentication (use --allow-unauthenticated-remote only if a proxy in front authenticates every request)", h.Addr)
+		case !c.Demo:
+			return cfgErr("MCP_HTTP_ADDR (--http): serving a real cluster over HTTP needs MCP_AUTH_TOKEN or MCP_AUTH_TOKEN_FILE, even on loopback (any local user or process could drive it otherwise); for a local client without token support, use stdio")
+		}
+	}
+	if h.AuthServer != "" {
+		if h.Token.empty() {
+			return cfgErr("MCP_AUTH_SERVER (--auth-server) needs MCP_AUTH_TOKEN or MCP_AUTH_TOKEN_FILE: metadata must not point clients to an authorization server when nothing checks tokens")
+		}
+		if h.PublicURL == "" {
+			if !loopback {
+				return cfgErr("MCP_AUTH_SERVER (--auth-server) needs MCP_PUBLIC_URL (--public-url), the URL clients use to reach this server, when not bound to loopback")
+			}
+			h.PublicURL = "http://" + listen + h.Path
+		}
+	} else if h.PublicURL != "" {
+		return cfgErr("MCP_PUBLIC_URL (--public-url) is only used with MCP_AUTH_SERVER (--auth-server)")
+	}
+	return nil
+}
+
+// parseListenAddr turns PORT, HOST, HOST:PORT or :PORT into host:port and
+// reports whether it is a loopback address. HOST must be an IP address or
+// "localhost" (which means 127.0.0.1): a name that resolves elsewhere later
+// would defeat the loopback decision made here. An empty host (":8000") or
+// an unspecified address means every interface.
+func parseListenAddr(v string) (string, bool, error) {
+	host, port := v, defaultHTTPPort
+	if allDigitString(v) {
+		host, port = defaultHTTPHost, v
+	} else if h, p, err := net.SplitHostPort(v); err == nil {
+		host, port = h, p
+	} else {
+		host = strings.TrimSuffix(strings.TrimPrefix(v, "["), "]")
+	}
+	if !allDigitString(port) {
+		return "", false, fmt.Errorf("%q: the port must be a number", v)
+	}
+	if host == "localhost" {
+		host = "127.0.0.1"
+	}
+	if host == "" {
+		return net.JoinHostPort("", port), false, nil
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return "", false, fmt.Errorf("%q: use an IP address (127.0.0.1, ::1, 0.0.0.0, a LAN address), \"localhost\" or just a port", v)
+	}
+	return net.JoinHostPort(ip.String(), port), ip.IsLoopback(), nil
+}
+
+func allDigitString(s string) bool {
+	if s == "" || len(s) > 5 {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// readTokenFile reads MCP_AUTH_TOKEN_FILE like the Proxmox secret file:
+// bounded, regular file, one trailing newline removed.
+func readTokenFile(name string) (string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", pathErr(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", pathErr(err)
+	}
+	if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file", name)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxSecretFileBytes+1))
+	if err != nil {
+		return "", pathErr(err)
+	}
+	if len(b) > maxSecretFileBytes {
+		return "", fmt.Errorf("%s is larger than %d bytes; it should hold only the token", name, maxSecretFileBytes)
+	}
+	s := string(b)
+	if t, ok := strings.CutSuffix(s, "\r\n"); ok {
+		s = t
+	} else {
+		s = strings.TrimSuffix(s, "\n")
+	}
+	if s == "" {
+		return "", fmt.Errorf("%s is empty", name)
+	}
+	return s, nil
+}
+
+// serveHTTP serves MCP over streamable HTTP until ctx is cancelled (a
+// signal), then shuts down gracefully: the listener closes at once, calls
+// in flight get ShutdownTimeout to finish, then every session is closed.
+func serveHTTP(ctx context.Context, a *app, cfg *config, warn *slog.Logger, stderr io.Writer) int {
+	h := cfg.HTTP
+	opts := &mcphttp.Options{
+		Path:                       h.Path,
+		AllowedOrigins:             h.AllowedOrigins,
+		AllowedHosts:               h.AllowedHosts,
+		Stateless:                  h.Stateless,
+		SessionTimeout:             h.SessionTimeout,
+		AllowUnauthenticatedRemote: h.AllowUnauth,
+		Logger:                     a.log,
+	}
+	if !h.Token.empty() {
+		v, err := mcphttp.StaticTokenVerifier(map[string]string{userStatic: h.Token.reveal()})
+		if err != nil { // checkHTTPConfig checked the token already
+			fmt.Fprintf(stderr, "proxmox-safe-mcp: %s: %v\n", h.tokenFrom, err)
+			return exitUsage
+		}
+		opts.TokenVerifier = v
+		if h.AuthServer != "" {
+			opts.ResourceMetadata = &oauthex.ProtectedResourceMetadata{
+				Resource:               h.PublicURL,
+				AuthorizationServers:   []string{h.AuthServer},
+				BearerMethodsSupported: []string{"header"},
+				ResourceName:           "proxmox-safe-mcp",
+			}
+		}
+	}
+	srv := mcpserver.New(a.client, a.opts)
+	handler, err := mcphttp.New(srv, opts)
+	if err != nil {
+		fmt.Fprintln(stderr, "proxmox-safe-mcp: "+httpOptionError(err))
+		return exitUsage
+	}
+
+	ln, err := net.Listen("tcp", h.listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "proxmox-safe-mcp: MCP_HTTP_ADDR (--http): %v\n", err)
+		return exitToolError
+	}
+	addr := ln.Addr().(*net.TCPAddr)
+	if h.loopback && !addr.IP.IsLoopback() { // cannot happen; the decision above relies on it
+		ln.Close()
+		fmt.Fprintf(stderr, "proxmox-safe-mcp: MCP_HTTP_ADDR (--http): %s did not bind a loopback address\n", h.Addr)
+		return exitUsage
+	}
+	switch {
+	case h.AllowUnauth && h.Token.empty():
+		warn.Warn("--allow-unauthenticated-remote is set: HTTP requests are NOT authenticated here; a proxy in front must authenticate every request", slog.String("addr", addr.String()))
+	case h.Token.empty():
+		warn.Warn("HTTP without authentication (allowed only for --demo on loopback): every local user and process can use this server", slog.String("addr", addr.String()))
+	case !addr.IP.IsLoopback():
+		warn.Warn("serving plain HTTP on a non-loopback address: the bearer token crosses the network in clear text unless a TLS proxy sits in front", slog.String("addr", addr.String()))
+	}
+	if h.AllowUnauth && !h.Token.empty() {
+		warn.Warn("--allow-unauthenticated-remote has no effect: MCP_AUTH_TOKEN is set and every request is authenticated")
+	}
+
+	hs := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		// No WriteTimeout: an event stream stays open for the session.
+		ErrorLog: log.New(slogWriter{a.log}, "", 0),
+		BaseContext: func(net.Listener) context.Context {
+			// Requests must outlive the signal; Shutdown ends them.
+			return context.WithoutCancel(ctx)
+		},
+	}
+	endpoint := "http://" + addr.String() + h.Path
+	a.log.Info("serving MCP over streamable HTTP", slog.String("url", endpoint),
+		slog.Bool("auth", !h.Token.empty()), slog.Bool("stateless", h.Stateless), slog.String("version", versionString()))
+	if cfg.Demo {
+		// The demo banner is for stdio; say where to connect instead.
+		fmt.Fprintf(stderr, "proxmox-safe-mcp: demo mode: MCP streamable HTTP at %s (health: http://%s%s)\n", endpoint, addr, mcphttp.HealthPath)
+	}
+
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err := <-served:
+		a.log.Error("HTTP server failed", slog.Any("error", err))
+		return exitToolError
+	case <-ctx.Done():
+	}
+	a.log.Info("signal received; shutting down", slog.Duration("timeout", h.ShutdownTimeout))
+	sctx, cancel := context.WithTimeout(context.Background(), h.ShutdownTimeout)
+	defer cancel()
+	handlerDone := make(chan error, 1)
+	go func() { handlerDone <- handler.Shutdown(sctx) }()
+	serr := hs.Shutdown(sctx)
+	herr := <-handlerDone
+	<-served
+	if serr != nil || herr != nil {
+		hs.Close()
+		a.log.Warn("calls still running at the shutdown deadline were cut off", slog.Duration("timeout", h.ShutdownTimeout))
+	}
+	a.log.Info("stopped")
+	return exitOK
+}
+
+// httpOptionError names the setting behind an mcphttp option error.
+func httpOptionError(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "mcphttp: ")
+	switch {
+	case strings.HasPrefix(msg, "allowed origin"):
+		return "MCP_ALLOWED_ORIGINS (--allowed-origins): " + msg
+	case strings.HasPrefix(msg, "allowed host"):
+		return "MCP_ALLOWED_HOSTS (--allowed-hosts): " + msg
+	case strings.HasPrefix(msg, "Path"):
+		return "MCP_HTTP_PATH (--http-path): " + msg
+	case strings.Contains(msg, "ResourceMetadata.Resource"):
+		return "MCP_PUBLIC_URL (--public-url): " + msg
+	case strings.Contains(msg, "authorization server"):
+		return "MCP_AUTH_SERVER (--auth-server): " + msg
+	}
+	return "invalid HTTP configuration: " + msg
+}
+
+// slogWriter routes net/http's internal error log (TLS handshake noise,
+// panics in handlers) to slog.
+type slogWriter struct{ l *slog.Logger }
+
+func (w slogWriter) Write(p []byte) (int, error) {
+	w.l.Warn("http server", slog.String("error", strings.TrimSpace(string(p))))
+	return len(p), nil
+}
+
+// healthcheck implements "proxmox-safe-mcp healthcheck [--url URL]
+// [--timeout D]": exit 0 when the URL answers 200 "ok", 1 otherwise. The
+// default URL is /healthz on MCP_HTTP_ADDR (an unspecified host becomes
+// 127.0.0.1), else on 127.0.0.1:8000. Distroless and scratch images have no
+// curl, so the binary probes itself.
+func healthcheck(ctx context.Context, args []string, lookup func(string) (string, bool), stdout, stderr io.Writer) int {
+	target, timeout := "", 5*time.Second
+	for i := 0; i < len(args); i++ {
+		name, val, hasVal := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if !strings.HasPrefix(args[i], "-") {
+			fmt.Fprintf(stderr, "proxmox-safe-mcp healthcheck: unexpected argument %q\n", args[i])
+			return exitUsage
+		}
+		if name == "help" || name == "h" {
+			fmt.Fprintln(stdout, "usage: proxmox-safe-mcp healthcheck [--url http://127.0.0.1:8000/healthz] [--timeout 5s]")
+			return exitOK
+		}
+		if !hasVal {
+			if i+1 >= len(args) {
+				fmt.Fprintf(stderr, "proxmox-safe-mcp healthcheck: --%s needs a value\n", name)
+				return exitUsage
+			}
+			i++
+			val = args[i]
+		}
+		switch name {
+		case "url":
+			target = val
+		case "timeout":
+			d, err := time.ParseDuration(val)
+			if err != nil || d <= 0 {
+				fmt.Fprintf(stderr, "proxmox-safe-mcp healthcheck: --timeout: %q is not a positive duration\n", val)
+				return exitUsage
+			}
+			timeout = d
+		default:
+			fmt.Fprintf(stderr, "proxmox-safe-mcp healthcheck: unknown flag --%s (known: --url, --timeout)\n", name)
+			return exitUsage
+		}
+	}
+	if target == "" {
+		hostport := net.JoinHostPort(defaultHTTPHost, defaultHTTPPort)
+		if v, ok := lookup("MCP_HTTP_ADDR"); ok && strings.TrimSpace(v) != "" {
+			l, _, err := parseListenAddr(strings.TrimSpace(v))
+			if err != nil {
+				fmt.Fprintf(stderr, "proxmox-safe-mcp healthcheck: MCP_HTTP_ADDR: %v\n", err)
+				return exitUsage
+			}
+			h, p, _ := net.SplitHostPort(l)
+			if ip, err := netip.ParseAddr(h); h == "" || (err == nil && ip.IsUnspecified()) {
+				h = defaultHTTPHost
+			}
+			hostport = net.JoinHostPort(h, p)
+		}
+		target = "http://" + hostport + mcphttp.HealthPath
+	}
+	u, err := url.Parse(target)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		fmt.Fprintf(stderr, "proxmox-safe-mcp healthcheck: --url %q must be an http(s) URL\n", target)
+		return exitUsage
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	if err != nil {
+		fmt.Fprintf(stderr, "proxmox-safe-mcp healthcheck: %v\n", errors.Unwrap(err))
+		return exitToolError
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64))
+	if resp.StatusCode != http.StatusOK || strings.TrimSpace(string(body)) != "ok" {
+		fmt.Fprintf(stderr, "proxmox-safe-mcp healthcheck: %s answered %d %q\n", u, resp.StatusCode, body)
+		return exitToolError
+	}
+	fmt.Fprintln(stdout, "ok")
+	return exitOK
+}
+
+// Defaults shown in --help.
+const (
+	defaultHTTPPath       = mcphttp.DefaultPath
+	defaultSessionTimeout = "30m" // mcphttp.DefaultSessionTimeout
+)
+
+// setAuthToken takes MCP_AUTH_TOKEN; like the Proxmox secret it has no
+// flag, because command lines are visible to every local user.
+func setAuthToken(c *config, v string) error {
+	c.HTTP.Token, c.HTTP.tokenFrom = secret{v}, "MCP_AUTH_TOKEN"
+	return nil
+}
+
+func listSetter(dst func(c *config) *[]string) func(*config, string) error {
+	return func(c *config, v string) error {
+		*dst(c) = splitList(v)
+		return nil
+	}
+}
+
+func setSessionTimeout(c *config, v string) error {
+	d, err := parseDuration(v)
+	if err != nil {
+		return err
+	}
+	c.HTTP.SessionTimeout = d
+	if d == 0 {
+		c.HTTP.SessionTimeout = -1 // mcphttp: negative = never
+	}
+	return nil
+}
+
+func setShutdownTimeout(c *config, v string) error {
+	d, err := parseDuration(v)
+	if err != nil || d == 0 {
+		return errors.New("must be a positive duration with a unit, e.g. 20s")
+	}
+	c.HTTP.ShutdownTimeout = d
+	return nil
+}
+
+// parseDuration accepts a Go duration with a unit, or "0".
+func parseDuration(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	if v == "0" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("must be a duration with a unit such as 30s, 30m or 2h, or 0 (got %q)", v)
+	}
+	return d, nil
+}
+
+func urlSetter(dst func(c *config) *string) func(*config, string) error {
+	return func(c *config, v string) error {
+		v = strings.TrimSpace(v)
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("must be an absolute http(s) URL without credentials, query or fragment (got %q)", v)
+		}
+		*dst(c) = v
+		return nil
+	}
+}

@@ -1,0 +1,355 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
+)
+
+const (
+	httpToken  = "mcp-test-token-0123456789abcdef0123456789abcdef"
+	httpCanary = "c4a7a3f1-0bad-4ca5-8eed-0000000ca9a2"
+)
+
+// TestHTTPConfig checks the startup rules of the HTTP transport without
+// starting anything.
+func TestHTTPConfig(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tokFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokFile, []byte(httpToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	real := map[string]string{
+		"PVE_URL": "https://pve.example.com:8006", "PVE_API_TOKEN_ID": "a@pve!b",
+		"PVE_API_TOKEN_SECRET": httpCanary, "PROXMOX_SAFE_READ_ONLY": "true",
+	}
+	with := func(base map[string]string, kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string // "" = OK
+	}{
+		{"demo loopback without token", []string{"--demo", "--http", "127.0.0.1:8000"}, nil, ""},
+		{"demo port only", []string{"--demo", "--http", "8000"}, nil, ""},
+		{"demo localhost", []string{"--demo", "--http", "localhost:8000"}, nil, ""},
+		{"demo ipv6 loopback", []string{"--demo", "--http", "[::1]:8000"}, nil, ""},
+		{"demo all interfaces without token", []string{"--demo", "--http", "0.0.0.0:8000"}, nil, "is not a loopback address"},
+		{"demo empty host without token", []string{"--demo", "--http", ":8000"}, nil, "is not a loopback address"},
+		{"demo LAN without token", []string{"--demo", "--http", "192.0.2.5:8000"}, nil, "is not a loopback address"},
+		{"env addr all interfaces", []string{"--demo"}, map[string]string{"MCP_HTTP_ADDR": "0.0.0.0:8000"}, "is not a loopback address"},
+		{"all interfaces with token", []string{"--demo", "--http", "0.0.0.0:8000"}, map[string]string{"MCP_AUTH_TOKEN": httpToken}, ""},
+		{"all interfaces, explicit opt-out", []string{"--demo", "--http", "0.0.0.0:8000", "--allow-unauthenticated-remote"}, nil, ""},
+		{"real cluster loopback without token", []string{"--http", "127.0.0.1:8000"}, real, "needs MCP_AUTH_TOKEN"},
+		{"real cluster with token", []string{"--http", "127.0.0.1:8000"}, with(real, "MCP_AUTH_TOKEN", httpToken), ""},
+		{"real cluster with token file", []string{"--http", "127.0.0.1:8000", "--auth-token-file", tokFile}, real, ""},
+		{"token and file", []string{"--http", "127.0.0.1:8000", "--auth-token-file", tokFile}, with(real, "MCP_AUTH_TOKEN", httpToken), "set only one of"},
+		{"short token", []string{"--demo", "--http", "8000"}, map[string]string{"MCP_AUTH_TOKEN": "secret"}, "at least 32"},
+		{"token equals the Proxmox secret", []string{"--http", "8000"}, with(real, "PVE_API_TOKEN_SECRET", httpToken, "MCP_AUTH_TOKEN", httpToken), "must differ"},
+		{"host name", []string{"--demo", "--http", "mcp.example.com:8000"}, nil, "use an IP address"},
+		{"bad port", []string{"--demo", "--http", "127.0.0.1:http"}, nil, "port must be a number"},
+		{"auth server without token", []string{"--demo", "--http", "8000", "--auth-server", "https://as.example.com"}, nil, "needs MCP_AUTH_TOKEN"},
+		{"auth server", []string{"--demo", "--http", "8000", "--auth-server", "https://as.example.com"}, map[string]string{"MCP_AUTH_TOKEN": httpToken}, ""},
+		{"auth server not URL", []string{"--demo", "--http", "8000", "--auth-server", "as.example.com"}, nil, "absolute http(s) URL"},
+		{"public url without auth server", []string{"--demo", "--http", "8000", "--public-url", "https://mcp.example.com/mcp"}, nil, "only used with"},
+		{"session timeout", []string{"--demo", "--http", "8000", "--session-timeout", "10"}, nil, "duration with a unit"},
+		{"stateless strict bool", []string{"--demo", "--http", "8000"}, map[string]string{"MCP_STATELESS": "yes"}, "must be one of"},
+		{"http ignored by tools", []string{"--demo", "tools"}, map[string]string{"MCP_HTTP_ADDR": "0.0.0.0:8000"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lookup := func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }
+			_, err := parseConfig(tc.args, lookup)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("unexpected error: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("error %v, want it to contain %q", err, tc.want)
+			}
+			if err != nil {
+				for _, s := range []string{httpToken, httpCanary} {
+					if strings.Contains(err.Error(), s) {
+						t.Errorf("the error shows a secret: %v", err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestHTTPRefusesNonLoopbackWithoutAuth runs the binary: a non-loopback
+// bind without a token must not start (exit 2, nothing listening).
+func TestHTTPRefusesNonLoopbackWithoutAuth(t *testing.T) {
+	t.Parallel()
+	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0"} {
+		_, stderr, code := runBin(t, cleanEnv(), "--demo", "--http", addr)
+		if code != exitUsage || !strings.Contains(stderr, "not a loopback address") {
+			t.Errorf("--http %s: exit %d, stderr %q; want exit 2 and a refusal", addr, code, stderr)
+		}
+	}
+}
+
+var listenRe = regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+/mcp)`)
+
+// httpProc is the binary serving HTTP against a fake cluster.
+type httpProc struct {
+	cmd    *exec.Cmd
+	stderr syncBuffer
+	url    string
+	done   chan struct{}
+}
+
+func startHTTP(t *testing.T, env []string, args ...string) *httpProc {
+	t.Helper()
+	p := &httpProc{done: make(chan struct{})}
+	p.cmd = exec.Command(binary(t), append([]string{"--http", "127.0.0.1:0"}, args...)...)
+	p.cmd.Env = env
+	p.cmd.Stdout = io.Discard
+	p.cmd.Stderr = &p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	deadline := time.Now().Add(terminateWait)
+	for {
+		if m := listenRe.FindStringSubmatch(p.stderr.String()); m != nil {
+			p.url = m[1]
+			return p
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("server exited: %s", p.stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server did not start:\n%s", p.stderr.String())
+		}
+	}
+}
+
+// stop sends SIGTERM and returns the exit code.
+func (p *httpProc) stop(t *testing.T) int {
+	t.Helper()
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(terminateWait):
+		t.Fatalf("no exit after SIGTERM:\n%s", p.stderr.String())
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+type bearerRT struct{ token string }
+
+func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func httpClient(t *testing.T, url, token string) *mcp.ClientSession {
+	t.Helper()
+	cs, err := newClient().Connect(t.Context(), &mcp.StreamableClientTransport{
+		Endpoint: url, HTTPClient: &http.Client{Transport: bearerRT{token}},
+	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	return cs
+}
+
+func rawPost(t *testing.T, url string, hdr map[string]string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, url,
+		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, fmt.Sprint(resp.Header) + "\n" + string(b)
+}
+
+// TestHTTPEndToEnd: the binary against a fake Proxmox with a canary secret,
+// authenticated by MCP_AUTH_TOKEN_FILE. A client with the token calls
+// tools; bad requests are refused before Proxmox; the canary appears in no
+// response and no log line; SIGTERM ends it with 0.
+func TestHTTPEndToEnd(t *testing.T) {
+	t.Parallel()
+	const tokenID = "automation@pve!http"
+	cluster := proxmoxtest.DemoCluster()
+	cluster.Tokens = map[string]*proxmoxtest.Token{tokenID: {
+		Secret: httpCanary, Privileges: map[string][]string{"/": proxmoxtest.AllPrivileges},
+	}}
+	fake := proxmoxtest.NewServer(cluster)
+	defer fake.Close()
+	dir := t.TempDir()
+	tokFile := filepath.Join(dir, "mcp-token")
+	if err := os.WriteFile(tokFile, []byte(httpToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startHTTP(t, cleanEnv(
+		"PVE_URL="+fake.URL, "PVE_API_TOKEN_ID="+tokenID, "PVE_API_TOKEN_SECRET="+httpCanary,
+		"PVE_TLS_FINGERPRINT="+fake.Fingerprint(), "PVE_ALLOWED_NODES=pve1,pve2,pve3",
+		"PROXMOX_SAFE_AUDIT_LOG="+filepath.Join(dir, "audit.jsonl"), "PROXMOX_SAFE_LOG_LEVEL=debug",
+		"MCP_AUTH_TOKEN_FILE="+tokFile,
+	))
+	var seen strings.Builder
+
+	cs := httpClient(t, p.url, httpToken)
+	for _, tool := range []string{"cluster_status", "list_guests"} {
+		res := call(t, cs, tool, map[string]any{})
+		if res.IsError {
+			t.Errorf("%s: %s", tool, textOf(res))
+		}
+		seen.WriteString(textOf(res))
+	}
+	res := call(t, cs, "guest_power", map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "action": "shutdown", "approval": phrase100})
+	if res.IsError {
+		t.Errorf("guest_power: %s", textOf(res))
+	}
+	seen.WriteString(textOf(res))
+	cs.Close()
+
+	before := len(fake.Requests())
+	port := strings.TrimSuffix(strings.TrimPrefix(p.url, "http://127.0.0.1:"), "/mcp")
+	for _, tc := range []struct {
+		name string
+		hdr  map[string]string
+		want int
+	}{
+		{"no token", nil, http.StatusUnauthorized},
+		{"wrong token", map[string]string{"Authorization": "Bearer wrong-" + httpToken}, http.StatusUnauthorized},
+		{"proxmox token", map[string]string{"Authorization": "PVEAPIToken=" + tokenID + "=" + httpCanary}, http.StatusUnauthorized},
+		{"evil origin", map[string]string{"Authorization": "Bearer " + httpToken, "Origin": "http://evil.example"}, http.StatusForbidden},
+		{"null origin", map[string]string{"Authorization": "Bearer " + httpToken, "Origin": "null"}, http.StatusForbidden},
+		{"own origin, not allowlisted", map[string]string{"Authorization": "Bearer " + httpToken, "Origin": "http://127.0.0.1:" + port}, http.StatusForbidden},
+	} {
+		code, body := rawPost(t, p.url, tc.hdr)
+		seen.WriteString(body)
+		if code != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, code, tc.want)
+		}
+		if tc.want == http.StatusUnauthorized && !strings.Contains(body, "Www-Authenticate:[Bearer") {
+			t.Errorf("%s: no WWW-Authenticate challenge:\n%s", tc.name, body)
+		}
+	}
+	code, body := rawPost(t, p.url+"?access_token="+httpToken, nil)
+	if code != http.StatusUnauthorized {
+		t.Errorf("token in the query string: %d, want 401", code)
+	}
+	seen.WriteString(body)
+	if after := len(fake.Requests()); after != before {
+		t.Errorf("refused requests reached Proxmox: %d new upstream requests", after-before)
+	}
+	var hcOut, hcErr strings.Builder
+	if c := healthcheck(t.Context(), []string{"--url", strings.TrimSuffix(p.url, "/mcp") + "/healthz"}, func(string) (string, bool) { return "", false }, &hcOut, &hcErr); c != 0 || hcOut.String() != "ok\n" {
+		t.Errorf("healthcheck: exit %d, %q %q", c, hcOut.String(), hcErr.String())
+	}
+	if code := p.stop(t); code != 0 {
+		t.Errorf("exit %d after SIGTERM:\n%s", code, p.stderr.String())
+	}
+	for where, s := range map[string]string{"responses": seen.String(), "stderr": p.stderr.String()} {
+		for _, needle := range []string{httpCanary, "PVEAPIToken", httpToken} {
+			if strings.Contains(s, needle) {
+				t.Errorf("%s contain %q", where, needle)
+			}
+		}
+	}
+	if !strings.Contains(p.stderr.String(), `reason="origin not allowed"`) {
+		t.Errorf("refused origin not logged:\n%s", p.stderr.String())
+	}
+}
+
+// TestHTTPGracefulShutdown: SIGTERM while a tool call waits on a slow
+// Proxmox lets the call finish, then the process exits 0.
+func TestHTTPGracefulShutdown(t *testing.T) {
+	t.Parallel()
+	fake := proxmoxtest.NewServer(proxmoxtest.DemoCluster())
+	defer fake.Close()
+	p := startHTTP(t, cleanEnv(
+		"PVE_URL="+fake.URL, "PVE_API_TOKEN_ID="+proxmoxtest.DefaultTokenID, "PVE_API_TOKEN_SECRET="+proxmoxtest.DefaultTokenSecret,
+		"PVE_TLS_FINGERPRINT="+fake.Fingerprint(), "PROXMOX_SAFE_READ_ONLY=true", "MCP_AUTH_TOKEN="+httpToken,
+	))
+	cs := httpClient(t, p.url, httpToken)
+	defer cs.Close()
+	fake.InjectFault(proxmoxtest.Fault{Path: "/cluster/resources", Latency: 1500 * time.Millisecond, Times: 1})
+	type result struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_guests", Arguments: map[string]any{}})
+		done <- result{res, err}
+	}()
+	// Wait until the call has reached the fake, then signal.
+	deadline := time.Now().Add(terminateWait)
+	for !slowStarted(fake) {
+		if time.Now().After(deadline) {
+			t.Fatal("the call never reached Proxmox")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	r := <-done
+	if r.err != nil || r.res.IsError {
+		t.Errorf("in-flight call during shutdown: %v %v", r.err, r.res)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(terminateWait):
+		t.Fatal("no exit after SIGTERM")
+	}
+	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("exit %d:\n%s", code, p.stderr.String())
+	}
+	if !strings.Contains(p.stderr.String(), "signal received; shutting down") {
+		t.Errorf("no shutdown log line:\n%s", p.stderr.String())
+	}
+}
+
+func slowStarted(fake *proxmoxtest.Server) bool {
+	for _, r := range fake.Requests() {
+		if r.Path == "/cluster/resources" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,40 @@
+// Package mcphttp serves an [mcp.Server] over MCP streamable HTTP with the
+// checks the MCP specification asks for and go-sdk does not do by itself.
+//
+// go-sdk's [mcp.StreamableHTTPHandler] checks the Host header only when the
+// connection arrives on a loopback address, checks no Origin header at all,
+// and leaves authentication to the caller. [New] wraps it so that, on every
+// method (POST, GET and DELETE):
+//
+//   - a request whose Origin header is present and not on
+//     [Options.AllowedOrigins] is refused with 403, including "null" and
+//     look-alikes such as http://localhost.evil.example (the spec's DNS
+//     rebinding and cross-site rule; browsers always send Origin, other
+//     clients usually send none);
+//   - a request whose Host header is neither the address the connection
+//     arrived on nor one of [Options.AllowedHosts] is refused with 403, on
+//     loopback and non-loopback addresses alike;
+//   - a bearer token is required when [Options.TokenVerifier] is set
+//     (go-sdk's [auth.RequireBearerToken]): 401 with WWW-Authenticate
+//     otherwise. Tokens are read from the Authorization header only, never
+//     from the query string. Sessions are bound to [auth.TokenInfo.UserID],
+//     so one identity cannot use another's session (403). Without a
+//     verifier, only loopback connections are served, unless
+//     [Options.AllowUnauthenticatedRemote] says an authenticating proxy sits
+//     in front;
+//   - a POST must be application/json (415) and at most
+//     [Options.MaxRequestBodyBytes] long (413).
+//
+// The Authorization header is removed from the request once it has been
+// verified, so neither go-sdk nor a tool handler can see, log or forward the
+// client's token. Nothing in this package reads Proxmox credentials from a
+// request: the upstream credential is configured server-side only.
+//
+// The handler also answers GET /healthz (no authentication; the body is just
+// "ok") for supervisors, and, when [Options.ResourceMetadata] is set, the
+// RFC 9728 protected resource metadata under /.well-known/.
+//
+// [Handler.Shutdown] stops taking requests, waits for the ones in flight and
+// closes the sessions this handler created; use it together with
+// [http.Server.Shutdown].
+package mcphttp

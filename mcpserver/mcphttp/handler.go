@@ -1,0 +1,537 @@
+package mcphttp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+)
+
+// Defaults used when the corresponding [Options] field is zero.
+const (
+	// DefaultPath is where MCP is served.
+	DefaultPath = "/mcp"
+	// DefaultSessionTimeout closes a stateful session after this long
+	// without a request. Clients that go away without DELETE would otherwise
+	// keep their session (and its goroutines) for the life of the process.
+	DefaultSessionTimeout = 30 * time.Minute
+	// DefaultMaxRequestBodyBytes matches go-sdk's default: far more than any
+	// tool call of this server needs, small enough to bound memory.
+	DefaultMaxRequestBodyBytes = mcp.DefaultMaxRequestBodyBytes
+)
+
+// HealthPath answers GET and HEAD with 200 "ok" while the handler serves,
+// and 503 once [Handler.Shutdown] has begun. It needs no authentication and
+// says nothing else, so it is safe to expose to a supervisor.
+const HealthPath = "/healthz"
+
+// wellKnownPRM is the RFC 9728 metadata location; the resource path is
+// appended to it (RFC 9728 §3.1).
+const wellKnownPRM = "/.well-known/oauth-protected-resource"
+
+// Options configures [New]. A nil *Options is the zero value: MCP on
+// [DefaultPath], no authentication (so only loopback connections are
+// served), no allowed Origin, Host limited to the address the connection
+// arrived on, stateful sessions closed after [DefaultSessionTimeout] idle.
+type Options struct {
+	// Path is where MCP is served; "" means [DefaultPath]. It must start
+	// with "/" and must not be [HealthPath] or under /.well-known/.
+	Path string
+
+	// TokenVerifier checks the bearer token of every MCP request (see
+	// [StaticTokenVerifier] for a fixed shared secret). Set
+	// [auth.TokenInfo.UserID] in what it returns: go-sdk binds each session
+	// to that identity. nil means no authentication; then only connections
+	// that arrive on a loopback address are served (403 otherwise), unless
+	// AllowUnauthenticatedRemote is set.
+	TokenVerifier auth.TokenVerifier
+	// Bearer is passed to [auth.RequireBearerToken] (required scopes,
+	// AllowMissingExpiration, ClockSkew); nil means none. Its
+	// ResourceMetadataURL is filled in from ResourceMetadata when empty.
+	Bearer *auth.RequireBearerTokenOptions
+	// AllowUnauthenticatedRemote serves non-loopback connections without a
+	// TokenVerifier. Only for deployments where a proxy in front
+	// authenticates every request; the Origin and Host checks still apply.
+	AllowUnauthenticatedRemote bool
+
+	// AllowedOrigins are the exact origins (scheme://host[:port]) that may
+	// send requests from a browser. A request with any other Origin header,
+	// including "null", is refused with 403. Requests without an Origin
+	// header (non-browser clients) are not affected. Empty allows none.
+	AllowedOrigins []string
+	// AllowedHosts are extra Host header values accepted besides the
+	// address the connection arrived on (IP and port) and, on a loopback
+	// address, "localhost" with that port. An entry without a port matches
+	// any port. Needed behind a reverse proxy or a container port mapping,
+	// which change the Host the client used. Empty allows only the above.
+	AllowedHosts []string
+
+	// ResourceMetadata, when set, is served as RFC 9728 protected resource
+	// metadata at /.well-known/oauth-protected-resource and at that path
+	// followed by Path, and its URL is announced in WWW-Authenticate on 401.
+	// Resource (the canonical https URL of the MCP endpoint) and at least
+	// one AuthorizationServers entry are required, and so is a
+	// TokenVerifier: metadata that points to an authorization server whose
+	// tokens nothing checks would be a lie.
+	ResourceMetadata *oauthex.ProtectedResourceMetadata
+
+	// Stateless serves every POST with a temporary session: no
+	// Mcp-Session-Id, GET and DELETE answer 405, and the server cannot send
+	// requests to the client. The default (false) keeps sessions, which
+	// server-to-client requests such as elicitation need.
+	Stateless bool
+	// SessionTimeout closes a stateful session after this long without a
+	// request. 0 means [DefaultSessionTimeout]; negative means never.
+	SessionTimeout time.Duration
+	// MaxRequestBodyBytes bounds a request body (413 beyond it). 0 means
+	// [DefaultMaxRequestBodyBytes]; negative is an error, since an
+	// unbounded body is a memory exhaustion waiting to happen.
+	MaxRequestBodyBytes int64
+
+	// Logger gets one line per refused request (reason, method, path,
+	// remote address, and the offending Origin or Host; never a header
+	// carrying credentials) and go-sdk's transport errors. nil discards.
+	Logger *slog.Logger
+}
+
+// Handler is the http.Handler returned by [New].
+type Handler struct {
+	server   *mcp.Server
+	path     string
+	metaPath string // wellKnownPRM + path, "" without metadata
+	mcp      http.Handler
+	health   http.Handler
+	meta     http.Handler
+	guard    *guard
+	maxBody  int64
+	stateful bool
+	log      *slog.Logger
+
+	mu       sync.Mutex
+	closing  bool
+	inflight int
+	drained  chan struct{} // closed when closing and inflight == 0
+	sessions map[string]struct{}
+	pruneAt  int
+}
+
+// New returns a handler serving server over streamable HTTP with the checks
+// described in the package documentation. opts may be nil. New reports
+// invalid options (a malformed origin or host, a bad path, incomplete
+// metadata) as an error; it panics if server is nil, a programmer error.
+func New(server *mcp.Server, opts *Options) (*Handler, error) {
+	if server == nil {
+		panic("mcphttp.New: nil server")
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	h := &Handler{
+		server:   server,
+		path:     o.Path,
+		maxBody:  o.MaxRequestBodyBytes,
+		stateful: !o.Stateless,
+		log:      o.Logger,
+		drained:  make(chan struct{}),
+		sessions: map[string]struct{}{},
+		pruneAt:  1024,
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	if h.path == "" {
+		h.path = DefaultPath
+	}
+	if err := checkPath(h.path); err != nil {
+		return nil, err
+	}
+	switch {
+	case h.maxBody == 0:
+		h.maxBody = DefaultMaxRequestBodyBytes
+	case h.maxBody < 0:
+		return nil, errors.New("mcphttp: MaxRequestBodyBytes must not be negative")
+	}
+	timeout := o.SessionTimeout
+	switch {
+	case timeout == 0:
+		timeout = DefaultSessionTimeout
+	case timeout < 0:
+		timeout = 0 // go-sdk: never
+	}
+	g, err := newGuard(o.AllowedOrigins, o.AllowedHosts)
+	if err != nil {
+		return nil, err
+	}
+	h.guard = g
+
+	var bearer auth.RequireBearerTokenOptions
+	if o.Bearer != nil {
+		bearer = *o.Bearer
+	}
+	if o.ResourceMetadata != nil {
+		if o.TokenVerifier == nil {
+			return nil, errors.New("mcphttp: ResourceMetadata needs a TokenVerifier")
+		}
+		metaURL, err := checkMetadata(o.ResourceMetadata)
+		if err != nil {
+			return nil, err
+		}
+		if bearer.ResourceMetadataURL == "" {
+			bearer.ResourceMetadataURL = metaURL
+		}
+		md := *o.ResourceMetadata
+		h.meta = auth.ProtectedResourceMetadataHandler(&md)
+		h.metaPath = wellKnownPRM + h.path
+	}
+
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{
+		Stateless:           o.Stateless,
+		SessionTimeout:      timeout,
+		MaxRequestBodyBytes: h.maxBody,
+		Logger:              o.Logger,
+		// The guard checks Host on every connection, loopback or not;
+		// go-sdk's own check would also refuse the AllowedHosts.
+		DisableLocalhostProtection: true,
+	})
+	var inner http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sdk.ServeHTTP(w, r)
+		h.trackSession(r, w)
+	})
+	inner = h.checkBody(inner)
+	if o.TokenVerifier != nil {
+		inner = h.requireToken(o.TokenVerifier, &bearer, inner)
+	} else if !o.AllowUnauthenticatedRemote {
+		inner = h.loopbackOnly(inner)
+	}
+	h.mcp = h.guard.wrap(h, inner)
+	h.health = http.HandlerFunc(h.serveHealth)
+	return h, nil
+}
+
+// ServeHTTP routes MCP, health and metadata requests; anything else is 404.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case h.path:
+		// A GET is a session's event stream: it never ends by itself, so it
+		// is not waited for, and it is let through while draining, since a
+		// client whose stream breaks may give up on the calls in flight.
+		// Closing the sessions ends these streams.
+		if r.Method != http.MethodGet {
+			if !h.enter() {
+				writeError(w, http.StatusServiceUnavailable, "server is shutting down")
+				return
+			}
+			defer h.exit()
+		}
+		h.mcp.ServeHTTP(w, r)
+	case HealthPath:
+		h.health.ServeHTTP(w, r)
+	case wellKnownPRM, h.metaPath:
+		if h.meta == nil {
+			http.NotFound(w, r)
+			return
+		}
+		// Public by design (RFC 9728 allows any origin), but a rebinding
+		// Host still has no business here.
+		if !h.guard.hostAllowed(r) {
+			h.reject(w, r, http.StatusForbidden, "host not allowed", slog.String("host", r.Host))
+			return
+		}
+		h.meta.ServeHTTP(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// serveHealth answers liveness probes. It runs before every check on
+// purpose: supervisors use whatever Host they like, and the answer carries
+// no information beyond "the process serves".
+func (h *Handler) serveHealth(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	h.mu.Lock()
+	closing := h.closing
+	h.mu.Unlock()
+	if closing {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprint(w, "shutting down")
+		return
+	}
+	fmt.Fprint(w, "ok")
+}
+
+// requireToken is go-sdk's bearer middleware plus two things it lacks: a
+// WWW-Authenticate challenge even when no metadata URL or scope is
+// configured (RFC 6750 §3 requires one on 401), and removal of the
+// Authorization header once verified, so the client's token cannot travel
+// further than this function.
+func (h *Handler) requireToken(v auth.TokenVerifier, opts *auth.RequireBearerTokenOptions, next http.Handler) http.Handler {
+	challenge := ""
+	if opts.ResourceMetadataURL == "" && len(opts.Scopes) == 0 {
+		challenge = `Bearer realm="mcp"`
+	}
+	verified := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if challenge != "" {
+			w.Header().Del("WWW-Authenticate")
+		}
+		if rec, ok := w.(*statusRecorder); ok {
+			rec.passed = true
+		}
+		next.ServeHTTP(w, withoutCredentials(r))
+	})
+	mw := auth.RequireBearerToken(v, opts)(verified)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if challenge != "" {
+			w.Header().Set("WWW-Authenticate", challenge)
+		}
+		rec := &statusRecorder{ResponseWriter: w}
+		mw.ServeHTTP(rec, r)
+		if !rec.passed {
+			h.log.Info("refused HTTP request", slog.String("reason", "authentication failed"),
+				slog.Int("status", rec.status), slog.String("method", r.Method), slog.String("remote", r.RemoteAddr))
+		}
+	})
+}
+
+// loopbackOnly refuses connections that did not arrive on a loopback
+// address, for a handler without authentication.
+func (h *Handler) loopbackOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ip, _, ok := localAddr(r); !ok || !ip.IsLoopback() {
+			h.reject(w, r, http.StatusForbidden, "unauthenticated access is limited to loopback connections")
+			return
+		}
+		next.ServeHTTP(w, withoutCredentials(r))
+	})
+}
+
+// withoutCredentials returns r without its Authorization header. A request
+// may carry one even when nothing checks it (for example a Proxmox
+// "PVEAPIToken=…" header sent by mistake); nothing downstream needs it.
+func withoutCredentials(r *http.Request) *http.Request {
+	if _, ok := r.Header["Authorization"]; !ok {
+		return r
+	}
+	r2 := new(http.Request)
+	*r2 = *r
+	r2.Header = r.Header.Clone()
+	r2.Header.Del("Authorization")
+	return r2
+}
+
+// checkBody enforces the media type the spec requires for POST (415) and
+// refuses a declared length over the limit before reading anything (413).
+// go-sdk also bounds the bytes it reads, which covers chunked bodies.
+func (h *Handler) checkBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+			if err != nil || mt != "application/json" {
+				h.reject(w, r, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+				return
+			}
+			if r.ContentLength > h.maxBody {
+				h.reject(w, r, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", h.maxBody))
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// reject logs and answers a refused request. The body is a JSON-RPC error
+// without an id, which the spec allows for these answers and which clients
+// surface as a readable message.
+func (h *Handler) reject(w http.ResponseWriter, r *http.Request, status int, reason string, attrs ...slog.Attr) {
+	args := []any{slog.String("reason", reason), slog.Int("status", status),
+		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("remote", r.RemoteAddr)}
+	for _, a := range attrs {
+		args = append(args, a)
+	}
+	level := slog.LevelInfo
+	if status == http.StatusForbidden {
+		level = slog.LevelWarn // a browser page or a rebinding attempt
+	}
+	h.log.Log(r.Context(), level, "refused HTTP request", args...)
+	writeError(w, status, reason)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":%q}}`+"\n", msg)
+}
+
+// statusRecorder remembers the status the bearer middleware wrote, only to
+// log refusals. passed is set when the token was accepted, so the inner
+// handler's own answers are not logged as authentication failures. It
+// implements Unwrap, so http.ResponseController (which go-sdk uses to flush
+// event streams) still reaches the real writer.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	passed bool
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *statusRecorder) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// enter registers a request unless the handler is shutting down.
+func (h *Handler) enter() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closing {
+		return false
+	}
+	h.inflight++
+	return true
+}
+
+func (h *Handler) exit() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.inflight--
+	if h.closing && h.inflight == 0 {
+		close(h.drained)
+	}
+}
+
+// trackSession remembers the id of a session go-sdk just created, so
+// Shutdown closes this handler's sessions and no other transport's.
+func (h *Handler) trackSession(r *http.Request, w http.ResponseWriter) {
+	if !h.stateful || r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+		return
+	}
+	id := w.Header().Get("Mcp-Session-Id")
+	if id == "" {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.sessions[id] = struct{}{}
+	if len(h.sessions) < h.pruneAt {
+		return
+	}
+	// Sessions end by DELETE or timeout without telling us; forget those.
+	live := map[string]struct{}{}
+	for ss := range h.server.Sessions() {
+		if _, ok := h.sessions[ss.ID()]; ok {
+			live[ss.ID()] = struct{}{}
+		}
+	}
+	h.sessions = live
+	h.pruneAt = max(1024, 2*len(live))
+}
+
+// Shutdown makes the handler refuse new requests (503, and 503 on
+// [HealthPath]), waits until the requests in flight have finished or ctx is
+// done, then closes every session this handler created, which also ends
+// their GET event streams. Call it alongside [http.Server.Shutdown], whose
+// wait for idle connections would otherwise never end while a client holds
+// an event stream open. It returns ctx.Err() if ctx ended first; sessions
+// are closed in either case. Shutdown may be called more than once.
+func (h *Handler) Shutdown(ctx context.Context) error {
+	h.mu.Lock()
+	if !h.closing {
+		h.closing = true
+		if h.inflight == 0 {
+			close(h.drained)
+		}
+	}
+	h.mu.Unlock()
+	var err error
+	select {
+	case <-h.drained:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	h.mu.Lock()
+	ids := h.sessions
+	h.sessions = map[string]struct{}{}
+	h.mu.Unlock()
+	var toClose []*mcp.ServerSession
+	for ss := range h.server.Sessions() {
+		if _, ok := ids[ss.ID()]; ok {
+			toClose = append(toClose, ss)
+		}
+	}
+	// ServerSession.Close waits for the session's handlers; after a missed
+	// deadline that may take long, so close in the background then.
+	closeAll := func() {
+		for _, ss := range toClose {
+			_ = ss.Close()
+		}
+	}
+	if err != nil {
+		go closeAll()
+	} else {
+		closeAll()
+	}
+	return err
+}
+
+func checkPath(p string) error {
+	u, err := url.Parse(p)
+	switch {
+	case err != nil || !strings.HasPrefix(p, "/") || u.Path != p || u.RawQuery != "" || u.Fragment != "":
+		return fmt.Errorf("mcphttp: Path %q must be an absolute URL path such as /mcp", p)
+	case p == HealthPath || p == "/.well-known" || strings.HasPrefix(p, "/.well-known/"):
+		return fmt.Errorf("mcphttp: Path %q is reserved", p)
+	}
+	return nil
+}
+
+// checkMetadata validates md and returns its metadata URL: the well-known
+// prefix inserted between the resource's host and path (RFC 9728 §3.1).
+func checkMetadata(md *oauthex.ProtectedResourceMetadata) (string, error) {
+	u, err := url.Parse(md.Resource)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("mcphttp: ResourceMetadata.Resource %q must be an absolute http(s) URL without query or fragment", md.Resource)
+	}
+	if len(md.AuthorizationServers) == 0 {
+		return "", errors.New("mcphttp: ResourceMetadata.AuthorizationServers must name at least one authorization server")
+	}
+	for _, as := range md.AuthorizationServers {
+		a, err := url.Parse(as)
+		if err != nil || (a.Scheme != "https" && a.Scheme != "http") || a.Host == "" {
+			return "", fmt.Errorf("mcphttp: authorization server %q must be an absolute http(s) URL", as)
+		}
+	}
+	return u.Scheme + "://" + u.Host + wellKnownPRM + strings.TrimSuffix(u.EscapedPath(), "/"), nil
+}

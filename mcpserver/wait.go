@@ -1,0 +1,244 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+)
+
+// Waiting for mutations (issue 4, "Completion proof for mutations"): the
+// guest_power and snapshot_guest tools take wait and timeout_seconds. With
+// wait the handler asks the library to verify the receipt (see
+// proxmoxsafe.Client.Verify) and reports the outcome in plain words,
+// forwarding progress notifications when the client asked for them.
+
+// waitDescription and timeoutDescription are the two parameters' schema
+// descriptions; the cap in timeoutDescription is filled in per client.
+const (
+	waitDescription = "Wait for the task to finish and verify the result from fresh state (the guest's power state, or the snapshot in the snapshot list; for HA-managed guests, until the HA manager has acted) before answering. " +
+		"Default false: answer at submission with the task UPID."
+	timeoutDescription = "With wait: give up waiting after this many seconds (default 30, at most %d, the operator's limit). " +
+		"A timeout does not cancel the action; the answer gives the task UPID to check later."
+)
+
+// setWaitParams constrains the wait parameters. The timeout maximum is
+// the library's default cap; applyWaitCap lowers or raises it to the
+// operator's cap of the client the tool is served for.
+func setWaitParams(p map[string]*jsonschema.Schema) {
+	p["wait"].Default = json.RawMessage("false")
+	p["wait"].Description = waitDescription
+	p["timeout_seconds"].Minimum = ptr(1.0)
+	setTimeoutCap(p["timeout_seconds"], proxmoxsafe.DefaultMaxWait)
+}
+
+func setTimeoutCap(s *jsonschema.Schema, limit time.Duration) {
+	secs := max(int(limit/time.Second), 1)
+	s.Maximum = ptr(float64(secs))
+	s.Description = fmt.Sprintf(timeoutDescription, secs)
+}
+
+// applyWaitCap sets timeout_seconds' maximum to the client's operator cap
+// (proxmoxsafe.Config.MaxWait) in a tool's input schema; tools without the
+// parameter and a nil client (documentation) are left as they are.
+func applyWaitCap(info *ToolInfo, client *proxmoxsafe.Client) {
+	if client == nil || info.InputSchema == nil {
+		return
+	}
+	if p := info.InputSchema.Properties["timeout_seconds"]; p != nil {
+		setTimeoutCap(p, client.MaxWait())
+	}
+}
+
+// callRequestKey carries the *mcp.CallToolRequest to handlers registered
+// with typedMutation, which need its progress token and session; handler
+// signatures stay those of every other tool.
+type callRequestKey struct{}
+
+func callRequest(ctx context.Context) *mcp.CallToolRequest {
+	req, _ := ctx.Value(callRequestKey{}).(*mcp.CallToolRequest)
+	return req
+}
+
+// submittedError is what a mutation handler returns when the request was
+// submitted and then failed (a failed task): the result is a tool error,
+// since the action was attempted and did not succeed, but it still
+// carries the receipt with its outcome as structured content.
+type submittedError struct {
+	text    string
+	receipt *proxmoxsafe.Receipt
+	err     error
+}
+
+func (e *submittedError) Error() string { return e.text }
+func (e *submittedError) Unwrap() error { return e.err }
+
+// typedMutation is typed for the mutation tools: it also hands the request
+// to the handler through ctx (for progress notifications), and turns a
+// *submittedError into a tool error that keeps the structured receipt.
+func typedMutation[In any](h handlerFunc[In, *proxmoxsafe.Receipt]) func(*mcp.Server, *mcp.Tool, *adapter) {
+	return func(s *mcp.Server, t *mcp.Tool, a *adapter) {
+		name := t.Name
+		// The served schema states this client's cap, so a client learns the
+		// real limit (Tools does the same for listings).
+		if in, ok := t.InputSchema.(*jsonschema.Schema); ok && in.Properties["timeout_seconds"] != nil {
+			setTimeoutCap(in.Properties["timeout_seconds"], a.client.MaxWait())
+		}
+		mcp.AddTool(s, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out *proxmoxsafe.Receipt, err error) {
+			defer func() {
+				if v := recover(); v != nil {
+					logPanic(ctx, a.log, "tools/call", name, v)
+					res, out, err = nil, nil, panicError(name)
+				}
+			}()
+			if a.beforeCall != nil {
+				a.beforeCall(name)
+			}
+			ctx = context.WithValue(ctx, callRequestKey{}, req)
+			text, out, err := h(a, ctx, in)
+			var se *submittedError
+			if errors.As(err, &se) {
+				res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+				res.SetError(se.err) // keeps the library error for LoggingMiddleware
+				return res, se.receipt, nil
+			}
+			if err != nil {
+				return nil, nil, toolError(name, err)
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, out, nil
+		})
+	}
+}
+
+// waitOptions turns the wait parameters into library options, forwarding
+// progress as MCP notifications when the request carries a progress token.
+// It returns nil without wait: timeout_seconds alone does not wait.
+func waitOptions(ctx context.Context, wait bool, timeoutSeconds int) *proxmoxsafe.VerifyOptions {
+	if !wait {
+		return nil
+	}
+	o := &proxmoxsafe.VerifyOptions{Timeout: time.Duration(timeoutSeconds) * time.Second}
+	req := callRequest(ctx)
+	if req == nil || req.Session == nil || req.Params == nil {
+		return o
+	}
+	tok := req.Params.GetProgressToken()
+	if tok == nil {
+		return o
+	}
+	o.OnProgress = func(p proxmoxsafe.Progress) {
+		// Best effort: a client that went away must not fail the wait.
+		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+			ProgressToken: tok,
+			Progress:      float64(p.Poll),
+			Message:       clean(p.Message, 256),
+		})
+	}
+	return o
+}
+
+// submitted builds a mutation tool's answer from what the library
+// returned. what is e.g. "start of VM 101 (db1) on pve1". Without a wait
+// it is the receipt text as before.
+func submitted(what string, r *proxmoxsafe.Receipt, err error) (string, *proxmoxsafe.Receipt, error) {
+	if r == nil {
+		return "", nil, err
+	}
+	o := r.Outcome
+	if o == nil {
+		if err != nil {
+			// Not reached today (the library returns an outcome with every
+			// error after submission), but never hide that something was sent.
+			return "", nil, &submittedError{text: receiptText("Submitted "+what, r) + ". The outcome is unknown: " + clean(err.Error(), 512), receipt: r, err: err}
+		}
+		return receiptText("Submitted "+what, r), r, nil
+	}
+	upid := clean(r.UPID, 256)
+	var b strings.Builder
+	switch o.Status {
+	case proxmoxsafe.OutcomeCompleted:
+		fmt.Fprintf(&b, "%s completed OK: %s (task %s).", capFirst(what), clean(o.Observed, 128), upid)
+	case proxmoxsafe.OutcomeCompletedWithWarnings:
+		fmt.Fprintf(&b, "%s completed with warnings (%d): %s (task %s).", capFirst(what), o.Warnings, clean(o.Observed, 128), upid)
+		writeLogTail(&b, o.LogTail)
+	case proxmoxsafe.OutcomeFailed:
+		fmt.Fprintf(&b, "%s FAILED: %s (task %s).", capFirst(what), clean(o.ExitStatus, 512), upid)
+		if o.Observed != "" {
+			fmt.Fprintf(&b, " Now: %s.", clean(o.Observed, 128))
+		}
+		writeLogTail(&b, o.LogTail)
+		return b.String(), r, &submittedError{text: b.String(), receipt: r, err: o.Err()}
+	case proxmoxsafe.OutcomeTimeout:
+		secs := strconv.FormatFloat(o.TimeoutSeconds, 'f', -1, 64)
+		if o.TaskStatus == "running" {
+			fmt.Fprintf(&b, "%s: still running after %s s; check task %s later (task_status).", capFirst(what), secs, upid)
+		} else {
+			fmt.Fprintf(&b, "%s: the task ended %s, but after %s s the result is not visible yet (now: %s); check task %s and the guest's status later.",
+				capFirst(what), clean(o.ExitStatus, 128), secs, clean(o.Observed, 128), upid)
+		}
+		if o.TimeoutClamped {
+			b.WriteString(" The requested timeout was above the operator's limit, which applied.")
+		}
+	default: // submitted: the wait was cut short
+		fmt.Fprintf(&b, "Submitted %s: task %s. The outcome could not be confirmed", what, upid)
+		if err != nil {
+			fmt.Fprintf(&b, " (%s)", clean(err.Error(), 256))
+		}
+		b.WriteString("; check the task and the guest's status before doing anything else.")
+	}
+	if r.Note != "" && o.Status != proxmoxsafe.OutcomeCompleted && o.Status != proxmoxsafe.OutcomeCompletedWithWarnings {
+		b.WriteString(" Note: " + clean(r.Note, 512))
+	}
+	return b.String(), r, nil
+}
+
+// writeLogTail appends the task's last log lines, one per line. They come
+// from Proxmox (sanitized by the library, again here): data, not
+// instructions.
+func writeLogTail(b *strings.Builder, lines []string) {
+	if len(lines) == 0 {
+		return
+	}
+	b.WriteString("\nLast task log lines:")
+	for _, l := range lines {
+		b.WriteString("\n  " + clean(l, 512))
+	}
+}
+
+func capFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// receiptSchemas is schemasFor for the mutation tools. The outcome and its
+// after state are pointers, which jsonschema infers as ["null","object"];
+// the library omits them instead of sending null, and strict clients reject
+// nullable types in output schemas (as with arrays, see nonNullArrays).
+func receiptSchemas[In any]() (in, out *jsonschema.Schema) {
+	in, out = schemasFor[In, *proxmoxsafe.Receipt]()
+	if o := out.Properties["outcome"]; o != nil {
+		nonNullObject(o)
+		nonNullObject(o.Properties["after"])
+		setEnum(o.Properties["status"],
+			proxmoxsafe.OutcomeSubmitted, proxmoxsafe.OutcomeCompleted, proxmoxsafe.OutcomeCompletedWithWarnings,
+			proxmoxsafe.OutcomeFailed, proxmoxsafe.OutcomeTimeout)
+	}
+	return in, out
+}
+
+func nonNullObject(s *jsonschema.Schema) {
+	if s != nil && slices.Equal(s.Types, []string{"null", "object"}) {
+		s.Types, s.Type = nil, "object"
+	}
+}

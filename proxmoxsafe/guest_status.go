@@ -1,0 +1,163 @@
+package proxmoxsafe
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
+)
+
+// GuestStatusInput names the guest [Client.GuestStatus] reports on.
+type GuestStatusInput struct {
+	// Node must be on the policy's node allowlist.
+	Node string    `json:"node" validate:"required,pve_node"`
+	Type GuestType `json:"type" validate:"required,oneof=qemu lxc"`
+	VMID int       `json:"vmid" validate:"required,pve_vmid"`
+}
+
+// Target returns the guest the input names.
+func (in GuestStatusInput) Target() Target {
+	return Target{Node: in.Node, Type: in.Type, VMID: in.VMID}
+}
+
+// GuestStatusResult is one guest's live state from status/current. Sizes
+// are bytes, times seconds; strings are sanitized.
+type GuestStatusResult struct {
+	Node string    `json:"node"`
+	Type GuestType `json:"type"`
+	VMID int       `json:"vmid"`
+	Name string    `json:"name,omitempty"`
+	// Status is "running" or "stopped"; a paused VM is "running".
+	Status string `json:"status"`
+	// QMPStatus is QEMU's own view ("running", "paused", "prelaunch", …);
+	// empty for containers.
+	QMPStatus string `json:"qmpstatus,omitempty"`
+	// Paused is true for a running VM whose CPUs are paused.
+	Paused bool    `json:"paused"`
+	Uptime int64   `json:"uptime"`
+	CPU    float64 `json:"cpu"`
+	CPUs   int     `json:"cpus"`
+	Mem    uint64  `json:"mem"`
+	MaxMem uint64  `json:"maxmem"`
+	// Disk is the root file system usage of a container; Proxmox reports
+	// 0 for VMs, which it cannot see into.
+	Disk      uint64 `json:"disk"`
+	MaxDisk   uint64 `json:"maxdisk"`
+	NetIn     uint64 `json:"netin"`
+	NetOut    uint64 `json:"netout"`
+	DiskRead  uint64 `json:"diskread"`
+	DiskWrite uint64 `json:"diskwrite"`
+	// Lock is the config lock ("backup", "snapshot", …), empty when unlocked.
+	Lock     string `json:"lock,omitempty"`
+	Template bool   `json:"template"`
+	// HAManaged is true when the HA manager owns the guest's power state;
+	// HAState is then the requested state ("started", "stopped", …).
+	HAManaged bool   `json:"ha_managed"`
+	HAState   string `json:"ha_state,omitempty"`
+	// AgentEnabled is true when the QEMU guest agent is enabled in the VM's
+	// config (not proof that it runs). Always false for containers.
+	AgentEnabled bool     `json:"agent_enabled"`
+	Tags         []string `json:"tags"`
+	// RunningQEMU and RunningMachine are the QEMU version and machine type
+	// of a running VM.
+	RunningQEMU    string `json:"running_qemu,omitempty"`
+	RunningMachine string `json:"running_machine,omitempty"`
+}
+
+// rawGuestStatusFull is status/current with the usage figures; the
+// embedded rawGuestStatus is what preconditions read.
+type rawGuestStatusFull struct {
+	rawGuestStatus
+	Uptime         pve.Int    `json:"uptime"`
+	CPU            pve.Float  `json:"cpu"`
+	CPUs           pve.Int    `json:"cpus"`
+	Mem            pve.Int    `json:"mem"`
+	MaxMem         pve.Int    `json:"maxmem"`
+	Disk           pve.Int    `json:"disk"`
+	MaxDisk        pve.Int    `json:"maxdisk"`
+	NetIn          pve.Int    `json:"netin"`
+	NetOut         pve.Int    `json:"netout"`
+	DiskRead       pve.Int    `json:"diskread"`
+	DiskWrite      pve.Int    `json:"diskwrite"`
+	Agent          pve.Bool   `json:"agent"`
+	Tags           pve.String `json:"tags"`
+	RunningQEMU    pve.String `json:"running-qemu"`
+	RunningMachine pve.String `json:"running-machine"`
+}
+
+// GuestStatus reads one guest's status/current: power state (a paused VM
+// shows as running with QMPStatus "paused"), usage, lock, template, HA and
+// guest-agent flags, name and tags. The node must be on the allowlist;
+// nothing is sent otherwise. One GET.
+func (c *Client) GuestStatus(ctx context.Context, in GuestStatusInput) (*GuestStatusResult, error) {
+	const op = "GuestStatus"
+	start := time.Now()
+	if err := c.check(in); err != nil {
+		return nil, c.logged(ctx, op, start, err)
+	}
+	attrs := guestAttrs(in.Target())
+	if err := c.policy.checkNode(in.Node); err != nil {
+		return nil, c.logged(ctx, op, start, err, attrs...)
+	}
+	var raw rawGuestStatusFull
+	if err := c.get(ctx, statusPath(in.Target()), nil, &raw); err != nil {
+		return nil, c.logged(ctx, op, start, err, attrs...)
+	}
+	res := &GuestStatusResult{
+		Node:      in.Node,
+		Type:      in.Type,
+		VMID:      in.VMID,
+		Name:      line(string(raw.Name), maxNameLen),
+		Status:    line(string(raw.Status), 16),
+		QMPStatus: line(string(raw.QMPStatus), 16),
+		Uptime:    int64(raw.Uptime),
+		CPU:       float64(raw.CPU),
+		CPUs:      int(raw.CPUs),
+		Mem:       nonNegative(raw.Mem),
+		MaxMem:    nonNegative(raw.MaxMem),
+		Disk:      nonNegative(raw.Disk),
+		MaxDisk:   nonNegative(raw.MaxDisk),
+		NetIn:     nonNegative(raw.NetIn),
+		NetOut:    nonNegative(raw.NetOut),
+		DiskRead:  nonNegative(raw.DiskRead),
+		DiskWrite: nonNegative(raw.DiskWrite),
+		Lock:      line(string(raw.Lock), 32),
+		Template:  bool(raw.Template),
+		HAManaged: bool(raw.HA.Managed),
+		HAState:   line(string(raw.HA.State), 32),
+		Tags:      capTags(string(raw.Tags)),
+	}
+	if in.Type == TypeQEMU {
+		res.AgentEnabled = bool(raw.Agent)
+		res.RunningQEMU = line(string(raw.RunningQEMU), 64)
+		res.RunningMachine = line(string(raw.RunningMachine), 64)
+	} else {
+		res.QMPStatus = ""
+	}
+	res.Paused = res.Status == "running" && res.QMPStatus == "paused"
+	c.logged(ctx, op, start, nil, attrs...)
+	return res, nil
+}
+
+// statusPath is the guest's status/current path.
+func statusPath(t Target) string { return guestPath(t, "status", "current") }
+
+// capTags splits, sanitizes and caps a tag list; never nil.
+func capTags(s string) []string {
+	out := []string{}
+	for _, t := range splitTags(s) {
+		if len(out) == maxTags {
+			break
+		}
+		if t = line(t, maxTagLen); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// guestAttrs are the log attributes naming a guest.
+func guestAttrs(t Target) []slog.Attr {
+	return []slog.Attr{slog.String("node", t.Node), slog.String("type", string(t.Type)), slog.Int("vmid", t.VMID)}
+}

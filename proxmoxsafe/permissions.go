@@ -1,0 +1,496 @@
+package proxmoxsafe
+
+import (
+	"context"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
+)
+
+// Requirement is one Proxmox privilege an operation of this package needs
+// on one ACL path.
+type Requirement struct {
+	// Operation is the Client method, e.g. "GuestPower".
+	Operation string `json:"operation"`
+	// Class is the operation's mutation class; "" for reads.
+	Class Class `json:"class,omitempty"`
+	// Path is the ACL path template: "/", "/nodes/{node}", "/vms/{vmid}"
+	// or "/storage/{storage}".
+	Path string `json:"path"`
+	// Privilege is the Proxmox privilege, e.g. "VM.PowerMgmt".
+	Privilege string `json:"privilege"`
+	// Optional requirements are not needed for the call to succeed, but
+	// without them Proxmox silently leaves entries out.
+	Optional bool `json:"optional,omitempty"`
+	// NodeTargeted operations need a node on the allowlist to be usable.
+	NodeTargeted bool `json:"node_targeted,omitempty"`
+	// Note explains a nuance in one sentence.
+	Note string `json:"note,omitempty"`
+}
+
+// Privilege path templates.
+const (
+	pathRoot    = "/"
+	pathNode    = "/nodes/{node}"
+	pathVMs     = "/vms/{vmid}"
+	pathStorage = "/storage/{storage}"
+)
+
+// requirements is the table behind [Requirements]: what each operation's
+// requests need according to the PVE 9.1 schema ("permissions" of each
+// endpoint) and pve-storage's check_volume_access for backup volumes.
+var requirements = []Requirement{
+	{Operation: "ClusterStatus", Path: pathRoot, Privilege: "Sys.Audit"},
+	{Operation: "NodeStatus", Path: pathNode, Privilege: "Sys.Audit", NodeTargeted: true},
+	{Operation: "ListGuests", Path: pathVMs, Privilege: "VM.Audit",
+		Note: "guests the token lacks it on are silently left out"},
+	{Operation: "GuestStatus", Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true},
+	{Operation: "GuestConfig", Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true},
+	{Operation: "ListSnapshots", Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true},
+	{Operation: "TaskStatus", Path: pathNode, Privilege: "Sys.Audit", NodeTargeted: true,
+		Note: "tasks the token started itself are readable without it"},
+	{Operation: "TaskLog", Path: pathNode, Privilege: "Sys.Audit", NodeTargeted: true,
+		Note: "tasks the token started itself are readable without it"},
+	{Operation: "ListTasks", Path: pathNode, Privilege: "Sys.Audit", NodeTargeted: true,
+		Note: "without it only the token's own tasks are listed"},
+	{Operation: "ListStorage", Path: pathStorage, Privilege: "Datastore.Audit",
+		Note: "storages the token lacks it on are silently left out"},
+	{Operation: "ListBackups", Path: pathStorage, Privilege: "Datastore.Audit", NodeTargeted: true},
+	{Operation: "ListBackups", Path: pathStorage, Privilege: "Datastore.AllocateSpace", NodeTargeted: true, Optional: true,
+		Note: "Proxmox shows a backup only with Datastore.AllocateSpace on the storage and VM.Backup on the guest (or Datastore.Allocate); with Datastore.Audit alone the list is empty"},
+	{Operation: "ListBackups", Path: pathVMs, Privilege: "VM.Backup", NodeTargeted: true, Optional: true,
+		Note: "see Datastore.AllocateSpace: both are needed to see a guest's backups"},
+	{Operation: "CephStatus", Path: pathRoot, Privilege: "Sys.Audit", Note: "Datastore.Audit on / also suffices"},
+	{Operation: "HAStatus", Path: pathRoot, Privilege: "Sys.Audit"},
+	{Operation: "GuestPower", Class: ClassPower, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true,
+		Note: "the preconditions read the guest's state first"},
+	{Operation: "GuestPower", Class: ClassPower, Path: pathVMs, Privilege: "VM.PowerMgmt", NodeTargeted: true},
+	{Operation: "SnapshotGuest", Class: ClassSnapshot, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true,
+		Note: "the preconditions read the guest's state and snapshots first"},
+	{Operation: "SnapshotGuest", Class: ClassSnapshot, Path: pathVMs, Privilege: "VM.Snapshot", NodeTargeted: true},
+}
+
+// permissionFreeOps need no privilege at all.
+var permissionFreeOps = []string{"Permissions", "Version"}
+
+// Requirements returns the privileges every operation of this package
+// needs, whatever the policy, in a stable order. [Client.Permissions]
+// checks the ones the current policy uses against the token.
+func Requirements() []Requirement { return slices.Clone(requirements) }
+
+// Operations returns the names of every operation [Requirements] and
+// [Client.PermissionsFor] know, in table order.
+func Operations() []string {
+	var out []string
+	for _, r := range requirements {
+		if !slices.Contains(out, r.Operation) {
+			out = append(out, r.Operation)
+		}
+	}
+	return append(out, permissionFreeOps...)
+}
+
+// dangerousPrivileges are privileges no operation of this package needs
+// and that let a token holder take over guests, hosts or the cluster's
+// access control. Prefix entries end with ".".
+var dangerousPrivileges = []struct{ name, risk string }{
+	{"Permissions.Modify", "can grant itself or others any privilege"},
+	{"Sys.Modify", "can change node network, time, DNS, certificates and cluster settings"},
+	{"Sys.PowerMgmt", "can shut down or reboot nodes"},
+	{"Sys.Console", "has a root shell on the nodes"},
+	{"VM.Console", "has console access to guests"},
+	{"VM.Allocate", "can create and destroy guests"},
+	{"User.Modify", "can change users, tokens and group memberships"},
+	{"Realm.", "can change authentication realms"},
+	{"VM.Monitor", "has QEMU monitor access (PVE 8 and older), which can read guest memory and change the running VM"},
+	{"VM.GuestAgent.Audit", "can read information from inside guests through the agent (users, network, file systems)"},
+	{"VM.GuestAgent.", "can run commands or read and write files inside guests through the agent"},
+	{"Datastore.Allocate", "can create, change or delete storages and volumes"},
+}
+
+func dangerRisk(priv string) (string, bool) {
+	for _, d := range dangerousPrivileges {
+		if priv == d.name || (strings.HasSuffix(d.name, ".") && strings.HasPrefix(priv, d.name)) ||
+			(d.name == "Datastore.Allocate" && strings.HasPrefix(priv, d.name)) {
+			return d.risk, true
+		}
+	}
+	return "", false
+}
+
+// PermissionsReport compares the token's effective privileges with what the
+// checked operations need under the current policy.
+type PermissionsReport struct {
+	// TokenID is the token checked (never the secret).
+	TokenID string `json:"token_id"`
+	// OK is true when nothing required is missing (optional privileges and
+	// privileges held beyond need do not count).
+	OK bool `json:"ok"`
+	// Operations are the operations checked.
+	Operations []string `json:"operations"`
+	// Privileges is the token's effective privilege map from Proxmox, per
+	// ACL path, ordered by path (at most 200 paths).
+	Privileges []PathPrivileges `json:"privileges"`
+	// PathsTotal counts every path of the map.
+	PathsTotal int `json:"paths_total"`
+	// Checks has one entry per needed (operation, path, privilege).
+	Checks []PrivilegeCheck `json:"checks"`
+	// Missing groups what to grant, per ACL path, with the command.
+	Missing []MissingGrant `json:"missing"`
+	// Excess lists privileges the token holds that no checked operation
+	// needs; Dangerous ones are flagged.
+	Excess []ExcessPrivilege `json:"excess"`
+	// Dangerous is true when some privilege held beyond need is dangerous.
+	Dangerous bool `json:"dangerous"`
+	// Role and RoleCommand define a role with exactly what is required.
+	Role        string `json:"role"`
+	RoleCommand string `json:"role_command"`
+	// OptionalRoleCommand defines [OptionalRoleName] with the optional
+	// privileges that are missing; empty when none is.
+	OptionalRoleCommand string `json:"optional_role_command,omitempty"`
+	// Notes explain what was not checked and why.
+	Notes []string `json:"notes"`
+}
+
+// PathPrivileges is the token's effective privileges on one ACL path.
+type PathPrivileges struct {
+	Path       string   `json:"path"`
+	Privileges []string `json:"privileges"`
+}
+
+// PrivilegeCheck is one needed privilege and whether the token holds it.
+type PrivilegeCheck struct {
+	Operation string `json:"operation"`
+	Class     Class  `json:"class,omitempty"`
+	// Path is the concrete ACL path checked, e.g. "/nodes/pve1" or "/vms".
+	Path      string `json:"path"`
+	Privilege string `json:"privilege"`
+	Optional  bool   `json:"optional,omitempty"`
+	// Status is "held", "partial" (only on some guests or storages below
+	// Path, listed in HeldOn) or "missing".
+	Status string   `json:"status"`
+	HeldOn []string `json:"held_on,omitempty"`
+	Note   string   `json:"note,omitempty"`
+}
+
+// MissingGrant is what to grant on one ACL path.
+type MissingGrant struct {
+	Path       string   `json:"path"`
+	Privileges []string `json:"privileges"`
+	Operations []string `json:"operations"`
+	// Optional is true when only optional privileges are missing here.
+	Optional bool `json:"optional,omitempty"`
+	// Command grants the role to the token; UserCommand grants it to the
+	// token's user, which a privilege-separated token also needs (its
+	// privileges are the intersection of both).
+	Command     string `json:"command"`
+	UserCommand string `json:"user_command"`
+}
+
+// ExcessPrivilege is a privilege held beyond need.
+type ExcessPrivilege struct {
+	Privilege string   `json:"privilege"`
+	Paths     []string `json:"paths"`
+	Dangerous bool     `json:"dangerous"`
+	// Risk says what a holder of a dangerous privilege can do.
+	Risk string `json:"risk,omitempty"`
+}
+
+// RoleName is the custom role the report's commands create and assign
+// for required privileges; OptionalRoleName holds optional ones, so an
+// operator can leave them out deliberately.
+const (
+	RoleName         = "ProxmoxSafeMCP"
+	OptionalRoleName = "ProxmoxSafeMCPExtra"
+)
+
+// Bounds on what Proxmox's map may contribute to a report.
+const (
+	maxPermPaths      = 200
+	maxPrivsPerPath   = 128
+	maxHeldOn         = 10
+	maxExcessPathList = 20
+)
+
+var (
+	aclPathRe = regexp.MustCompile(`^/[A-Za-z0-9/._@!:-]{0,255}$`)
+	privRe    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9._]{0,63}$`)
+)
+
+// Permissions reads the token's own effective privileges (GET
+// /access/permissions, which any token may call for itself) and compares
+// them with what the operations the current policy enables need: reads
+// always, node-targeted reads when the allowlist is not empty, mutations of
+// the enabled classes. See [Client.PermissionsFor].
+func (c *Client) Permissions(ctx context.Context) (*PermissionsReport, error) {
+	return c.PermissionsFor(ctx, nil)
+}
+
+// PermissionsFor is [Client.Permissions] for the named operations (as in
+// [Operations]); nil means the operations the policy enables. Unknown names
+// are refused before any request. Node paths are checked for every
+// allowlisted node; guest and storage paths on /vms and /storage, with
+// "partial" when the token holds the privilege only on some guests or
+// storages. A privilege on a path applies below it when it propagates.
+func (c *Client) PermissionsFor(ctx context.Context, operations []string) (*PermissionsReport, error) {
+	start := time.Now()
+	ops, err := c.policyOperations(operations)
+	if err != nil {
+		return nil, c.logged(ctx, "Permissions", start, err)
+	}
+	var raw map[string]map[string]pve.Int
+	if err := c.get(ctx, "/access/permissions", nil, &raw); err != nil {
+		return nil, c.logged(ctx, "Permissions", start, err)
+	}
+	acl := compileACL(raw)
+	rep := c.comparePermissions(acl, ops)
+	c.logged(ctx, "Permissions", start, nil)
+	return rep, nil
+}
+
+// policyOperations validates names, or picks the policy's operations.
+func (c *Client) policyOperations(names []string) ([]string, error) {
+	known := Operations()
+	if names != nil {
+		var bad []FieldError
+		var out []string
+		for _, n := range names {
+			if !slices.Contains(known, n) {
+				bad = append(bad, FieldError{Field: "operations", Problem: "unknown operation (known: " + strings.Join(known, ", ") + ")"})
+				break
+			}
+			if !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+		if bad != nil {
+			return nil, &ValidationError{Fields: bad}
+		}
+		return out, nil
+	}
+	var out []string
+	for _, r := range requirements {
+		if r.Class != "" && !c.policy.classes[r.Class] {
+			continue
+		}
+		if !slices.Contains(out, r.Operation) {
+			out = append(out, r.Operation)
+		}
+	}
+	return append(out, permissionFreeOps...), nil
+}
+
+// aclMap is the token's effective privileges: path → privilege → propagates.
+type aclMap map[string]map[string]bool
+
+func compileACL(raw map[string]map[string]pve.Int) aclMap {
+	out := aclMap{}
+	for _, p := range sortedKeys(raw) {
+		if len(out) == maxPermPaths*5 || !aclPathRe.MatchString(p) {
+			continue
+		}
+		privs := map[string]bool{}
+		for priv, prop := range raw[p] {
+			if len(privs) < maxPrivsPerPath && privRe.MatchString(priv) {
+				privs[priv] = prop != 0
+			}
+		}
+		out[p] = privs
+	}
+	return out
+}
+
+// holds reports whether the token holds priv on path: the nearest path of
+// the map at or above it decides, and an inherited privilege counts only
+// when it propagates (PVE's ACL semantics; the map lists every ACL path).
+func (a aclMap) holds(path, priv string) bool {
+	for p := path; ; p = aclParent(p) {
+		if privs, ok := a[p]; ok {
+			prop, has := privs[priv]
+			return has && (p == path || prop)
+		}
+		if p == "/" {
+			return false
+		}
+	}
+}
+
+func aclParent(p string) string {
+	i := strings.LastIndexByte(p, '/')
+	if i <= 0 {
+		return "/"
+	}
+	return p[:i]
+}
+
+func (c *Client) comparePermissions(acl aclMap, ops []string) *PermissionsReport {
+	rep := &PermissionsReport{TokenID: c.tokenID, Operations: ops, Privileges: []PathPrivileges{}, Checks: []PrivilegeCheck{},
+		Missing: []MissingGrant{}, Excess: []ExcessPrivilege{}, Notes: []string{}, Role: RoleName, OK: true}
+	for _, p := range sortedKeys(acl) {
+		rep.PathsTotal++
+		if len(rep.Privileges) < maxPermPaths {
+			rep.Privileges = append(rep.Privileges, PathPrivileges{Path: p, Privileges: sortedKeys(acl[p])})
+		}
+	}
+	needed := map[string]bool{}
+	var roleRequired []string
+	var skipped []string
+	for _, r := range requirements {
+		if !slices.Contains(ops, r.Operation) {
+			continue
+		}
+		if r.NodeTargeted && len(c.policy.nodeList) == 0 {
+			if !slices.Contains(skipped, r.Operation) {
+				skipped = append(skipped, r.Operation)
+			}
+			continue
+		}
+		needed[r.Privilege] = true
+		if !r.Optional && !slices.Contains(roleRequired, r.Privilege) {
+			roleRequired = append(roleRequired, r.Privilege)
+		}
+		for _, path := range c.concretePaths(r.Path) {
+			ch := PrivilegeCheck{Operation: r.Operation, Class: r.Class, Path: path, Privilege: r.Privilege,
+				Optional: r.Optional, Note: r.Note, Status: "missing"}
+			switch {
+			case acl.holds(path, r.Privilege):
+				ch.Status = "held"
+			case path == "/vms" || path == "/storage":
+				for _, p := range sortedKeys(acl) {
+					if strings.HasPrefix(p, path+"/") && acl.holds(p, r.Privilege) && len(ch.HeldOn) < maxHeldOn {
+						ch.HeldOn = append(ch.HeldOn, p)
+					}
+				}
+				if len(ch.HeldOn) > 0 {
+					ch.Status = "partial"
+				}
+			}
+			if ch.Status == "missing" && !r.Optional {
+				rep.OK = false
+			}
+			if ch.Status != "held" {
+				rep.addMissing(c.tokenID, ch)
+			}
+			rep.Checks = append(rep.Checks, ch)
+		}
+	}
+	if len(skipped) > 0 {
+		rep.Notes = append(rep.Notes, "not checked, because the node allowlist is empty and the policy refuses them: "+strings.Join(skipped, ", "))
+	}
+	for _, p := range sortedKeys(acl) {
+		for _, priv := range sortedKeys(acl[p]) {
+			if needed[priv] {
+				continue
+			}
+			i := slices.IndexFunc(rep.Excess, func(e ExcessPrivilege) bool { return e.Privilege == priv })
+			if i < 0 {
+				risk, bad := dangerRisk(priv)
+				rep.Excess = append(rep.Excess, ExcessPrivilege{Privilege: priv, Dangerous: bad, Risk: risk, Paths: []string{}})
+				i = len(rep.Excess) - 1
+				rep.Dangerous = rep.Dangerous || bad
+			}
+			if len(rep.Excess[i].Paths) < maxExcessPathList {
+				rep.Excess[i].Paths = append(rep.Excess[i].Paths, p)
+			}
+		}
+	}
+	// Dangerous first, so a capped display shows what matters.
+	slices.SortStableFunc(rep.Excess, func(a, b ExcessPrivilege) int {
+		return b2i(b.Dangerous) - b2i(a.Dangerous)
+	})
+	slices.Sort(roleRequired)
+	rep.RoleCommand = "pveum role add " + RoleName + " --privs " + shellQuote(strings.Join(roleRequired, ",")) +
+		"   # or, if it exists: pveum role modify " + RoleName + " --privs " + shellQuote(strings.Join(roleRequired, ","))
+	var optional []string
+	for _, m := range rep.Missing {
+		if m.Optional {
+			optional = append(optional, m.Privileges...)
+		}
+	}
+	if len(optional) > 0 {
+		slices.Sort(optional)
+		rep.OptionalRoleCommand = "pveum role add " + OptionalRoleName + " --privs " + shellQuote(strings.Join(slices.Compact(optional), ","))
+	}
+	if len(rep.Missing) > 0 {
+		rep.Notes = append(rep.Notes, "create the role once with role_command, then run each missing grant's command and user_command (a privilege-separated token holds only what both it and its user hold)")
+	}
+	return rep
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// concretePaths expands a path template for the current policy.
+func (c *Client) concretePaths(tmpl string) []string {
+	switch tmpl {
+	case pathNode:
+		out := make([]string, 0, len(c.policy.nodeList))
+		for _, n := range c.policy.nodeList {
+			out = append(out, "/nodes/"+n)
+		}
+		return out
+	case pathVMs:
+		return []string{"/vms"}
+	case pathStorage:
+		return []string{"/storage"}
+	}
+	return []string{tmpl}
+}
+
+func (rep *PermissionsReport) addMissing(tokenID string, ch PrivilegeCheck) {
+	i := slices.IndexFunc(rep.Missing, func(m MissingGrant) bool { return m.Path == ch.Path && m.Optional == ch.Optional })
+	if i < 0 {
+		user, _, _ := strings.Cut(tokenID, "!")
+		role := RoleName
+		if ch.Optional {
+			role = OptionalRoleName
+		}
+		rep.Missing = append(rep.Missing, MissingGrant{
+			Path: ch.Path, Optional: ch.Optional, Privileges: []string{}, Operations: []string{},
+			Command:     "pveum acl modify " + ch.Path + " --tokens " + shellQuote(tokenID) + " --roles " + role,
+			UserCommand: "pveum acl modify " + ch.Path + " --users " + shellQuote(user) + " --roles " + role,
+		})
+		i = len(rep.Missing) - 1
+	}
+	m := &rep.Missing[i]
+	if !slices.Contains(m.Privileges, ch.Privilege) {
+		m.Privileges = append(m.Privileges, ch.Privilege)
+	}
+	if !slices.Contains(m.Operations, ch.Operation) {
+		m.Operations = append(m.Operations, ch.Operation)
+	}
+}
+
+// shellQuote quotes s for a POSIX shell: token ids contain "!", which
+// interactive shells expand inside double quotes.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// VersionResult is what [Client.Version] returns.
+type VersionResult struct {
+	// Version is the pve-manager version, e.g. "9.1.1".
+	Version string `json:"version"`
+	// Release is major.minor, e.g. "9.1".
+	Release string `json:"release"`
+}
+
+// Version reads GET /version, which any valid token may call: the first
+// request of a setup check, telling a rejected token (ErrUnauthorized)
+// apart from missing privileges, which Permissions then details.
+func (c *Client) Version(ctx context.Context) (*VersionResult, error) {
+	start := time.Now()
+	var raw rawVersion
+	if err := c.get(ctx, "/version", nil, &raw); err != nil {
+		return nil, c.logged(ctx, "Version", start, err)
+	}
+	c.logged(ctx, "Version", start, nil)
+	return &VersionResult{Version: line(string(raw.Version), 64), Release: line(string(raw.Release), 16)}, nil
+}

@@ -1,0 +1,190 @@
+package proxmoxsafe
+
+import (
+	"context"
+	"log/slog"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
+)
+
+// Bounds of [Client.TaskLog].
+const (
+	// DefaultTaskLogLines is how many lines TaskLog returns when
+	// TaskLogInput.Lines is 0.
+	DefaultTaskLogLines = 50
+	// MaxTaskLogLines caps TaskLogInput.Lines.
+	MaxTaskLogLines = 500
+	// MaxTaskLogLineLen caps each log line in bytes.
+	MaxTaskLogLineLen = 512
+)
+
+// TaskLogInput selects a task and how much of the end of its log to read.
+type TaskLogInput struct {
+	// Node must be on the allowlist and be the node the UPID names.
+	Node string `json:"node" validate:"required,pve_node"`
+	// UPID is the task id, e.g. from a [Receipt].
+	UPID string `json:"upid" validate:"required,max=255"`
+	// Lines is how many lines to return from the end of the log: 0 means
+	// [DefaultTaskLogLines]; at most [MaxTaskLogLines].
+	Lines int `json:"lines,omitempty" validate:"min=0,max=500"`
+}
+
+// TaskLogResult is the end of a task's log.
+type TaskLogResult struct {
+	UPID string  `json:"upid"`
+	Task TaskRef `json:"task"`
+	// Lines are the last lines of the log, oldest first.
+	Lines []TaskLogLine `json:"lines"`
+	// Total is the number of lines the log has. Proxmox answers an empty
+	// log with the single line "no content".
+	Total int `json:"total"`
+}
+
+// TaskLogLine is one line of a task log. Text is sanitized and capped at
+// [MaxTaskLogLineLen] bytes; values of --password, secret=, token: and
+// similar arguments are replaced by [RedactedValue] (best effort: task logs
+// quote command lines, and Proxmox does not mask them).
+type TaskLogLine struct {
+	// N is the line number, counted from 1.
+	N    int    `json:"n"`
+	Text string `json:"text"`
+}
+
+type rawLogLine struct {
+	N pve.Int    `json:"n"`
+	T pve.String `json:"t"`
+}
+
+// Secret-looking arguments in log lines. Task logs quote command lines
+// (FACTS §9); these catch the common spellings ("--password x",
+// "--cipassword=x", "token: x"), not every possible one (an abbreviation
+// such as "PASS=x" passes). Plain prose ("invalid password") is left alone.
+var (
+	secretFlagRe = regexp.MustCompile(`(?i)(--?[a-z0-9_-]*(?:password|passwd|secret|token|api[-_]?key|keyring)[a-z0-9_-]*(?:\s+|=))("[^"]*"|'[^']*'|\S+)`)
+	secretPairRe = regexp.MustCompile(`(?i)([a-z0-9_-]*(?:password|passwd|secret|token|api[-_]?key)[a-z0-9_-]*\s*[=:]\s*)("[^"]*"|'[^']*'|\S+)`)
+)
+
+// taskLine sanitizes and caps one log line and redacts secret-looking
+// arguments.
+func taskLine(s string) string {
+	s = secretFlagRe.ReplaceAllString(s, "${1}"+RedactedValue)
+	s = secretPairRe.ReplaceAllStringFunc(s, func(m string) string {
+		if strings.HasSuffix(m, RedactedValue) {
+			return m
+		}
+		return secretPairRe.ReplaceAllString(m, "${1}"+RedactedValue)
+	})
+	return line(s, MaxTaskLogLineLen)
+}
+
+// TaskLog returns the last lines of a task's log, with the log's total line
+// count. It takes one request when the log has at most the asked-for number
+// of lines, and two otherwise (the first learns the total, the second reads
+// the end). The node must be allowlisted and match the UPID.
+func (c *Client) TaskLog(ctx context.Context, in TaskLogInput) (*TaskLogResult, error) {
+	const op = "TaskLog"
+	start := time.Now()
+	if err := c.check(in); err != nil {
+		return nil, c.logged(ctx, op, start, err)
+	}
+	ref, err := c.checkTask(in.Node, in.UPID)
+	attrs := []slog.Attr{slog.String("node", in.Node), slog.String("upid", line(in.UPID, maxUPIDLen))}
+	if err != nil {
+		return nil, c.logged(ctx, op, start, err, attrs...)
+	}
+	res, err := c.taskLog(ctx, in, ref)
+	return res, c.logged(ctx, op, start, err, attrs...)
+}
+
+func (c *Client) taskLog(ctx context.Context, in TaskLogInput, ref TaskRef) (*TaskLogResult, error) {
+	n := in.Lines
+	if n == 0 {
+		n = DefaultTaskLogLines
+	}
+	path := pve.Path("nodes", ref.Node, "tasks", in.UPID, "log")
+	read := func(from int) ([]rawLogLine, int, error) {
+		var lines []rawLogLine
+		total, err := c.getTotal(ctx, path, url.Values{"start": {strconv.Itoa(from)}, "limit": {strconv.Itoa(n)}}, &lines)
+		return lines, total, err
+	}
+	lines, total, err := read(0)
+	if err != nil {
+		return nil, err
+	}
+	if total < 0 {
+		// No "total" (not seen in any version): what was read is all we know.
+		total = len(lines)
+	}
+	if total > n {
+		// A log still growing may have more lines by now; these n lines
+		// are then not quite the last, which the next call shows.
+		var total2 int
+		if lines, total2, err = read(total - n); err != nil {
+			return nil, err
+		}
+		total = max(total, total2)
+	}
+	res := &TaskLogResult{UPID: in.UPID, Task: ref, Total: max(total, 0), Lines: make([]TaskLogLine, 0, min(len(lines), n))}
+	// Proxmox honours limit; a server that did not must not blow the bound.
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	for _, l := range lines {
+		res.Lines = append(res.Lines, TaskLogLine{N: int(l.N), Text: taskLine(string(l.T))})
+	}
+	return res, nil
+}
+
+// TaskReportResult is a task's status with the end of its log.
+type TaskReportResult struct {
+	TaskStatusResult
+	// Log is the end of the task's log.
+	Log TaskLogResult `json:"log"`
+	// Failed is true when the task stopped with an error exit status
+	// (neither "OK" nor "WARNINGS: n").
+	Failed bool `json:"failed"`
+}
+
+// TaskReport reads a task's status and then the last lines of its log
+// (the log is read second, so a stopped task's log includes its final
+// "TASK …" line). It is what the task_status tool shows. At most three
+// requests; the node must be allowlisted and match the UPID.
+func (c *Client) TaskReport(ctx context.Context, in TaskLogInput) (*TaskReportResult, error) {
+	const op = "TaskReport"
+	start := time.Now()
+	if err := c.check(in); err != nil {
+		return nil, c.logged(ctx, op, start, err)
+	}
+	ref, err := c.checkTask(in.Node, in.UPID)
+	attrs := []slog.Attr{slog.String("node", in.Node), slog.String("upid", line(in.UPID, maxUPIDLen))}
+	if err != nil {
+		return nil, c.logged(ctx, op, start, err, attrs...)
+	}
+	st, err := c.taskStatus(ctx, in.UPID, ref)
+	if err != nil {
+		return nil, c.logged(ctx, op, start, err, attrs...)
+	}
+	log, err := c.taskLog(ctx, in, ref)
+	if err != nil {
+		return nil, c.logged(ctx, op, start, err, attrs...)
+	}
+	res := &TaskReportResult{TaskStatusResult: *st, Log: *log, Failed: !st.Running() && !st.Succeeded()}
+	attrs = append(attrs, slog.String("status", st.Status))
+	c.logged(ctx, op, start, nil, attrs...)
+	return res, nil
+}
+
+// getTotal is get for the list endpoints that also answer a top-level
+// "total"; it returns -1 as the total when the answer has none.
+func (c *Client) getTotal(ctx context.Context, path string, query url.Values, out any) (int, error) {
+	p := &pve.Paged{Data: out}
+	if err := c.get(ctx, path, query, p); err != nil {
+		return 0, err
+	}
+	return p.Total, nil
+}

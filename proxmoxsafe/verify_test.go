@@ -1,0 +1,486 @@
+package proxmoxsafe_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
+)
+
+// fastVerify polls every millisecond or so: the fake answers at once, and
+// real intervals would only slow the tests down.
+func fastVerify() *proxmoxsafe.VerifyOptions {
+	return &proxmoxsafe.VerifyOptions{Interval: time.Millisecond, MaxInterval: 5 * time.Millisecond}
+}
+
+// auditEvents decodes the audit log and checks its chain.
+func auditEvents(t *testing.T, e *env) []proxmoxsafe.AuditRecord {
+	t.Helper()
+	log := e.audit.String()
+	n, err := proxmoxsafe.VerifyAuditLog(strings.NewReader(log))
+	if err != nil {
+		t.Fatalf("audit log does not verify: %v\n%s", err, log)
+	}
+	var out []proxmoxsafe.AuditRecord
+	for l := range strings.SplitSeq(strings.TrimSpace(log), "\n") {
+		var r proxmoxsafe.AuditRecord
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	if n != len(out) {
+		t.Fatalf("verified %d records, decoded %d", n, len(out))
+	}
+	return out
+}
+
+func eventNames(recs []proxmoxsafe.AuditRecord) []string {
+	var out []string
+	for _, r := range recs {
+		out = append(out, string(r.Event))
+	}
+	return out
+}
+
+// statusReadsAfterPost counts the status/current reads after the first POST.
+func statusReadsAfterPost(e *env, vmid string) int {
+	n, posted := 0, false
+	for _, r := range e.requests() {
+		if r.Method == "POST" {
+			posted = true
+		}
+		if posted && r.Method == "GET" && strings.HasSuffix(r.Path, "/"+vmid+"/status/current") {
+			n++
+		}
+	}
+	return n
+}
+
+func TestWaitPowerCompleted(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		node     string
+		typ      proxmoxsafe.GuestType
+		vmid     int
+		action   proxmoxsafe.PowerAction
+		want     string
+		observed string
+	}{
+		{"pve1", "qemu", 101, proxmoxsafe.ActionStart, "running", "running"},
+		{"pve1", "qemu", 100, proxmoxsafe.ActionShutdown, "stopped", "stopped"},
+		{"pve1", "qemu", 100, proxmoxsafe.ActionStop, "stopped", "stopped"},
+		{"pve1", "qemu", 100, proxmoxsafe.ActionReboot, "running", "running again (uptime 1 s)"},
+		{"pve1", "lxc", 200, proxmoxsafe.ActionReboot, "running", "running again (uptime 1 s)"},
+		{"pve2", "lxc", 201, proxmoxsafe.ActionStart, "running", "running"},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.typ)+"/"+string(tc.action), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, nil)
+			in := powerIn(tc.node, tc.typ, tc.vmid, tc.action)
+			in.Wait = fastVerify()
+			r, err := e.client.GuestPower(t.Context(), in)
+			if err != nil {
+				t.Fatalf("GuestPower: %v", err)
+			}
+			o := r.Outcome
+			if o == nil {
+				t.Fatal("no outcome")
+			}
+			if o.Status != proxmoxsafe.OutcomeCompleted || !o.Verified || o.ExitStatus != "OK" || o.TaskStatus != "stopped" {
+				t.Errorf("outcome = %+v", o)
+			}
+			if o.After == nil || o.After.Status != tc.want || o.Observed != tc.observed {
+				t.Errorf("after = %+v, observed %q", o.After, o.Observed)
+			}
+			if o.UPID != r.UPID || o.TaskPolls < 2 || o.StatePolls < 1 || o.TimeoutSeconds != 30 || o.TimeoutClamped {
+				t.Errorf("bookkeeping = %+v", o)
+			}
+			if !strings.Contains(o.Message, "completed OK") {
+				t.Errorf("message = %q", o.Message)
+			}
+			if g, _ := e.fake.Guest(tc.vmid); g.Status != tc.want {
+				t.Errorf("fake guest is %s", g.Status)
+			}
+			recs := auditEvents(t, e)
+			if got := eventNames(recs); !slices.Equal(got, []string{"approved", "submitted", "completed"}) {
+				t.Fatalf("audit events = %v", got)
+			}
+			c := recs[2]
+			if c.UPID != r.UPID || c.Op != "GuestPower" || c.Action != string(tc.action) || c.VMID != tc.vmid || !strings.HasPrefix(c.Reason, "verified: ") {
+				t.Errorf("completed record = %+v", c)
+			}
+			// Waiting never sends another mutating request.
+			if m := e.fake.MutatingRequests(); len(m) != 1 {
+				t.Errorf("mutating requests = %v", reqLines(m))
+			}
+		})
+	}
+}
+
+func TestWaitWarnings(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.fake.FailNextTask("WARNINGS: 2")
+	in := powerIn("pve1", "qemu", 101, proxmoxsafe.ActionStart)
+	in.Wait = fastVerify()
+	r, err := e.client.GuestPower(t.Context(), in)
+	if err != nil {
+		t.Fatalf("GuestPower: %v", err)
+	}
+	o := r.Outcome
+	if o.Status != proxmoxsafe.OutcomeCompletedWithWarnings || o.Warnings != 2 || o.ExitStatus != "WARNINGS: 2" || !o.Verified {
+		t.Errorf("outcome = %+v", o)
+	}
+	if !strings.Contains(o.Message, "completed with warnings (2)") {
+		t.Errorf("message = %q", o.Message)
+	}
+	if len(o.LogTail) == 0 || o.LogTail[len(o.LogTail)-1] != "TASK WARNINGS: 2" || !slices.Contains(o.LogTail, "WARN: simulated warning 2") {
+		t.Errorf("log tail = %q", o.LogTail)
+	}
+	recs := auditEvents(t, e)
+	last := recs[len(recs)-1]
+	if last.Event != proxmoxsafe.AuditCompleted || !strings.Contains(last.Reason, "WARNINGS: 2") {
+		t.Errorf("last record = %+v", last)
+	}
+}
+
+func TestWaitTaskFailed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	const msg = "start failed: QEMU exited with code 1"
+	e.fake.FailNextTask(msg)
+	in := powerIn("pve1", "qemu", 101, proxmoxsafe.ActionStart)
+	in.Wait = fastVerify()
+	r, err := e.client.GuestPower(t.Context(), in)
+	var te *proxmoxsafe.TaskError
+	if !errors.Is(err, proxmoxsafe.ErrTaskFailed) || !errors.As(err, &te) || te.ExitStatus != msg {
+		t.Fatalf("err = %v, want a TaskError", err)
+	}
+	if r == nil || r.Outcome == nil {
+		t.Fatal("a submitted mutation must return its receipt and outcome")
+	}
+	o := r.Outcome
+	if o.Status != proxmoxsafe.OutcomeFailed || o.ExitStatus != msg || o.Verified || te.UPID != r.UPID {
+		t.Errorf("outcome = %+v", o)
+	}
+	if len(o.LogTail) == 0 || o.LogTail[len(o.LogTail)-1] != "TASK ERROR: "+msg {
+		t.Errorf("log tail = %q", o.LogTail)
+	}
+	if o.After == nil || o.After.Status != "stopped" || o.Observed != "stopped" {
+		t.Errorf("state after = %+v (%q)", o.After, o.Observed)
+	}
+	if !strings.Contains(o.Message, "FAILED: "+msg) {
+		t.Errorf("message = %q", o.Message)
+	}
+	recs := auditEvents(t, e)
+	if got := eventNames(recs); !slices.Equal(got, []string{"approved", "submitted", "failed"}) {
+		t.Fatalf("audit events = %v", got)
+	}
+	if f := recs[2]; f.UPID != r.UPID || f.Reason != "task failed: "+msg {
+		t.Errorf("failed record = %+v", f)
+	}
+}
+
+func TestWaitTimeout(t *testing.T) {
+	t.Parallel()
+	cluster := testCluster()
+	fake := proxmoxtest.NewUnstartedServer(cluster)
+	fake.TaskPolls = 1_000_000
+	fake.StartTLS()
+	e := envFor(t, fake, nil)
+	in := powerIn("pve1", "qemu", 101, proxmoxsafe.ActionStart)
+	in.Wait = fastVerify()
+	in.Wait.Timeout = 50 * time.Millisecond
+	r, err := e.client.GuestPower(t.Context(), in)
+	if err != nil {
+		t.Fatalf("a timeout is not an error: %v", err)
+	}
+	o := r.Outcome
+	if o.Status != proxmoxsafe.OutcomeTimeout || o.TaskStatus != "running" || o.ExitStatus != "" || o.Verified || o.TimeoutSeconds != 0.05 {
+		t.Errorf("outcome = %+v", o)
+	}
+	if !strings.Contains(o.Message, "still running") || !strings.Contains(o.Message, r.UPID) {
+		t.Errorf("message = %q", o.Message)
+	}
+	// The state at the timeout is read once more for the record.
+	if o.After == nil || o.After.Status != "stopped" {
+		t.Errorf("after = %+v", o.After)
+	}
+	if got := eventNames(auditEvents(t, e)); !slices.Equal(got, []string{"approved", "submitted"}) {
+		t.Errorf("a timeout adds no audit record: %v", got)
+	}
+}
+
+// TestWaitHAManaged: an hastop task stops OK at once, and the guest only
+// stops after a few status reads (the HA manager acting later). The wait
+// must not call that completed until the guest is stopped.
+func TestWaitHAManaged(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	var mu sync.Mutex
+	var phases []proxmoxsafe.ProgressPhase
+	var stillRunning []bool
+	in := powerIn("pve2", "qemu", 105, proxmoxsafe.ActionShutdown)
+	in.Wait = fastVerify()
+	in.Wait.OnProgress = func(p proxmoxsafe.Progress) {
+		g, _ := e.fake.Guest(105)
+		mu.Lock()
+		defer mu.Unlock()
+		phases = append(phases, p.Phase)
+		stillRunning = append(stillRunning, g.Status == "running")
+	}
+	r, err := e.client.GuestPower(t.Context(), in)
+	if err != nil {
+		t.Fatalf("GuestPower: %v", err)
+	}
+	if r.Task.Type != "hastop" || !r.HAManaged {
+		t.Fatalf("receipt = %+v, want an hastop task", r)
+	}
+	o := r.Outcome
+	if o.Status != proxmoxsafe.OutcomeCompleted || o.After == nil || o.After.Status != "stopped" || !o.After.HAManaged {
+		t.Errorf("outcome = %+v", o)
+	}
+	if n := statusReadsAfterPost(e, "105"); n < 2 || o.StatePolls != n {
+		t.Errorf("status/current read %d times after the POST (outcome says %d); want more than one", n, o.StatePolls)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(phases) < 2 || phases[len(phases)-1] != proxmoxsafe.ProgressDone || !slices.Contains(phases, proxmoxsafe.ProgressWaitingForHA) {
+		t.Fatalf("progress phases = %v", phases)
+	}
+	for i, p := range phases {
+		if p == proxmoxsafe.ProgressWaitingForHA && !stillRunning[i] {
+			t.Errorf("progress %d said waiting for HA while the guest was already stopped", i)
+		}
+	}
+	if stillRunning[len(stillRunning)-1] {
+		t.Error("the wait reported done while the fake guest was still running")
+	}
+	if g, _ := e.fake.Guest(105); g.Status != "stopped" {
+		t.Errorf("fake guest is %s", g.Status)
+	}
+}
+
+func TestWaitSnapshot(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	in := proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "lxc", VMID: 200, Name: "pre-upgrade"}
+	in.Approval = proxmoxsafe.ApprovalPhrase("snapshot", in.Target())
+	in.Wait = fastVerify()
+	r, err := e.client.SnapshotGuest(t.Context(), in)
+	if err != nil {
+		t.Fatalf("SnapshotGuest: %v", err)
+	}
+	o := r.Outcome
+	if o.Status != proxmoxsafe.OutcomeCompleted || !o.Verified || o.Observed != "snapshot pre-upgrade present" || o.After != nil {
+		t.Errorf("outcome = %+v", o)
+	}
+	recs := auditEvents(t, e)
+	if last := recs[len(recs)-1]; last.Event != proxmoxsafe.AuditCompleted || last.Op != "SnapshotGuest" || last.Snapshot != "pre-upgrade" {
+		t.Errorf("last record = %+v", last)
+	}
+	var listed bool
+	for _, q := range e.requests() {
+		listed = listed || (q.Method == "GET" && q.Path == "/nodes/pve1/lxc/200/snapshot")
+	}
+	if !listed {
+		t.Error("the snapshot list was never read")
+	}
+}
+
+func TestWaitSnapshotFailed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.fake.FailNextTask("snapshot feature is not available")
+	in := proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "lxc", VMID: 200, Name: "pre-upgrade"}
+	in.Approval = proxmoxsafe.ApprovalPhrase("snapshot", in.Target())
+	in.Wait = fastVerify()
+	r, err := e.client.SnapshotGuest(t.Context(), in)
+	if !errors.Is(err, proxmoxsafe.ErrTaskFailed) || r == nil {
+		t.Fatalf("err = %v, receipt %v", err, r)
+	}
+	if o := r.Outcome; o.Status != proxmoxsafe.OutcomeFailed || o.Observed != "snapshot pre-upgrade not in the snapshot list" {
+		t.Errorf("outcome = %+v", o)
+	}
+}
+
+func TestWaitContextCancel(t *testing.T) {
+	t.Parallel()
+	fake := proxmoxtest.NewUnstartedServer(testCluster())
+	fake.TaskPolls = 1_000_000
+	fake.StartTLS()
+	e := envFor(t, fake, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	in := powerIn("pve1", "qemu", 101, proxmoxsafe.ActionStart)
+	in.Wait = fastVerify()
+	in.Wait.OnProgress = func(p proxmoxsafe.Progress) {
+		if p.Poll == 3 {
+			cancel()
+		}
+	}
+	r, err := e.client.GuestPower(ctx, in)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if r == nil || r.Outcome == nil || r.Outcome.Status != proxmoxsafe.OutcomeSubmitted || !strings.Contains(r.Outcome.Message, r.UPID) {
+		t.Fatalf("receipt = %+v", r)
+	}
+	if r.Outcome.TaskPolls != 3 {
+		t.Errorf("task polls = %d, want 3 (cancelled on the third)", r.Outcome.TaskPolls)
+	}
+	// goleak (TestMain) checks that no poller goroutine is left behind.
+}
+
+func TestWaitTimeoutClamped(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(c *proxmoxsafe.Config) { c.MaxWait = 2 * time.Second })
+	if got := e.client.MaxWait(); got != 2*time.Second {
+		t.Fatalf("MaxWait = %v", got)
+	}
+	in := powerIn("pve1", "qemu", 101, proxmoxsafe.ActionStart)
+	in.Wait = fastVerify()
+	in.Wait.Timeout = time.Hour
+	r, err := e.client.GuestPower(t.Context(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := r.Outcome; o.TimeoutSeconds != 2 || !o.TimeoutClamped || o.Status != proxmoxsafe.OutcomeCompleted {
+		t.Errorf("outcome = %+v", o)
+	}
+
+	// The default 30 s above a smaller cap is clamped without blaming the caller.
+	e = newEnv(t, func(c *proxmoxsafe.Config) { c.MaxWait = 2 * time.Second })
+	in.Wait.Timeout = 0
+	r, err = e.client.GuestPower(t.Context(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := r.Outcome; o.TimeoutSeconds != 2 || o.TimeoutClamped {
+		t.Errorf("outcome = %+v", o)
+	}
+}
+
+func TestMaxWaitConfig(t *testing.T) {
+	t.Parallel()
+	base := proxmoxsafe.Config{URL: "https://pve:8006", TokenID: "a@pve!tok", TokenSecret: "s"}
+	c, err := proxmoxsafe.New(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MaxWait() != proxmoxsafe.DefaultMaxWait {
+		t.Fatalf("default MaxWait = %v", c.MaxWait())
+	}
+	for _, d := range []time.Duration{-time.Second, 500 * time.Millisecond, 2 * time.Hour} {
+		cfg := base
+		cfg.MaxWait = d
+		_, err := proxmoxsafe.New(cfg)
+		var ce *proxmoxsafe.ConfigError
+		if !errors.As(err, &ce) || ce.Field != "MaxWait" {
+			t.Errorf("MaxWait %v: err = %v", d, err)
+		}
+	}
+}
+
+// TestWaitRefusals: a Verify that cannot run reads nothing, and a bad Wait
+// is refused before the mutation like any other invalid input.
+func TestWaitRefusals(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	if _, err := e.client.Verify(t.Context(), nil, nil); !errors.Is(err, proxmoxsafe.ErrInvalidInput) {
+		t.Errorf("nil receipt: %v", err)
+	}
+	bad := &proxmoxsafe.Receipt{UPID: "UPID:pve3:00001F41:0000D071:5FBE5E6D:qmstart:300:root@pam:", Action: "start",
+		Target: proxmoxsafe.Target{Node: "pve3", Type: "qemu", VMID: 300}}
+	if _, err := e.client.Verify(t.Context(), bad, nil); !errors.Is(err, proxmoxsafe.ErrNotAllowed) {
+		t.Errorf("node not allowlisted: %v", err)
+	}
+	bad = &proxmoxsafe.Receipt{UPID: "not a upid", Action: "start", Target: proxmoxsafe.Target{Node: "pve1", Type: "qemu", VMID: 101}}
+	if _, err := e.client.Verify(t.Context(), bad, nil); !errors.Is(err, proxmoxsafe.ErrInvalidInput) {
+		t.Errorf("bad UPID: %v", err)
+	}
+	bad = &proxmoxsafe.Receipt{UPID: "UPID:pve1:00001F41:0000D071:5FBE5E6D:qmstart:101:root@pam:", Action: "migrate",
+		Target: proxmoxsafe.Target{Node: "pve1", Type: "qemu", VMID: 101}}
+	if _, err := e.client.Verify(t.Context(), bad, nil); !errors.Is(err, proxmoxsafe.ErrInvalidInput) {
+		t.Errorf("unknown action: %v", err)
+	}
+	if n := len(e.requests()); n != 0 {
+		t.Errorf("refused verifications sent %d requests: %v", n, reqLines(e.requests()))
+	}
+
+	in := powerIn("pve1", "qemu", 101, proxmoxsafe.ActionStart)
+	in.Wait = &proxmoxsafe.VerifyOptions{Timeout: -time.Second}
+	if _, err := e.client.GuestPower(t.Context(), in); !errors.Is(err, proxmoxsafe.ErrInvalidInput) {
+		t.Errorf("negative timeout: %v", err)
+	}
+	if n := len(e.requests()); n != 0 {
+		t.Errorf("a refused input sent %d requests: %v", n, reqLines(e.requests()))
+	}
+}
+
+// TestVerifyLater: a receipt taken without waiting can be verified later,
+// and Verify never mutates.
+func TestVerifyLater(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	r, err := e.client.GuestPower(t.Context(), powerIn("pve1", "qemu", 100, proxmoxsafe.ActionShutdown))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Outcome != nil {
+		t.Fatalf("a receipt without Wait has no outcome: %+v", r.Outcome)
+	}
+	var polls []int
+	opts := fastVerify()
+	opts.OnProgress = func(p proxmoxsafe.Progress) { polls = append(polls, p.Poll) }
+	o, err := e.client.Verify(t.Context(), r, opts)
+	if err != nil || o.Status != proxmoxsafe.OutcomeCompleted || o.Observed != "stopped" {
+		t.Fatalf("Verify = %+v, %v", o, err)
+	}
+	if !slices.IsSorted(polls) || len(polls) == 0 || polls[0] != 1 {
+		t.Errorf("progress polls = %v, want increasing from 1", polls)
+	}
+	if m := e.fake.MutatingRequests(); len(m) != 1 {
+		t.Errorf("mutating requests = %v", reqLines(m))
+	}
+}
+
+// envFor is newEnv for a fake the test configured and started itself (for
+// options such as TaskPolls that must be set before Start).
+func envFor(t *testing.T, fake *proxmoxtest.Server, mod func(*proxmoxsafe.Config)) *env {
+	t.Helper()
+	t.Cleanup(fake.Close)
+	e := &env{fake: fake, audit: &syncBuffer{}, logs: &syncBuffer{}}
+	cfg := proxmoxsafe.Config{
+		URL:         fake.URL,
+		TokenID:     "automation@pve!mcp",
+		TokenSecret: canary,
+		Fingerprint: fake.Fingerprint(),
+		Logger:      slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Policy: proxmoxsafe.Policy{
+			AllowedNodes: []string{"pve1", "pve2"},
+			Classes:      []proxmoxsafe.Class{proxmoxsafe.ClassPower, proxmoxsafe.ClassSnapshot},
+		},
+		Audit: proxmoxsafe.NewAuditLog(e.audit),
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	c, err := proxmoxsafe.New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	e.client = c
+	t.Cleanup(func() { e.assertNoCanary(t) })
+	return e
+}
