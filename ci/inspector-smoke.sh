@@ -139,6 +139,12 @@ check cluster-status 'r.result.isError !== true && r.result.structuredContent.na
   "cluster_status did not return the demo cluster"
 say "ok: cluster_status"
 
+inspect guest-config --method tools/call --tool-name guest_config --tool-args-json '{"node":"pve1","type":"qemu","vmid":100}'
+[[ $CODE == 0 ]] || fail "guest_config exited $CODE, want 0: $OUT"
+check guest-config '["args","cipassword","sshkeys"].every(k => r.result.structuredContent.redacted.includes(k)) && !JSON.stringify(r).includes("DEMO-SECRET-IN-ARGS") && !JSON.stringify(r).includes("DemoKeyOnly")' \
+  "guest_config did not redact the demo guest's args, cipassword and sshkeys"
+say "ok: guest_config redacts secret-bearing keys"
+
 inspect power-refused --method tools/call --tool-name guest_power --tool-args-json "{$POWER}"
 [[ $CODE == 5 ]] || fail "guest_power without approval exited $CODE, want 5 (tool isError): $OUT"
 check power-refused "r.result.isError === true && text.includes('$PHRASE')" \

@@ -15,7 +15,7 @@ const ServerName = "proxmox-safe-mcp"
 // Instructions is the static text sent to clients at initialization. It
 // states the safety contract; nothing from Proxmox is ever interpolated.
 const Instructions = `This server observes and operates one Proxmox VE cluster within an operator policy that no tool argument can widen.
-- Read tools (cluster_status, node_status, list_guests) change nothing. Lists are paged: pass next_cursor back as cursor.
+- Read tools (every tool annotated read-only: cluster_status, list_guests, guest_status, guest_config, task_status, storage_list, ceph_status, permissions_check and others) change nothing. Lists are bounded; list_guests is paged: pass next_cursor back as cursor. Node-targeted reads need a node on the operator's allowlist.
 - Mutation tools (guest_power, snapshot_guest) are listed only when the operator enabled them. Each needs an approval phrase bound to the exact action and target, e.g. "APPROVE shutdown pve1/qemu/101". Call without approval first: the refusal gives the exact phrase, the guest's current state and what will happen. Show that to the user and pass the phrase only once they agree.
 - A mutation returns a receipt with the task UPID: proof of submission, not of completion. With wait: true it waits for the task and verifies the result from fresh state, and says completed, FAILED (a tool error) or still running at the timeout (check the task later; do not repeat the action blindly).
 - Refusals are tool errors that say why; when refused, no action was taken.

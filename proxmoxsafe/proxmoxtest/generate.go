@@ -66,6 +66,14 @@ func DemoCluster() *Cluster {
 	web1 := demoGuest(100, "pve1", "qemu", "web-01", "running", 4, 8, 64, "prod", "web")
 	web1.AgentEnabled = true
 	web1.Description = "Public web frontend"
+	// Secret-bearing config keys, so the demo shows guest_config redaction.
+	// The values are fake; cipassword is answered masked, like real PVE.
+	web1.Config = map[string]string{
+		"ciuser":     "deploy",
+		"cipassword": "demo-cloudinit-password",
+		"sshkeys":    "ssh-ed25519%20AAAAC3NzaC1lZDI1NTE5AAAAIDemoKeyOnly%20deploy%40demo",
+		"args":       "-fw_cfg name=opt/demo/token,string=DEMO-SECRET-IN-ARGS",
+	}
 	web1.Snapshots = []*Snapshot{
 		{Name: "pre-upgrade", Description: "before apt full-upgrade", SnapTime: 1735689600},
 		{Name: "weekly-2025-01", Description: "weekly", Parent: "pre-upgrade", SnapTime: 1736294400, VMState: true},
