@@ -112,16 +112,9 @@ func (c *Client) WaitTask(ctx context.Context, id string, opts *WaitOptions) (*T
 }
 
 func (c *Client) poll(ctx context.Context, id string, ref TaskRef, o WaitOptions) (*TaskStatusResult, error) {
-	interval := o.Interval
-	timer := time.NewTimer(0)
-	defer timer.Stop()
+	b := newBackoff(o.Interval, o.MaxInterval)
 	var last *TaskStatusResult
-	for {
-		select {
-		case <-ctx.Done():
-			return last, ctx.Err()
-		case <-timer.C:
-		}
+	for b.wait(ctx) {
 		st, err := c.taskStatus(ctx, id, ref)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -136,7 +129,36 @@ func (c *Client) poll(ctx context.Context, id string, ref TaskRef, o WaitOptions
 			}
 			return st, &TaskError{UPID: id, ExitStatus: st.ExitStatus}
 		}
-		timer.Reset(interval)
-		interval = min(interval+interval/2, o.MaxInterval)
+	}
+	return last, ctx.Err()
+}
+
+// backoff paces the polls of [Client.WaitTask] and [Client.Verify]: the
+// first poll at once, then the interval, growing by half up to a maximum.
+type backoff struct {
+	next, max time.Duration
+	first     bool
+	timer     *time.Timer
+}
+
+func newBackoff(interval, max time.Duration) *backoff {
+	return &backoff{next: interval, max: max, first: true}
+}
+
+// wait sleeps until the next poll and reports false when ctx ended first.
+// It stops its timer before returning, so nothing outlives the wait.
+func (b *backoff) wait(ctx context.Context) bool {
+	if b.first {
+		b.first = false
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(b.next)
+	defer t.Stop()
+	b.next = min(b.next+b.next/2, b.max)
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
