@@ -15,17 +15,7 @@ import (
 
 // GuestConfigInput names the guest whose configuration [Client.GuestConfig]
 // reads.
-type GuestConfigInput struct {
-	// Node must be on the policy's node allowlist.
-	Node string    `json:"node" validate:"required,pve_node"`
-	Type GuestType `json:"type" validate:"required,oneof=qemu lxc"`
-	VMID int       `json:"vmid" validate:"required,pve_vmid"`
-}
-
-// Target returns the guest the input names.
-func (in GuestConfigInput) Target() Target {
-	return Target{Node: in.Node, Type: in.Type, VMID: in.VMID}
-}
+type GuestConfigInput = GuestRef
 
 // RedactedValue replaces the whole value of every config key that can carry
 // a secret. Redaction is never partial: no prefix, suffix or length of the

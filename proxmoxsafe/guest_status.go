@@ -9,17 +9,7 @@ import (
 )
 
 // GuestStatusInput names the guest [Client.GuestStatus] reports on.
-type GuestStatusInput struct {
-	// Node must be on the policy's node allowlist.
-	Node string    `json:"node" validate:"required,pve_node"`
-	Type GuestType `json:"type" validate:"required,oneof=qemu lxc"`
-	VMID int       `json:"vmid" validate:"required,pve_vmid"`
-}
-
-// Target returns the guest the input names.
-func (in GuestStatusInput) Target() Target {
-	return Target{Node: in.Node, Type: in.Type, VMID: in.VMID}
-}
+type GuestStatusInput = GuestRef
 
 // GuestStatusResult is one guest's live state from status/current. Sizes
 // are bytes, times seconds; strings are sanitized.

@@ -13,17 +13,7 @@ import (
 
 // ListSnapshotsInput names the guest whose snapshots [Client.ListSnapshots]
 // lists.
-type ListSnapshotsInput struct {
-	// Node must be on the policy's node allowlist.
-	Node string    `json:"node" validate:"required,pve_node"`
-	Type GuestType `json:"type" validate:"required,oneof=qemu lxc"`
-	VMID int       `json:"vmid" validate:"required,pve_vmid"`
-}
-
-// Target returns the guest the input names.
-func (in ListSnapshotsInput) Target() Target {
-	return Target{Node: in.Node, Type: in.Type, VMID: in.VMID}
-}
+type ListSnapshotsInput = GuestRef
 
 // MaxSnapshots caps the snapshots [Client.ListSnapshots] returns. Proxmox
 // has no limit of its own, but storage makes hundreds impractical.

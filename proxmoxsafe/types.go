@@ -65,6 +65,20 @@ func (t Target) String() string {
 	return s
 }
 
+// GuestRef names one guest for the per-guest reads ([Client.GuestStatus],
+// [Client.GuestConfig], [Client.ListSnapshots]).
+type GuestRef struct {
+	// Node must be on the policy's node allowlist.
+	Node string    `json:"node" validate:"required,pve_node"`
+	Type GuestType `json:"type" validate:"required,oneof=qemu lxc"`
+	VMID int       `json:"vmid" validate:"required,pve_vmid"`
+}
+
+// Target returns the guest the input names.
+func (in GuestRef) Target() Target {
+	return Target{Node: in.Node, Type: in.Type, VMID: in.VMID}
+}
+
 // GuestState is what a mutation read from status/current right before it
 // decided whether to act. It is shown to the approver and kept in receipts.
 type GuestState struct {
