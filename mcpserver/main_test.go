@@ -1,18 +1,17 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/testutil"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
@@ -35,22 +34,7 @@ func protoName(pv string) string {
 }
 
 // syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = testutil.SyncBuffer
 
 // memAudit is the library's hash-chained audit log over an in-memory
 // buffer, so tests can look at exactly what an audit log file would hold.

@@ -1,12 +1,11 @@
 package proxmoxsafe_test
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/testutil"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
@@ -40,23 +39,8 @@ func testCluster() *proxmoxtest.Cluster {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the concurrent writes of loggers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer = testutil.SyncBuffer
 
 type env struct {
 	fake   *proxmoxtest.Server

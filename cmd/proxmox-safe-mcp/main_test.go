@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/testutil"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
@@ -607,23 +608,8 @@ func TestCLI(t *testing.T) {
 	})
 }
 
-// syncBuffer is a bytes.Buffer safe for one writer goroutine and readers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer = testutil.SyncBuffer
 
 // allToolNames lists every tool, sorted: the list grows with each release.
 func allToolNames() []string {

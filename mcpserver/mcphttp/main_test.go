@@ -1,7 +1,6 @@
 package mcphttp_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -9,13 +8,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/testutil"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver/mcphttp"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
@@ -44,22 +43,8 @@ func pvName(pv string) string {
 	return pv
 }
 
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer = testutil.SyncBuffer
 
 // fixture is a fake Proxmox, our MCP server for it, the HTTP handler and
 // an httptest server on 127.0.0.1, all closed with the test.
