@@ -334,6 +334,7 @@ type Client struct {
 	maxWait  time.Duration // the operator's cap on waits; see Config.MaxWait
 	log      *slog.Logger
 	validate *validator.Validate
+	busy     inflight
 }
 
 // CloseIdleConnections closes idle keep-alive connections to Proxmox. Call

@@ -28,11 +28,18 @@ type mutation struct {
 	// path and form are the single POST the mutation sends.
 	path string
 	form url.Values
+	// release ends the claim on the guest (see claim); nil before it.
+	release func()
+	// holdClaim keeps the claim after run returns, for a wait that follows.
+	holdClaim bool
 }
 
 func (c *Client) run(ctx context.Context, m *mutation) (*Receipt, error) {
 	start := time.Now()
 	rec, err := c.runSteps(ctx, m)
+	if m.release != nil && (err != nil || !m.holdClaim) {
+		m.release()
+	}
 	attrs := []slog.Attr{
 		slog.String("action", m.action),
 		slog.String("node", m.target.Node),
@@ -54,6 +61,10 @@ func (c *Client) runSteps(ctx context.Context, m *mutation) (*Receipt, error) {
 		c.auditRefusal(ctx, m, err)
 		return nil, err
 	}
+	if err := c.claim(m); err != nil {
+		c.auditRefusal(ctx, m, err)
+		return nil, err
+	}
 	state, err := c.readState(ctx, m.target)
 	if err != nil {
 		err = &PreconditionReadError{Err: err}
@@ -65,6 +76,10 @@ func (c *Client) runSteps(ctx context.Context, m *mutation) (*Receipt, error) {
 		if !errors.As(err, &re) {
 			err = &PreconditionReadError{Err: err}
 		}
+		c.auditRefusal(ctx, m, err)
+		return nil, err
+	}
+	if err := c.checkNoActiveTask(ctx, m.target, state); err != nil {
 		c.auditRefusal(ctx, m, err)
 		return nil, err
 	}

@@ -66,10 +66,10 @@ var requirements = []Requirement{
 	{Operation: "CephStatus", Path: pathRoot, Privilege: "Sys.Audit", Note: "Datastore.Audit on / also suffices"},
 	{Operation: "HAStatus", Path: pathRoot, Privilege: "Sys.Audit"},
 	{Operation: "GuestPower", Class: ClassPower, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true,
-		Note: "the preconditions read the guest's state first"},
+		Note: "the preconditions read the guest's state and its running tasks first (without Sys.Audit on the node only the token's own tasks are seen)"},
 	{Operation: "GuestPower", Class: ClassPower, Path: pathVMs, Privilege: "VM.PowerMgmt", NodeTargeted: true},
 	{Operation: "SnapshotGuest", Class: ClassSnapshot, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true,
-		Note: "the preconditions read the guest's state and snapshots first"},
+		Note: "the preconditions read the guest's state, snapshots and running tasks first (without Sys.Audit on the node only the token's own tasks are seen)"},
 	{Operation: "SnapshotGuest", Class: ClassSnapshot, Path: pathVMs, Privilege: "VM.Snapshot", NodeTargeted: true},
 }
 

@@ -11,7 +11,9 @@ import (
 // enable the "power" class, allow the node and not protect the guest; the
 // guest's fresh status/current must make the action sensible (not locked,
 // not a template, start only when stopped, shutdown/reboot/stop only when
-// running, no reboot or shutdown of a paused VM); in.Approval must equal
+// running, no reboot or shutdown of a paused VM), no task may be running
+// for the guest, and no other mutation of it may be under way through this
+// Client; in.Approval must equal
 // [ApprovalPhrase] (or the configured [Approver] must agree); an audit
 // record is written; only then is one POST sent. Any refusal sends no
 // mutating request and says why.

@@ -478,7 +478,12 @@ func warningCount(exit string) (int, bool) {
 // request was submitted the receipt is returned even with an error, so the
 // caller always learns the UPID of something that was sent.
 func (c *Client) waitIfAsked(ctx context.Context, wait *VerifyOptions, m *mutation) (*Receipt, error) {
+	// With a wait, the guest stays claimed until the outcome is known.
+	m.holdClaim = wait != nil
 	r, err := c.run(ctx, m)
+	if m.release != nil {
+		defer m.release()
+	}
 	if err != nil || wait == nil {
 		return r, err
 	}
