@@ -7,10 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
+
+// demoTaskDuration is how long a demo task runs when nobody polls it.
+const demoTaskDuration = 3 * time.Second
 
 // setupDemo starts the simulated cluster and returns a library config that
 // talks to it over real TLS, pinned by fingerprint, with the fake's token.
@@ -25,7 +29,11 @@ func setupDemo(a *app, cfg *config, stderr io.Writer) (proxmoxsafe.Config, error
 	example := demoExample(cluster)
 	guests := len(cluster.Guests)
 
-	srv := proxmoxtest.NewServer(cluster)
+	srv := proxmoxtest.NewUnstartedServer(cluster)
+	// Real tasks end on their own; without this a demo task would run until
+	// someone polled it, and block the next action on that guest.
+	srv.TaskDuration = demoTaskDuration
+	srv.StartTLS()
 	a.closers = append(a.closers, srv.Close)
 
 	if cfg.AuditLog == "" && !sendsNoMutation(cfg.Command) {

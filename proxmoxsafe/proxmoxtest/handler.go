@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 const apiPrefix = "/api2/json"
@@ -115,12 +116,13 @@ func readBody(r *http.Request) (url.Values, error) {
 func (s *Server) dispatch(r *http.Request, rel string, inAPI bool, query, form url.Values, bodyErr error) (any, *apiError) {
 	// Mutating handlers (tasks, HA countdowns, task polls) need the write
 	// lock; plain reads share the read lock so big listings run in parallel.
-	if r.Method == http.MethodGet && !strings.Contains(rel, "/tasks/") && !strings.HasSuffix(rel, "/status/current") {
+	if r.Method == http.MethodGet && !strings.Contains(rel, "/tasks/") && !strings.HasSuffix(rel, "/status/current") && s.TaskDuration <= 0 {
 		s.mu.RLock()
 		defer s.mu.RUnlock()
 	} else {
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		s.finishDueTasks(time.Now())
 	}
 
 	tokenID, tok, aerr := s.authenticate(r)

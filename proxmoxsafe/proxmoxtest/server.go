@@ -33,6 +33,11 @@ type Server struct {
 	HADelayPolls int
 	// AuthDelay delays every 401 answer (real PVE: 3s). Default 0.
 	AuthDelay time.Duration
+	// TaskDuration, when positive, also stops every task once it has run
+	// this long (checked at each request), as real tasks end whether or
+	// not anyone polls them. Interactive demos set it; tests that count
+	// polls leave it zero. Resolution is one second (UPID start times).
+	TaskDuration time.Duration
 
 	ts      *httptest.Server
 	cert    tls.Certificate

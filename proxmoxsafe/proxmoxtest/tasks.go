@@ -139,6 +139,19 @@ func (s *Server) pollTask(t *task) {
 	t.polls++
 }
 
+// finishDueTasks stops the tasks that have run for TaskDuration; s.mu must
+// be held for writing.
+func (s *Server) finishDueTasks(now time.Time) {
+	if s.TaskDuration <= 0 {
+		return
+	}
+	for _, t := range s.tasks {
+		if t.Status == "running" && !time.Unix(t.StartTime, 0).Add(s.TaskDuration).After(now) {
+			s.stopTask(t)
+		}
+	}
+}
+
 // stopTask runs the worker body and records the exit status the way
 // UPID.pm read_status derives it from the last log line.
 func (s *Server) stopTask(t *task) {

@@ -14,7 +14,8 @@ import (
 // and "running" otherwise, EndTime StartTime+1 for a stopped task. A stopped
 // task's Log gets the final line Proxmox writes ("TASK OK", "TASK
 // WARNINGS: n" or "TASK ERROR: <exit>") unless it already ends with one. A
-// running task stays running until [Server.FinishTasks] (then it ends OK).
+// running task stays running until [Server.FinishTasks] or
+// [Server.TaskDuration] ends it (then it ends OK).
 // The UPID is always generated; AddTask returns the task as stored.
 func (s *Server) AddTask(t Task) Task {
 	s.mu.Lock()
