@@ -83,7 +83,7 @@ func TestWaitTaskTimeoutAndCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A task that never stops within the wait: a huge first interval.
-	slow := &proxmoxsafe.WaitOptions{Interval: time.Hour, Timeout: 20 * time.Millisecond}
+	slow := &proxmoxsafe.WaitOptions{Interval: time.Hour, Timeout: time.Second}
 	// The first poll happens at once and says "running"; then the timeout hits.
 	st, err := e.client.WaitTask(t.Context(), rec.UPID, slow)
 	if !errors.Is(err, context.DeadlineExceeded) || st == nil || !st.Running() {
