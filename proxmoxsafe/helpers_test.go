@@ -59,7 +59,14 @@ func newEnv(t *testing.T, mod func(*proxmoxsafe.Config)) *env {
 func newEnvWith(t *testing.T, cluster *proxmoxtest.Cluster, mod func(*proxmoxsafe.Config)) *env {
 	t.Helper()
 	defaultToken := len(cluster.Tokens) == 0 // read before the server owns the cluster
-	fake := proxmoxtest.NewServer(cluster)
+	return envFor(t, proxmoxtest.NewServer(cluster), defaultToken, mod)
+}
+
+// envFor is newEnvWith for a fake the test configured and started itself
+// (for options such as TaskPolls that must be set before Start).
+// defaultToken selects the fake's default token instead of the canary one.
+func envFor(t *testing.T, fake *proxmoxtest.Server, defaultToken bool, mod func(*proxmoxsafe.Config)) *env {
+	t.Helper()
 	t.Cleanup(fake.Close)
 	e := &env{fake: fake, audit: &syncBuffer{}, logs: &syncBuffer{}}
 	cfg := proxmoxsafe.Config{

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -197,7 +196,7 @@ func TestWaitTimeout(t *testing.T) {
 	fake := proxmoxtest.NewUnstartedServer(cluster)
 	fake.TaskPolls = 1_000_000
 	fake.StartTLS()
-	e := envFor(t, fake, nil)
+	e := envFor(t, fake, false, nil)
 	in := powerIn("pve1", "qemu", 101, proxmoxsafe.ActionStart)
 	in.Wait = fastVerify()
 	in.Wait.Timeout = 50 * time.Millisecond
@@ -319,7 +318,7 @@ func TestWaitContextCancel(t *testing.T) {
 	fake := proxmoxtest.NewUnstartedServer(testCluster())
 	fake.TaskPolls = 1_000_000
 	fake.StartTLS()
-	e := envFor(t, fake, nil)
+	e := envFor(t, fake, false, nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	in := powerIn("pve1", "qemu", 101, proxmoxsafe.ActionStart)
@@ -453,34 +452,4 @@ func TestVerifyLater(t *testing.T) {
 	if m := e.fake.MutatingRequests(); len(m) != 1 {
 		t.Errorf("mutating requests = %v", reqLines(m))
 	}
-}
-
-// envFor is newEnv for a fake the test configured and started itself (for
-// options such as TaskPolls that must be set before Start).
-func envFor(t *testing.T, fake *proxmoxtest.Server, mod func(*proxmoxsafe.Config)) *env {
-	t.Helper()
-	t.Cleanup(fake.Close)
-	e := &env{fake: fake, audit: &syncBuffer{}, logs: &syncBuffer{}}
-	cfg := proxmoxsafe.Config{
-		URL:         fake.URL,
-		TokenID:     "automation@pve!mcp",
-		TokenSecret: canary,
-		Fingerprint: fake.Fingerprint(),
-		Logger:      slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Policy: proxmoxsafe.Policy{
-			AllowedNodes: []string{"pve1", "pve2"},
-			Classes:      []proxmoxsafe.Class{proxmoxsafe.ClassPower, proxmoxsafe.ClassSnapshot},
-		},
-		Audit: proxmoxsafe.NewAuditLog(e.audit),
-	}
-	if mod != nil {
-		mod(&cfg)
-	}
-	c, err := proxmoxsafe.New(cfg)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	e.client = c
-	t.Cleanup(func() { e.assertNoCanary(t) })
-	return e
 }
