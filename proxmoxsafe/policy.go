@@ -2,6 +2,7 @@ package proxmoxsafe
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -90,7 +91,7 @@ func compilePolicy(p Policy) (*policy, error) {
 	c.src = Policy{
 		AllowedNodes:    slices.Clone(c.nodeList),
 		ReadOnly:        p.ReadOnly,
-		ProtectedGuests: slices.Sorted(mapKeys(c.protected)),
+		ProtectedGuests: slices.Sorted(maps.Keys(c.protected)),
 	}
 	for _, cl := range []Class{ClassPower, ClassSnapshot} {
 		if c.classes[cl] {
@@ -98,16 +99,6 @@ func compilePolicy(p Policy) (*policy, error) {
 		}
 	}
 	return c, nil
-}
-
-func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
-	return func(yield func(K) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 func (p *policy) export() Policy {
