@@ -170,6 +170,7 @@ func New(cfg Config) (*Client, error) {
 			Auth:      "PVEAPIToken=" + cfg.TokenID + "=" + cfg.TokenSecret,
 			UserAgent: ua,
 			MaxBody:   cfg.MaxResponseBytes,
+			Redact:    pve.NewRedactor(cfg.TokenSecret),
 		},
 		tokenID:  cfg.TokenID,
 		policy:   pol,

@@ -267,3 +267,26 @@ func TestStartupWarnings(t *testing.T) {
 	stop := startupCheck(t.Context(), a, cfg, logger)
 	stop()
 }
+
+// TestDoctorEchoingProxy is issue 15 §1 for doctor: a proxy that repeats
+// the Authorization header in its errors must not put the secret on a
+// doctor line.
+func TestDoctorEchoingProxy(t *testing.T) {
+	t.Parallel()
+	const secret = "d0c70000-0000-4000-8000-000000000000"
+	srv := proxmoxtest.NewServer(doctorCluster(wellScopedPrivileges()))
+	defer srv.Close()
+	srv.InjectFault(proxmoxtest.Fault{Path: "/cluster/*", Status: 502, Reason: "proxy echo {{auth}}", Echo: true})
+	srv.InjectFault(proxmoxtest.Fault{Path: "/nodes*", Status: 400, Echo: true})
+	srv.InjectFault(proxmoxtest.Fault{Path: "/access/*", Status: 500, Body: []byte(`{"data":null,"message":"{{auth}}"}`), Echo: true})
+	out, errOut, code := runDoctor(t, srv)
+	if code == 0 {
+		t.Fatalf("doctor passed against a failing proxy:\n%s", out)
+	}
+	if strings.Contains(out+errOut, secret) || strings.Contains(out+errOut, "PVEAPIToken=automation") {
+		t.Errorf("the secret appears in doctor's output:\n%s\n%s", out, errOut)
+	}
+	if !strings.Contains(out+errOut, "[redacted]") {
+		t.Errorf("the echo never reached doctor's output (test exercises nothing):\n%s\n%s", out, errOut)
+	}
+}

@@ -28,6 +28,10 @@ type Client struct {
 	UserAgent string
 	// MaxBody bounds response bodies; 0 means DefaultMaxBody.
 	MaxBody int64
+	// Redact removes credentials from everything read from upstream
+	// (bodies, reason phrases, transport errors) before it is decoded or
+	// returned: a proxy or debug page may echo the request's headers.
+	Redact *Redactor
 }
 
 // Path joins segments into an API path, escaping each one so no value can
@@ -114,7 +118,7 @@ func (c *Client) Do(ctx context.Context, method, path string, params url.Values,
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, scrubURLError(err))
+		return fmt.Errorf("%s %s: %w", method, path, c.Redact.Error(scrubURLError(err)))
 	}
 	defer func() {
 		// Drain a little so the connection can be reused, then close.
@@ -127,13 +131,14 @@ func (c *Client) Do(ctx context.Context, method, path string, params url.Values,
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
 	if err != nil {
-		return fmt.Errorf("%s %s: reading response: %w", method, path, err)
+		return fmt.Errorf("%s %s: reading response: %w", method, path, c.Redact.Error(err))
 	}
 	if int64(len(data)) > max {
 		return fmt.Errorf("%s %s: %w (over %d bytes)", method, path, ErrBodyTooLarge, max)
 	}
+	data = c.Redact.Bytes(data)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return decodeError(method, path, resp, data)
+		return decodeError(method, path, resp, data, c.Redact)
 	}
 	if out == nil {
 		return nil
@@ -155,11 +160,11 @@ func (c *Client) Do(ctx context.Context, method, path string, params url.Values,
 	return nil
 }
 
-func decodeError(method, path string, resp *http.Response, data []byte) *Error {
+func decodeError(method, path string, resp *http.Response, data []byte, red *Redactor) *Error {
 	e := &Error{Method: method, Path: path, StatusCode: resp.StatusCode}
 	// resp.Status is "<code> <reason>"; Proxmox's message is the reason.
 	reason := strings.TrimSpace(strings.TrimPrefix(resp.Status, fmt.Sprint(resp.StatusCode)))
-	e.Reason = reason
+	e.Reason = red.String(reason)
 	var body struct {
 		Message string            `json:"message"`
 		Errors  map[string]string `json:"errors"`

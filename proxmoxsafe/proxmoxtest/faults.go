@@ -2,6 +2,7 @@ package proxmoxtest
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
@@ -34,7 +35,16 @@ type Fault struct {
 	Drop bool
 	// Times is how many requests the fault applies to; 0 = forever.
 	Times int
+	// Echo makes the fault repeat the request's credentials, the way a
+	// debug proxy, WAF or error page in front of Proxmox may: every
+	// "{{auth}}" in Reason and Body is replaced by the Authorization,
+	// Cookie and CSRFPreventionToken headers, and an error answer without
+	// a Body carries them in its message and errors too.
+	Echo bool
 }
+
+// echoMarker is what [Fault.Echo] replaces with the request's credentials.
+const echoMarker = "{{auth}}"
 
 // InjectFault adds a fault.
 func (s *Server) InjectFault(f Fault) {
@@ -101,15 +111,30 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault) boo
 		status = http.StatusOK
 	}
 	body := f.Body
+	reasonText := f.Reason
+	if f.Echo {
+		creds := strings.TrimSpace(strings.Join([]string{
+			"Authorization: " + r.Header.Get("Authorization"),
+			"Cookie: " + r.Header.Get("Cookie"),
+			"CSRFPreventionToken: " + r.Header.Get("CSRFPreventionToken"),
+		}, " "))
+		esc, _ := json.Marshal(creds)
+		body = bytes.ReplaceAll(body, []byte(echoMarker), esc[1:len(esc)-1])
+		reasonText = strings.ReplaceAll(reasonText, echoMarker, creds)
+		if body == nil && f.BodySize == 0 && f.Status >= 400 {
+			body, _ = json.Marshal(map[string]any{"data": nil, "message": "request was: " + creds,
+				"errors": map[string]string{"header": creds}})
+		}
+	}
 	if f.BodySize > 0 {
 		const head, tail = `{"data":"`, `"}`
 		n := max(f.BodySize-len(head)-len(tail), 0)
 		body = append(append([]byte(head), bytes.Repeat([]byte("x"), n)...), tail...)
 	}
 	if body == nil {
-		body = errorBody(&apiError{status: status, message: f.Reason}, false)
+		body = errorBody(&apiError{status: status, message: reasonText}, false)
 	}
-	reason := f.Reason
+	reason := reasonText
 	if reason == "" {
 		reason = http.StatusText(status)
 	}
