@@ -18,7 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
-	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver/mcphttp"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/mcphttp"
 )
 
 // cmdHealthcheck probes a running server's /healthz. It is handled before

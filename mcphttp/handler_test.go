@@ -16,7 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
-	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver/mcphttp"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/mcphttp"
 )
 
 // TestToolCallWithToken: a go-sdk client with a valid token lists and calls
