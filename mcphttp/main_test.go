@@ -15,8 +15,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/testutil"
-	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcphttp"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )

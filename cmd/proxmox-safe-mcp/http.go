@@ -17,8 +17,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
-	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcphttp"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
 )
 
 // cmdHealthcheck probes a running server's /healthz. It is handled before
