@@ -233,7 +233,7 @@ func TestMutationHappyPath(t *testing.T) {
 			name: "snapshot qemu with memory",
 			tool: ToolSnapshotGuest,
 			args: map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "snapname": "before-test",
-				"description": "taken by a test", "vmstate": true, "approval": "APPROVE snapshot pve1/qemu/100/before-test"},
+				"description": "taken by a test", "vmstate": true, "approval": "APPROVE snapshot pve1/qemu/100/before-test vmstate=1"},
 			post:     "POST /nodes/pve1/qemu/100/snapshot",
 			form:     map[string]string{"snapname": "before-test", "description": "taken by a test", "vmstate": "1"},
 			wantText: []string{"Submitted snapshot before-test of VM 100 (web-01) on pve1: task UPID:pve1:"},

@@ -87,7 +87,7 @@ type snapshotGuestArgs struct {
 	Snapname       string `json:"snapname" jsonschema:"Name of the new snapshot: a letter, then 1 to 39 letters, digits, '_' or '-'. Reserved: current (any type), pending (qemu), vzdump (lxc)."`
 	Description    string `json:"description,omitempty" jsonschema:"Free text stored with the snapshot (no control, zero-width or bidirectional characters)."`
 	VMState        bool   `json:"vmstate,omitempty" jsonschema:"Also save the VM's memory (qemu only)."`
-	Approval       string `json:"approval,omitempty" jsonschema:"Exactly \"APPROVE snapshot <node>/<type>/<vmid>/<snapname>\", e.g. \"APPROVE snapshot pve1/qemu/101/before-upgrade\". Omit it on the first call: the refusal gives the exact phrase, the guest's current state and the effect, for the user to approve."`
+	Approval       string `json:"approval,omitempty" jsonschema:"Exactly \"APPROVE snapshot <node>/<type>/<vmid>/<snapname>\", followed by \" vmstate=1\" when vmstate is true, e.g. \"APPROVE snapshot pve1/qemu/101/before-upgrade\". Omit it on the first call: the refusal gives the exact phrase, the guest's current state and the effect, for the user to approve."`
 	Wait           bool   `json:"wait,omitempty"`
 	TimeoutSeconds int    `json:"timeout_seconds,omitempty"`
 }
@@ -333,13 +333,13 @@ func coreTools() []toolDef {
 				Title: "Snapshot guest",
 				Description: "Take a snapshot of one guest (optionally with the VM's memory). Existing snapshots are never changed. " +
 					"Refused (nothing is done) unless the operator enabled the snapshot class, allows the node and does not protect the guest, and the guest is not locked, not a template and has no snapshot of that name. " +
-					"Needs the approval phrase \"APPROVE snapshot <node>/<type>/<vmid>/<snapname>\": call without approval first, show the user the refusal (exact phrase, current state, effect) and pass the phrase only once they agree. " +
+					"Needs the approval phrase \"APPROVE snapshot <node>/<type>/<vmid>/<snapname>\", with \" vmstate=1\" appended when saving the memory (an approval without it never covers a memory dump): call without approval first, show the user the refusal (exact phrase, current state, effect) and pass the phrase only once they agree. " +
 					"Returns a receipt with the task UPID: submission, not completion. " +
 					"With wait: true it waits (timeout_seconds, default 30) for the task and checks that the snapshot is listed, and says completed OK, completed with warnings, FAILED (a tool error, with the exit status and last log lines) or still running at the timeout (not an error: check the task later).",
 				Class:          proxmoxsafe.ClassSnapshot,
 				Annotations:    snapshotAnnotations,
 				Privileges:     []string{"VM.Audit on /vms/{vmid}", "VM.Snapshot on /vms/{vmid}"},
-				ApprovalFormat: "APPROVE snapshot <node>/<type>/<vmid>/<snapname>",
+				ApprovalFormat: "APPROVE snapshot <node>/<type>/<vmid>/<snapname>[ vmstate=1]",
 			},
 			constrain: constrainSnapshotGuest,
 			schemas:   receiptSchemas[snapshotGuestArgs],

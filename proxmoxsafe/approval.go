@@ -5,14 +5,33 @@ import (
 	"crypto/subtle"
 )
 
-// ApprovalPhrase returns the exact phrase that approves action on target:
+// ApprovalParam is one parameter that changes what an approved mutation
+// does, beyond its action and target (e.g. vmstate=1: the snapshot also
+// saves the VM's memory). Every such parameter is part of the approval
+// phrase, so an approval given for one parameter set is refused for another.
+type ApprovalParam struct {
+	// Name is Proxmox's parameter name, e.g. "vmstate".
+	Name string
+	// Value is the value as Proxmox receives it, e.g. "1".
+	Value string
+}
+
+// ApprovalPhrase returns the exact phrase that approves action on target
+// with the given effect-changing parameters, in the order given:
 //
 //	APPROVE shutdown pve1/qemu/101
 //	APPROVE snapshot pve1/qemu/101/before-upgrade
+//	APPROVE snapshot pve1/qemu/101/before-upgrade vmstate=1
 //
-// The phrase is compared byte for byte: no case folding, no trimming.
-func ApprovalPhrase(action string, target Target) string {
-	return "APPROVE " + action + " " + target.String()
+// The phrase is compared byte for byte: no case folding, no trimming. The
+// inputs' ApprovalPhrase methods ([GuestPowerInput.ApprovalPhrase],
+// [SnapshotGuestInput.ApprovalPhrase]) call it with their parameters.
+func ApprovalPhrase(action string, target Target, params ...ApprovalParam) string {
+	s := "APPROVE " + action + " " + target.String()
+	for _, p := range params {
+		s += " " + p.Name + "=" + p.Value
+	}
+	return s
 }
 
 // ApprovalRequest is what an [Approver] decides on. Everything in it was
@@ -22,6 +41,10 @@ type ApprovalRequest struct {
 	Action string
 	// Target is the guest or snapshot acted on.
 	Target Target
+	// Params are the parameters that change what the mutation does beyond
+	// Action and Target (e.g. vmstate=1); empty when there are none. An
+	// approver that binds an approval to a request must bind these too.
+	Params []ApprovalParam
 	// Phrase is the exact phrase that approves this request.
 	Phrase string
 	// Given is the approval text the caller supplied (may be empty).

@@ -37,6 +37,9 @@ type AuditRecord struct {
 	VMID   int    `json:"vmid,omitempty"`
 	// Snapshot is the snapshot name for snapshot operations.
 	Snapshot string `json:"snapname,omitempty"`
+	// Params are the approved parameters that change what the mutation does
+	// beyond Action and the target, as "name=value" (e.g. "vmstate=1").
+	Params []string `json:"params,omitempty"`
 	// Reason says why a mutation was refused or failed.
 	Reason string `json:"reason,omitempty"`
 	// UPID is set on submitted records.

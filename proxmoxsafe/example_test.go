@@ -150,7 +150,7 @@ func ExampleClient_GuestPower() {
 		fmt.Println(ae.Required)
 	}
 
-	in.Approval = proxmoxsafe.ApprovalPhrase(string(in.Action), in.Target())
+	in.Approval = in.ApprovalPhrase()
 	receipt, err := client.GuestPower(ctx, in)
 	if err != nil {
 		log.Fatal(err)
@@ -175,7 +175,7 @@ func ExampleClient_SnapshotGuest() {
 	client := exampleClient(fake)
 
 	in := proxmoxsafe.SnapshotGuestInput{Node: "pve2", Type: proxmoxsafe.TypeLXC, VMID: 200, Name: "before-upgrade", Description: "taken by automation"}
-	in.Approval = proxmoxsafe.ApprovalPhrase("snapshot", in.Target())
+	in.Approval = in.ApprovalPhrase()
 	fmt.Println(in.Approval)
 	receipt, err := client.SnapshotGuest(context.Background(), in)
 	if err != nil {
@@ -194,7 +194,7 @@ func ExampleClient_TaskStatus() {
 	ctx := context.Background()
 
 	in := proxmoxsafe.GuestPowerInput{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 101, Action: proxmoxsafe.ActionStart}
-	in.Approval = proxmoxsafe.ApprovalPhrase(string(in.Action), in.Target())
+	in.Approval = in.ApprovalPhrase()
 	receipt, err := client.GuestPower(ctx, in)
 	if err != nil {
 		log.Fatal(err)

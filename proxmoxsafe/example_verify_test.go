@@ -18,7 +18,7 @@ func ExampleClient_GuestPower_wait() {
 	client := exampleClient(fake)
 
 	in := proxmoxsafe.GuestPowerInput{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 101, Action: proxmoxsafe.ActionStart}
-	in.Approval = proxmoxsafe.ApprovalPhrase(string(in.Action), in.Target())
+	in.Approval = in.ApprovalPhrase()
 	// Wait up to 30 s (the default; the operator's Config.MaxWait caps it).
 	in.Wait = &proxmoxsafe.VerifyOptions{Timeout: 30 * time.Second}
 
@@ -42,7 +42,7 @@ func ExampleClient_Verify() {
 	client := exampleClient(fake)
 
 	in := proxmoxsafe.SnapshotGuestInput{Node: "pve2", Type: proxmoxsafe.TypeLXC, VMID: 200, Name: "before_upgrade"}
-	in.Approval = proxmoxsafe.ApprovalPhrase("snapshot", in.Target())
+	in.Approval = in.ApprovalPhrase()
 	r, err := client.SnapshotGuest(context.Background(), in)
 	if err != nil {
 		log.Fatal(err)

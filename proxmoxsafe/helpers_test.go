@@ -1,6 +1,7 @@
 package proxmoxsafe_test
 
 import (
+	"context"
 	"log/slog"
 	"strings"
 	"testing"
@@ -118,4 +119,11 @@ func reqLines(rs []proxmoxtest.Request) []string {
 		out[i] = reqLine(r)
 	}
 	return out
+}
+
+// approverFunc adapts a function to proxmoxsafe.Approver.
+type approverFunc func(ctx context.Context, req proxmoxsafe.ApprovalRequest) error
+
+func (f approverFunc) Approve(ctx context.Context, req proxmoxsafe.ApprovalRequest) error {
+	return f(ctx, req)
 }

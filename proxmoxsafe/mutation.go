@@ -19,6 +19,9 @@ type mutation struct {
 	action string
 	input  any // the validated input struct
 	target Target
+	// params change what the mutation does beyond action and target; they
+	// are part of the approval phrase (see ApprovalParam).
+	params []ApprovalParam
 	// given is the caller's approval text.
 	given string
 	// precondition checks the fresh state and returns a refusal or nil.
@@ -117,7 +120,8 @@ func (c *Client) approve(ctx context.Context, m *mutation, s GuestState) error {
 	req := ApprovalRequest{
 		Action: m.action,
 		Target: m.target,
-		Phrase: ApprovalPhrase(m.action, m.target),
+		Params: m.params,
+		Phrase: ApprovalPhrase(m.action, m.target, m.params...),
 		Given:  m.given,
 		State:  s,
 		Effect: m.effect(s),
@@ -165,6 +169,7 @@ func (c *Client) record(ctx context.Context, m *mutation, ev AuditEvent, reason,
 		Type:     string(m.target.Type),
 		VMID:     m.target.VMID,
 		Snapshot: m.target.Snapshot,
+		Params:   paramStrings(m.params),
 		Reason:   reason,
 		UPID:     id,
 	}
@@ -172,6 +177,15 @@ func (c *Client) record(ctx context.Context, m *mutation, ev AuditEvent, reason,
 		rec.Approver = approverName(c.approver)
 	}
 	return c.audit.Record(ctx, rec)
+}
+
+// paramStrings renders approval parameters as "name=value".
+func paramStrings(ps []ApprovalParam) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.Name+"="+p.Value)
+	}
+	return out
 }
 
 // approverName names the approver in audit records without revealing state.

@@ -28,6 +28,68 @@ func TestApprovalPhrase(t *testing.T) {
 	if got != "APPROVE snapshot pve1/lxc/200/pre-up" {
 		t.Errorf("snapshot phrase = %q", got)
 	}
+	in := proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "qemu", VMID: 100, Name: "s1", VMState: true, Description: "free text"}
+	if got := in.ApprovalPhrase(); got != "APPROVE snapshot pve1/qemu/100/s1 vmstate=1" {
+		t.Errorf("vmstate phrase = %q", got)
+	}
+	in.VMState = false
+	if got := in.ApprovalPhrase(); got != "APPROVE snapshot pve1/qemu/100/s1" {
+		t.Errorf("plain phrase = %q", got)
+	}
+}
+
+// TestApprovalBindsParameters: an approval given for one parameter set is
+// refused for another (issue 15 §2), with zero mutating requests, and the
+// approver sees the parameters; the approved one is audited with them.
+func TestApprovalBindsParameters(t *testing.T) {
+	t.Parallel()
+	plain := proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "qemu", VMID: 100, Name: "s1"}
+	withMemory := plain
+	withMemory.VMState = true
+	for _, tc := range []struct {
+		name     string
+		approved proxmoxsafe.SnapshotGuestInput
+		sent     proxmoxsafe.SnapshotGuestInput
+	}{
+		{"plain approval, memory requested", plain, withMemory},
+		{"memory approval, plain requested", withMemory, plain},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, nil)
+			in := tc.sent
+			in.Approval = tc.approved.ApprovalPhrase()
+			_, err := e.client.SnapshotGuest(t.Context(), in)
+			var ae *proxmoxsafe.ApprovalError
+			if !errors.As(err, &ae) || ae.Required != tc.sent.ApprovalPhrase() || !ae.Given {
+				t.Fatalf("err = %v, want an ApprovalError naming %q", err, tc.sent.ApprovalPhrase())
+			}
+			if m := e.fake.MutatingRequests(); len(m) != 0 {
+				t.Errorf("mutating requests after refusal: %v", reqLines(m))
+			}
+		})
+	}
+	t.Run("approved with memory", func(t *testing.T) {
+		t.Parallel()
+		var seen []proxmoxsafe.ApprovalParam
+		e := newEnv(t, func(c *proxmoxsafe.Config) {
+			c.Approver = approverFunc(func(_ context.Context, req proxmoxsafe.ApprovalRequest) error {
+				seen = req.Params
+				return proxmoxsafe.PhraseApprover{}.Approve(t.Context(), req)
+			})
+		})
+		in := withMemory
+		in.Approval = in.ApprovalPhrase()
+		if _, err := e.client.SnapshotGuest(t.Context(), in); err != nil {
+			t.Fatal(err)
+		}
+		if len(seen) != 1 || seen[0] != (proxmoxsafe.ApprovalParam{Name: "vmstate", Value: "1"}) {
+			t.Errorf("approver saw params %v", seen)
+		}
+		if !strings.Contains(e.audit.String(), `"params":["vmstate=1"]`) {
+			t.Errorf("audit log does not record the approved parameters:\n%s", e.audit.String())
+		}
+	})
 }
 
 func TestGuestPowerHappyPaths(t *testing.T) {
@@ -124,7 +186,7 @@ func TestSnapshotGuestHappyPaths(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, nil)
 			in := tc.in
-			in.Approval = proxmoxsafe.ApprovalPhrase("snapshot", in.Target())
+			in.Approval = in.ApprovalPhrase()
 			rec, err := e.client.SnapshotGuest(t.Context(), in)
 			if err != nil {
 				t.Fatal(err)
@@ -209,7 +271,7 @@ func TestRunningTaskBlocksAnotherMutation(t *testing.T) {
 		e := newEnv(t, nil)
 		e.fake.AddTask(proxmoxtest.Task{Node: "pve1", Type: "vzdump", ID: "100", User: "root@pam"})
 		in := proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "qemu", VMID: 100, Name: "during-backup"}
-		in.Approval = proxmoxsafe.ApprovalPhrase("snapshot", in.Target())
+		in.Approval = in.ApprovalPhrase()
 		_, err := e.client.SnapshotGuest(t.Context(), in)
 		if !errors.Is(err, proxmoxsafe.ErrPrecondition) || !strings.Contains(err.Error(), "vzdump") || !strings.Contains(err.Error(), "no action was taken") {
 			t.Fatalf("err = %v, want a refusal naming the running vzdump", err)

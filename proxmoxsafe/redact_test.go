@@ -98,7 +98,7 @@ func TestUpstreamEchoNeverLeaksTheSecret(t *testing.T) {
 
 func approvedShutdown100() proxmoxsafe.GuestPowerInput {
 	in := proxmoxsafe.GuestPowerInput{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 100, Action: proxmoxsafe.ActionShutdown}
-	in.Approval = proxmoxsafe.ApprovalPhrase(string(in.Action), in.Target())
+	in.Approval = in.ApprovalPhrase()
 	return in
 }
 

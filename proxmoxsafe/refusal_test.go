@@ -22,7 +22,7 @@ func TestGuestPowerRefusals(t *testing.T) {
 	// approve re-computes the phrase after the target changed, so only the
 	// step under test refuses.
 	approved := func(in proxmoxsafe.GuestPowerInput) proxmoxsafe.GuestPowerInput {
-		in.Approval = proxmoxsafe.ApprovalPhrase(string(in.Action), in.Target())
+		in.Approval = in.ApprovalPhrase()
 		return in
 	}
 	const (
@@ -150,7 +150,7 @@ func TestSnapshotGuestRefusals(t *testing.T) {
 		in := base()
 		f(&in)
 		if in.Approval == "" {
-			in.Approval = proxmoxsafe.ApprovalPhrase("snapshot", in.Target())
+			in.Approval = in.ApprovalPhrase()
 		}
 		return in
 	}
@@ -181,6 +181,14 @@ func TestSnapshotGuestRefusals(t *testing.T) {
 		{name: "locked", in: with(func(i *proxmoxsafe.SnapshotGuestInput) { i.VMID = 104 }), kind: proxmoxsafe.ErrPrecondition, mention: "locked"},
 		{name: "duplicate name", in: with(func(i *proxmoxsafe.SnapshotGuestInput) { i.Type = "lxc"; i.VMID = 200; i.Name = "before" }), kind: proxmoxsafe.ErrPrecondition, mention: "already has a snapshot named before"},
 		{name: "approval for other snapshot", in: with(func(i *proxmoxsafe.SnapshotGuestInput) { i.Approval = "APPROVE snapshot pve1/qemu/100/other" }), kind: proxmoxsafe.ErrApprovalRequired, mention: "APPROVE snapshot pve1/qemu/100/pre-upgrade"},
+		// Issue 15 §2: every parameter that changes the effect is approved.
+		{name: "plain approval for vmstate", in: with(func(i *proxmoxsafe.SnapshotGuestInput) {
+			i.Approval = "APPROVE snapshot pve1/qemu/100/pre-upgrade"
+			i.VMState = true
+		}), kind: proxmoxsafe.ErrApprovalRequired, mention: "APPROVE snapshot pve1/qemu/100/pre-upgrade vmstate=1"},
+		{name: "vmstate approval for plain", in: with(func(i *proxmoxsafe.SnapshotGuestInput) {
+			i.Approval = "APPROVE snapshot pve1/qemu/100/pre-upgrade vmstate=1"
+		}), kind: proxmoxsafe.ErrApprovalRequired},
 		{name: "power phrase for snapshot", in: with(func(i *proxmoxsafe.SnapshotGuestInput) { i.Approval = "APPROVE snapshot pve1/qemu/100" }), kind: proxmoxsafe.ErrApprovalRequired},
 	}
 	for _, tc := range tests {

@@ -16,7 +16,9 @@ type rawSnapshot struct {
 // It runs the same safety pipeline as [Client.GuestPower] with the
 // "snapshot" class: the guest must not be locked or a template, and the
 // snapshot name must not exist yet. in.Approval must equal
-// [ApprovalPhrase]("snapshot", target-with-snapshot-name). With in.Wait
+// [SnapshotGuestInput.ApprovalPhrase]: with VMState the phrase ends in
+// " vmstate=1", so a plain snapshot's approval never covers a memory dump.
+// With in.Wait
 // set, it then waits until the snapshot is listed, as [Client.GuestPower]
 // does for power states.
 func (c *Client) SnapshotGuest(ctx context.Context, in SnapshotGuestInput) (*Receipt, error) {
@@ -34,6 +36,7 @@ func (c *Client) SnapshotGuest(ctx context.Context, in SnapshotGuestInput) (*Rec
 		action: "snapshot",
 		input:  in,
 		target: t,
+		params: in.approvalParams(),
 		given:  in.Approval,
 		precondition: func(ctx context.Context, s GuestState) error {
 			return c.snapshotPrecondition(ctx, t, s)

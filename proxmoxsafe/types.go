@@ -238,7 +238,7 @@ type GuestPowerInput struct {
 	Type   GuestType   `json:"type" validate:"required,oneof=qemu lxc"`
 	VMID   int         `json:"vmid" validate:"required,pve_vmid"`
 	Action PowerAction `json:"action" validate:"required,oneof=start shutdown reboot stop"`
-	// Approval must be exactly [ApprovalPhrase] for this action and target.
+	// Approval must be exactly [GuestPowerInput.ApprovalPhrase].
 	Approval string `json:"approval" validate:"max=256"`
 	// Wait, when set, makes GuestPower wait for the task and verify the
 	// guest's power state before returning; see [Client.Verify]. nil
@@ -249,6 +249,13 @@ type GuestPowerInput struct {
 // Target returns the guest the input names.
 func (in GuestPowerInput) Target() Target {
 	return Target{Node: in.Node, Type: in.Type, VMID: in.VMID}
+}
+
+// ApprovalPhrase returns the phrase that approves this input:
+// [ApprovalPhrase] for its action and guest. No other field changes what
+// a power action does (Wait only changes how long the call waits).
+func (in GuestPowerInput) ApprovalPhrase() string {
+	return ApprovalPhrase(string(in.Action), in.Target())
 }
 
 // SnapshotGuestInput is a request to take a snapshot of a guest.
@@ -263,8 +270,8 @@ type SnapshotGuestInput struct {
 	Description string `json:"description,omitempty" validate:"max=1024,pve_text"`
 	// VMState also saves the VM's RAM. QEMU only.
 	VMState bool `json:"vmstate,omitempty"`
-	// Approval must be exactly [ApprovalPhrase] for "snapshot" and the target
-	// including the snapshot name.
+	// Approval must be exactly [SnapshotGuestInput.ApprovalPhrase]: "snapshot",
+	// the target including the snapshot name, and " vmstate=1" with VMState.
 	Approval string `json:"approval" validate:"max=256"`
 	// Wait, when set, makes SnapshotGuest wait for the task and check that
 	// the snapshot is listed before returning; see [Client.Verify]. nil
@@ -275,6 +282,23 @@ type SnapshotGuestInput struct {
 // Target returns the snapshot the input names.
 func (in SnapshotGuestInput) Target() Target {
 	return Target{Node: in.Node, Type: in.Type, VMID: in.VMID, Snapshot: in.Name}
+}
+
+// ApprovalPhrase returns the phrase that approves this input:
+// [ApprovalPhrase] for "snapshot", the snapshot's target and, when VMState
+// is set, "vmstate=1", so approving a plain snapshot never approves saving
+// the VM's memory (or the reverse). Description is not part of it: it is
+// free text stored with the snapshot and changes nothing on the guest.
+func (in SnapshotGuestInput) ApprovalPhrase() string {
+	return ApprovalPhrase("snapshot", in.Target(), in.approvalParams()...)
+}
+
+// approvalParams are the parameters that change what the snapshot does.
+func (in SnapshotGuestInput) approvalParams() []ApprovalParam {
+	if in.VMState {
+		return []ApprovalParam{{Name: "vmstate", Value: "1"}}
+	}
+	return nil
 }
 
 // Receipt says a mutation was submitted. It is not proof that it happened:

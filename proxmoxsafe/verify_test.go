@@ -274,7 +274,7 @@ func TestWaitSnapshot(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	in := proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "lxc", VMID: 200, Name: "pre-upgrade"}
-	in.Approval = proxmoxsafe.ApprovalPhrase("snapshot", in.Target())
+	in.Approval = in.ApprovalPhrase()
 	in.Wait = fastVerify()
 	r, err := e.client.SnapshotGuest(t.Context(), in)
 	if err != nil {
@@ -302,7 +302,7 @@ func TestWaitSnapshotFailed(t *testing.T) {
 	e := newEnv(t, nil)
 	e.fake.FailNextTask("snapshot feature is not available")
 	in := proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "lxc", VMID: 200, Name: "pre-upgrade"}
-	in.Approval = proxmoxsafe.ApprovalPhrase("snapshot", in.Target())
+	in.Approval = in.ApprovalPhrase()
 	in.Wait = fastVerify()
 	r, err := e.client.SnapshotGuest(t.Context(), in)
 	if !errors.Is(err, proxmoxsafe.ErrTaskFailed) || r == nil {
