@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"regexp"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var urlRe = regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+/mcp)`)
+
+// httpCompare runs the same list_guests load against ours and the minimal
+// server over streamable HTTP, one after the other.
+func httpCompare(ours string, oursEnv []string, minimal string, minEnv []string, o options) error {
+	tok := make([]byte, 32)
+	rand.Read(tok)
+	token := hex.EncodeToString(tok)
+	fmt.Printf("| streamable HTTP, %d clients × %s, list_guests | calls ok | errors | calls/s | p50 | p99 |\n|---|---|---|---|---|---|\n", o.clients, o.duration)
+	for _, s := range []struct {
+		name string
+		bin  string
+		args []string
+		env  []string
+	}{
+		{"ours (--read-only)", ours, []string{"--read-only", "--http", "127.0.0.1:0", "--log-level", "info"}, append(slices.Clone(oursEnv), "MCP_AUTH_TOKEN="+token)},
+		{"minimal go-sdk server", minimal, []string{"-http", "127.0.0.1:0"}, minEnv},
+	} {
+		res, err := loadOne(s.bin, s.args, s.env, token, o)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		fmt.Printf("| %s | %d | %d | %.0f | %s | %s |\n", s.name, res.ok, res.errs, res.rate, round(res.p50), round(res.p99))
+		if res.errs > 0 {
+			return fmt.Errorf("%s: %d calls failed, first: %s", s.name, res.errs, res.first)
+		}
+	}
+	return nil
+}
+
+type loadResult struct {
+	ok, errs int
+	rate     float64
+	p50, p99 time.Duration
+	first    string
+}
+
+func loadOne(bin string, args, env []string, token string, o options) (*loadResult, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	}()
+	urlCh := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			if m := urlRe.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case urlCh <- m[1]:
+				default:
+				}
+			}
+		}
+		io.Copy(io.Discard, stderr)
+	}()
+	var url string
+	select {
+	case url = <-urlCh:
+	case <-time.After(30 * time.Second):
+		return nil, errors.New("the server did not report its address within 30s")
+	}
+	tr := &http.Transport{MaxIdleConns: 2 * o.clients, MaxIdleConnsPerHost: 2 * o.clients}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: bearer{token, tr}}
+	ctx, cancel := context.WithTimeout(context.Background(), o.duration)
+	defer cancel()
+	var (
+		mu   sync.Mutex
+		lat  []time.Duration
+		res  loadResult
+		wg   sync.WaitGroup
+		t0   = time.Now()
+		call = &mcp.CallToolParams{Name: "list_guests", Arguments: map[string]any{}}
+	)
+	fail := func(msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if res.errs == 0 {
+			res.first = msg
+		}
+		res.errs++
+	}
+	for range o.clients {
+		wg.Go(func() {
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "compare", Version: "0"}, nil).Connect(context.Background(),
+				&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				fail("connect: " + err.Error())
+				return
+			}
+			defer cs.Close()
+			for ctx.Err() == nil {
+				s := time.Now()
+				r, err := cs.CallTool(context.Background(), call)
+				d := time.Since(s)
+				switch {
+				case err != nil:
+					fail(err.Error())
+				case r.IsError:
+					fail("tool error")
+				default:
+					mu.Lock()
+					lat = append(lat, d)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(t0)
+	slices.Sort(lat)
+	res.ok = len(lat)
+	res.rate = float64(len(lat)) / elapsed.Seconds()
+	if len(lat) > 0 {
+		res.p50, res.p99 = lat[len(lat)/2], lat[min(len(lat)-1, len(lat)*99/100)]
+	}
+	return &res, nil
+}
+
+// bearer adds the token to every request.
+type bearer struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
+}

@@ -1,0 +1,456 @@
+// Command compare measures proxmox-safe-mcp against its baselines in one
+// run and prints the ratios issue 14 sets targets for:
+//
+//   - cold start (process start → tools/list answered, and → exit on stdin
+//     close) against a minimal go-sdk server with one tool (./minimal);
+//
+//   - per read call over stdio (list_guests, guest_status, cluster_status)
+//     against replaying the very upstream requests the call made, as bare
+//     keep-alive GETs decoded into any;
+//
+//   - list_guests over 10,000 guests against one bare GET + decode of the
+//     same /cluster/resources;
+//
+//   - streamable HTTP with N concurrent clients against the minimal server;
+//
+//   - idle RSS after tools/list and the binary size.
+//
+//     go run ./bench/compare                 # defaults: 15 cold starts, 100 calls, 64 clients × 5 s
+//     go run ./bench/compare -runs 20 -calls 200
+//
+// Everything runs on loopback against an in-process proxmoxtest fake (TLS).
+// Figures belong in docs/PERFORMANCE.md, never in a test assertion.
+package main
+
+import (
+	"bufio"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
+)
+
+type options struct {
+	runs, calls, clients int
+	duration             time.Duration
+	skipHTTP             bool
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.runs, "runs", 15, "cold starts per server")
+	flag.IntVar(&o.calls, "calls", 100, "calls per tool in the per-call comparison")
+	flag.IntVar(&o.clients, "clients", 64, "concurrent HTTP clients")
+	flag.DurationVar(&o.duration, "duration", 5*time.Second, "HTTP load duration per server")
+	flag.BoolVar(&o.skipHTTP, "skip-http", false, "skip the HTTP concurrency comparison")
+	flag.Parse()
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		os.Exit(1)
+	}
+}
+
+// row is one line of the result table.
+type row struct {
+	what       string
+	ours, base time.Duration
+	target     float64 // 0: reported only
+}
+
+func run(o options) error {
+	dir, err := os.MkdirTemp("", "compare-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	ours, minimal := filepath.Join(dir, "proxmox-safe-mcp"), filepath.Join(dir, "minimal")
+	for bin, pkg := range map[string]string{ours: "./cmd/proxmox-safe-mcp", minimal: "./bench/compare/minimal"} {
+		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+			return fmt.Errorf("go build %s (run from the module root): %v\n%s", pkg, err, out)
+		}
+	}
+
+	small := smallCluster()
+	fake := proxmoxtest.NewServer(small)
+	defer fake.Close()
+	caFile := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(caFile, fake.CertificatePEM(), 0o600); err != nil {
+		return err
+	}
+	env := func(f *proxmoxtest.Server, nodes string) []string {
+		return []string{
+			"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "XDG_STATE_HOME=" + filepath.Join(dir, "state"),
+			"PVE_URL=" + f.URL, "PVE_API_TOKEN_ID=" + proxmoxtest.DefaultTokenID,
+			"PVE_API_TOKEN_SECRET=" + proxmoxtest.DefaultTokenSecret, "PVE_TLS_FINGERPRINT=" + f.Fingerprint(),
+			"PVE_CA_FILE_FOR_MINIMAL=", "PVE_ALLOWED_NODES=" + nodes,
+			"PROXMOX_SAFE_AUDIT_LOG=" + filepath.Join(dir, "audit.jsonl"),
+		}
+	}
+	oursEnv := env(fake, "pve1,pve2,pve3")
+	minEnv := append(env(fake, ""), "PVE_CA_FILE="+caFile)
+
+	var rows []row
+	fmt.Printf("bench/compare: %s, %d CPUs, %s; cold starts ×%d, calls ×%d\n",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), runtime.Version(), o.runs, o.calls)
+
+	// Cold start, interleaved so drift on a shared machine hits both.
+	var oFirst, oExit, mFirst, mExit []time.Duration
+	var idle string
+	for i := range o.runs {
+		f, e, rss, err := coldStart(ours, oursEnv, i == o.runs-1)
+		if err != nil {
+			return fmt.Errorf("ours: %w", err)
+		}
+		oFirst, oExit = append(oFirst, f), append(oExit, e)
+		if rss != "" {
+			idle = rss
+		}
+		f, e, _, err = coldStart(minimal, minEnv, false)
+		if err != nil {
+			return fmt.Errorf("minimal: %w", err)
+		}
+		mFirst, mExit = append(mFirst, f), append(mExit, e)
+	}
+	rows = append(rows,
+		row{"cold start: tools/list answered", median(oFirst), median(mFirst), 0},
+		row{"cold start: + exit on stdin close", median(oExit), median(mExit), 1.3})
+
+	// Per read call over stdio against replaying the same upstream requests.
+	sess, err := startSession(ours, oursEnv)
+	if err != nil {
+		return err
+	}
+	g := small.Guests[0]
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"list_guests", map[string]any{}},
+		{"guest_status", map[string]any{"node": g.Node, "type": g.Type, "vmid": g.VMID}},
+		{"cluster_status", map[string]any{}},
+	} {
+		ourTimes, gets, err := perCall(sess, fake, tc.tool, tc.args, o.calls)
+		if err != nil {
+			sess.close()
+			return err
+		}
+		bare, err := bareGets(fake, gets, o.calls)
+		if err != nil {
+			sess.close()
+			return err
+		}
+		rows = append(rows, row{fmt.Sprintf("per call: %s (%d upstream GET)", tc.tool, len(gets)), median(ourTimes), median(bare), 1.5})
+	}
+	sess.close()
+
+	// 10,000 guests.
+	big := proxmoxtest.NewServer(proxmoxtest.GenerateCluster(10, 1000, 1))
+	defer big.Close()
+	bsess, err := startSession(ours, env(big, "pve1"))
+	if err != nil {
+		return err
+	}
+	ourBig, gets, err := perCall(bsess, big, "list_guests", map[string]any{}, max(o.calls/10, 5))
+	bsess.close()
+	if err != nil {
+		return err
+	}
+	bareBig, err := bareGets(big, gets, max(o.calls/10, 5))
+	if err != nil {
+		return err
+	}
+	rows = append(rows, row{"list_guests over 10,000 guests", median(ourBig), median(bareBig), 1.2})
+
+	fmt.Println()
+	fmt.Printf("| measure | ours | baseline | ratio | target |\n|---|---|---|---|---|\n")
+	for _, r := range rows {
+		target := "—"
+		if r.target > 0 {
+			target = fmt.Sprintf("≤ %.1f×", r.target)
+		}
+		fmt.Printf("| %s | %s | %s | %.2f× | %s |\n", r.what, round(r.ours), round(r.base), float64(r.ours)/float64(r.base), target)
+	}
+	fmt.Printf("\nbaselines: cold start = ./bench/compare/minimal (go-sdk, one tool); per call = the same upstream GETs, keep-alive, decoded into any\n")
+	fmt.Printf("idle memory after tools/list (ours): %s\n", idle)
+	for _, b := range []string{ours, minimal} {
+		if st, err := os.Stat(b); err == nil {
+			fmt.Printf("binary size %s: %.1f MiB\n", filepath.Base(b), float64(st.Size())/(1<<20))
+		}
+	}
+	if o.skipHTTP {
+		return nil
+	}
+	fmt.Println()
+	return httpCompare(ours, oursEnv, minimal, minEnv, o)
+}
+
+func smallCluster() *proxmoxtest.Cluster {
+	c := proxmoxtest.GenerateCluster(3, 4, 7)
+	c.Guests = c.Guests[:10]
+	c.Guests[9].Name = "big-" + strings.Repeat("n", 100<<10)
+	return c
+}
+
+// rpc is a raw JSON-RPC stdio peer: the same client code drives both
+// servers, so client overhead cancels out.
+type rpc struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Reader
+	id  int
+}
+
+func start(bin string, env []string) (*rpc, error) {
+	cmd := exec.Command(bin)
+	cmd.Env = env
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &rpc{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}, nil
+}
+
+func (r *rpc) call(method string, params any) (json.RawMessage, error) {
+	r.id++
+	msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": r.id, "method": method, "params": params})
+	if _, err := r.in.Write(append(msg, '\n')); err != nil {
+		return nil, err
+	}
+	for {
+		line, err := r.out.ReadBytes('\n')
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", method, err)
+		}
+		var resp struct {
+			ID     *int            `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(line, &resp) != nil || resp.ID == nil || *resp.ID != r.id {
+			continue // a notification or log line
+		}
+		if resp.Error != nil {
+			return nil, fmt.Errorf("%s: %s", method, resp.Error)
+		}
+		return resp.Result, nil
+	}
+}
+
+func (r *rpc) notify(method string) error {
+	msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method})
+	_, err := r.in.Write(append(msg, '\n'))
+	return err
+}
+
+func (r *rpc) initialize() error {
+	if _, err := r.call("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "compare", "version": "0"}}); err != nil {
+		return err
+	}
+	return r.notify("notifications/initialized")
+}
+
+func (r *rpc) close() {
+	r.in.Close()
+	done := make(chan struct{})
+	go func() { r.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		r.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// coldStart returns the time from process start to the answered tools/list
+// and to the process's exit after stdin closes; withRSS also reads the idle
+// memory after tools/list.
+func coldStart(bin string, env []string, withRSS bool) (first, exit time.Duration, rss string, err error) {
+	t0 := time.Now()
+	r, err := start(bin, env)
+	if err != nil {
+		return 0, 0, "", err
+	}
+	if err = r.initialize(); err == nil {
+		_, err = r.call("tools/list", map[string]any{})
+	}
+	first = time.Since(t0)
+	if err != nil {
+		r.cmd.Process.Kill()
+		r.cmd.Wait()
+		return 0, 0, "", err
+	}
+	if withRSS {
+		time.Sleep(200 * time.Millisecond)
+		rss = procMem(r.cmd.Process.Pid)
+	}
+	r.in.Close()
+	if err := r.cmd.Wait(); err != nil {
+		return 0, 0, "", fmt.Errorf("exit after stdin close: %w", err)
+	}
+	exit = time.Since(t0)
+	if withRSS {
+		exit = first // the sleep above is not part of the start
+	}
+	return first, exit, rss, nil
+}
+
+func startSession(bin string, env []string) (*rpc, error) {
+	r, err := start(bin, env)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.initialize(); err != nil {
+		r.close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// perCall times n calls of tool (after 3 warm-up calls) and returns the
+// upstream GETs one call made, from the fake's request log.
+func perCall(r *rpc, fake *proxmoxtest.Server, tool string, args map[string]any, n int) ([]time.Duration, []string, error) {
+	params := map[string]any{"name": tool, "arguments": args}
+	for range 3 {
+		if err := checkTool(r.call("tools/call", params)); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", tool, err)
+		}
+	}
+	before := len(fake.Requests())
+	if err := checkTool(r.call("tools/call", params)); err != nil {
+		return nil, nil, err
+	}
+	var gets []string
+	for _, q := range fake.Requests()[before:] {
+		if q.Method != http.MethodGet {
+			return nil, nil, fmt.Errorf("%s sent %s %s", tool, q.Method, q.Path)
+		}
+		u := q.RawPath
+		if len(q.Query) > 0 {
+			u += "?" + q.Query.Encode()
+		}
+		gets = append(gets, u)
+	}
+	times := make([]time.Duration, 0, n)
+	for range n {
+		t0 := time.Now()
+		if err := checkTool(r.call("tools/call", params)); err != nil {
+			return nil, nil, err
+		}
+		times = append(times, time.Since(t0))
+	}
+	return times, gets, nil
+}
+
+func checkTool(res json.RawMessage, err error) error {
+	if err != nil {
+		return err
+	}
+	var v struct {
+		IsError bool `json:"isError"`
+	}
+	json.Unmarshal(res, &v)
+	if v.IsError {
+		return fmt.Errorf("tool error: %.300s", res)
+	}
+	return nil
+}
+
+// bareGets replays gets n times over one keep-alive client, decoding each
+// body into any: the least any server must do to answer.
+func bareGets(fake *proxmoxtest.Server, gets []string, n int) ([]time.Duration, error) {
+	if len(gets) == 0 {
+		return nil, errors.New("the tool made no upstream request to compare with")
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(fake.Certificate())
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	defer hc.CloseIdleConnections()
+	auth := "PVEAPIToken=" + proxmoxtest.DefaultTokenID + "=" + proxmoxtest.DefaultTokenSecret
+	one := func() error {
+		for _, p := range gets {
+			req, _ := http.NewRequest(http.MethodGet, fake.URL+"/api2/json"+p, nil)
+			req.Header.Set("Authorization", auth)
+			resp, err := hc.Do(req)
+			if err != nil {
+				return err
+			}
+			var v any
+			err = json.NewDecoder(resp.Body).Decode(&v)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("GET %s: %d %v", p, resp.StatusCode, err)
+			}
+		}
+		return nil
+	}
+	for range 3 {
+		if err := one(); err != nil {
+			return nil, err
+		}
+	}
+	times := make([]time.Duration, 0, n)
+	for range n {
+		t0 := time.Now()
+		if err := one(); err != nil {
+			return nil, err
+		}
+		times = append(times, time.Since(t0))
+	}
+	return times, nil
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func round(d time.Duration) time.Duration {
+	switch {
+	case d > 10*time.Millisecond:
+		return d.Round(100 * time.Microsecond)
+	case d > time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
+}
+
+// procMem reads VmRSS and VmHWM of pid (Linux).
+func procMem(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "n/a"
+	}
+	var rss, hwm string
+	for line := range strings.SplitSeq(string(b), "\n") {
+		k, v, _ := strings.Cut(line, ":")
+		switch k {
+		case "VmRSS":
+			rss = strings.TrimSpace(v)
+		case "VmHWM":
+			hwm = strings.TrimSpace(v)
+		}
+	}
+	return fmt.Sprintf("RSS %s, peak %s", rss, hwm)
+}
