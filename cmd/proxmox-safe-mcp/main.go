@@ -24,8 +24,6 @@ import (
 	"runtime/debug"
 	"syscall"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
 )
 
@@ -103,10 +101,8 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 // cancels ctx (exit 0).
 func serve(ctx context.Context, a *app, stdin io.Reader, stdout io.Writer) int {
 	srv := mcpserver.New(a.client, a.opts)
-	var t mcp.Transport = &mcp.StdioTransport{}
-	if stdin != os.Stdin || stdout != os.Stdout {
-		t = &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
-	}
+	// Not mcp.StdioTransport: one invalid line would end the session (stdio.go).
+	t := newLineCheckTransport(stdin, stdout, a.log)
 	a.log.Info("serving MCP on stdio", slog.String("version", versionString()))
 	err := srv.Run(ctx, t)
 	switch {
