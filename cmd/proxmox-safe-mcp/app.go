@@ -95,7 +95,10 @@ func setup(cfg *config, logger, warn *slog.Logger, stderr io.Writer) (*app, erro
 	if len(cfg.AllowedNodes) == 0 && !cfg.Demo {
 		warn.Warn("PVE_ALLOWED_NODES is empty: node_status and every mutation will be refused")
 	}
-	if cfg.TLSInsecure && cfg.LogLevel > slog.LevelWarn { // else the library already warned
+	if from := cfg.source("PVE_TLS_INSECURE"); cfg.TLSInsecure && from != "PVE_TLS_INSECURE" {
+		// Always: the library's own warning cannot name the alias the user wrote.
+		warn.Warn(from + " turns certificate verification off (it is the alias of PVE_TLS_INSECURE=true): the Proxmox certificate is NOT verified; pin it with PVE_TLS_FINGERPRINT instead (doctor prints it), or use PVE_CA_FILE")
+	} else if cfg.TLSInsecure && cfg.LogLevel > slog.LevelWarn { // else the library already warned
 		warn.Warn("PVE_TLS_INSECURE is set: the Proxmox certificate is NOT verified; prefer PVE_TLS_FINGERPRINT or PVE_CA_FILE")
 	}
 	if cfg.AllowInsecureHTTP && strings.HasPrefix(cfg.URL, "http://") {

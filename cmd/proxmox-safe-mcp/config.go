@@ -67,6 +67,9 @@ type config struct {
 
 	// warnings are logged once the logger exists.
 	warnings []string
+	// setFrom maps a setting's own variable to the alias that supplied
+	// its value, for messages that name what the user wrote (see source).
+	setFrom map[string]string
 }
 
 // configError is a startup error: one line, exit code 2.
@@ -91,6 +94,11 @@ type setting struct {
 	boolean bool
 	help    string
 	set     func(c *config, v string) error
+	// aliases are other programs' names for this setting (alias.go).
+	aliases []alias
+	// secret keeps the value out of error messages (a conflict between
+	// the setting's name and an alias names both but shows no value).
+	secret bool
 }
 
 // name says where a value came from, for error messages.
@@ -144,12 +152,13 @@ var settings = []*setting{
 		help: "run against an in-process simulated Proxmox VE cluster; ignores every PVE_* variable",
 		set:  boolSetter(func(c *config) *bool { return &c.Demo })},
 	{flag: "url", env: "PVE_URL",
-		help: "Proxmox VE API address, e.g. https://pve1.example.com:8006 (required)",
-		set:  stringSetter(func(c *config) *string { return &c.URL })},
+		help:    "Proxmox VE API address, e.g. https://pve1.example.com:8006 (required)",
+		set:     stringSetter(func(c *config) *string { return &c.URL }),
+		aliases: []alias{sameAlias("PVE_BASE_URL")}},
 	{flag: "token-id", env: "PVE_API_TOKEN_ID",
 		help: "API token id, user@realm!tokenname (required)",
 		set:  stringSetter(func(c *config) *string { return &c.TokenID })},
-	{env: "PVE_API_TOKEN_SECRET",
+	{env: "PVE_API_TOKEN_SECRET", secret: true,
 		help: "API token secret (required unless PVE_API_TOKEN_SECRET_FILE is set); deliberately no flag: command lines are visible to other local users",
 		set: func(c *config, v string) error {
 			c.TokenSecret, c.secretFrom = secret{v}, "PVE_API_TOKEN_SECRET"
@@ -165,8 +174,9 @@ var settings = []*setting{
 		help: "SHA-256 fingerprint of the Proxmox certificate to pin (as `pvenode cert info` prints it)",
 		set:  stringSetter(func(c *config) *string { return &c.Fingerprint })},
 	{flag: "tls-insecure", env: "PVE_TLS_INSECURE", boolean: true, def: "false",
-		help: "DANGEROUS: skip TLS certificate verification entirely",
-		set:  boolSetter(func(c *config) *bool { return &c.TLSInsecure })},
+		help:    "DANGEROUS: skip TLS certificate verification entirely; prefer PVE_TLS_FINGERPRINT",
+		set:     boolSetter(func(c *config) *bool { return &c.TLSInsecure }),
+		aliases: []alias{invertedBoolAlias("PVE_VERIFY_SSL")}},
 	{flag: "allow-insecure-http", env: "PVE_ALLOW_INSECURE_HTTP", boolean: true, def: "false",
 		help: "DANGEROUS: allow a plain http:// URL (the token crosses the network in clear text)",
 		set:  boolSetter(func(c *config) *bool { return &c.AllowInsecureHTTP })},
@@ -219,10 +229,20 @@ var settings = []*setting{
 	{flag: "http", env: "MCP_HTTP_ADDR", def: "off: stdio",
 		help: "serve MCP over streamable HTTP on ADDR instead of stdio: HOST:PORT, PORT (host 127.0.0.1) or HOST (port 8000), e.g. 127.0.0.1:8000; HOST is an IP address or localhost; a non-loopback address needs MCP_AUTH_TOKEN",
 		set:  stringSetter(func(c *config) *string { return &c.HTTP.Addr })},
+	{flag: "transport", env: "MCP_TRANSPORT", def: "stdio; streamable-http when --http is set",
+		help: "stdio, or streamable-http (also: http), which listens on --http",
+		set:  setTransport},
+	{env: "MCP_HOST", def: defaultHTTPHost,
+		help: "host part of MCP_HTTP_ADDR, for deployments that set host and port apart; must agree with MCP_HTTP_ADDR when both are set",
+		set:  stringSetter(func(c *config) *string { return &c.HTTP.host })},
+	{env: "MCP_PORT", def: defaultHTTPPort,
+		help: "port part of MCP_HTTP_ADDR (see MCP_HOST)",
+		set:  stringSetter(func(c *config) *string { return &c.HTTP.port })},
 	{flag: "http-path", env: "MCP_HTTP_PATH", def: defaultHTTPPath,
-		help: "URL path of the MCP endpoint",
-		set:  stringSetter(func(c *config) *string { return &c.HTTP.Path })},
-	{env: "MCP_AUTH_TOKEN",
+		help:    "URL path of the MCP endpoint",
+		set:     stringSetter(func(c *config) *string { return &c.HTTP.Path }),
+		aliases: []alias{sameAlias("MCP_PATH")}},
+	{env: "MCP_AUTH_TOKEN", secret: true,
 		help: "bearer token HTTP clients must send (at least 32 characters, e.g. openssl rand -hex 32); deliberately no flag",
 		set:  setAuthToken},
 	{flag: "auth-token-file", env: "MCP_AUTH_TOKEN_FILE",
@@ -340,12 +360,24 @@ func parseConfig(args []string, lookup func(string) (string, bool)) (*config, er
 		if c.Demo && strings.HasPrefix(s.env, "PVE_") {
 			continue // demo mode never reads PVE_*: it must not touch a real cluster.
 		}
-		v, ok := lookup(s.env)
-		if !ok || strings.TrimSpace(v) == "" {
+		found, ok, err := s.lookupEnv(lookup)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
 			continue
 		}
-		if err := s.set(c, v); err != nil {
+		if err := s.set(c, found.v); err != nil {
+			if found.name != s.env {
+				return nil, cfgErr("%s (alias of %s): %v", found.name, s.name(false), err)
+			}
 			return nil, cfgErr("%s: %v", s.name(false), err)
+		}
+		if found.name != s.env {
+			if c.setFrom == nil {
+				c.setFrom = map[string]string{}
+			}
+			c.setFrom[s.env] = found.name
 		}
 	}
 	// --token-secret-file on the command line beats PVE_API_TOKEN_SECRET too.
@@ -526,7 +558,11 @@ Flags:
 		}
 		env := ""
 		if s.env != "" {
-			env = " [" + s.env + "]"
+			names := []string{s.env}
+			for _, a := range s.aliases {
+				names = append(names, a.env)
+			}
+			env = " [" + strings.Join(names, ", ") + "]"
 		}
 		def := ""
 		if s.def != "" {

@@ -39,9 +39,19 @@ const (
 	userStatic = "mcp-auth-token"
 )
 
-// httpConfig is the HTTP transport's part of config. Addr "" means stdio.
+// Transports (MCP_TRANSPORT).
+const (
+	transportStdio      = "stdio"
+	transportStreamable = "streamable-http"
+	transportSSE        = "sse"
+)
+
+// httpConfig is the HTTP transport's part of config. After checkHTTPConfig,
+// Addr "" means stdio, else Transport says which HTTP transport.
 type httpConfig struct {
+	Transport       string // "" until checkHTTPConfig: stdio, or streamable-http when Addr is set
 	Addr            string // as given
+	host, port      string // MCP_HOST, MCP_PORT: Addr in two parts
 	listen          string // host:port to listen on, after defaults
 	loopback        bool
 	Path            string
@@ -74,8 +84,11 @@ func splitList(v string) []string {
 // for the service, and "tools" in the same container must still work).
 func checkHTTPConfig(c *config) error {
 	h := &c.HTTP
-	if c.Command != cmdServe || h.Addr == "" {
+	if c.Command != cmdServe {
 		return nil
+	}
+	if err := resolveTransport(h); err != nil || h.Addr == "" {
+		return err
 	}
 	listen, loopback, err := parseListenAddr(h.Addr)
 	if err != nil {
@@ -126,6 +139,85 @@ func checkHTTPConfig(c *config) error {
 		}
 	} else if h.PublicURL != "" {
 		return cfgErr("MCP_PUBLIC_URL (--public-url) is only used with MCP_AUTH_SERVER (--auth-server)")
+	}
+	return nil
+}
+
+// setTransport takes MCP_TRANSPORT (--transport). "http" is accepted for
+// streamable-http because our own flag is --http.
+func setTransport(c *config, v string) error {
+	switch t := strings.ToLower(strings.TrimSpace(v)); t {
+	case transportStdio, transportStreamable:
+		c.HTTP.Transport = t
+	case "http", "streamable_http", "streamablehttp":
+		c.HTTP.Transport = transportStreamable
+	default:
+		return fmt.Errorf("must be stdio or streamable-http (got %q)", v)
+	}
+	return nil
+}
+
+// resolveTransport settles the transport and the listen address from
+// MCP_TRANSPORT, MCP_HTTP_ADDR and its two halves MCP_HOST and MCP_PORT:
+//   - nothing set: stdio;
+//   - an address only: streamable HTTP, as before MCP_TRANSPORT existed;
+//   - an HTTP transport without an address: 127.0.0.1:8000, or MCP_HOST and
+//     MCP_PORT;
+//   - MCP_HTTP_ADDR and MCP_HOST/MCP_PORT must name the same address.
+//
+// An address with MCP_TRANSPORT=stdio, or MCP_HOST/MCP_PORT without an
+// HTTP transport, is refused: one of the two is a mistake, and guessing
+// would either ignore the address or open a port the user did not ask for.
+func resolveTransport(h *httpConfig) error {
+	parts := ""
+	if h.host != "" || h.port != "" {
+		host, port := h.host, h.port
+		if host == "" {
+			host = defaultHTTPHost
+		}
+		if port == "" {
+			port = defaultHTTPPort
+		}
+		if !allDigitString(port) {
+			return cfgErr("MCP_PORT: must be a port number (got %q)", port)
+		}
+		parts = net.JoinHostPort(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), port)
+	}
+	switch h.Transport {
+	case "":
+		if h.Addr == "" && parts != "" {
+			return cfgErr("MCP_HOST/MCP_PORT are set but the transport is stdio: set MCP_TRANSPORT=streamable-http (or sse) to serve HTTP, or unset them")
+		}
+		if h.Addr != "" {
+			h.Transport = transportStreamable
+		} else {
+			h.Transport = transportStdio
+		}
+	case transportStdio:
+		if h.Addr != "" || parts != "" {
+			return cfgErr("MCP_TRANSPORT (--transport) is stdio, but an HTTP address is set (MCP_HTTP_ADDR/--http, MCP_HOST or MCP_PORT): choose one transport")
+		}
+	}
+	if h.Transport == transportStdio {
+		return nil
+	}
+	switch {
+	case h.Addr == "" && parts == "":
+		h.Addr = net.JoinHostPort(defaultHTTPHost, defaultHTTPPort)
+	case h.Addr == "":
+		if _, _, err := parseListenAddr(parts); err != nil {
+			return cfgErr("MCP_HOST/MCP_PORT: %v", err)
+		}
+		h.Addr = parts
+	case parts != "":
+		a, _, errA := parseListenAddr(h.Addr)
+		b, _, errB := parseListenAddr(parts)
+		if errA == nil && errB == nil && a != b {
+			return cfgErr("MCP_HTTP_ADDR (--http) %s and MCP_HOST/MCP_PORT %s are the same setting with different values: set only one", h.Addr, parts)
+		}
+		if errB != nil {
+			return cfgErr("MCP_HOST/MCP_PORT: %v", errB)
+		}
 	}
 	return nil
 }
