@@ -48,7 +48,7 @@ func demoGuest(vmid int, node, typ, name, status string, cpus int, memGiB, diskG
 //
 //	100 qemu pve1 web-01       running, tags prod;web, agent, two snapshots
 //	101 qemu pve1 web-02       running, HA-managed (state "started")
-//	102 qemu pve1 db-01        running, locked "backup"
+//	102 qemu pve1 db-01        running, locked "backup", in pool "databases"
 //	103 qemu pve2 build-runner stopped
 //	104 qemu pve2 kiosk        running but paused
 //	105 qemu pve2 debian-13    template (stopped)
@@ -56,7 +56,7 @@ func demoGuest(vmid int, node, typ, name, status string, cpus int, memGiB, diskG
 //	107 qemu pve3 staging-app  stopped, one snapshot
 //	200 lxc  pve1 dns-01       running
 //	201 lxc  pve2 proxy        running
-//	202 lxc  pve3 backup-agent stopped
+//	202 lxc  pve3 backup-agent stopped, three cv4pve-autosnap snapshots and a keep one
 //	203 lxc  pve3 ct-template  template (stopped)
 //	204 lxc  pve2 mail         running, one snapshot
 //
@@ -82,6 +82,16 @@ func DemoCluster() *Cluster {
 	web2.HAManaged, web2.HAState, web2.AgentEnabled = true, "started", true
 	db := demoGuest(102, "pve1", "qemu", "db-01", "running", 8, 32, 256, "db", "prod")
 	db.Lock = "backup"
+	db.Pool = "databases"
+	backupAgent := demoGuest(202, "pve3", "lxc", "backup-agent", "stopped", 1, 1, 8)
+	// What cv4pve-autosnap leaves behind (it writes its name into the
+	// description), plus a hand-made snapshot someone marked "keep".
+	backupAgent.Snapshots = []*Snapshot{
+		{Name: "keep-golden", Description: "golden image, do not delete", SnapTime: 1733011200},
+		{Name: "autodaily251128000000", Description: "cv4pve-autosnap", Parent: "keep-golden", SnapTime: 1764288000},
+		{Name: "autodaily251129000000", Description: "cv4pve-autosnap", Parent: "autodaily251128000000", SnapTime: 1764374400},
+		{Name: "autodaily251130000000", Description: "cv4pve-autosnap", Parent: "autodaily251129000000", SnapTime: 1764460800},
+	}
 	kiosk := demoGuest(104, "pve2", "qemu", "kiosk", "running", 2, 4, 32, "lab")
 	kiosk.Paused = true
 	tmpl := demoGuest(105, "pve2", "qemu", "debian-13", "stopped", 2, 2, 16, "template")
@@ -100,7 +110,7 @@ func DemoCluster() *Cluster {
 		kiosk, tmpl, mon, staging,
 		demoGuest(200, "pve1", "lxc", "dns-01", "running", 1, 1, 8, "dns", "infra"),
 		demoGuest(201, "pve2", "lxc", "proxy", "running", 2, 2, 16, "infra", "web"),
-		demoGuest(202, "pve3", "lxc", "backup-agent", "stopped", 1, 1, 8),
+		backupAgent,
 		cttmpl, mail,
 	}
 	return c

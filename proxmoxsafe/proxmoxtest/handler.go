@@ -27,6 +27,14 @@ type reqCtx struct {
 	params  map[string]string // query, body and path parameters merged
 }
 
+// delayedAnswer is an answer a handler wants sent only after wait (a
+// hanging guest agent); ServeHTTP waits after releasing the model lock.
+type delayedAnswer struct {
+	wait time.Duration
+	data any
+	err  *apiError
+}
+
 // withTotal is a list answer with PVE's top-level "total" (task log, task list).
 type withTotal struct {
 	data  any
@@ -52,6 +60,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	data, aerr := s.dispatch(r, rel, inAPI, query, form, bodyErr)
+	if d, ok := data.(delayedAnswer); ok {
+		// The handler decided under the model lock; the wait holds none.
+		s.sleep(r, d.wait)
+		data, aerr = d.data, d.err
+	}
 	s.mu.RLock()
 	withMessage := s.cluster.versionAtLeast(8, 3, 0)
 	s.mu.RUnlock()

@@ -101,8 +101,19 @@ type Guest struct {
 	Uptime      int64
 	// Snapshots are the real snapshots, oldest first; the "current"
 	// pseudo-entry of the snapshot list is synthesized.
-	Snapshots    []*Snapshot
+	Snapshots []*Snapshot
+	// AgentEnabled is the config's "agent: 1": a QEMU guest agent is
+	// configured. Without it agent/ping fails with "No QEMU guest agent
+	// configured".
 	AgentEnabled bool
+	// AgentHung models a configured agent that does not answer (not
+	// installed, crashed, or a guest that hangs): agent/ping waits
+	// [Server.AgentTimeout] and then fails with "QEMU guest agent is not
+	// running", as qemu-server's 3 s guest-ping check does.
+	AgentHung bool
+	// Pool is the resource pool the guest belongs to ("" for none); it
+	// appears as "pool" in /cluster/resources.
+	Pool string
 	// CurrentSnapshot is the snapshot the guest's current state is based
 	// on (the config's "parent" and the parent of the snapshot list's
 	// "current" entry); "" means the newest snapshot. It names an older

@@ -123,6 +123,7 @@ type guestResource struct {
 	Tags    string `json:"tags,omitempty"`
 	Lock    string `json:"lock,omitempty"`
 	HAState string `json:"hastate,omitempty"`
+	Pool    string `json:"pool,omitempty"`
 }
 
 // guestUsage is only present when the guest's node reports stats.
@@ -147,7 +148,7 @@ func resourceEntry(c *Cluster, g *Guest, nodeOnline bool) guestResource {
 	e := guestResource{
 		ID: g.Type + "/" + strconv.Itoa(g.VMID), VMID: g.VMID, Node: g.Node, Type: g.Type,
 		Name: g.Name, Template: b2i(g.Template), Status: "unknown",
-		Tags: strings.Join(g.Tags, ";"), Lock: g.Lock,
+		Tags: strings.Join(g.Tags, ";"), Lock: g.Lock, Pool: g.Pool,
 	}
 	if nodeOnline {
 		st := stats(g)

@@ -38,6 +38,11 @@ type Server struct {
 	// not anyone polls them. Interactive demos set it; tests that count
 	// polls leave it zero. Resolution is one second (UPID start times).
 	TaskDuration time.Duration
+	// AgentTimeout is how long agent/ping of a guest whose agent hangs
+	// ([Guest.AgentHung]) waits before failing; 0 means 3 s, qemu-server's
+	// guest-ping timeout. The wait holds no lock, and ends early when the
+	// client gives up or the server closes.
+	AgentTimeout time.Duration
 
 	ts      *httptest.Server
 	cert    tls.Certificate
