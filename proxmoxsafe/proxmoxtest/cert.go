@@ -13,6 +13,18 @@ import (
 	"time"
 )
 
+// identity is the server's TLS certificate in the forms tests ask for.
+type identity struct {
+	cert tls.Certificate
+	leaf *x509.Certificate
+	pem  []byte
+}
+
+func newIdentity() *identity {
+	cert, leaf, pemBytes := newCertificate()
+	return &identity{cert: cert, leaf: leaf, pem: pemBytes}
+}
+
 // newCertificate makes a fresh self-signed certificate for the loopback
 // names, so every server has its own fingerprint (pinning tests can tell two
 // servers apart). ECDSA P-256 keeps this fast.

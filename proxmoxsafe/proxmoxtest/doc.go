@@ -15,8 +15,10 @@
 // Everything a test needs to assert on is exported: the request log
 // ([Server.Requests], [Server.MutatingRequests]), the model ([Server.View],
 // [Server.Guest]) and the tasks ([Server.Tasks]). Faults (latency, status,
-// dropped connections, malformed or oversized bodies) are injected with
-// [Server.InjectFault].
+// dropped connections, malformed, gigantic, endless or trickled bodies,
+// HTML error pages, redirects) are injected with [Server.InjectFault];
+// below HTTP, [Server.RotateCertificate] and [Server.StallHandshakes]
+// change or stall the TLS handshake.
 //
 // The token secret [DefaultTokenSecret] is a fake, well-known value; never
 // use it for a real server.

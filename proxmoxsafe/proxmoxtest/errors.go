@@ -73,7 +73,9 @@ func setCommonHeaders(h http.Header, now time.Time) {
 	h.Set("Cache-Control", "max-age=0")
 	h.Set("Pragma", "no-cache")
 	h.Set("Expires", date)
-	h.Set("Content-Type", "application/json;charset=UTF-8")
+	if h.Get("Content-Type") == "" { // a fault may set its own
+		h.Set("Content-Type", "application/json;charset=UTF-8")
+	}
 }
 
 // writeStatus writes a complete answer. Go's net/http server cannot send a

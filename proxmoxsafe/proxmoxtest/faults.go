@@ -3,7 +3,9 @@ package proxmoxtest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -26,8 +28,20 @@ type Fault struct {
 	// HTML from a proxy, ...).
 	Body []byte
 	// BodySize sends a valid-looking JSON body {"data":"xxx..."} padded to
-	// this many bytes, to test response size limits.
+	// this many bytes, to test response size limits. It is streamed, not
+	// held in memory, so a gigantic size costs the test nothing.
 	BodySize int
+	// Endless streams a body that never ends ({"data":"xxx... without a
+	// Content-Length) until the client goes away or the server closes.
+	Endless bool
+	// Trickle sends the body (the fault's or the normal answer) one byte
+	// at a time, this long apart, after headers that went out at once: a
+	// stalled proxy or a congested link. The reason phrase is then the
+	// standard one.
+	Trickle time.Duration
+	// Header adds headers to the answer, replacing the fake's own: the
+	// Location of a redirect, the Content-Type of an HTML error page.
+	Header http.Header
 	// Latency delays the answer (the request is then served normally unless
 	// another field of the fault says otherwise).
 	Latency time.Duration
@@ -91,7 +105,8 @@ func (s *Server) takeFault(method, path string) (Fault, bool) {
 }
 
 // applyFault serves the fault; it reports whether the request is answered
-// (false: only latency was injected, serve normally).
+// (false: only Latency or Trickle was injected, serve normally through
+// [Server.faultWriter]).
 func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault) bool {
 	s.sleep(r, f.Latency)
 	if f.Drop {
@@ -103,9 +118,10 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault) boo
 		}
 		panic(http.ErrAbortHandler) // fallback: net/http aborts the response
 	}
-	if f.Status == 0 && f.Body == nil && f.BodySize == 0 {
+	if f.Status == 0 && f.Body == nil && f.BodySize == 0 && !f.Endless && f.Header == nil {
 		return false
 	}
+	w = s.faultWriter(w, r, f)
 	status := f.Status
 	if status == 0 {
 		status = http.StatusOK
@@ -121,15 +137,17 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault) boo
 		esc, _ := json.Marshal(creds)
 		body = bytes.ReplaceAll(body, []byte(echoMarker), esc[1:len(esc)-1])
 		reasonText = strings.ReplaceAll(reasonText, echoMarker, creds)
-		if body == nil && f.BodySize == 0 && f.Status >= 400 {
+		if body == nil && f.BodySize == 0 && !f.Endless && f.Status >= 400 {
 			body, _ = json.Marshal(map[string]any{"data": nil, "message": "request was: " + creds,
 				"errors": map[string]string{"header": creds}})
 		}
 	}
-	if f.BodySize > 0 {
-		const head, tail = `{"data":"`, `"}`
-		n := max(f.BodySize-len(head)-len(tail), 0)
-		body = append(append([]byte(head), bytes.Repeat([]byte("x"), n)...), tail...)
+	for k, v := range f.Header {
+		w.Header()[http.CanonicalHeaderKey(k)] = v
+	}
+	if f.BodySize > 0 || f.Endless {
+		s.stream(w, r, status, f, body)
+		return true
 	}
 	if body == nil {
 		body = errorBody(&apiError{status: status, message: reasonText}, false)
@@ -141,3 +159,94 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault) boo
 	writeStatus(w, r, status, reasonPhrase(status, reason), body)
 	return true
 }
+
+// fillChunk is what BodySize and Endless bodies are made of.
+var fillChunk = bytes.Repeat([]byte("x"), 32<<10)
+
+// stream writes a large or endless body with the standard reason phrase.
+// It stops when the client goes away or the server closes.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, status int, f Fault, body []byte) {
+	setCommonHeaders(w.Header(), time.Now())
+	const head, tail = `{"data":"`, `"}`
+	if f.Endless {
+		w.Header().Del("Content-Length")
+	} else {
+		f.BodySize = max(f.BodySize, len(head)+len(tail))
+		w.Header().Set("Content-Length", strconv.Itoa(f.BodySize))
+	}
+	w.WriteHeader(status)
+	send := func(b []byte) bool {
+		if _, err := w.Write(b); err != nil {
+			return false
+		}
+		select {
+		case <-r.Context().Done():
+			return false
+		case <-s.closing:
+			return false
+		default:
+			return true
+		}
+	}
+	if body == nil {
+		body = []byte(head)
+	}
+	if f.Endless {
+		for ok := send(body); ok; ok = send(fillChunk) {
+		}
+		return
+	}
+	if !send([]byte(head)) {
+		return
+	}
+	for n := f.BodySize - len(head) - len(tail); n > 0; {
+		c := fillChunk[:min(n, len(fillChunk))]
+		if !send(c) {
+			return
+		}
+		n -= len(c)
+	}
+	send([]byte(tail))
+}
+
+// faultWriter returns the writer a request's answer goes through: w
+// itself, or a trickling one for a fault with Trickle.
+func (s *Server) faultWriter(w http.ResponseWriter, r *http.Request, f Fault) http.ResponseWriter {
+	if f.Trickle <= 0 {
+		return w
+	}
+	return &trickleWriter{ResponseWriter: w, s: s, r: r, every: f.Trickle}
+}
+
+// trickleWriter sends each byte on its own, every apart. It is not an
+// http.Hijacker, so an answer through it has the standard reason phrase.
+type trickleWriter struct {
+	http.ResponseWriter
+	s     *Server
+	r     *http.Request
+	every time.Duration
+}
+
+func (t *trickleWriter) Write(b []byte) (int, error) {
+	rc := http.NewResponseController(t.ResponseWriter)
+	for i := range b {
+		if _, err := t.ResponseWriter.Write(b[i : i+1]); err != nil {
+			return i, err
+		}
+		if err := rc.Flush(); err != nil {
+			return i + 1, err
+		}
+		t.s.sleep(t.r, t.every)
+		select {
+		case <-t.r.Context().Done():
+			return i + 1, t.r.Context().Err()
+		case <-t.s.closing:
+			return i + 1, errServerClosing
+		default:
+		}
+	}
+	return len(b), nil
+}
+
+// errServerClosing ends the fault streams and stalls when the server closes.
+var errServerClosing = errors.New("proxmoxtest: server closing")

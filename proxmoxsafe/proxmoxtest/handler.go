@@ -55,8 +55,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	form, bodyErr := readBody(r)
 	s.logRequest(Request{Method: r.Method, Path: rel, RawPath: rawRel, Query: query, Form: form, Header: r.Header.Clone()})
 
-	if f, ok := s.takeFault(r.Method, rel); ok && s.applyFault(w, r, f) {
-		return
+	if f, ok := s.takeFault(r.Method, rel); ok {
+		if s.applyFault(w, r, f) {
+			return
+		}
+		w = s.faultWriter(w, r, f)
 	}
 
 	data, aerr := s.dispatch(r, rel, inAPI, query, form, bodyErr)

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -44,10 +45,10 @@ type Server struct {
 	// client gives up or the server closes.
 	AgentTimeout time.Duration
 
-	ts      *httptest.Server
-	cert    tls.Certificate
-	leaf    *x509.Certificate
-	certPEM []byte
+	ts *httptest.Server
+	// id is the TLS identity; tls holds the handshake faults (faults_tls.go).
+	id  atomic.Pointer[identity]
+	tls tlsFaults
 
 	// mu guards the model, the tasks and the HA bookkeeping; reads that
 	// change state (task polls, HA countdowns) take it for writing.
@@ -91,9 +92,7 @@ func NewUnstartedServer(c *Cluster) *Server {
 		c = DemoCluster()
 	}
 	c.normalize()
-	cert, leaf, pemBytes := newCertificate()
 	s := &Server{
-		cert: cert, leaf: leaf, certPEM: pemBytes,
 		cluster:    c,
 		taskByUPID: map[string]*task{},
 		haPending:  map[int]*haPending{},
@@ -102,6 +101,7 @@ func NewUnstartedServer(c *Cluster) *Server {
 		started:    time.Now(),
 		closing:    make(chan struct{}),
 	}
+	s.id.Store(newIdentity())
 	s.ts = httptest.NewUnstartedServer(s)
 	// TLS handshake failures are expected in pinning tests; keep them quiet.
 	s.ts.Config.ErrorLog = log.New(io.Discard, "", 0)
@@ -116,7 +116,10 @@ func (s *Server) Start() {
 
 // StartTLS starts the server with TLS (HTTP/1.1 only, like pveproxy).
 func (s *Server) StartTLS() {
-	s.ts.TLS = &tls.Config{Certificates: []tls.Certificate{s.cert}}
+	s.ts.TLS = &tls.Config{
+		Certificates:       []tls.Certificate{s.id.Load().cert},
+		GetConfigForClient: s.handshake,
+	}
 	s.ts.StartTLS()
 	s.URL = s.ts.URL
 }
@@ -129,16 +132,17 @@ func (s *Server) Close() {
 	s.wg.Wait()
 }
 
-// Certificate returns the server's self-signed leaf certificate.
-func (s *Server) Certificate() *x509.Certificate { return s.leaf }
+// Certificate returns the server's current self-signed leaf certificate
+// (see [Server.RotateCertificate]).
+func (s *Server) Certificate() *x509.Certificate { return s.id.Load().leaf }
 
 // CertificatePEM returns the certificate in PEM form, as a CA file.
-func (s *Server) CertificatePEM() []byte { return append([]byte(nil), s.certPEM...) }
+func (s *Server) CertificatePEM() []byte { return append([]byte(nil), s.id.Load().pem...) }
 
 // Fingerprint returns the SHA-256 fingerprint of the leaf certificate as
 // `pvenode cert info` shows it: upper-case hex pairs joined with ':'.
 func (s *Server) Fingerprint() string {
-	sum := sha256.Sum256(s.leaf.Raw)
+	sum := sha256.Sum256(s.id.Load().leaf.Raw)
 	h := strings.ToUpper(hex.EncodeToString(sum[:]))
 	parts := make([]string, 0, len(sum))
 	for i := 0; i < len(h); i += 2 {
@@ -147,8 +151,9 @@ func (s *Server) Fingerprint() string {
 	return strings.Join(parts, ":")
 }
 
-// Client returns an HTTP client that trusts the server's certificate. It is
-// closed with the server.
+// Client returns an HTTP client that trusts the server's first certificate
+// (not one installed later by [Server.RotateCertificate]). It is closed
+// with the server.
 func (s *Server) Client() *http.Client { return s.ts.Client() }
 
 // Update runs fn with the model under the write lock.

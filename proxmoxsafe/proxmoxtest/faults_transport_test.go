@@ -1,0 +1,238 @@
+package proxmoxtest
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestFaultHeaders(t *testing.T) {
+	t.Parallel()
+	s := newDemo(t)
+	s.InjectFault(Fault{Path: "/version", Status: 502, Body: []byte("<html>Bad Gateway</html>"),
+		Header: http.Header{"content-type": {"text/html"}}, Times: 1})
+	s.InjectFault(Fault{Method: "POST", Status: 307, Header: http.Header{"Location": {"https://elsewhere.example/"}}, Times: 1})
+	resp, body, err := raw(t, s, "GET", "/version")
+	if err != nil || resp.StatusCode != 502 || resp.Header.Get("Content-Type") != "text/html" || string(body) != "<html>Bad Gateway</html>" {
+		t.Errorf("HTML page: %v %v %q %v", resp, resp.Header, body, err)
+	}
+	// A client that follows no redirect sees the 307 and its Location.
+	cl := *s.Client()
+	cl.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	req, _ := http.NewRequestWithContext(t.Context(), "POST", s.URL+"/api2/json/nodes/pve1/qemu/100/status/stop", nil)
+	req.Header.Set("Authorization", defaultAuth)
+	resp, err = cl.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 307 || resp.Header.Get("Location") != "https://elsewhere.example/" {
+		t.Errorf("redirect: %s Location %q", resp.Status, resp.Header.Get("Location"))
+	}
+}
+
+func TestFaultEndlessBody(t *testing.T) {
+	t.Parallel()
+	s := newDemo(t)
+	s.InjectFault(Fault{Path: "/version", Endless: true})
+	req, _ := http.NewRequestWithContext(t.Context(), "GET", s.URL+"/api2/json/version", nil)
+	req.Header.Set("Authorization", defaultAuth)
+	resp, err := s.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.ContentLength != -1 {
+		t.Errorf("Content-Length %d, want none", resp.ContentLength)
+	}
+	const want = 8 << 20 // more than any sane limit, and it keeps coming
+	n, err := io.CopyN(io.Discard, resp.Body, want)
+	if n != want || err != nil {
+		t.Errorf("read %d bytes of an endless body: %v", n, err)
+	}
+	// Closing the body ends the stream; goleak (TestMain) checks the
+	// server's goroutine ends too.
+}
+
+func TestFaultGiganticBodyIsStreamed(t *testing.T) {
+	t.Parallel()
+	s := newDemo(t)
+	const size = 64 << 20
+	s.InjectFault(Fault{Path: "/version", BodySize: size, Times: 1})
+	req, _ := http.NewRequestWithContext(t.Context(), "GET", s.URL+"/api2/json/version", nil)
+	req.Header.Set("Authorization", defaultAuth)
+	resp, err := s.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	head := make([]byte, 9)
+	if _, err := io.ReadFull(resp.Body, head); err != nil || string(head) != `{"data":"` {
+		t.Fatalf("head %q %v", head, err)
+	}
+	n, err := io.Copy(io.Discard, resp.Body)
+	if resp.ContentLength != size || n+9 != size || err != nil {
+		t.Errorf("Content-Length %d, read %d: %v", resp.ContentLength, n+9, err)
+	}
+}
+
+func TestFaultTrickle(t *testing.T) {
+	t.Parallel()
+	s := newDemo(t)
+	normal := get(t, s, "/version").raw
+	const every = time.Millisecond
+	s.InjectFault(Fault{Path: "/version", Trickle: every, Times: 1})
+	start := time.Now()
+	resp, body, err := raw(t, s, "GET", "/version")
+	if err != nil || resp.StatusCode != 200 || !bytes.Equal(body, normal) {
+		t.Fatalf("trickled answer %v %q %v, want the normal %q", resp, body, err, normal)
+	}
+	if min := time.Duration(len(normal)) * every; time.Since(start) < min {
+		t.Errorf("%d bytes arrived in %s, under %s: not trickled", len(body), time.Since(start), min)
+	}
+	// A client's deadline ends a slow trickle mid-body.
+	s.InjectFault(Fault{Path: "/version", Trickle: time.Hour, Times: 1})
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.URL+"/api2/json/version", nil)
+	req.Header.Set("Authorization", defaultAuth)
+	resp, err = s.Client().Do(req)
+	if err != nil {
+		t.Fatalf("headers did not come at once: %v", err)
+	}
+	defer resp.Body.Close()
+	if _, err := io.ReadAll(resp.Body); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("reading a stalled trickle: %v, want the deadline", err)
+	}
+}
+
+// pinnedClient trusts exactly the certificate with the given fingerprint.
+func pinnedClient(fp string) *http.Client {
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{
+		InsecureSkipVerify: true,
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			sum := sha256.Sum256(cs.PeerCertificates[0].Raw)
+			if got := fingerprintOf(sum[:]); got != fp {
+				return errors.New("pin mismatch: " + got)
+			}
+			return nil
+		},
+	}}}
+}
+
+func fingerprintOf(sum []byte) string {
+	parts := make([]string, len(sum))
+	for i, b := range sum {
+		parts[i] = fmt.Sprintf("%02X", b)
+	}
+	return strings.Join(parts, ":")
+}
+
+func TestRotateCertificate(t *testing.T) {
+	t.Parallel()
+	s := newDemo(t)
+	oldFP := s.Fingerprint()
+	old := pinnedClient(oldFP)
+	defer old.CloseIdleConnections()
+	if resp, err := old.Get(s.URL + "/api2/json/version"); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
+	s.RotateCertificate()
+	if s.Fingerprint() == oldFP {
+		t.Fatal("fingerprint unchanged")
+	}
+	// The kept-alive connection was dropped: the old pin fails at once.
+	if _, err := old.Get(s.URL + "/api2/json/version"); err == nil || !strings.Contains(err.Error(), "pin mismatch") {
+		t.Errorf("old pin after rotation: %v", err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(s.CertificatePEM())
+	fresh := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	defer fresh.CloseIdleConnections()
+	resp, err := fresh.Get(s.URL + "/api2/json/version")
+	if err != nil {
+		t.Fatalf("new certificate not served: %v", err)
+	}
+	resp.Body.Close()
+	nodes := get2(t, fresh, s, "/nodes")
+	if !strings.Contains(nodes, s.Fingerprint()) {
+		t.Error("the local node's ssl_fingerprint is not the new one")
+	}
+}
+
+// get2 is get with another client.
+func get2(t *testing.T, cl *http.Client, s *Server, path string) string {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), "GET", s.URL+"/api2/json"+path, nil)
+	req.Header.Set("Authorization", defaultAuth)
+	resp, err := cl.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+func TestStallHandshakes(t *testing.T) {
+	t.Parallel()
+	s := NewServer(nil)
+	closed := false
+	defer func() {
+		if !closed {
+			s.Close()
+		}
+	}()
+	s.StallHandshakes(true)
+	s.StallHandshakes(true) // idempotent
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	cl := &http.Client{Transport: s.Client().Transport.(*http.Transport).Clone()}
+	defer cl.CloseIdleConnections()
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.URL+"/api2/json/version", nil)
+	if _, err := cl.Do(req); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("stalled handshake: %v, want the client's deadline", err)
+	}
+	s.StallHandshakes(false)
+	s.StallHandshakes(false)
+	if a := get(t, s, "/version"); a.code != 200 {
+		t.Fatalf("after the stall: %s", a.status)
+	}
+	// A handshake still stalled when the server closes does not keep
+	// Close waiting (nor leave a goroutine: goleak in TestMain).
+	s.StallHandshakes(true)
+	// A fresh client: the first one may keep the connection whose
+	// handshake finished in the background once the stall ended.
+	cl2 := &http.Client{Transport: s.Client().Transport.(*http.Transport).Clone()}
+	defer cl2.CloseIdleConnections()
+	done := make(chan error)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, "GET", s.URL+"/api2/json/version", nil)
+		resp, err := cl2.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	for s.tls.stalled.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	s.Close()
+	closed = true
+	if err := <-done; err == nil {
+		t.Error("a request through a stalled handshake succeeded")
+	}
+}
