@@ -95,6 +95,7 @@ func (c *Client) runSteps(ctx context.Context, m *mutation) (*Receipt, error) {
 	}
 	var id string
 	if err := c.post(ctx, m.path, m.form, &id); err != nil {
+		err = mayHaveRun(err)
 		if aerr := c.record(ctx, m, AuditFailed, err.Error(), ""); aerr != nil {
 			c.log.ErrorContext(ctx, "audit record of a failed mutation could not be written", slog.String("error", aerr.Error()))
 		}

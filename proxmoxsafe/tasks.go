@@ -2,6 +2,8 @@ package proxmoxsafe
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
@@ -108,6 +110,15 @@ func (c *Client) WaitTask(ctx context.Context, id string, opts *WaitOptions) (*T
 		defer cancel()
 	}
 	res, err := c.poll(ctx, id, ref, o)
+	if err != nil && errors.Is(err, ctx.Err()) {
+		// A bare "context deadline exceeded" names neither the task nor
+		// what was known of it.
+		known := "its status was not read yet"
+		if res != nil {
+			known = "still " + res.Status
+		}
+		err = fmt.Errorf("stopped waiting for task %s after %s (%s): %w", id, time.Since(start).Round(time.Millisecond), known, err)
+	}
 	return res, c.logged(ctx, "WaitTask", start, err)
 }
 

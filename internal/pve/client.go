@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -87,6 +88,16 @@ func (c *Client) Post(ctx context.Context, path string, form url.Values, out any
 // Do sends one request. GET and DELETE put params in the query string; POST
 // and PUT send them form-encoded, as Proxmox expects.
 func (c *Client) Do(ctx context.Context, method, path string, params url.Values, out any) error {
+	ph := &phase{}
+	err := c.do(ctx, method, path, params, out, ph)
+	var pe *Error
+	if err != nil && ph.written() && !errors.As(err, &pe) {
+		return &unsettled{err}
+	}
+	return err
+}
+
+func (c *Client) do(ctx context.Context, method, path string, params url.Values, out any, ph *phase) error {
 	u := *c.Base
 	unescaped, err := url.PathUnescape(path)
 	if err != nil {
@@ -116,9 +127,11 @@ func (c *Client) Do(ctx context.Context, method, path string, params url.Values,
 	if c.UserAgent != "" {
 		req.Header.Set("User-Agent", c.UserAgent)
 	}
+	req = ph.trace(req)
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, c.Redact.Error(scrubURLError(err)))
+		ph.answered = resp != nil // a refused redirect
+		return fmt.Errorf("%s %s: %w", method, path, c.Redact.Error(ph.explain(scrubURLError(err))))
 	}
 	defer func() {
 		// Drain a little so the connection can be reused, then close.
@@ -129,9 +142,10 @@ func (c *Client) Do(ctx context.Context, method, path string, params url.Values,
 	if max <= 0 {
 		max = DefaultMaxBody
 	}
+	ph.reading()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
 	if err != nil {
-		return fmt.Errorf("%s %s: reading response: %w", method, path, c.Redact.Error(err))
+		return fmt.Errorf("%s %s: %w", method, path, c.Redact.Error(ph.explain(err)))
 	}
 	if int64(len(data)) > max {
 		return fmt.Errorf("%s %s: %w (over %d bytes)", method, path, ErrBodyTooLarge, max)
@@ -142,6 +156,11 @@ func (c *Client) Do(ctx context.Context, method, path string, params url.Values,
 	}
 	if out == nil {
 		return nil
+	}
+	if ct := mediaType(resp); ct != "" && ct != "application/json" && !json.Valid(data) {
+		// A login page, a proxy's or web server's page: say so rather
+		// than "invalid character '<'".
+		return fmt.Errorf("%s %s: malformed response: not a Proxmox API answer (Content-Type %s)", method, path, ct)
 	}
 	if p, ok := out.(*Paged); ok {
 		return p.decode(method, path, data)
@@ -179,6 +198,16 @@ func decodeError(method, path string, resp *http.Response, data []byte, red *Red
 		}
 	}
 	return e
+}
+
+// mediaType is the answer's media type, lower case without parameters
+// ("" when absent or unparsable), safe to quote in an error.
+func mediaType(resp *http.Response) string {
+	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if err != nil || len(mt) > 64 {
+		return ""
+	}
+	return mt
 }
 
 // scrubURLError drops the URL from a *url.Error: it may carry a query string,

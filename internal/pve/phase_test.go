@@ -1,0 +1,93 @@
+package pve
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestFailuresNameTheirPhase checks that a failure without a usable answer
+// says where the request was, and whether its effect is unknown.
+func TestFailuresNameTheirPhase(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/api2/json/slow":
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		case "/api2/json/stall-body":
+			w.Header().Set("Content-Length", "100")
+			w.WriteHeader(200)
+			_, _ = w.Write([]byte(`{"data":`))
+			w.(http.Flusher).Flush()
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		case "/api2/json/html":
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			_, _ = io.WriteString(w, "<html>login</html>")
+		case "/api2/json/redirect":
+			http.Redirect(w, r, "/elsewhere", http.StatusFound)
+		case "/api2/json/cut":
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+		default:
+			http.Error(w, "no", http.StatusInternalServerError)
+		}
+	}))
+	t.Cleanup(ts.Close)
+	t.Cleanup(func() { close(release) }) // runs first: frees the waiting handlers
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+
+	tests := []struct {
+		name, base, path string
+		want             []string
+		is               error
+		unsettled        bool
+	}{
+		{"refused connection", down.URL, "/x", []string{"connection refused"}, nil, false},
+		{"slow headers", ts.URL, "/slow", []string{"POST /slow: no answer within", "timed out waiting for the answer's headers"}, context.DeadlineExceeded, true},
+		{"stalled body", ts.URL, "/stall-body", []string{"timed out reading the answer's body"}, context.DeadlineExceeded, true},
+		{"HTML page", ts.URL, "/html", []string{"not a Proxmox API answer (Content-Type text/html)"}, nil, true},
+		{"refused redirect", ts.URL, "/redirect", []string{"no redirects"}, nil, false},
+		{"cut connection", ts.URL, "/cut", []string{"the connection was closed"}, io.ErrUnexpectedEOF, true},
+		{"error status", ts.URL, "/other", []string{"500"}, nil, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			u, _ := url.Parse(tc.base + "/api2/json")
+			hc := &http.Client{Timeout: 200 * time.Millisecond, Transport: &http.Transport{},
+				CheckRedirect: func(*http.Request, []*http.Request) error { return errors.New("no redirects") }}
+			defer hc.CloseIdleConnections()
+			c := &Client{HTTP: hc, Base: u, Auth: "PVEAPIToken=u@pve!t=SECRET-CANARY"}
+			var out any
+			err := c.Post(t.Context(), tc.path, url.Values{}, &out)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("err = %q, want %q", err, w)
+				}
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Errorf("err = %v does not match %v", err, tc.is)
+			}
+			if Unsettled(err) != tc.unsettled {
+				t.Errorf("Unsettled = %v, want %v (err %v)", Unsettled(err), tc.unsettled, err)
+			}
+		})
+	}
+}
