@@ -71,7 +71,7 @@ func newFixture(t *testing.T, fo fixtureOpts) *fixture {
 	f := &fixture{logs: &syncBuffer{}, seen: &syncBuffer{}}
 	cluster := proxmoxtest.DemoCluster()
 	cluster.Tokens = map[string]*proxmoxtest.Token{tokenID: {
-		Secret: canary, Privileges: map[string][]string{"/": proxmoxtest.AllPrivileges},
+		Secret: canary, Privileges: map[string][]string{"/": proxmoxtest.AllPrivileges()},
 	}}
 	f.fake = proxmoxtest.NewServer(cluster)
 	t.Cleanup(f.fake.Close)

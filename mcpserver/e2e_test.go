@@ -521,7 +521,7 @@ func TestCanarySecretNeverLeaks(t *testing.T) {
 				}
 				cluster.Tokens = map[string]*proxmoxtest.Token{proxmoxtest.DefaultTokenID: {
 					Secret:     fakeSecret,
-					Privileges: map[string][]string{"/": proxmoxtest.AllPrivileges},
+					Privileges: map[string][]string{"/": proxmoxtest.AllPrivileges()},
 				}}
 				f := newFixture(t, ctx, pv, fixtureConfig{cluster: cluster, secret: canary})
 				calls := []struct {

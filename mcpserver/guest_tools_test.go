@@ -294,7 +294,7 @@ func TestGuestToolSchemasMatchLibrary(t *testing.T) {
 		case ToolGuestStatus, ToolGuestConfig, ToolSnapshotList:
 			var in guestReadArgs
 			mustUnmarshal(t, raw, &in)
-			_, err = client.GuestStatus(t.Context(), proxmoxsafe.GuestStatusInput{Node: in.Node, Type: proxmoxsafe.GuestType(in.Type), VMID: in.VMID})
+			_, err = client.GuestStatus(t.Context(), proxmoxsafe.GuestStatusInput{GuestRef: proxmoxsafe.GuestRef{Node: in.Node, Type: proxmoxsafe.GuestType(in.Type), VMID: in.VMID}})
 		case ToolTaskStatus:
 			var in taskStatusArgs
 			mustUnmarshal(t, raw, &in)

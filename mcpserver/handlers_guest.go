@@ -14,7 +14,7 @@ func (in guestReadArgs) target() proxmoxsafe.Target {
 
 func (a *adapter) guestStatus(ctx context.Context, in guestReadArgs) (string, *proxmoxsafe.GuestStatusResult, error) {
 	t := in.target()
-	res, err := a.client.GuestStatus(ctx, proxmoxsafe.GuestStatusInput{Node: t.Node, Type: t.Type, VMID: t.VMID})
+	res, err := a.client.GuestStatus(ctx, proxmoxsafe.GuestStatusInput{GuestRef: proxmoxsafe.GuestRef{Node: t.Node, Type: t.Type, VMID: t.VMID}})
 	if err != nil {
 		return "", nil, err
 	}
@@ -41,7 +41,7 @@ func (a *adapter) guestStatus(ctx context.Context, in guestReadArgs) (string, *p
 
 func (a *adapter) guestConfig(ctx context.Context, in guestReadArgs) (string, *proxmoxsafe.GuestConfigResult, error) {
 	t := in.target()
-	res, err := a.client.GuestConfig(ctx, proxmoxsafe.GuestConfigInput{Node: t.Node, Type: t.Type, VMID: t.VMID})
+	res, err := a.client.GuestConfig(ctx, proxmoxsafe.GuestConfigInput{GuestRef: proxmoxsafe.GuestRef{Node: t.Node, Type: t.Type, VMID: t.VMID}})
 	if err != nil {
 		return "", nil, err
 	}
@@ -60,7 +60,7 @@ func (a *adapter) guestConfig(ctx context.Context, in guestReadArgs) (string, *p
 
 func (a *adapter) snapshotList(ctx context.Context, in guestReadArgs) (string, *proxmoxsafe.ListSnapshotsResult, error) {
 	t := in.target()
-	res, err := a.client.ListSnapshots(ctx, proxmoxsafe.ListSnapshotsInput{Node: t.Node, Type: t.Type, VMID: t.VMID})
+	res, err := a.client.ListSnapshots(ctx, proxmoxsafe.ListSnapshotsInput{GuestRef: proxmoxsafe.GuestRef{Node: t.Node, Type: t.Type, VMID: t.VMID}})
 	if err != nil {
 		return "", nil, err
 	}

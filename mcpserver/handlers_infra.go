@@ -120,7 +120,7 @@ func (a *adapter) permissionsCheck(ctx context.Context, _ noArgs) (string, *Perm
 // binary's doctor and startup check use it too.
 func CheckPermissions(ctx context.Context, client *proxmoxsafe.Client, opts *Options) (*PermissionsCheckResult, error) {
 	tools := Tools(client, opts)
-	var ops []string
+	var ops []proxmoxsafe.Operation
 	for _, t := range tools {
 		for _, op := range toolOperations[t.Name] {
 			if !slices.Contains(ops, op) {

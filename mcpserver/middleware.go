@@ -181,7 +181,7 @@ func argumentErrorMiddleware(client *proxmoxsafe.Client) mcp.Middleware {
 }
 
 // auditOps maps mutation tools to the library operation they call.
-var auditOps = map[string]string{ToolGuestPower: "GuestPower", ToolSnapshotGuest: "SnapshotGuest"}
+var auditOps = map[string]proxmoxsafe.Operation{ToolGuestPower: proxmoxsafe.OpGuestPower, ToolSnapshotGuest: proxmoxsafe.OpSnapshotGuest}
 
 func argumentErrors(client *proxmoxsafe.Client, next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {

@@ -159,7 +159,7 @@ func constrainGuestPower(s *jsonschema.Schema) {
 	setNode(p["node"])
 	setEnum(p["type"], guestTypes()...)
 	setVMID(p["vmid"])
-	setEnum(p["action"], proxmoxsafe.PowerActions...)
+	setEnum(p["action"], proxmoxsafe.PowerActions()...)
 	p["approval"].MaxLength = ptr(maxApprovalLen)
 	setWaitParams(p)
 }

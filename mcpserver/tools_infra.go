@@ -21,27 +21,27 @@ const (
 // toolOperations maps every tool to the library operations it calls, so
 // permissions_check (and the binary's doctor) can say what each enabled
 // tool needs. TestToolOperationsComplete fails when a tool is missing.
-var toolOperations = map[string][]string{
-	ToolClusterStatus:    {"ClusterStatus"},
-	ToolNodeStatus:       {"NodeStatus"},
-	ToolListGuests:       {"ListGuests"},
-	"guest_status":       {"GuestStatus"},
-	"guest_config":       {"GuestConfig"},
-	"snapshot_list":      {"ListSnapshots"},
-	"task_status":        {"TaskStatus", "TaskLog"},
-	"task_list":          {"ListTasks"},
-	ToolStorageList:      {"ListStorage"},
-	ToolBackupList:       {"ListBackups"},
-	ToolCephStatus:       {"CephStatus"},
-	ToolHAStatus:         {"HAStatus"},
-	ToolPermissionsCheck: {"Permissions"},
-	ToolGuestPower:       {"GuestPower"},
-	ToolSnapshotGuest:    {"SnapshotGuest"},
+var toolOperations = map[string][]proxmoxsafe.Operation{
+	ToolClusterStatus:    {proxmoxsafe.OpClusterStatus},
+	ToolNodeStatus:       {proxmoxsafe.OpNodeStatus},
+	ToolListGuests:       {proxmoxsafe.OpListGuests},
+	"guest_status":       {proxmoxsafe.OpGuestStatus},
+	"guest_config":       {proxmoxsafe.OpGuestConfig},
+	"snapshot_list":      {proxmoxsafe.OpListSnapshots},
+	"task_status":        {proxmoxsafe.OpTaskStatus, proxmoxsafe.OpTaskLog},
+	"task_list":          {proxmoxsafe.OpListTasks},
+	ToolStorageList:      {proxmoxsafe.OpListStorage},
+	ToolBackupList:       {proxmoxsafe.OpListBackups},
+	ToolCephStatus:       {proxmoxsafe.OpCephStatus},
+	ToolHAStatus:         {proxmoxsafe.OpHAStatus},
+	ToolPermissionsCheck: {proxmoxsafe.OpPermissions},
+	ToolGuestPower:       {proxmoxsafe.OpGuestPower},
+	ToolSnapshotGuest:    {proxmoxsafe.OpSnapshotGuest},
 }
 
 // ToolOperations returns the proxmoxsafe operations (as in
 // [proxmoxsafe.Operations]) a tool calls; nil for an unknown tool.
-func ToolOperations(tool string) []string { return slices.Clone(toolOperations[tool]) }
+func ToolOperations(tool string) []proxmoxsafe.Operation { return slices.Clone(toolOperations[tool]) }
 
 // privilegesOf renders the library's requirement table for the tool's
 // operations, e.g. "Datastore.Audit on /storage/{storage}", so the tool

@@ -346,7 +346,7 @@ func TestSchemaMatchesLibrary(t *testing.T) {
 		check("snapname", snapProps["snapname"], s, lib || (strings.EqualFold(s.(string), "pendingx")))
 	}
 	if !slices.Equal(enumStrings(props["action"]), powerActionStrings()) {
-		t.Errorf("action enum %v, library %v", props["action"].Enum, proxmoxsafe.PowerActions)
+		t.Errorf("action enum %v, library %v", props["action"].Enum, proxmoxsafe.PowerActions())
 	}
 }
 
@@ -388,7 +388,7 @@ func enumStrings(s *jsonschema.Schema) []string {
 
 func powerActionStrings() []string {
 	var out []string
-	for _, a := range proxmoxsafe.PowerActions {
+	for _, a := range proxmoxsafe.PowerActions() {
 		out = append(out, string(a))
 	}
 	return out

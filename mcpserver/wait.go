@@ -93,7 +93,7 @@ func typedMutation[In any](h handlerFunc[In, *proxmoxsafe.Receipt]) func(*mcp.Se
 		if in, ok := t.InputSchema.(*jsonschema.Schema); ok && in.Properties["timeout_seconds"] != nil {
 			setTimeoutCap(in.Properties["timeout_seconds"], a.client.MaxWait())
 		}
-		mcp.AddTool(s, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out *proxmoxsafe.Receipt, err error) {
+		mcp.AddTool(s, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out *receiptResult, err error) {
 			defer func() {
 				if v := recover(); v != nil {
 					logPanic(ctx, a.log, "tools/call", name, v)
@@ -104,17 +104,17 @@ func typedMutation[In any](h handlerFunc[In, *proxmoxsafe.Receipt]) func(*mcp.Se
 				a.beforeCall(name)
 			}
 			ctx = context.WithValue(ctx, callRequestKey{}, req)
-			text, out, err := h(a, ctx, in)
+			text, r, err := h(a, ctx, in)
 			var se *submittedError
 			if errors.As(err, &se) {
 				res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 				res.SetError(se.err) // keeps the library error for LoggingMiddleware
-				return res, se.receipt, nil
+				return res, wireReceipt(se.receipt), nil
 			}
 			if err != nil {
 				return nil, nil, toolError(name, err)
 			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, out, nil
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, wireReceipt(r), nil
 		})
 	}
 }
@@ -122,11 +122,11 @@ func typedMutation[In any](h handlerFunc[In, *proxmoxsafe.Receipt]) func(*mcp.Se
 // waitOptions turns the wait parameters into library options, forwarding
 // progress as MCP notifications when the request carries a progress token.
 // It returns nil without wait: timeout_seconds alone does not wait.
-func waitOptions(ctx context.Context, wait bool, timeoutSeconds int) *proxmoxsafe.VerifyOptions {
+func waitOptions(ctx context.Context, wait bool, timeoutSeconds int) *proxmoxsafe.WaitOptions {
 	if !wait {
 		return nil
 	}
-	o := &proxmoxsafe.VerifyOptions{Timeout: time.Duration(timeoutSeconds) * time.Second}
+	o := &proxmoxsafe.WaitOptions{Timeout: time.Duration(timeoutSeconds) * time.Second}
 	req := callRequest(ctx)
 	if req == nil || req.Session == nil || req.Params == nil {
 		return o
@@ -178,7 +178,7 @@ func submitted(what string, r *proxmoxsafe.Receipt, err error) (string, *proxmox
 		writeLogTail(&b, o.LogTail)
 		return b.String(), r, &submittedError{text: b.String(), receipt: r, err: o.Err()}
 	case proxmoxsafe.OutcomeTimeout:
-		secs := strconv.FormatFloat(o.TimeoutSeconds, 'f', -1, 64)
+		secs := strconv.FormatFloat(o.Timeout.Seconds(), 'f', -1, 64)
 		if o.TaskStatus == "running" {
 			fmt.Fprintf(&b, "%s: still running after %s s; check task %s later (task_status).", capFirst(what), secs, upid)
 		} else {
@@ -221,12 +221,40 @@ func capFirst(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
+// receiptResult is the mutation tools' structured output: the library's
+// receipt, with the wait's durations in the wire units of this adapter.
+type receiptResult struct {
+	*proxmoxsafe.Receipt
+	Outcome *outcomeResult `json:"outcome,omitempty"`
+}
+
+// outcomeResult is a [proxmoxsafe.Outcome] with its durations as numbers.
+type outcomeResult struct {
+	*proxmoxsafe.Outcome
+	// WaitedMS is how long the wait took, in milliseconds.
+	WaitedMS int64 `json:"waited_ms"`
+	// TimeoutSeconds is the timeout that applied, after the operator's cap.
+	TimeoutSeconds float64 `json:"timeout_seconds"`
+}
+
+// wireReceipt converts a receipt for the wire; nil stays nil.
+func wireReceipt(r *proxmoxsafe.Receipt) *receiptResult {
+	if r == nil {
+		return nil
+	}
+	out := &receiptResult{Receipt: r}
+	if o := r.Outcome; o != nil {
+		out.Outcome = &outcomeResult{Outcome: o, WaitedMS: o.Waited.Milliseconds(), TimeoutSeconds: o.Timeout.Seconds()}
+	}
+	return out
+}
+
 // receiptSchemas is schemasFor for the mutation tools. The outcome and its
 // after state are pointers, which jsonschema infers as ["null","object"];
 // the library omits them instead of sending null, and strict clients reject
 // nullable types in output schemas (as with arrays, see nonNullArrays).
 func receiptSchemas[In any]() (in, out *jsonschema.Schema) {
-	in, out = schemasFor[In, *proxmoxsafe.Receipt]()
+	in, out = schemasFor[In, *receiptResult]()
 	if o := out.Properties["outcome"]; o != nil {
 		nonNullObject(o)
 		nonNullObject(o.Properties["after"])

@@ -87,12 +87,12 @@ func powerArgs(node, typ string, vmid int, action string, extra map[string]any) 
 }
 
 // receiptOf decodes the structured receipt, also from a tool error.
-func receiptOf(t *testing.T, res *mcp.CallToolResult) proxmoxsafe.Receipt {
+func receiptOf(t *testing.T, res *mcp.CallToolResult) receiptResult {
 	t.Helper()
 	if res.StructuredContent == nil {
 		t.Fatalf("no structuredContent: %s", mustJSON(t, res))
 	}
-	var r proxmoxsafe.Receipt
+	var r receiptResult
 	if err := json.Unmarshal([]byte(mustJSON(t, res.StructuredContent)), &r); err != nil {
 		t.Fatal(err)
 	}

@@ -29,12 +29,12 @@ const (
 type AuditRecord struct {
 	Time  time.Time  `json:"time"`
 	Event AuditEvent `json:"event"`
-	// Op is the library operation, e.g. "GuestPower" or "SnapshotGuest".
-	Op     string `json:"op"`
-	Action string `json:"action,omitempty"`
-	Node   string `json:"node,omitempty"`
-	Type   string `json:"type,omitempty"`
-	VMID   int    `json:"vmid,omitempty"`
+	// Op is the library operation, e.g. [OpGuestPower] or [OpSnapshotGuest].
+	Op     Operation `json:"op"`
+	Action string    `json:"action,omitempty"`
+	Node   string    `json:"node,omitempty"`
+	Type   string    `json:"type,omitempty"`
+	VMID   int       `json:"vmid,omitempty"`
 	// Snapshot is the snapshot name for snapshot operations.
 	Snapshot string `json:"snapname,omitempty"`
 	// Params are the approved parameters that change what the mutation does

@@ -171,8 +171,8 @@ func line(s string, max int) string {
 }
 
 // logged writes the operation's log line and returns err unchanged.
-func (c *Client) logged(ctx context.Context, op string, start time.Time, err error, attrs ...slog.Attr) error {
-	attrs = append(attrs, slog.String("op", op), slog.Duration("duration", time.Since(start)))
+func (c *Client) logged(ctx context.Context, op Operation, start time.Time, err error, attrs ...slog.Attr) error {
+	attrs = append(attrs, slog.String("op", string(op)), slog.Duration("duration", time.Since(start)))
 	level := slog.LevelDebug
 	switch {
 	case err == nil:

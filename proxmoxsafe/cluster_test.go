@@ -162,7 +162,7 @@ func TestAPIErrorNamesForwardingStatuses(t *testing.T) {
 	}
 	// And from the fake: a node-targeted read of an offline node.
 	e := newEnv(t, func(c *proxmoxsafe.Config) { c.Policy.AllowedNodes = append(c.Policy.AllowedNodes, "pve3") })
-	_, err := e.client.GuestStatus(t.Context(), proxmoxsafe.GuestStatusInput{Node: "pve3", Type: proxmoxsafe.TypeQEMU, VMID: 300})
+	_, err := e.client.GuestStatus(t.Context(), proxmoxsafe.GuestStatusInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve3", Type: proxmoxsafe.TypeQEMU, VMID: 300}})
 	if err == nil || !strings.Contains(err.Error(), "595 No route to host (Proxmox could not connect") {
 		t.Errorf("err = %v", err)
 	}

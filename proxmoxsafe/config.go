@@ -1,16 +1,12 @@
 package proxmoxsafe
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
-	"crypto/tls"
-	"crypto/x509"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"reflect"
 	"regexp"
 	"strings"
 	"time"
@@ -101,12 +97,10 @@ type ConfigError struct {
 // Error implements the error interface.
 func (e *ConfigError) Error() string { return "proxmoxsafe: invalid config: " + e.Problem }
 
-// configError builds a *ConfigError; every message starts with the field
-// it is about, which becomes Field.
-func configError(format string, args ...any) error {
-	msg := fmt.Sprintf(format, args...)
-	field, _, _ := strings.Cut(msg, " ")
-	return &ConfigError{Field: strings.TrimSuffix(field, ":"), Problem: msg}
+// configError builds a *ConfigError about field (a Config field path such
+// as "URL" or "Policy.AllowedNodes").
+func configError(field, format string, args ...any) error {
+	return &ConfigError{Field: field, Problem: fmt.Sprintf(format, args...)}
 }
 
 // New checks cfg and returns a ready Client. Every configuration mistake is
@@ -117,20 +111,23 @@ func New(cfg Config) (*Client, error) {
 		return nil, err
 	}
 	if cfg.TokenID == "" {
-		return nil, configError("TokenID is required")
+		return nil, configError("TokenID", "TokenID is required")
 	}
 	if !tokenIDRe.MatchString(cfg.TokenID) {
-		return nil, configError("TokenID %q is not of the form user@realm!tokenname", cfg.TokenID)
+		return nil, configError("TokenID", "TokenID %q is not of the form user@realm!tokenname", cfg.TokenID)
 	}
 	if cfg.TokenSecret == "" {
-		return nil, configError("TokenSecret is required")
+		return nil, configError("TokenSecret", "TokenSecret is required")
 	}
 	if strings.ContainsAny(cfg.TokenSecret, "\r\n\t ") {
 		// Do not echo the secret, not even in part.
-		return nil, configError("TokenSecret contains white space")
+		return nil, configError("TokenSecret", "TokenSecret contains white space")
 	}
-	if cfg.Timeout < 0 || cfg.MaxResponseBytes < 0 {
-		return nil, configError("Timeout and MaxResponseBytes must not be negative")
+	if cfg.Timeout < 0 {
+		return nil, configError("Timeout", "Timeout must not be negative")
+	}
+	if cfg.MaxResponseBytes < 0 {
+		return nil, configError("MaxResponseBytes", "MaxResponseBytes must not be negative")
 	}
 	pol, err := compilePolicy(cfg.Policy)
 	if err != nil {
@@ -140,8 +137,16 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A typed nil (var a *AuditLog; cfg.Audit = a) is not "no sink": it
+	// would pass the nil check below and panic at the first mutation.
+	if isNilValue(cfg.Audit) {
+		return nil, configError("Audit", "Audit is a nil %T; set a working sink (NewAuditLog or OpenAuditLog) or leave Audit unset", cfg.Audit)
+	}
+	if isNilValue(cfg.Approver) {
+		return nil, configError("Approver", "Approver is a nil %T; set a working approver or leave Approver unset for PhraseApprover", cfg.Approver)
+	}
 	if pol.anyClass() && cfg.Audit == nil {
-		return nil, configError("Audit is required when mutation classes are enabled (use NewAuditLog or OpenAuditLog)")
+		return nil, configError("Audit", "Audit is required when mutation classes are enabled (use NewAuditLog or OpenAuditLog)")
 	}
 	logger := cfg.Logger
 	if logger == nil {
@@ -182,38 +187,51 @@ func New(cfg Config) (*Client, error) {
 	}, nil
 }
 
+// isNilValue reports whether v is an interface holding a nil pointer, map,
+// slice, func or channel.
+func isNilValue(v any) bool {
+	if v == nil {
+		return false
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
+}
+
 func parseBaseURL(raw string, allowHTTP bool) (*url.URL, error) {
 	if raw == "" {
-		return nil, configError("URL is required")
+		return nil, configError("URL", "URL is required")
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, configError("URL does not parse")
+		return nil, configError("URL", "URL does not parse")
 	}
 	switch u.Scheme {
 	case "https":
 	case "http":
 		if !allowHTTP {
-			return nil, configError("URL uses plain http://, which would send the API token in clear text; use https:// or set AllowInsecureHTTP")
+			return nil, configError("URL", "URL uses plain http://, which would send the API token in clear text; use https:// or set AllowInsecureHTTP")
 		}
 	default:
-		return nil, configError("URL scheme must be https (got %q)", u.Scheme)
+		return nil, configError("URL", "URL scheme must be https (got %q)", u.Scheme)
 	}
 	if u.Host == "" {
-		return nil, configError("URL has no host")
+		return nil, configError("URL", "URL has no host")
 	}
 	if u.User != nil {
-		return nil, configError("URL must not contain credentials; use TokenID and TokenSecret")
+		return nil, configError("URL", "URL must not contain credentials; use TokenID and TokenSecret")
 	}
 	if u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
-		return nil, configError("URL must not contain a query or fragment")
+		return nil, configError("URL", "URL must not contain a query or fragment")
 	}
 	p := strings.TrimSuffix(u.Path, "/")
 	if !strings.HasSuffix(p, "/api2/json") {
 		p += "/api2/json"
 	}
 	if p != "/api2/json" {
-		return nil, configError("URL path must be empty or /api2/json (got %q)", u.Path)
+		return nil, configError("URL", "URL path must be empty or /api2/json (got %q)", u.Path)
 	}
 	return &url.URL{Scheme: u.Scheme, Host: u.Host, Path: p}, nil
 }
@@ -243,7 +261,7 @@ func buildHTTPClient(cfg Config, base *url.URL, pol *policy) (*http.Client, erro
 		rt = tr
 	default:
 		if tlsCfg != nil {
-			return nil, configError("HTTPClient: TLS settings cannot be applied to a custom Transport of type %T", t)
+			return nil, configError("HTTPClient", "HTTPClient: TLS settings cannot be applied to a custom Transport of type %T", t)
 		}
 	}
 	hc.Transport = &guard{next: rt, basePath: base.Path, allow: pol.allowedRoutes()}
@@ -257,71 +275,6 @@ func buildHTTPClient(cfg Config, base *url.URL, pol *policy) (*http.Client, erro
 		}
 	}
 	return &hc, nil
-}
-
-// buildTLS returns nil when the defaults (system roots, full verification)
-// apply and no transport needs changing.
-func buildTLS(cfg Config) (*tls.Config, error) {
-	var pin []byte
-	if cfg.Fingerprint != "" {
-		h := strings.ReplaceAll(strings.TrimSpace(cfg.Fingerprint), ":", "")
-		b, err := hex.DecodeString(h)
-		if err != nil || len(b) != sha256.Size {
-			return nil, configError("Fingerprint must be a SHA-256 hex digest (64 hex digits, colons allowed)")
-		}
-		pin = b
-	}
-	if cfg.InsecureSkipVerify && (pin != nil || len(cfg.CACertPEM) > 0) {
-		return nil, configError("InsecureSkipVerify cannot be combined with Fingerprint or CACertPEM")
-	}
-	var roots *x509.CertPool
-	if len(cfg.CACertPEM) > 0 {
-		roots = x509.NewCertPool()
-		if !roots.AppendCertsFromPEM(cfg.CACertPEM) {
-			return nil, configError("CACertPEM holds no PEM certificate")
-		}
-	}
-	if pin == nil && roots == nil && !cfg.InsecureSkipVerify {
-		return nil, nil
-	}
-	t := &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: roots}
-	switch {
-	case cfg.InsecureSkipVerify:
-		t.InsecureSkipVerify = true
-	case pin != nil:
-		// Go verifies the chain only when InsecureSkipVerify is false, so we
-		// take over verification: the pin always, the chain when a CA is set.
-		t.InsecureSkipVerify = true
-		t.VerifyConnection = func(cs tls.ConnectionState) error {
-			if len(cs.PeerCertificates) == 0 {
-				return errors.New("proxmox server sent no certificate")
-			}
-			leaf := cs.PeerCertificates[0]
-			sum := sha256.Sum256(leaf.Raw)
-			if subtle.ConstantTimeCompare(sum[:], pin) != 1 {
-				return fmt.Errorf("proxmox server certificate fingerprint %s does not match the configured pin", formatFingerprint(sum[:]))
-			}
-			if roots == nil {
-				return nil
-			}
-			inter := x509.NewCertPool()
-			for _, c := range cs.PeerCertificates[1:] {
-				inter.AddCert(c)
-			}
-			_, err := leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, DNSName: cs.ServerName})
-			return err
-		}
-	}
-	return t, nil
-}
-
-func formatFingerprint(sum []byte) string {
-	h := strings.ToUpper(hex.EncodeToString(sum))
-	parts := make([]string, 0, len(h)/2)
-	for i := 0; i < len(h); i += 2 {
-		parts = append(parts, h[i:i+2])
-	}
-	return strings.Join(parts, ":")
 }
 
 // Client performs safe, typed operations on one Proxmox VE cluster. It is

@@ -2,11 +2,13 @@ package proxmoxsafe_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
@@ -154,3 +156,58 @@ func TestProfiles(t *testing.T) {
 		t.Error("unknown profile accepted")
 	}
 }
+
+// TestConfigErrorField: Field names the setting at fault, set where the
+// error is made (it was once parsed from the message's first word, which
+// named the wrong field for a negative MaxResponseBytes).
+func TestConfigErrorField(t *testing.T) {
+	t.Parallel()
+	var nilAudit *proxmoxsafe.AuditLog
+	for _, tc := range []struct {
+		mod   func(*proxmoxsafe.Config)
+		field string
+	}{
+		{func(c *proxmoxsafe.Config) { c.MaxResponseBytes = -1 }, "MaxResponseBytes"},
+		{func(c *proxmoxsafe.Config) { c.Timeout = -1 }, "Timeout"},
+		{func(c *proxmoxsafe.Config) { c.URL = "" }, "URL"},
+		{func(c *proxmoxsafe.Config) { c.Policy.AllowedNodes = []string{"a/b"} }, "Policy.AllowedNodes"},
+		{func(c *proxmoxsafe.Config) { c.MaxWait = time.Millisecond }, "MaxWait"},
+		{func(c *proxmoxsafe.Config) { c.Audit = nilAudit }, "Audit"},
+	} {
+		cfg := baseConfig()
+		tc.mod(&cfg)
+		_, err := proxmoxsafe.New(cfg)
+		var ce *proxmoxsafe.ConfigError
+		if !errors.As(err, &ce) || ce.Field != tc.field {
+			t.Errorf("New(%s) = %v, want a ConfigError with Field %q", tc.field, err, tc.field)
+		}
+	}
+}
+
+// TestNewRefusesTypedNilSinks: a nil *AuditLog (or approver) in the
+// interface is not "no sink"; it used to pass New and panic at the first
+// mutation. It is refused whether or not a mutation class is enabled.
+func TestNewRefusesTypedNilSinks(t *testing.T) {
+	t.Parallel()
+	var nilAudit *proxmoxsafe.AuditLog
+	var nilApprover *nilApproverT
+	for name, mod := range map[string]func(*proxmoxsafe.Config){
+		"audit with classes": func(c *proxmoxsafe.Config) {
+			c.Audit = nilAudit
+			c.Policy.Classes = []proxmoxsafe.Class{proxmoxsafe.ClassPower}
+		},
+		"audit read-only": func(c *proxmoxsafe.Config) { c.Audit = nilAudit },
+		"approver":        func(c *proxmoxsafe.Config) { c.Approver = nilApprover },
+	} {
+		cfg := baseConfig()
+		mod(&cfg)
+		c, err := proxmoxsafe.New(cfg)
+		if err == nil || !strings.Contains(err.Error(), "nil") {
+			t.Errorf("%s: New = %v, %v; want a refusal naming the nil value", name, c, err)
+		}
+	}
+}
+
+type nilApproverT struct{}
+
+func (*nilApproverT) Approve(context.Context, proxmoxsafe.ApprovalRequest) error { return nil }

@@ -1,36 +1,42 @@
 package proxmoxsafe
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 )
 
+// Sentinel is the type of this package's sentinel errors. They are
+// constants, so no program can reassign them; compare with [errors.Is].
+type Sentinel string
+
+// Error implements the error interface.
+func (s Sentinel) Error() string { return string(s) }
+
 // Sentinel errors. Every error this package returns for a refusal or an
 // upstream failure matches exactly one of them with [errors.Is].
-var (
+const (
 	// ErrInvalidInput: an input broke Proxmox's own rules. Nothing was sent.
-	ErrInvalidInput = errors.New("invalid input")
+	ErrInvalidInput Sentinel = "invalid input"
 	// ErrNotAllowed: the operator's policy does not allow this.
-	ErrNotAllowed = errors.New("not allowed by policy")
+	ErrNotAllowed Sentinel = "not allowed by policy"
 	// ErrApprovalRequired: the approval phrase was missing or wrong.
-	ErrApprovalRequired = errors.New("approval required")
+	ErrApprovalRequired Sentinel = "approval required"
 	// ErrPrecondition: the guest's current state makes the action unsafe or
 	// pointless (locked, template, already in the requested state, …).
-	ErrPrecondition = errors.New("precondition failed")
+	ErrPrecondition Sentinel = "precondition failed"
 	// ErrAudit: the audit record could not be written, so nothing was done.
-	ErrAudit = errors.New("audit log unavailable")
+	ErrAudit Sentinel = "audit log unavailable"
 	// ErrUnauthorized: Proxmox rejected the API token (HTTP 401).
-	ErrUnauthorized = errors.New("unauthorized")
+	ErrUnauthorized Sentinel = "unauthorized"
 	// ErrForbidden: the token lacks a privilege (HTTP 403).
-	ErrForbidden = errors.New("forbidden")
+	ErrForbidden Sentinel = "forbidden"
 	// ErrNotFound: the node, guest or task does not exist where it was named.
-	ErrNotFound = errors.New("not found")
+	ErrNotFound Sentinel = "not found"
 	// ErrTaskFailed: a Proxmox task stopped with an error exit status.
-	ErrTaskFailed = errors.New("task failed")
+	ErrTaskFailed Sentinel = "task failed"
 	// ErrUpstream: any other failure talking to Proxmox.
-	ErrUpstream = errors.New("proxmox request failed")
+	ErrUpstream Sentinel = "proxmox request failed"
 )
 
 // noAction is appended to every refusal so a reader knows nothing happened.
@@ -167,19 +173,24 @@ func forwardStatus(code int) string {
 	return ""
 }
 
-// Is maps the status code to this package's sentinels.
+// Is maps the answer to exactly one of this package's sentinels:
+// [ErrUnauthorized] for 401, [ErrForbidden] for 403, [ErrNotFound] for
+// Proxmox's ways of saying "no such node, guest or task", and
+// [ErrUpstream] for every other answer.
 func (e *APIError) Is(target error) bool {
-	switch target {
-	case ErrUpstream:
-		return true
-	case ErrUnauthorized:
-		return e.StatusCode == http.StatusUnauthorized
-	case ErrForbidden:
-		return e.StatusCode == http.StatusForbidden
-	case ErrNotFound:
-		return e.notFound()
+	return target == e.sentinel()
+}
+
+func (e *APIError) sentinel() Sentinel {
+	switch {
+	case e.StatusCode == http.StatusUnauthorized:
+		return ErrUnauthorized
+	case e.StatusCode == http.StatusForbidden:
+		return ErrForbidden
+	case e.notFound():
+		return ErrNotFound
 	}
-	return false
+	return ErrUpstream
 }
 
 // notFound recognises Proxmox's ways of saying "no such thing": it has no 404

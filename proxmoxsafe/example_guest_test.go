@@ -33,7 +33,7 @@ func ExampleClient_GuestStatus() {
 	defer fake.Close()
 	client := exampleClient(fake)
 
-	st, err := client.GuestStatus(context.Background(), proxmoxsafe.GuestStatusInput{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 100})
+	st, err := client.GuestStatus(context.Background(), proxmoxsafe.GuestStatusInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 100}})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func ExampleClient_GuestConfig() {
 	defer fake.Close()
 	client := exampleClient(fake)
 
-	cfg, err := client.GuestConfig(context.Background(), proxmoxsafe.GuestConfigInput{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 100})
+	cfg, err := client.GuestConfig(context.Background(), proxmoxsafe.GuestConfigInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 100}})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func ExampleClient_ListSnapshots() {
 	defer fake.Close()
 	client := exampleClient(fake)
 
-	snaps, err := client.ListSnapshots(context.Background(), proxmoxsafe.ListSnapshotsInput{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 100})
+	snaps, err := client.ListSnapshots(context.Background(), proxmoxsafe.ListSnapshotsInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 100}})
 	if err != nil {
 		log.Fatal(err)
 	}

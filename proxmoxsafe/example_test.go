@@ -158,7 +158,7 @@ func ExampleClient_GuestPower() {
 	fmt.Println(receipt.Task.Type, receipt.Task.ID)
 
 	// The receipt proves submission; waiting proves completion.
-	st, err := client.WaitTask(ctx, receipt.UPID, nil)
+	st, err := client.WaitTask(ctx, proxmoxsafe.WaitTaskInput{UPID: receipt.UPID}, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func ExampleClient_TaskStatus() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	st, err := client.TaskStatus(ctx, receipt.Task.Node, receipt.UPID)
+	st, err := client.TaskStatus(ctx, proxmoxsafe.TaskStatusInput{Node: receipt.Task.Node, UPID: receipt.UPID})
 	if err != nil {
 		log.Fatal(err)
 	}

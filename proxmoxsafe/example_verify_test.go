@@ -20,7 +20,7 @@ func ExampleClient_GuestPower_wait() {
 	in := proxmoxsafe.GuestPowerInput{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 101, Action: proxmoxsafe.ActionStart}
 	in.Approval = in.ApprovalPhrase()
 	// Wait up to 30 s (the default; the operator's Config.MaxWait caps it).
-	in.Wait = &proxmoxsafe.VerifyOptions{Timeout: 30 * time.Second}
+	in.Wait = &proxmoxsafe.WaitOptions{Timeout: 30 * time.Second}
 
 	r, err := client.GuestPower(context.Background(), in)
 	switch {
@@ -48,7 +48,7 @@ func ExampleClient_Verify() {
 		log.Fatal(err)
 	}
 
-	out, err := client.Verify(context.Background(), r, &proxmoxsafe.VerifyOptions{
+	out, err := client.Verify(context.Background(), r, &proxmoxsafe.WaitOptions{
 		OnProgress: func(p proxmoxsafe.Progress) { fmt.Println("progress:", p.Phase) },
 	})
 	if err != nil {

@@ -15,7 +15,9 @@ import (
 
 // GuestConfigInput names the guest whose configuration [Client.GuestConfig]
 // reads.
-type GuestConfigInput = GuestRef
+type GuestConfigInput struct {
+	GuestRef
+}
 
 // RedactedValue replaces the whole value of every config key that can carry
 // a secret. Redaction is never partial: no prefix, suffix or length of the

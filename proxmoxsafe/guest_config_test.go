@@ -47,11 +47,11 @@ func TestGuestConfigRedactsEverySecretKey(t *testing.T) {
 	t.Parallel()
 	c, secrets := secretCluster()
 	e := newEnvWith(t, c, nil)
-	vm, err := e.client.GuestConfig(t.Context(), proxmoxsafe.GuestConfigInput{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 100})
+	vm, err := e.client.GuestConfig(t.Context(), proxmoxsafe.GuestConfigInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 100}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ct, err := e.client.GuestConfig(t.Context(), proxmoxsafe.GuestConfigInput{Node: "pve1", Type: proxmoxsafe.TypeLXC, VMID: 200})
+	ct, err := e.client.GuestConfig(t.Context(), proxmoxsafe.GuestConfigInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: proxmoxsafe.TypeLXC, VMID: 200}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestGuestConfigRedactsUnmaskedPassword(t *testing.T) {
 	e := newEnv(t, nil)
 	e.fake.InjectFault(proxmoxtest.Fault{Path: "/nodes/pve1/qemu/101/config", Status: 200,
 		Body: []byte(`{"data":{"cipassword":"clear-text-pw","cores":2,"smbios1":"uuid=00000000-0000-4000-8000-000000000101","agent":null,"numa":false,"weird":["a",{"b":1}]}}`)})
-	r, err := e.client.GuestConfig(t.Context(), proxmoxsafe.GuestConfigInput{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 101})
+	r, err := e.client.GuestConfig(t.Context(), proxmoxsafe.GuestConfigInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 101}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestGuestConfigBounds(t *testing.T) {
 		g.Config[fmt.Sprintf("zz%03d", i)] = "x"
 	}
 	e := newEnvWith(t, c, nil)
-	r, err := e.client.GuestConfig(t.Context(), proxmoxsafe.GuestConfigInput{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 101})
+	r, err := e.client.GuestConfig(t.Context(), proxmoxsafe.GuestConfigInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 101}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestGuestConfigOmitsInvalidKeys(t *testing.T) {
 	e := newEnv(t, nil)
 	e.fake.InjectFault(proxmoxtest.Fault{Path: "/nodes/pve1/qemu/101/config", Status: 200,
 		Body: []byte(`{"data":{"cores":2,"bad\u202ekey":"x","a\u200bb":"y","":"z","9x":"w"}}`)})
-	r, err := e.client.GuestConfig(t.Context(), proxmoxsafe.GuestConfigInput{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 101})
+	r, err := e.client.GuestConfig(t.Context(), proxmoxsafe.GuestConfigInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 101}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,9 @@ import (
 )
 
 // GuestStatusInput names the guest [Client.GuestStatus] reports on.
-type GuestStatusInput = GuestRef
+type GuestStatusInput struct {
+	GuestRef
+}
 
 // GuestStatusResult is one guest's live state from status/current. Sizes
 // are bytes, times seconds; strings are sanitized.
@@ -59,7 +61,6 @@ type GuestStatusResult struct {
 // embedded rawGuestStatus is what preconditions read.
 type rawGuestStatusFull struct {
 	rawGuestStatus
-	Uptime         pve.Int    `json:"uptime"`
 	CPU            pve.Float  `json:"cpu"`
 	CPUs           pve.Int    `json:"cpus"`
 	Mem            pve.Int    `json:"mem"`

@@ -21,34 +21,34 @@ func TestGuestStatus(t *testing.T) {
 		in    proxmoxsafe.GuestStatusInput
 		check func(t *testing.T, r *proxmoxsafe.GuestStatusResult)
 	}{
-		{"running qemu with agent", proxmoxsafe.GuestStatusInput{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 100}, func(t *testing.T, r *proxmoxsafe.GuestStatusResult) {
+		{"running qemu with agent", proxmoxsafe.GuestStatusInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 100}}, func(t *testing.T, r *proxmoxsafe.GuestStatusResult) {
 			if r.Status != "running" || r.QMPStatus != "running" || r.Paused || !r.AgentEnabled || r.Name != "web1" ||
 				r.Uptime != 7200 || r.CPU != 0.25 || r.CPUs != 2 || r.Mem != 1<<30 || r.MaxMem != 2<<30 ||
 				r.NetIn == 0 || r.DiskWrite == 0 || !slices.Equal(r.Tags, []string{"prod", "web"}) || r.RunningQEMU == "" {
 				t.Errorf("status = %+v", r)
 			}
 		}},
-		{"paused", proxmoxsafe.GuestStatusInput{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 102}, func(t *testing.T, r *proxmoxsafe.GuestStatusResult) {
+		{"paused", proxmoxsafe.GuestStatusInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 102}}, func(t *testing.T, r *proxmoxsafe.GuestStatusResult) {
 			if r.Status != "running" || r.QMPStatus != "paused" || !r.Paused {
 				t.Errorf("paused VM = %+v", r)
 			}
 		}},
-		{"template", proxmoxsafe.GuestStatusInput{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 103}, func(t *testing.T, r *proxmoxsafe.GuestStatusResult) {
+		{"template", proxmoxsafe.GuestStatusInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 103}}, func(t *testing.T, r *proxmoxsafe.GuestStatusResult) {
 			if !r.Template || r.Status != "stopped" || r.Uptime != 0 || r.NetIn != 0 {
 				t.Errorf("template = %+v", r)
 			}
 		}},
-		{"locked", proxmoxsafe.GuestStatusInput{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 104}, func(t *testing.T, r *proxmoxsafe.GuestStatusResult) {
+		{"locked", proxmoxsafe.GuestStatusInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 104}}, func(t *testing.T, r *proxmoxsafe.GuestStatusResult) {
 			if r.Lock != "backup" {
 				t.Errorf("lock = %q", r.Lock)
 			}
 		}},
-		{"HA-managed", proxmoxsafe.GuestStatusInput{Node: "pve2", Type: proxmoxsafe.TypeQEMU, VMID: 105}, func(t *testing.T, r *proxmoxsafe.GuestStatusResult) {
+		{"HA-managed", proxmoxsafe.GuestStatusInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve2", Type: proxmoxsafe.TypeQEMU, VMID: 105}}, func(t *testing.T, r *proxmoxsafe.GuestStatusResult) {
 			if !r.HAManaged || r.HAState != "started" || r.AgentEnabled {
 				t.Errorf("HA = %+v", r)
 			}
 		}},
-		{"container", proxmoxsafe.GuestStatusInput{Node: "pve1", Type: proxmoxsafe.TypeLXC, VMID: 200}, func(t *testing.T, r *proxmoxsafe.GuestStatusResult) {
+		{"container", proxmoxsafe.GuestStatusInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: proxmoxsafe.TypeLXC, VMID: 200}}, func(t *testing.T, r *proxmoxsafe.GuestStatusResult) {
 			if r.Type != proxmoxsafe.TypeLXC || r.QMPStatus != "" || r.Paused || r.AgentEnabled || r.Status != "running" || r.Name != "ct1" {
 				t.Errorf("container = %+v", r)
 			}
@@ -87,7 +87,7 @@ func TestGuestStatusSanitizes(t *testing.T) {
 	c.Guests[0].Name = "web\u200b1\u202e\x1b[31m"
 	c.Guests[0].Tags = []string{"pr\u200bod", "\x1b[2J"}
 	e := newEnvWith(t, c, nil)
-	r, err := e.client.GuestStatus(t.Context(), proxmoxsafe.GuestStatusInput{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 100})
+	r, err := e.client.GuestStatus(t.Context(), proxmoxsafe.GuestStatusInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 100}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestGuestStatusNotFound(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	// Right VMID, wrong type: Proxmox has no 404, only a missing config file.
-	_, err := e.client.GuestStatus(t.Context(), proxmoxsafe.GuestStatusInput{Node: "pve1", Type: proxmoxsafe.TypeLXC, VMID: 100})
+	_, err := e.client.GuestStatus(t.Context(), proxmoxsafe.GuestStatusInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: proxmoxsafe.TypeLXC, VMID: 100}})
 	if !errors.Is(err, proxmoxsafe.ErrNotFound) {
 		t.Errorf("err = %v, want ErrNotFound", err)
 	}
@@ -115,15 +115,15 @@ type guestRead struct {
 
 var guestReads = []guestRead{
 	{"GuestStatus", func(e *env, t *testing.T, node string, typ proxmoxsafe.GuestType, vmid int) error {
-		_, err := e.client.GuestStatus(t.Context(), proxmoxsafe.GuestStatusInput{Node: node, Type: typ, VMID: vmid})
+		_, err := e.client.GuestStatus(t.Context(), proxmoxsafe.GuestStatusInput{GuestRef: proxmoxsafe.GuestRef{Node: node, Type: typ, VMID: vmid}})
 		return err
 	}},
 	{"GuestConfig", func(e *env, t *testing.T, node string, typ proxmoxsafe.GuestType, vmid int) error {
-		_, err := e.client.GuestConfig(t.Context(), proxmoxsafe.GuestConfigInput{Node: node, Type: typ, VMID: vmid})
+		_, err := e.client.GuestConfig(t.Context(), proxmoxsafe.GuestConfigInput{GuestRef: proxmoxsafe.GuestRef{Node: node, Type: typ, VMID: vmid}})
 		return err
 	}},
 	{"ListSnapshots", func(e *env, t *testing.T, node string, typ proxmoxsafe.GuestType, vmid int) error {
-		_, err := e.client.ListSnapshots(t.Context(), proxmoxsafe.ListSnapshotsInput{Node: node, Type: typ, VMID: vmid})
+		_, err := e.client.ListSnapshots(t.Context(), proxmoxsafe.ListSnapshotsInput{GuestRef: proxmoxsafe.GuestRef{Node: node, Type: typ, VMID: vmid}})
 		return err
 	}},
 }

@@ -35,7 +35,7 @@ func testCluster() *proxmoxtest.Cluster {
 			{VMID: 300, Node: "pve3", Type: "qemu", Name: "far", Status: "running", CPUs: 1, MaxMem: 1 << 30},
 		},
 		Tokens: map[string]*proxmoxtest.Token{
-			"automation@pve!mcp": {Secret: canary, Privileges: map[string][]string{"/": proxmoxtest.AllPrivileges}},
+			"automation@pve!mcp": {Secret: canary, Privileges: map[string][]string{"/": proxmoxtest.AllPrivileges()}},
 		},
 	}
 }

@@ -224,7 +224,7 @@ func TestInfraRefusals(t *testing.T) {
 			return err
 		}, proxmoxsafe.ErrInvalidInput, "vmid"},
 		{"permissions unknown operation", func() error {
-			_, err := e.client.PermissionsFor(t.Context(), []string{"DeleteEverything"})
+			_, err := e.client.PermissionsFor(t.Context(), []proxmoxsafe.Operation{"DeleteEverything"})
 			return err
 		}, proxmoxsafe.ErrInvalidInput, "unknown operation"},
 	}
@@ -408,7 +408,7 @@ func TestPermissionsWellScoped(t *testing.T) {
 
 func TestPermissionsOverPrivileged(t *testing.T) {
 	t.Parallel()
-	e := permEnv(t, map[string][]string{"/": proxmoxtest.AllPrivileges}, nil)
+	e := permEnv(t, map[string][]string{"/": proxmoxtest.AllPrivileges()}, nil)
 	rep, err := e.client.Permissions(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -449,7 +449,7 @@ func TestPermissionsMissing(t *testing.T) {
 	}
 	status := map[string]proxmoxsafe.PrivilegeCheck{}
 	for _, c := range rep.Checks {
-		status[c.Operation+" "+c.Path+" "+c.Privilege] = c
+		status[string(c.Operation)+" "+c.Path+" "+c.Privilege] = c
 	}
 	for key, want := range map[string]string{
 		"NodeStatus /nodes/pve1 Sys.Audit":     "held",
@@ -508,8 +508,8 @@ func TestPermissionsFollowPolicy(t *testing.T) {
 	if len(rep.Excess) != 1 || rep.Excess[0].Privilege != "VM.PowerMgmt" || rep.Excess[0].Dangerous || rep.Dangerous {
 		t.Errorf("excess = %+v", rep.Excess)
 	}
-	rep, err = e.client.PermissionsFor(t.Context(), []string{"CephStatus"})
-	if err != nil || !slices.Equal(rep.Operations, []string{"CephStatus"}) || len(rep.Checks) != 1 {
+	rep, err = e.client.PermissionsFor(t.Context(), []proxmoxsafe.Operation{"CephStatus"})
+	if err != nil || !slices.Equal(rep.Operations, []proxmoxsafe.Operation{"CephStatus"}) || len(rep.Checks) != 1 {
 		t.Errorf("PermissionsFor = %+v, %v", rep, err)
 	}
 }
@@ -517,7 +517,7 @@ func TestPermissionsFollowPolicy(t *testing.T) {
 func TestRequirementsTable(t *testing.T) {
 	t.Parallel()
 	ops := proxmoxsafe.Operations()
-	for _, op := range []string{"ClusterStatus", "NodeStatus", "ListGuests", "GuestStatus", "GuestConfig", "ListSnapshots",
+	for _, op := range []proxmoxsafe.Operation{"ClusterStatus", "NodeStatus", "ListGuests", "GuestStatus", "GuestConfig", "ListSnapshots",
 		"TaskStatus", "TaskLog", "ListTasks", "ListStorage", "ListBackups", "CephStatus", "HAStatus", "GuestPower", "SnapshotGuest", "Permissions"} {
 		if !slices.Contains(ops, op) {
 			t.Errorf("%s missing from Operations()", op)

@@ -14,7 +14,7 @@ import (
 // validate → policy → preconditions → approval → audit → one POST.
 // Each step is its own function so the order is visible in run().
 type mutation struct {
-	op     string // "GuestPower", "SnapshotGuest"
+	op     Operation
 	class  Class
 	action string
 	input  any // the validated input struct
@@ -68,7 +68,7 @@ func (c *Client) runSteps(ctx context.Context, m *mutation) (*Receipt, error) {
 		c.auditRefusal(ctx, m, err)
 		return nil, err
 	}
-	state, err := c.readState(ctx, m.target)
+	state, _, err := c.readState(ctx, m.target)
 	if err != nil {
 		err = &PreconditionReadError{Err: err}
 		c.auditRefusal(ctx, m, err)
@@ -141,10 +141,10 @@ func (c *Client) approve(ctx context.Context, m *mutation, s GuestState) error {
 
 // RecordRefusal writes a "refused" audit record for a mutation request that
 // an adapter refused before it reached this package (for example, arguments
-// that failed an MCP input schema). op names the operation ("GuestPower",
-// "SnapshotGuest"); reason should not quote the refused input. It does
+// that failed an MCP input schema). op names the operation
+// ([OpGuestPower], [OpSnapshotGuest]); reason should not quote the refused input. It does
 // nothing when no audit sink is configured.
-func (c *Client) RecordRefusal(ctx context.Context, op string, reason error) {
+func (c *Client) RecordRefusal(ctx context.Context, op Operation, reason error) {
 	c.auditRefusal(ctx, &mutation{op: op}, reason)
 }
 

@@ -11,7 +11,7 @@ import (
 // (or its snapshot list) until the state the action promised is there. The
 // wait is bounded by a timeout the caller picks and the operator caps.
 
-// DefaultWaitTimeout bounds a wait when [VerifyOptions.Timeout] is zero.
+// DefaultWaitTimeout bounds a wait when [WaitOptions.Timeout] is zero.
 const DefaultWaitTimeout = 30 * time.Second
 
 // DefaultMaxWait is the operator's cap on any wait when [Config.MaxWait] is
@@ -90,10 +90,12 @@ type Outcome struct {
 	// TaskPolls and StatePolls count the task status and guest state reads.
 	TaskPolls  int `json:"task_polls"`
 	StatePolls int `json:"state_polls"`
-	// WaitedMS is how long the wait took, in milliseconds.
-	WaitedMS int64 `json:"waited_ms"`
-	// TimeoutSeconds is the timeout that applied, after the operator's cap.
-	TimeoutSeconds float64 `json:"timeout_seconds"`
+	// Waited is how long the wait took. Adapters choose its wire unit
+	// (the MCP tools send waited_ms).
+	Waited time.Duration `json:"-"`
+	// Timeout is the timeout that applied, after the operator's cap
+	// (the MCP tools send timeout_seconds).
+	Timeout time.Duration `json:"-"`
 	// TimeoutClamped is true when the requested timeout exceeded the
 	// operator's cap ([Config.MaxWait]) and the cap applied instead.
 	TimeoutClamped bool `json:"timeout_clamped,omitempty"`
@@ -126,7 +128,7 @@ const (
 	ProgressDone ProgressPhase = "done"
 )
 
-// Progress is reported to [VerifyOptions.OnProgress] after every read.
+// Progress is reported to [WaitOptions.OnProgress] after every read.
 type Progress struct {
 	Phase ProgressPhase
 	// Message is one short sentence for humans, e.g. "task running (poll 3)".
@@ -137,54 +139,4 @@ type Progress struct {
 	// Elapsed is the time since the wait began; Timeout is its bound.
 	Elapsed time.Duration
 	Timeout time.Duration
-}
-
-// VerifyOptions tunes [Client.Verify] and the Wait field of
-// [GuestPowerInput] and [SnapshotGuestInput]. The zero value waits up to
-// [DefaultWaitTimeout] with the same polling back-off as [Client.WaitTask].
-type VerifyOptions struct {
-	// Timeout bounds the whole wait; zero means [DefaultWaitTimeout]. A
-	// value above the operator's cap ([Config.MaxWait]) is clamped to the
-	// cap, not refused: the caller asked to wait "up to" that long.
-	Timeout time.Duration `validate:"min=0"`
-	// Interval is the first pause between polls; zero means 250 ms. The
-	// pause grows by half each poll up to MaxInterval (zero means 5 s).
-	Interval    time.Duration `validate:"min=0"`
-	MaxInterval time.Duration `validate:"min=0"`
-	// OnProgress, when set, is called after every poll, on the waiting
-	// goroutine: it must return quickly and must not call back into the
-	// wait. Adapters forward it (e.g. as MCP progress notifications).
-	OnProgress func(Progress) `json:"-"`
-}
-
-// MaxWait returns the operator's cap on any wait: [Config.MaxWait], or
-// [DefaultMaxWait] when that is zero.
-func (c *Client) MaxWait() time.Duration { return c.maxWait }
-
-// checkMaxWait resolves [Config.MaxWait] for New.
-func checkMaxWait(d time.Duration) (time.Duration, error) {
-	switch {
-	case d == 0:
-		return DefaultMaxWait, nil
-	case d < time.Second || d > MaxMaxWait:
-		return 0, configError("MaxWait must be between 1s and %s (got %s)", MaxMaxWait, d)
-	}
-	return d, nil
-}
-
-// effectiveTimeout applies the default and the operator's cap.
-func (c *Client) effectiveTimeout(requested time.Duration) (d time.Duration, clamped bool) {
-	d = requested
-	if d <= 0 {
-		d = DefaultWaitTimeout
-	}
-	max := c.maxWait
-	if max <= 0 {
-		max = DefaultMaxWait // a Client not built by New
-	}
-	if d > max {
-		// A default above a small operator cap is not the caller's doing.
-		return max, requested > 0
-	}
-	return d, false
 }

@@ -10,89 +10,6 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 )
 
-// Requirement is one Proxmox privilege an operation of this package needs
-// on one ACL path.
-type Requirement struct {
-	// Operation is the Client method, e.g. "GuestPower".
-	Operation string `json:"operation"`
-	// Class is the operation's mutation class; "" for reads.
-	Class Class `json:"class,omitempty"`
-	// Path is the ACL path template: "/", "/nodes/{node}", "/vms/{vmid}"
-	// or "/storage/{storage}".
-	Path string `json:"path"`
-	// Privilege is the Proxmox privilege, e.g. "VM.PowerMgmt".
-	Privilege string `json:"privilege"`
-	// Optional requirements are not needed for the call to succeed, but
-	// without them Proxmox silently leaves entries out.
-	Optional bool `json:"optional,omitempty"`
-	// NodeTargeted operations need a node on the allowlist to be usable.
-	NodeTargeted bool `json:"node_targeted,omitempty"`
-	// Note explains a nuance in one sentence.
-	Note string `json:"note,omitempty"`
-}
-
-// Privilege path templates.
-const (
-	pathRoot    = "/"
-	pathNode    = "/nodes/{node}"
-	pathVMs     = "/vms/{vmid}"
-	pathStorage = "/storage/{storage}"
-)
-
-// requirements is the table behind [Requirements]: what each operation's
-// requests need according to the PVE 9.1 schema ("permissions" of each
-// endpoint) and pve-storage's check_volume_access for backup volumes.
-var requirements = []Requirement{
-	{Operation: "ClusterStatus", Path: pathRoot, Privilege: "Sys.Audit"},
-	{Operation: "NodeStatus", Path: pathNode, Privilege: "Sys.Audit", NodeTargeted: true},
-	{Operation: "ListGuests", Path: pathVMs, Privilege: "VM.Audit",
-		Note: "guests the token lacks it on are silently left out"},
-	{Operation: "GuestStatus", Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true},
-	{Operation: "GuestConfig", Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true},
-	{Operation: "ListSnapshots", Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true},
-	{Operation: "TaskStatus", Path: pathNode, Privilege: "Sys.Audit", NodeTargeted: true,
-		Note: "tasks the token started itself are readable without it"},
-	{Operation: "TaskLog", Path: pathNode, Privilege: "Sys.Audit", NodeTargeted: true,
-		Note: "tasks the token started itself are readable without it"},
-	{Operation: "ListTasks", Path: pathNode, Privilege: "Sys.Audit", NodeTargeted: true,
-		Note: "without it only the token's own tasks are listed"},
-	{Operation: "ListStorage", Path: pathStorage, Privilege: "Datastore.Audit",
-		Note: "storages the token lacks it on are silently left out"},
-	{Operation: "ListBackups", Path: pathStorage, Privilege: "Datastore.Audit", NodeTargeted: true},
-	{Operation: "ListBackups", Path: pathStorage, Privilege: "Datastore.AllocateSpace", NodeTargeted: true, Optional: true,
-		Note: "Proxmox shows a backup only with Datastore.AllocateSpace on the storage and VM.Backup on the guest (or Datastore.Allocate); with Datastore.Audit alone the list is empty"},
-	{Operation: "ListBackups", Path: pathVMs, Privilege: "VM.Backup", NodeTargeted: true, Optional: true,
-		Note: "see Datastore.AllocateSpace: both are needed to see a guest's backups"},
-	{Operation: "CephStatus", Path: pathRoot, Privilege: "Sys.Audit", Note: "Datastore.Audit on / also suffices"},
-	{Operation: "HAStatus", Path: pathRoot, Privilege: "Sys.Audit"},
-	{Operation: "GuestPower", Class: ClassPower, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true,
-		Note: "the preconditions read the guest's state and its running tasks first (without Sys.Audit on the node only the token's own tasks are seen)"},
-	{Operation: "GuestPower", Class: ClassPower, Path: pathVMs, Privilege: "VM.PowerMgmt", NodeTargeted: true},
-	{Operation: "SnapshotGuest", Class: ClassSnapshot, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true,
-		Note: "the preconditions read the guest's state, snapshots and running tasks first (without Sys.Audit on the node only the token's own tasks are seen)"},
-	{Operation: "SnapshotGuest", Class: ClassSnapshot, Path: pathVMs, Privilege: "VM.Snapshot", NodeTargeted: true},
-}
-
-// permissionFreeOps need no privilege at all.
-var permissionFreeOps = []string{"Permissions", "Version"}
-
-// Requirements returns the privileges every operation of this package
-// needs, whatever the policy, in a stable order. [Client.Permissions]
-// checks the ones the current policy uses against the token.
-func Requirements() []Requirement { return slices.Clone(requirements) }
-
-// Operations returns the names of every operation [Requirements] and
-// [Client.PermissionsFor] know, in table order.
-func Operations() []string {
-	var out []string
-	for _, r := range requirements {
-		if !slices.Contains(out, r.Operation) {
-			out = append(out, r.Operation)
-		}
-	}
-	return append(out, permissionFreeOps...)
-}
-
 // dangerousPrivileges are privileges no operation of this package needs
 // and that let a token holder take over guests, hosts or the cluster's
 // access control. Prefix entries end with ".".
@@ -130,7 +47,7 @@ type PermissionsReport struct {
 	// privileges held beyond need do not count).
 	OK bool `json:"ok"`
 	// Operations are the operations checked.
-	Operations []string `json:"operations"`
+	Operations []Operation `json:"operations"`
 	// Privileges is the token's effective privilege map from Proxmox, per
 	// ACL path, ordered by path (at most 200 paths).
 	Privileges []PathPrivileges `json:"privileges"`
@@ -163,8 +80,8 @@ type PathPrivileges struct {
 
 // PrivilegeCheck is one needed privilege and whether the token holds it.
 type PrivilegeCheck struct {
-	Operation string `json:"operation"`
-	Class     Class  `json:"class,omitempty"`
+	Operation Operation `json:"operation"`
+	Class     Class     `json:"class,omitempty"`
 	// Path is the concrete ACL path checked, e.g. "/nodes/pve1" or "/vms".
 	Path      string `json:"path"`
 	Privilege string `json:"privilege"`
@@ -178,9 +95,9 @@ type PrivilegeCheck struct {
 
 // MissingGrant is what to grant on one ACL path.
 type MissingGrant struct {
-	Path       string   `json:"path"`
-	Privileges []string `json:"privileges"`
-	Operations []string `json:"operations"`
+	Path       string      `json:"path"`
+	Privileges []string    `json:"privileges"`
+	Operations []Operation `json:"operations"`
 	// Optional is true when only optional privileges are missing here.
 	Optional bool `json:"optional,omitempty"`
 	// Command grants the role to the token; UserCommand grants it to the
@@ -235,7 +152,7 @@ func (c *Client) Permissions(ctx context.Context) (*PermissionsReport, error) {
 // allowlisted node; guest and storage paths on /vms and /storage, with
 // "partial" when the token holds the privilege only on some guests or
 // storages. A privilege on a path applies below it when it propagates.
-func (c *Client) PermissionsFor(ctx context.Context, operations []string) (*PermissionsReport, error) {
+func (c *Client) PermissionsFor(ctx context.Context, operations []Operation) (*PermissionsReport, error) {
 	start := time.Now()
 	ops, err := c.policyOperations(operations)
 	if err != nil {
@@ -252,14 +169,14 @@ func (c *Client) PermissionsFor(ctx context.Context, operations []string) (*Perm
 }
 
 // policyOperations validates names, or picks the policy's operations.
-func (c *Client) policyOperations(names []string) ([]string, error) {
+func (c *Client) policyOperations(names []Operation) ([]Operation, error) {
 	known := Operations()
 	if names != nil {
 		var bad []FieldError
-		var out []string
+		var out []Operation
 		for _, n := range names {
 			if !slices.Contains(known, n) {
-				bad = append(bad, FieldError{Field: "operations", Problem: "unknown operation (known: " + strings.Join(known, ", ") + ")"})
+				bad = append(bad, FieldError{Field: "operations", Problem: "unknown operation (known: " + joinOps(known) + ")"})
 				break
 			}
 			if !slices.Contains(out, n) {
@@ -271,7 +188,7 @@ func (c *Client) policyOperations(names []string) ([]string, error) {
 		}
 		return out, nil
 	}
-	var out []string
+	var out []Operation
 	for _, r := range requirements {
 		if r.Class != "" && !c.policy.classes[r.Class] {
 			continue
@@ -326,7 +243,7 @@ func aclParent(p string) string {
 	return p[:i]
 }
 
-func (c *Client) comparePermissions(acl aclMap, ops []string) *PermissionsReport {
+func (c *Client) comparePermissions(acl aclMap, ops []Operation) *PermissionsReport {
 	rep := &PermissionsReport{TokenID: c.tokenID, Operations: ops, Privileges: []PathPrivileges{}, Checks: []PrivilegeCheck{},
 		Missing: []MissingGrant{}, Excess: []ExcessPrivilege{}, Notes: []string{}, Role: RoleName, OK: true}
 	for _, p := range sortedKeys(acl) {
@@ -337,7 +254,7 @@ func (c *Client) comparePermissions(acl aclMap, ops []string) *PermissionsReport
 	}
 	needed := map[string]bool{}
 	var roleRequired []string
-	var skipped []string
+	var skipped []Operation
 	for _, r := range requirements {
 		if !slices.Contains(ops, r.Operation) {
 			continue
@@ -378,7 +295,7 @@ func (c *Client) comparePermissions(acl aclMap, ops []string) *PermissionsReport
 		}
 	}
 	if len(skipped) > 0 {
-		rep.Notes = append(rep.Notes, "not checked, because the node allowlist is empty and the policy refuses them: "+strings.Join(skipped, ", "))
+		rep.Notes = append(rep.Notes, "not checked, because the node allowlist is empty and the policy refuses them: "+joinOps(skipped))
 	}
 	for _, p := range sortedKeys(acl) {
 		for _, priv := range sortedKeys(acl[p]) {
@@ -453,7 +370,7 @@ func (rep *PermissionsReport) addMissing(tokenID string, ch PrivilegeCheck) {
 			role = OptionalRoleName
 		}
 		rep.Missing = append(rep.Missing, MissingGrant{
-			Path: ch.Path, Optional: ch.Optional, Privileges: []string{}, Operations: []string{},
+			Path: ch.Path, Optional: ch.Optional, Privileges: []string{}, Operations: []Operation{},
 			Command:     "pveum acl modify " + ch.Path + " --tokens " + shellQuote(tokenID) + " --roles " + role,
 			UserCommand: "pveum acl modify " + ch.Path + " --users " + shellQuote(user) + " --roles " + role,
 		})
@@ -474,23 +391,11 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// VersionResult is what [Client.Version] returns.
-type VersionResult struct {
-	// Version is the pve-manager version, e.g. "9.1.1".
-	Version string `json:"version"`
-	// Release is major.minor, e.g. "9.1".
-	Release string `json:"release"`
-}
-
-// Version reads GET /version, which any valid token may call: the first
-// request of a setup check, telling a rejected token (ErrUnauthorized)
-// apart from missing privileges, which Permissions then details.
-func (c *Client) Version(ctx context.Context) (*VersionResult, error) {
-	start := time.Now()
-	var raw rawVersion
-	if err := c.get(ctx, "/version", nil, &raw); err != nil {
-		return nil, c.logged(ctx, "Version", start, err)
+// joinOps renders operation names for a sentence.
+func joinOps(ops []Operation) string {
+	s := make([]string, len(ops))
+	for i, op := range ops {
+		s[i] = string(op)
 	}
-	c.logged(ctx, "Version", start, nil)
-	return &VersionResult{Version: line(string(raw.Version), 64), Release: line(string(raw.Release), 16)}, nil
+	return strings.Join(s, ", ")
 }

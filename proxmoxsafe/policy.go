@@ -64,7 +64,7 @@ func compilePolicy(p Policy) (*policy, error) {
 	}
 	for _, n := range p.AllowedNodes {
 		if !nodeRe.MatchString(n) {
-			return nil, configError("Policy.AllowedNodes: %q is not a valid Proxmox node name", n)
+			return nil, configError("Policy.AllowedNodes", "Policy.AllowedNodes: %q is not a valid Proxmox node name", n)
 		}
 		if !c.nodes[n] {
 			c.nodes[n] = true
@@ -76,12 +76,12 @@ func compilePolicy(p Policy) (*policy, error) {
 		case ClassPower, ClassSnapshot:
 			c.classes[cl] = true
 		default:
-			return nil, configError("Policy.Classes: unknown mutation class %q (known: power, snapshot)", cl)
+			return nil, configError("Policy.Classes", "Policy.Classes: unknown mutation class %q (known: power, snapshot)", cl)
 		}
 	}
 	for _, id := range p.ProtectedGuests {
 		if id < minVMID || id > maxVMID {
-			return nil, configError("Policy.ProtectedGuests: %d is not a valid VMID", id)
+			return nil, configError("Policy.ProtectedGuests", "Policy.ProtectedGuests: %d is not a valid VMID", id)
 		}
 		c.protected[id] = true
 	}

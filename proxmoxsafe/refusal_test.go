@@ -261,19 +261,19 @@ func TestReadRefusals(t *testing.T) {
 			return err
 		}, proxmoxsafe.ErrInvalidInput},
 		{"task bad upid", func() error {
-			_, err := e.client.TaskStatus(ctx, "pve1", "UPID:../../etc")
+			_, err := e.client.TaskStatus(ctx, proxmoxsafe.TaskStatusInput{Node: "pve1", UPID: "UPID:../../etc"})
 			return err
 		}, proxmoxsafe.ErrInvalidInput},
 		{"task node mismatch", func() error {
-			_, err := e.client.TaskStatus(ctx, "pve2", "UPID:pve1:00001234:00005678:5FBE5E6D:qmstart:100:root@pam:")
+			_, err := e.client.TaskStatus(ctx, proxmoxsafe.TaskStatusInput{Node: "pve2", UPID: "UPID:pve1:00001234:00005678:5FBE5E6D:qmstart:100:root@pam:"})
 			return err
 		}, proxmoxsafe.ErrInvalidInput},
 		{"task node not allowlisted", func() error {
-			_, err := e.client.TaskStatus(ctx, "pve3", "UPID:pve3:00001234:00005678:5FBE5E6D:qmstart:100:root@pam:")
+			_, err := e.client.TaskStatus(ctx, proxmoxsafe.TaskStatusInput{Node: "pve3", UPID: "UPID:pve3:00001234:00005678:5FBE5E6D:qmstart:100:root@pam:"})
 			return err
 		}, proxmoxsafe.ErrNotAllowed},
 		{"wait bad upid", func() error {
-			_, err := e.client.WaitTask(ctx, "nope", nil)
+			_, err := e.client.WaitTask(ctx, proxmoxsafe.WaitTaskInput{UPID: "nope"}, nil)
 			return err
 		}, proxmoxsafe.ErrInvalidInput},
 	}

@@ -13,7 +13,9 @@ import (
 
 // ListSnapshotsInput names the guest whose snapshots [Client.ListSnapshots]
 // lists.
-type ListSnapshotsInput = GuestRef
+type ListSnapshotsInput struct {
+	GuestRef
+}
 
 // MaxSnapshots caps the snapshots [Client.ListSnapshots] returns. Proxmox
 // has no limit of its own, but storage makes hundreds impractical.

@@ -28,7 +28,7 @@ func TestListSnapshotsTree(t *testing.T) {
 	}
 	c.Guests[0].CurrentSnapshot = "v2"
 	e := newEnvWith(t, c, nil)
-	r, err := e.client.ListSnapshots(t.Context(), proxmoxsafe.ListSnapshotsInput{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 100})
+	r, err := e.client.ListSnapshots(t.Context(), proxmoxsafe.ListSnapshotsInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 100}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,14 +61,14 @@ func TestListSnapshotsTree(t *testing.T) {
 func TestListSnapshotsEmptyAndLXC(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	r, err := e.client.ListSnapshots(t.Context(), proxmoxsafe.ListSnapshotsInput{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 101})
+	r, err := e.client.ListSnapshots(t.Context(), proxmoxsafe.ListSnapshotsInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 101}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Total != 0 || r.Snapshots == nil || len(r.Snapshots) != 0 || r.Current != "" || r.Running == nil || *r.Running {
 		t.Errorf("no snapshots: %+v", r)
 	}
-	r, err = e.client.ListSnapshots(t.Context(), proxmoxsafe.ListSnapshotsInput{Node: "pve1", Type: proxmoxsafe.TypeLXC, VMID: 200})
+	r, err = e.client.ListSnapshots(t.Context(), proxmoxsafe.ListSnapshotsInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: proxmoxsafe.TypeLXC, VMID: 200}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestListSnapshotsBoundsAndSanitizing(t *testing.T) {
 	snaps[0].Description = "line1\n\x1b]0;title\x07ok \u200binvisible\u202eRTL\u2066 " + strings.Repeat("x", 2000)
 	c.Guests[1].Snapshots = snaps
 	e := newEnvWith(t, c, nil)
-	r, err := e.client.ListSnapshots(t.Context(), proxmoxsafe.ListSnapshotsInput{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 101})
+	r, err := e.client.ListSnapshots(t.Context(), proxmoxsafe.ListSnapshotsInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 101}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestListSnapshotsParentCycle(t *testing.T) {
 	e.fake.InjectFault(proxmoxtest.Fault{Path: "/nodes/pve1/qemu/101/snapshot", Status: 200, Body: []byte(`{"data":[
 		{"name":"a","parent":"b","snaptime":2},{"name":"b","parent":"a","snaptime":1},{"name":"self","parent":"self","snaptime":3},
 		{"name":"current","parent":"a","description":"You are here!","digest":"x"}]}`)})
-	r, err := e.client.ListSnapshots(t.Context(), proxmoxsafe.ListSnapshotsInput{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 101})
+	r, err := e.client.ListSnapshots(t.Context(), proxmoxsafe.ListSnapshotsInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 101}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,18 +17,20 @@ type rawGuestStatus struct {
 		Managed pve.Bool   `json:"managed"`
 		State   pve.String `json:"state"`
 	} `json:"ha"`
+	Uptime pve.Int `json:"uptime"`
 }
 
 func guestPath(t Target, rest ...string) string {
 	return pve.Path(append([]string{"nodes", t.Node, string(t.Type), strconv.Itoa(t.VMID)}, rest...)...)
 }
 
-// readState reads the guest's status/current. It is the fresh state every
-// precondition is checked against.
-func (c *Client) readState(ctx context.Context, t Target) (GuestState, error) {
+// readState reads the guest's status/current: the fresh state every
+// precondition is checked against, and the uptime (seconds, never
+// negative) that proves a reboot happened.
+func (c *Client) readState(ctx context.Context, t Target) (GuestState, int64, error) {
 	var raw rawGuestStatus
-	if err := c.get(ctx, guestPath(t, "status", "current"), nil, &raw); err != nil {
-		return GuestState{}, err
+	if err := c.get(ctx, statusPath(t), nil, &raw); err != nil {
+		return GuestState{}, 0, err
 	}
 	return GuestState{
 		Status:    line(string(raw.Status), 16),
@@ -38,7 +40,7 @@ func (c *Client) readState(ctx context.Context, t Target) (GuestState, error) {
 		Template:  bool(raw.Template),
 		HAManaged: bool(raw.HA.Managed),
 		HAState:   line(string(raw.HA.State), 32),
-	}, nil
+	}, max(int64(raw.Uptime), 0), nil
 }
 
 // describe names a guest for humans: "VM 101 (web1) on pve1".

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/url"
-	"regexp"
 	"strconv"
 	"time"
 
@@ -18,14 +17,10 @@ const (
 	DefaultTaskListLimit = 50
 	// MaxTaskListLimit caps ListTasksInput.Limit.
 	MaxTaskListLimit = 500
-	// maxTaskListStart bounds the offset: Proxmox reads its task index
-	// from the start for every page, so deep paging is slow anyway.
-	maxTaskListStart = 100000
+	// MaxTaskListStart bounds ListTasksInput.Start: Proxmox reads its task
+	// index from the start for every page, so deep paging is slow anyway.
+	MaxTaskListStart = 100000
 )
-
-// taskTypeRe matches Proxmox task types ("qmstart", "vzdump",
-// "move_volume", "hamigrate", "imgcopy", …).
-var taskTypeRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
 
 // ListTasksInput selects a node's recent tasks.
 type ListTasksInput struct {
@@ -34,7 +29,7 @@ type ListTasksInput struct {
 	// VMID keeps only tasks of this guest.
 	VMID int `json:"vmid,omitempty" validate:"omitempty,pve_vmid"`
 	// Type keeps only tasks of this type, e.g. "qmstart" or "vzdump".
-	Type string `json:"type,omitempty" validate:"omitempty,max=64"`
+	Type string `json:"type,omitempty" validate:"omitempty,max=64,pve_tasktype"`
 	// ErrorsOnly keeps only tasks that ended with an error.
 	ErrorsOnly bool `json:"errors_only,omitempty"`
 	// Limit is the page size: 0 means [DefaultTaskListLimit]; at most
@@ -96,9 +91,6 @@ func (c *Client) ListTasks(ctx context.Context, in ListTasksInput) (*ListTasksRe
 	start := time.Now()
 	if err := c.check(in); err != nil {
 		return nil, c.logged(ctx, op, start, err)
-	}
-	if in.Type != "" && !taskTypeRe.MatchString(in.Type) {
-		return nil, c.logged(ctx, op, start, &ValidationError{Fields: []FieldError{{Field: "type", Problem: "must be a Proxmox task type such as qmstart or vzdump (a letter, then letters, digits, '_' or '-')"}}})
 	}
 	attrs := []slog.Attr{slog.String("node", in.Node)}
 	if err := c.policy.checkNode(in.Node); err != nil {

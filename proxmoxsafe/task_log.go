@@ -28,7 +28,7 @@ type TaskLogInput struct {
 	// Node must be on the allowlist and be the node the UPID names.
 	Node string `json:"node" validate:"required,pve_node"`
 	// UPID is the task id, e.g. from a [Receipt].
-	UPID string `json:"upid" validate:"required,max=255"`
+	UPID string `json:"upid" validate:"required,max=255,pve_upid"`
 	// Lines is how many lines to return from the end of the log: 0 means
 	// [DefaultTaskLogLines]; at most [MaxTaskLogLines].
 	Lines int `json:"lines,omitempty" validate:"min=0,max=500"`
@@ -89,10 +89,7 @@ func taskLine(s string) string {
 func (c *Client) TaskLog(ctx context.Context, in TaskLogInput) (*TaskLogResult, error) {
 	const op = "TaskLog"
 	start := time.Now()
-	if err := c.check(in); err != nil {
-		return nil, c.logged(ctx, op, start, err)
-	}
-	ref, err := c.checkTask(in.Node, in.UPID)
+	ref, err := c.checkTask(in)
 	attrs := []slog.Attr{slog.String("node", in.Node), slog.String("upid", line(in.UPID, maxUPIDLen))}
 	if err != nil {
 		return nil, c.logged(ctx, op, start, err, attrs...)
@@ -157,10 +154,7 @@ type TaskReportResult struct {
 func (c *Client) TaskReport(ctx context.Context, in TaskLogInput) (*TaskReportResult, error) {
 	const op = "TaskReport"
 	start := time.Now()
-	if err := c.check(in); err != nil {
-		return nil, c.logged(ctx, op, start, err)
-	}
-	ref, err := c.checkTask(in.Node, in.UPID)
+	ref, err := c.checkTask(in)
 	attrs := []slog.Attr{slog.String("node", in.Node), slog.String("upid", line(in.UPID, maxUPIDLen))}
 	if err != nil {
 		return nil, c.logged(ctx, op, start, err, attrs...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
@@ -15,44 +16,56 @@ type rawTaskStatus struct {
 	ExitStatus pve.String `json:"exitstatus"`
 }
 
-// maxUPIDLen bounds UPIDs accepted from callers.
-const maxUPIDLen = upid.MaxLen
+// MaxUPIDLen is the longest UPID accepted from callers.
+const MaxUPIDLen = upid.MaxLen
 
-// TaskStatus reads the status of one task. node must be on the allowlist and
-// must be the node the UPID names.
-func (c *Client) TaskStatus(ctx context.Context, node, id string) (*TaskStatusResult, error) {
-	start := time.Now()
-	ref, err := c.checkTask(node, id)
-	if err != nil {
-		return nil, c.logged(ctx, "TaskStatus", start, err)
-	}
-	res, err := c.taskStatus(ctx, id, ref)
-	return res, c.logged(ctx, "TaskStatus", start, err)
+// maxUPIDLen is MaxUPIDLen for this package's own caps.
+const maxUPIDLen = MaxUPIDLen
+
+// TaskStatusInput names one task for [Client.TaskStatus].
+type TaskStatusInput struct {
+	// Node must be on the allowlist and be the node the UPID names.
+	Node string `json:"node" validate:"required,pve_node" jsonschema:"Node the task ran on: the node named in the UPID. It must be on the operator's node allowlist."`
+	// UPID is the task id, e.g. from a [Receipt] or [Client.ListTasks].
+	UPID string `json:"upid" validate:"required,max=255,pve_upid" jsonschema:"The task id, e.g. from a guest_power or snapshot_guest receipt or from task_list."`
 }
 
-func (c *Client) checkTask(node, id string) (TaskRef, error) {
-	var fields []FieldError
-	if !ValidNode(node) {
-		fields = append(fields, FieldError{Field: "node", Problem: "must be a Proxmox node name"})
+// TaskStatus reads the status of one task. The node must be on the
+// allowlist and must be the node the UPID names; nothing is sent otherwise.
+func (c *Client) TaskStatus(ctx context.Context, in TaskStatusInput) (*TaskStatusResult, error) {
+	const op = OpTaskStatus
+	start := time.Now()
+	ref, err := c.checkTask(in)
+	if err != nil {
+		return nil, c.logged(ctx, op, start, err)
 	}
-	var u upid.UPID
-	if len(id) > maxUPIDLen {
-		fields = append(fields, FieldError{Field: "upid", Problem: "is too long to be a UPID"})
-	} else if p, err := upid.Parse(id); err != nil {
-		fields = append(fields, FieldError{Field: "upid", Problem: "is not a valid UPID (UPID:node:pid:pstart:starttime:type:id:user:)"})
-	} else {
-		u = p
-		if len(fields) == 0 && u.Node != node {
-			fields = append(fields, FieldError{Field: "node", Problem: "does not match the node named in the UPID (" + u.Node + ")"})
-		}
+	res, err := c.taskStatus(ctx, in.UPID, ref)
+	return res, c.logged(ctx, op, start, err, slog.String("node", in.Node), slog.String("upid", in.UPID))
+}
+
+// checkTask validates a task input (its UPID's node must be its Node) and
+// checks the node against the allowlist.
+func (c *Client) checkTask(in any) (TaskRef, error) {
+	if err := c.check(in); err != nil {
+		return TaskRef{}, err
 	}
-	if len(fields) > 0 {
-		return TaskRef{}, &ValidationError{Fields: fields}
+	var node, id string
+	switch in := in.(type) {
+	case TaskStatusInput:
+		node, id = in.Node, in.UPID
+	case TaskLogInput:
+		node, id = in.Node, in.UPID
 	}
 	if err := c.policy.checkNode(node); err != nil {
 		return TaskRef{}, err
 	}
-	return TaskRef{Node: u.Node, Type: u.Type, ID: u.ID, User: u.User, StartTime: u.StartTime, PID: u.PID}, nil
+	return taskRefOf(id), nil
+}
+
+// taskRefOf parses a UPID the validator accepted.
+func taskRefOf(id string) TaskRef {
+	u, _ := upid.Parse(id)
+	return TaskRef{Node: u.Node, Type: u.Type, ID: u.ID, User: u.User, StartTime: u.StartTime, PID: u.PID}
 }
 
 func (c *Client) taskStatus(ctx context.Context, id string, ref TaskRef) (*TaskStatusResult, error) {
@@ -68,63 +81,57 @@ func (c *Client) taskStatus(ctx context.Context, id string, ref TaskRef) (*TaskS
 	}, nil
 }
 
-// WaitOptions tunes [Client.WaitTask]. The zero value polls after 250 ms,
-// backing off by half each time up to 5 s, until ctx ends.
-type WaitOptions struct {
-	// Interval is the first pause between polls; zero means 250 ms.
-	Interval time.Duration
-	// MaxInterval caps the back-off; zero means 5 s.
-	MaxInterval time.Duration
-	// Timeout, when positive, bounds the whole wait in addition to ctx.
-	Timeout time.Duration
+// WaitTaskInput names the task [Client.WaitTask] waits for.
+type WaitTaskInput struct {
+	// UPID is the task id; the node it names must be on the allowlist.
+	UPID string `json:"upid" validate:"required,max=255,pve_upid"`
 }
 
 // WaitTask polls a task until it stops. It returns the final status and nil
 // when the exit status is "OK" or "WARNINGS: n"; for any other exit status it
 // returns the status and a *[TaskError] (matching [ErrTaskFailed]). If ctx
-// ends or the timeout passes first, it returns the last status seen with the
-// context's error. The node is taken from the UPID and must be allowlisted.
-func (c *Client) WaitTask(ctx context.Context, id string, opts *WaitOptions) (*TaskStatusResult, error) {
+// ends or the timeout passes first (see [WaitOptions]; opts may be nil), it
+// returns the last status seen with the context's error. The node is taken
+// from the UPID and must be allowlisted.
+//
+// WaitTask knows only the task: for an HA-managed guest the ha* task ends
+// OK before the guest changes state. To learn whether a mutation took
+// effect, use [Client.Verify] or the Wait field of the mutation's input.
+func (c *Client) WaitTask(ctx context.Context, in WaitTaskInput, opts *WaitOptions) (*TaskStatusResult, error) {
+	const op = OpWaitTask
 	start := time.Now()
-	u, err := upid.Parse(id)
-	if err != nil || len(id) > maxUPIDLen {
-		return nil, c.logged(ctx, "WaitTask", start, &ValidationError{Fields: []FieldError{{Field: "upid", Problem: "is not a valid UPID"}}})
+	if err := c.check(in); err != nil {
+		return nil, c.logged(ctx, op, start, err)
 	}
-	ref, err := c.checkTask(u.Node, id)
+	ref := taskRefOf(in.UPID)
+	ref, err := c.checkTask(TaskStatusInput{Node: ref.Node, UPID: in.UPID})
 	if err != nil {
-		return nil, c.logged(ctx, "WaitTask", start, err)
+		return nil, c.logged(ctx, op, start, err)
 	}
-	var o WaitOptions
-	if opts != nil {
-		o = *opts
+	o, err := c.waitOptions(opts)
+	if err != nil {
+		return nil, c.logged(ctx, op, start, err)
 	}
-	if o.Interval <= 0 {
-		o.Interval = 250 * time.Millisecond
-	}
-	if o.MaxInterval <= 0 {
-		o.MaxInterval = 5 * time.Second
-	}
-	if o.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
-		defer cancel()
-	}
-	res, err := c.poll(ctx, id, ref, o)
-	if err != nil && errors.Is(err, ctx.Err()) {
+	timeout, _ := c.effectiveTimeout(o.Timeout)
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	res, err := c.poll(wctx, in.UPID, ref, o, start, timeout)
+	if err != nil && errors.Is(err, wctx.Err()) {
 		// A bare "context deadline exceeded" names neither the task nor
 		// what was known of it.
 		known := "its status was not read yet"
 		if res != nil {
 			known = "still " + res.Status
 		}
-		err = fmt.Errorf("stopped waiting for task %s after %s (%s): %w", id, time.Since(start).Round(time.Millisecond), known, err)
+		err = fmt.Errorf("stopped waiting for task %s after %s (%s): %w", in.UPID, time.Since(start).Round(time.Millisecond), known, err)
 	}
-	return res, c.logged(ctx, "WaitTask", start, err)
+	return res, c.logged(ctx, op, start, err, slog.String("upid", in.UPID))
 }
 
-func (c *Client) poll(ctx context.Context, id string, ref TaskRef, o WaitOptions) (*TaskStatusResult, error) {
+func (c *Client) poll(ctx context.Context, id string, ref TaskRef, o WaitOptions, start time.Time, timeout time.Duration) (*TaskStatusResult, error) {
 	b := newBackoff(o.Interval, o.MaxInterval)
 	var last *TaskStatusResult
+	polls := 0
 	for b.wait(ctx) {
 		st, err := c.taskStatus(ctx, id, ref)
 		if err != nil {
@@ -134,42 +141,16 @@ func (c *Client) poll(ctx context.Context, id string, ref TaskRef, o WaitOptions
 			return last, err
 		}
 		last = st
+		polls++
 		if !st.Running() {
 			if st.Succeeded() {
 				return st, nil
 			}
 			return st, &TaskError{UPID: id, ExitStatus: st.ExitStatus}
 		}
+		if o.OnProgress != nil {
+			o.OnProgress(Progress{Phase: ProgressTaskRunning, Message: "task " + ref.Type + " still running", Poll: polls, Elapsed: time.Since(start), Timeout: timeout})
+		}
 	}
 	return last, ctx.Err()
-}
-
-// backoff paces the polls of [Client.WaitTask] and [Client.Verify]: the
-// first poll at once, then the interval, growing by half up to a maximum.
-type backoff struct {
-	next, max time.Duration
-	first     bool
-	timer     *time.Timer
-}
-
-func newBackoff(interval, max time.Duration) *backoff {
-	return &backoff{next: interval, max: max, first: true}
-}
-
-// wait sleeps until the next poll and reports false when ctx ended first.
-// It stops its timer before returning, so nothing outlives the wait.
-func (b *backoff) wait(ctx context.Context) bool {
-	if b.first {
-		b.first = false
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(b.next)
-	defer t.Stop()
-	b.next = min(b.next+b.next/2, b.max)
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

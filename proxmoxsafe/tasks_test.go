@@ -19,14 +19,14 @@ func TestWaitTaskOK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := e.client.TaskStatus(t.Context(), "pve1", rec.UPID)
+	st, err := e.client.TaskStatus(t.Context(), proxmoxsafe.TaskStatusInput{Node: "pve1", UPID: rec.UPID})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !st.Running() || st.Task.Type != "qmstart" {
 		t.Errorf("first poll = %+v, want running qmstart", st)
 	}
-	st, err = e.client.WaitTask(t.Context(), rec.UPID, fastWait)
+	st, err = e.client.WaitTask(t.Context(), proxmoxsafe.WaitTaskInput{UPID: rec.UPID}, fastWait)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestWaitTaskWarningsSucceed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := e.client.WaitTask(t.Context(), rec.UPID, fastWait)
+	st, err := e.client.WaitTask(t.Context(), proxmoxsafe.WaitTaskInput{UPID: rec.UPID}, fastWait)
 	if err != nil || st.ExitStatus != "WARNINGS: 2" || !st.Succeeded() {
 		t.Errorf("status %+v, err %v", st, err)
 	}
@@ -65,7 +65,7 @@ func TestWaitTaskFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := e.client.WaitTask(t.Context(), rec.UPID, fastWait)
+	st, err := e.client.WaitTask(t.Context(), proxmoxsafe.WaitTaskInput{UPID: rec.UPID}, fastWait)
 	var te *proxmoxsafe.TaskError
 	if !errors.Is(err, proxmoxsafe.ErrTaskFailed) || !errors.As(err, &te) {
 		t.Fatalf("err = %v, want a TaskError", err)
@@ -85,13 +85,13 @@ func TestWaitTaskTimeoutAndCancel(t *testing.T) {
 	// A task that never stops within the wait: a huge first interval.
 	slow := &proxmoxsafe.WaitOptions{Interval: time.Hour, Timeout: time.Second}
 	// The first poll happens at once and says "running"; then the timeout hits.
-	st, err := e.client.WaitTask(t.Context(), rec.UPID, slow)
+	st, err := e.client.WaitTask(t.Context(), proxmoxsafe.WaitTaskInput{UPID: rec.UPID}, slow)
 	if !errors.Is(err, context.DeadlineExceeded) || st == nil || !st.Running() {
 		t.Errorf("timeout: status %+v, err %v", st, err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, err := e.client.WaitTask(ctx, rec.UPID, fastWait); !errors.Is(err, context.Canceled) {
+	if _, err := e.client.WaitTask(ctx, proxmoxsafe.WaitTaskInput{UPID: rec.UPID}, fastWait); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: err = %v", err)
 	}
 }

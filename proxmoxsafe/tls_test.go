@@ -100,6 +100,10 @@ func TestAuthErrorsExplained(t *testing.T) {
 		if !errors.Is(err, proxmoxsafe.ErrUnauthorized) || !strings.Contains(err.Error(), "token was rejected") {
 			t.Errorf("err = %v", err)
 		}
+		// Exactly one sentinel matches, as the sentinels' doc promises.
+		if errors.Is(err, proxmoxsafe.ErrUpstream) {
+			t.Errorf("a 401 also matches ErrUpstream: %v", err)
+		}
 		if strings.Contains(err.Error(), "11111111-2222") {
 			t.Error("error leaks the secret")
 		}

@@ -31,8 +31,11 @@ const (
 	ActionStop PowerAction = "stop"
 )
 
-// PowerActions lists every action [Client.GuestPower] accepts, in a stable order.
-var PowerActions = []PowerAction{ActionStart, ActionShutdown, ActionReboot, ActionStop}
+// PowerActions returns every action [Client.GuestPower] accepts, in a
+// stable order. The slice is new on every call.
+func PowerActions() []PowerAction {
+	return []PowerAction{ActionStart, ActionShutdown, ActionReboot, ActionStop}
+}
 
 // Class names a group of mutations an operator enables as a whole.
 // Every class is off unless the [Policy] enables it.
@@ -243,7 +246,7 @@ type GuestPowerInput struct {
 	// Wait, when set, makes GuestPower wait for the task and verify the
 	// guest's power state before returning; see [Client.Verify]. nil
 	// returns the receipt at submission.
-	Wait *VerifyOptions `json:"-"`
+	Wait *WaitOptions `json:"-"`
 }
 
 // Target returns the guest the input names.
@@ -276,7 +279,7 @@ type SnapshotGuestInput struct {
 	// Wait, when set, makes SnapshotGuest wait for the task and check that
 	// the snapshot is listed before returning; see [Client.Verify]. nil
 	// returns the receipt at submission.
-	Wait *VerifyOptions `json:"-"`
+	Wait *WaitOptions `json:"-"`
 }
 
 // Target returns the snapshot the input names.
@@ -303,7 +306,8 @@ func (in SnapshotGuestInput) approvalParams() []ApprovalParam {
 
 // Receipt says a mutation was submitted. It is not proof that it happened:
 // the task may still fail, and for HA-managed guests the HA manager carries
-// the change out later. Use [Client.WaitTask] to learn the outcome.
+// the change out later. Use [Client.Verify] (or the input's Wait field) to
+// learn the outcome.
 type Receipt struct {
 	// UPID identifies the Proxmox task that carries the mutation out.
 	UPID string `json:"upid"`

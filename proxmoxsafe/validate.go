@@ -10,6 +10,7 @@ import (
 	"github.com/go-playground/validator/v10"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/upid"
 )
 
 // Proxmox's own rules (pve-common JSONSchema.pm; see FACTS §6).
@@ -25,6 +26,9 @@ var (
 	snapnameRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{1,39}$`)
 	// pve-tag.
 	tagRe = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_+.-]{0,63}$`)
+	// Proxmox task types ("qmstart", "vzdump", "move_volume", "hamigrate",
+	// "imgcopy", …).
+	taskTypeRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
 	// pve-storage-id (pve-common parse_id: a letter first, a letter or digit
 	// last, at least 2 characters), capped at 64.
 	storageRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9._-]{0,62}[A-Za-z0-9]$`)
@@ -81,6 +85,19 @@ func newValidator() *validator.Validate {
 	must(v.RegisterValidation("pve_tag", func(fl validator.FieldLevel) bool { return tagRe.MatchString(fl.Field().String()) }))
 	must(v.RegisterValidation("pve_storage", func(fl validator.FieldLevel) bool { return storageRe.MatchString(fl.Field().String()) }))
 	must(v.RegisterValidation("pve_text", func(fl validator.FieldLevel) bool { return sanitize.Clean(fl.Field().String()) }))
+	must(v.RegisterValidation("pve_upid", func(fl validator.FieldLevel) bool {
+		_, err := upid.Parse(fl.Field().String())
+		return err == nil
+	}))
+	must(v.RegisterValidation("pve_tasktype", func(fl validator.FieldLevel) bool { return taskTypeRe.MatchString(fl.Field().String()) }))
+	// A task is read from the node its UPID names; a different node would
+	// be a request Proxmox answers with an error, or a forwarding detour.
+	v.RegisterStructValidation(func(sl validator.StructLevel) {
+		node, id := sl.Current().FieldByName("Node").String(), sl.Current().FieldByName("UPID").String()
+		if u, err := upid.Parse(id); err == nil && ValidNode(node) && u.Node != node {
+			sl.ReportError(node, "node", "Node", "upid_node", u.Node)
+		}
+	}, TaskStatusInput{}, TaskLogInput{})
 	v.RegisterStructValidation(func(sl validator.StructLevel) {
 		in := sl.Current().Interface().(SnapshotGuestInput)
 		if reservedSnapshot(in.Type, in.Name) {
@@ -123,6 +140,12 @@ func problem(fe validator.FieldError) string {
 		return "must start with a letter and have 2 to 40 letters, digits, '_' or '-'"
 	case "pve_snapname_reserved":
 		return "is a name Proxmox reserves for this guest type (qemu: current, pending; lxc: current, vzdump)"
+	case "pve_upid":
+		return "is not a valid UPID (UPID:node:pid:pstart:starttime:type:id:user:)"
+	case "upid_node":
+		return "does not match the node named in the UPID (" + fe.Param() + ")"
+	case "pve_tasktype":
+		return "must be a Proxmox task type such as qmstart or vzdump (a letter, then letters, digits, '_' or '-')"
 	case "qemu_only":
 		return "is only supported for qemu guests"
 	case "pve_storage":

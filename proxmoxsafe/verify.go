@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
-	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/upid"
 )
 
 // expectation is what the fresh state must show for an action to count as
@@ -37,13 +35,6 @@ func expectFor(action string, t Target) (expectation, error) {
 	return expectation{}, &ValidationError{Fields: []FieldError{{Field: "action", Problem: "is not an action Verify knows (start, shutdown, reboot, stop, snapshot with a snapshot name)"}}}
 }
 
-// rawVerifyStatus is status/current as the verification reads it: the
-// precondition fields plus uptime, which proves a reboot happened.
-type rawVerifyStatus struct {
-	rawGuestStatus
-	Uptime pve.Int `json:"uptime"`
-}
-
 // Verify waits for the task of a receipt and checks its effect from fresh
 // state, returning what it established. It never sends a mutating request.
 //
@@ -58,7 +49,7 @@ type rawVerifyStatus struct {
 //     guests need this: their hastart/hastop task ends OK before the HA
 //     manager changes the guest.
 //
-// The wait is bounded by opts.Timeout (see [VerifyOptions]); when it ends
+// The wait is bounded by opts.Timeout (see [WaitOptions]); when it ends
 // first, the Outcome says [OutcomeTimeout] with the last task status and
 // state seen. opts may be nil.
 //
@@ -73,7 +64,7 @@ type rawVerifyStatus struct {
 // could not finish: the caller's ctx ended or Proxmox could not be read.
 // In the latter cases the returned Outcome says [OutcomeSubmitted] with
 // what was seen so far.
-func (c *Client) Verify(ctx context.Context, r *Receipt, opts *VerifyOptions) (*Outcome, error) {
+func (c *Client) Verify(ctx context.Context, r *Receipt, opts *WaitOptions) (*Outcome, error) {
 	start := time.Now()
 	out, err := c.verify(ctx, r, opts, start)
 	attrs := []slog.Attr{}
@@ -92,22 +83,19 @@ type waiter struct {
 	r       *Receipt
 	ref     TaskRef
 	exp     expectation
-	opts    VerifyOptions
+	opts    WaitOptions
 	start   time.Time
 	timeout time.Duration
 	out     *Outcome
 	polls   int
 }
 
-func (c *Client) verify(ctx context.Context, r *Receipt, opts *VerifyOptions, start time.Time) (*Outcome, error) {
+func (c *Client) verify(ctx context.Context, r *Receipt, opts *WaitOptions, start time.Time) (*Outcome, error) {
 	if r == nil {
 		return nil, &ValidationError{Fields: []FieldError{{Field: "receipt", Problem: "is required"}}}
 	}
-	var o VerifyOptions
-	if opts != nil {
-		o = *opts
-	}
-	if err := c.check(o); err != nil {
+	o, err := c.waitOptions(opts)
+	if err != nil {
 		return nil, err
 	}
 	ref, err := c.checkReceipt(r)
@@ -118,16 +106,10 @@ func (c *Client) verify(ctx context.Context, r *Receipt, opts *VerifyOptions, st
 	if err != nil {
 		return nil, err
 	}
-	if o.Interval <= 0 {
-		o.Interval = 250 * time.Millisecond
-	}
-	if o.MaxInterval <= 0 {
-		o.MaxInterval = 5 * time.Second
-	}
 	timeout, clamped := c.effectiveTimeout(o.Timeout)
 	w := &waiter{
 		c: c, r: r, ref: ref, exp: exp, opts: o, start: start, timeout: timeout,
-		out: &Outcome{Status: OutcomeSubmitted, UPID: r.UPID, TimeoutSeconds: timeout.Seconds(), TimeoutClamped: clamped},
+		out: &Outcome{Status: OutcomeSubmitted, UPID: r.UPID, Timeout: timeout, TimeoutClamped: clamped},
 	}
 	// The timeout is a child context so the caller's ctx stays usable for
 	// the last read after our own deadline; a context's timer leaves no
@@ -135,7 +117,7 @@ func (c *Client) verify(ctx context.Context, r *Receipt, opts *VerifyOptions, st
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	err = w.run(ctx, wctx)
-	w.out.WaitedMS = time.Since(start).Milliseconds()
+	w.out.Waited = time.Since(start)
 	if err != nil {
 		return w.out, err
 	}
@@ -144,34 +126,27 @@ func (c *Client) verify(ctx context.Context, r *Receipt, opts *VerifyOptions, st
 	return w.out, nil
 }
 
-// checkReceipt validates a receipt that may not come from this package:
-// the UPID must parse, the task node and the target node must be
-// allowlisted, and the target must be a guest.
+// receiptCheck is what checkReceipt validates of a receipt that may not
+// come from this package; the JSON names are the ones errors report.
+type receiptCheck struct {
+	UPID     string    `json:"upid" validate:"required,max=255,pve_upid"`
+	Node     string    `json:"target.node" validate:"required,pve_node"`
+	Type     GuestType `json:"target.type" validate:"required,oneof=qemu lxc"`
+	VMID     int       `json:"target.vmid" validate:"required,pve_vmid"`
+	Snapshot string    `json:"target.snapname" validate:"omitempty,pve_snapname"`
+}
+
+// checkReceipt validates a receipt: the UPID must parse, the task node and
+// the target node must be allowlisted, and the target must be a guest.
 func (c *Client) checkReceipt(r *Receipt) (TaskRef, error) {
-	u, err := upid.Parse(r.UPID)
-	if err != nil || len(r.UPID) > maxUPIDLen {
-		return TaskRef{}, &ValidationError{Fields: []FieldError{{Field: "upid", Problem: "is not a valid UPID"}}}
-	}
-	var fields []FieldError
-	if !ValidNode(r.Target.Node) {
-		fields = append(fields, FieldError{Field: "target.node", Problem: "must be a Proxmox node name"})
-	}
-	if r.Target.Type != TypeQEMU && r.Target.Type != TypeLXC {
-		fields = append(fields, FieldError{Field: "target.type", Problem: "must be one of: qemu, lxc"})
-	}
-	if !ValidVMID(r.Target.VMID) {
-		fields = append(fields, FieldError{Field: "target.vmid", Problem: fmt.Sprintf("must be a VMID from %d to %d", minVMID, maxVMID)})
-	}
-	if r.Target.Snapshot != "" && !snapnameRe.MatchString(r.Target.Snapshot) {
-		fields = append(fields, FieldError{Field: "target.snapname", Problem: "must start with a letter and have 2 to 40 letters, digits, '_' or '-'"})
-	}
-	if len(fields) > 0 {
-		return TaskRef{}, &ValidationError{Fields: fields}
-	}
-	if err := c.policy.checkNode(r.Target.Node); err != nil {
+	t := r.Target
+	if err := c.check(receiptCheck{UPID: r.UPID, Node: t.Node, Type: t.Type, VMID: t.VMID, Snapshot: t.Snapshot}); err != nil {
 		return TaskRef{}, err
 	}
-	return c.checkTask(u.Node, r.UPID)
+	if err := c.policy.checkNode(t.Node); err != nil {
+		return TaskRef{}, err
+	}
+	return c.checkTask(TaskStatusInput{Node: taskRefOf(r.UPID).Node, UPID: r.UPID})
 }
 
 // run fills w.out. wctx carries the timeout; ctx is the caller's.
@@ -289,7 +264,7 @@ func (w *waiter) observe(ctx context.Context) (bool, error) {
 		}
 		return present, nil
 	}
-	s, uptime, err := w.c.readVerifyState(ctx, w.r.Target)
+	s, uptime, err := w.c.readState(ctx, w.r.Target)
 	if err != nil {
 		return false, err
 	}
@@ -398,9 +373,9 @@ func (w *waiter) audit(ctx context.Context) {
 	if w.c.audit == nil {
 		return
 	}
-	op := "GuestPower"
+	op := OpGuestPower
 	if w.exp.snapshot != "" {
-		op = "SnapshotGuest"
+		op = OpSnapshotGuest
 	}
 	m := &mutation{op: op, action: w.r.Action, target: w.r.Target}
 	if err := w.c.record(ctx, m, ev, line(reason, maxErrorText), w.r.UPID); err != nil {
@@ -413,24 +388,6 @@ func (w *waiter) audit(ctx context.Context) {
 func (t Target) guestString() string {
 	t.Snapshot = ""
 	return t.String()
-}
-
-// readVerifyState is readState plus uptime. It duplicates readState's
-// conversion so that the precondition read stays exactly as it is.
-func (c *Client) readVerifyState(ctx context.Context, t Target) (GuestState, int64, error) {
-	var raw rawVerifyStatus
-	if err := c.get(ctx, guestPath(t, "status", "current"), nil, &raw); err != nil {
-		return GuestState{}, 0, err
-	}
-	return GuestState{
-		Status:    line(string(raw.Status), 16),
-		QMPStatus: line(string(raw.QMPStatus), 16),
-		Name:      line(string(raw.Name), maxNameLen),
-		Lock:      line(string(raw.Lock), 32),
-		Template:  bool(raw.Template),
-		HAManaged: bool(raw.HA.Managed),
-		HAState:   line(string(raw.HA.State), 32),
-	}, max(int64(raw.Uptime), 0), nil
 }
 
 // snapshotPresent reports whether the guest's snapshot list names t.Snapshot
@@ -477,7 +434,7 @@ func warningCount(exit string) (int, bool) {
 // waitIfAsked runs the mutation and, when wait is set, verifies it. Once a
 // request was submitted the receipt is returned even with an error, so the
 // caller always learns the UPID of something that was sent.
-func (c *Client) waitIfAsked(ctx context.Context, wait *VerifyOptions, m *mutation) (*Receipt, error) {
+func (c *Client) waitIfAsked(ctx context.Context, wait *WaitOptions, m *mutation) (*Receipt, error) {
 	// With a wait, the guest stays claimed until the outcome is known.
 	m.holdClaim = wait != nil
 	r, err := c.run(ctx, m)

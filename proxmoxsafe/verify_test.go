@@ -16,8 +16,8 @@ import (
 
 // fastVerify polls every millisecond or so: the fake answers at once, and
 // real intervals would only slow the tests down.
-func fastVerify() *proxmoxsafe.VerifyOptions {
-	return &proxmoxsafe.VerifyOptions{Interval: time.Millisecond, MaxInterval: 5 * time.Millisecond}
+func fastVerify() *proxmoxsafe.WaitOptions {
+	return &proxmoxsafe.WaitOptions{Interval: time.Millisecond, MaxInterval: 5 * time.Millisecond}
 }
 
 // auditEvents decodes the audit log and checks its chain.
@@ -101,7 +101,7 @@ func TestWaitPowerCompleted(t *testing.T) {
 			if o.After == nil || o.After.Status != tc.want || o.Observed != tc.observed {
 				t.Errorf("after = %+v, observed %q", o.After, o.Observed)
 			}
-			if o.UPID != r.UPID || o.TaskPolls < 2 || o.StatePolls < 1 || o.TimeoutSeconds != 30 || o.TimeoutClamped {
+			if o.UPID != r.UPID || o.TaskPolls < 2 || o.StatePolls < 1 || o.Timeout != 30*time.Second || o.TimeoutClamped {
 				t.Errorf("bookkeeping = %+v", o)
 			}
 			if !strings.Contains(o.Message, "completed OK") {
@@ -205,7 +205,7 @@ func TestWaitTimeout(t *testing.T) {
 		t.Fatalf("a timeout is not an error: %v", err)
 	}
 	o := r.Outcome
-	if o.Status != proxmoxsafe.OutcomeTimeout || o.TaskStatus != "running" || o.ExitStatus != "" || o.Verified || o.TimeoutSeconds != 0.05 {
+	if o.Status != proxmoxsafe.OutcomeTimeout || o.TaskStatus != "running" || o.ExitStatus != "" || o.Verified || o.Timeout != 50*time.Millisecond {
 		t.Errorf("outcome = %+v", o)
 	}
 	if !strings.Contains(o.Message, "still running") || !strings.Contains(o.Message, r.UPID) {
@@ -354,7 +354,7 @@ func TestWaitTimeoutClamped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := r.Outcome; o.TimeoutSeconds != 2 || !o.TimeoutClamped || o.Status != proxmoxsafe.OutcomeCompleted {
+	if o := r.Outcome; o.Timeout != 2*time.Second || !o.TimeoutClamped || o.Status != proxmoxsafe.OutcomeCompleted {
 		t.Errorf("outcome = %+v", o)
 	}
 
@@ -365,7 +365,7 @@ func TestWaitTimeoutClamped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := r.Outcome; o.TimeoutSeconds != 2 || o.TimeoutClamped {
+	if o := r.Outcome; o.Timeout != 2*time.Second || o.TimeoutClamped {
 		t.Errorf("outcome = %+v", o)
 	}
 }
@@ -418,7 +418,7 @@ func TestWaitRefusals(t *testing.T) {
 	}
 
 	in := powerIn("pve1", "qemu", 101, proxmoxsafe.ActionStart)
-	in.Wait = &proxmoxsafe.VerifyOptions{Timeout: -time.Second}
+	in.Wait = &proxmoxsafe.WaitOptions{Timeout: -time.Second}
 	if _, err := e.client.GuestPower(t.Context(), in); !errors.Is(err, proxmoxsafe.ErrInvalidInput) {
 		t.Errorf("negative timeout: %v", err)
 	}

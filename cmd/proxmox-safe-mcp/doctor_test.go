@@ -90,7 +90,7 @@ func TestDoctorWellScoped(t *testing.T) {
 
 func TestDoctorOverPrivileged(t *testing.T) {
 	t.Parallel()
-	srv := proxmoxtest.NewServer(doctorCluster(map[string][]string{"/": proxmoxtest.AllPrivileges}))
+	srv := proxmoxtest.NewServer(doctorCluster(map[string][]string{"/": proxmoxtest.AllPrivileges()}))
 	defer srv.Close()
 	out, _, code := runDoctor(t, srv)
 	if code != exitDoctorDangerous {

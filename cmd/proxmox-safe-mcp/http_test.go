@@ -215,7 +215,7 @@ func TestHTTPEndToEnd(t *testing.T) {
 	const tokenID = "automation@pve!http"
 	cluster := proxmoxtest.DemoCluster()
 	cluster.Tokens = map[string]*proxmoxtest.Token{tokenID: {
-		Secret: httpCanary, Privileges: map[string][]string{"/": proxmoxtest.AllPrivileges},
+		Secret: httpCanary, Privileges: map[string][]string{"/": proxmoxtest.AllPrivileges()},
 	}}
 	fake := proxmoxtest.NewServer(cluster)
 	defer fake.Close()

@@ -388,7 +388,7 @@ func TestSecretCanary(t *testing.T) {
 			t.Parallel()
 			cluster := proxmoxtest.DemoCluster()
 			cluster.Tokens = map[string]*proxmoxtest.Token{tokenID: {
-				Secret: tc.serverSide, Privileges: map[string][]string{"/": proxmoxtest.AllPrivileges},
+				Secret: tc.serverSide, Privileges: map[string][]string{"/": proxmoxtest.AllPrivileges()},
 			}}
 			srv := proxmoxtest.NewServer(cluster)
 			defer srv.Close()

@@ -92,7 +92,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			Node: g.Node, Type: g.Type, VMID: g.VMID, Name: *snapname,
 			Description: "taken by examples/list-and-snapshot",
 		}
-		in.Approval = proxmoxsafe.ApprovalPhrase("snapshot", in.Target())
+		in.Approval = in.ApprovalPhrase()
+		// Wait for the task and check that the snapshot is listed: a
+		// receipt alone only proves submission.
+		in.Wait = &proxmoxsafe.WaitOptions{Interval: 100 * time.Millisecond, Timeout: 2 * time.Minute}
 		label := fmt.Sprintf("%s (%s)", in.Target(), g.Name)
 
 		receipt, err := client.SnapshotGuest(ctx, in)
@@ -105,13 +108,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "FAIL %s: %v\n", label, err)
 			continue
 		}
-		status, err := client.WaitTask(ctx, receipt.UPID, &proxmoxsafe.WaitOptions{Interval: 100 * time.Millisecond, Timeout: 10 * time.Minute})
-		if err != nil {
+		if o := receipt.Outcome; o.Status != proxmoxsafe.OutcomeCompleted && o.Status != proxmoxsafe.OutcomeCompletedWithWarnings {
 			failed++
-			fmt.Fprintf(stdout, "FAIL %s: task %s: %v\n", label, receipt.UPID, err)
+			fmt.Fprintf(stdout, "FAIL %s: %s\n", label, o.Message)
 			continue
 		}
-		fmt.Fprintf(stdout, "ok   %s: snapshot %q, task %s\n", label, *snapname, status.ExitStatus)
+		fmt.Fprintf(stdout, "ok   %s: snapshot %q, task %s\n", label, *snapname, receipt.Outcome.ExitStatus)
 	}
 	if failed > 0 {
 		return fmt.Errorf("%d snapshot(s) failed", failed)

@@ -149,9 +149,11 @@ type Token struct {
 	Privileges map[string][]string
 }
 
-// AllPrivileges lists every privilege of a PVE 9 Administrator, which is
-// what the default token holds on "/".
-var AllPrivileges = []string{
+// AllPrivileges returns every privilege of a PVE 9 Administrator, which is
+// what the default token holds on "/". The slice is new on every call.
+func AllPrivileges() []string { return slices.Clone(administratorPrivileges) }
+
+var administratorPrivileges = []string{
 	"Datastore.Allocate", "Datastore.AllocateSpace", "Datastore.AllocateTemplate", "Datastore.Audit",
 	"Group.Allocate", "Mapping.Audit", "Mapping.Modify", "Mapping.Use",
 	"Permissions.Modify", "Pool.Allocate", "Pool.Audit",
@@ -179,7 +181,7 @@ func (c *Cluster) normalize() {
 	if len(c.Tokens) == 0 {
 		c.Tokens = map[string]*Token{DefaultTokenID: {
 			Secret:     DefaultTokenSecret,
-			Privileges: map[string][]string{"/": slices.Clone(AllPrivileges)},
+			Privileges: map[string][]string{"/": AllPrivileges()},
 		}}
 	}
 }

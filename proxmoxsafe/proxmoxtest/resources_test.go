@@ -90,7 +90,7 @@ func TestAccessPermissions(t *testing.T) {
 		t.Errorf("permissions = %v", p)
 	}
 	root := get(t, s, "/access/permissions?path=/").body["data"].(map[string]any)["/"].(map[string]any)
-	if len(root) != len(AllPrivileges) {
+	if len(root) != len(AllPrivileges()) {
 		t.Errorf("default token has %d privileges on /", len(root))
 	}
 }

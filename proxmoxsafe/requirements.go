@@ -1,0 +1,115 @@
+package proxmoxsafe
+
+import "slices"
+
+// Operation names one operation of this package: a [Client] method that
+// talks to Proxmox. It appears in [Requirements], [AuditRecord.Op] and
+// [Client.PermissionsFor].
+type Operation string
+
+// The operations of this package.
+const (
+	OpClusterStatus Operation = "ClusterStatus"
+	OpNodeStatus    Operation = "NodeStatus"
+	OpListGuests    Operation = "ListGuests"
+	OpGuestStatus   Operation = "GuestStatus"
+	OpGuestConfig   Operation = "GuestConfig"
+	OpListSnapshots Operation = "ListSnapshots"
+	OpTaskStatus    Operation = "TaskStatus"
+	OpTaskLog       Operation = "TaskLog"
+	OpTaskReport    Operation = "TaskReport"
+	OpWaitTask      Operation = "WaitTask"
+	OpListTasks     Operation = "ListTasks"
+	OpListStorage   Operation = "ListStorage"
+	OpListBackups   Operation = "ListBackups"
+	OpCephStatus    Operation = "CephStatus"
+	OpHAStatus      Operation = "HAStatus"
+	OpPermissions   Operation = "Permissions"
+	OpVersion       Operation = "Version"
+	OpGuestPower    Operation = "GuestPower"
+	OpSnapshotGuest Operation = "SnapshotGuest"
+	OpVerify        Operation = "Verify"
+)
+
+// Requirement is one Proxmox privilege an operation of this package needs
+// on one ACL path.
+type Requirement struct {
+	// Operation is the Client method, e.g. [OpGuestPower].
+	Operation Operation `json:"operation"`
+	// Class is the operation's mutation class; "" for reads.
+	Class Class `json:"class,omitempty"`
+	// Path is the ACL path template: "/", "/nodes/{node}", "/vms/{vmid}"
+	// or "/storage/{storage}".
+	Path string `json:"path"`
+	// Privilege is the Proxmox privilege, e.g. "VM.PowerMgmt".
+	Privilege string `json:"privilege"`
+	// Optional requirements are not needed for the call to succeed, but
+	// without them Proxmox silently leaves entries out.
+	Optional bool `json:"optional,omitempty"`
+	// NodeTargeted operations need a node on the allowlist to be usable.
+	NodeTargeted bool `json:"node_targeted,omitempty"`
+	// Note explains a nuance in one sentence.
+	Note string `json:"note,omitempty"`
+}
+
+// Privilege path templates.
+const (
+	pathRoot    = "/"
+	pathNode    = "/nodes/{node}"
+	pathVMs     = "/vms/{vmid}"
+	pathStorage = "/storage/{storage}"
+)
+
+// requirements is the table behind [Requirements]: what each operation's
+// requests need according to the PVE 9.1 schema ("permissions" of each
+// endpoint) and pve-storage's check_volume_access for backup volumes.
+var requirements = []Requirement{
+	{Operation: OpClusterStatus, Path: pathRoot, Privilege: "Sys.Audit"},
+	{Operation: OpNodeStatus, Path: pathNode, Privilege: "Sys.Audit", NodeTargeted: true},
+	{Operation: OpListGuests, Path: pathVMs, Privilege: "VM.Audit",
+		Note: "guests the token lacks it on are silently left out"},
+	{Operation: OpGuestStatus, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true},
+	{Operation: OpGuestConfig, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true},
+	{Operation: OpListSnapshots, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true},
+	{Operation: OpTaskStatus, Path: pathNode, Privilege: "Sys.Audit", NodeTargeted: true,
+		Note: "tasks the token started itself are readable without it"},
+	{Operation: OpTaskLog, Path: pathNode, Privilege: "Sys.Audit", NodeTargeted: true,
+		Note: "tasks the token started itself are readable without it"},
+	{Operation: OpListTasks, Path: pathNode, Privilege: "Sys.Audit", NodeTargeted: true,
+		Note: "without it only the token's own tasks are listed"},
+	{Operation: OpListStorage, Path: pathStorage, Privilege: "Datastore.Audit",
+		Note: "storages the token lacks it on are silently left out"},
+	{Operation: OpListBackups, Path: pathStorage, Privilege: "Datastore.Audit", NodeTargeted: true},
+	{Operation: OpListBackups, Path: pathStorage, Privilege: "Datastore.AllocateSpace", NodeTargeted: true, Optional: true,
+		Note: "Proxmox shows a backup only with Datastore.AllocateSpace on the storage and VM.Backup on the guest (or Datastore.Allocate); with Datastore.Audit alone the list is empty"},
+	{Operation: OpListBackups, Path: pathVMs, Privilege: "VM.Backup", NodeTargeted: true, Optional: true,
+		Note: "see Datastore.AllocateSpace: both are needed to see a guest's backups"},
+	{Operation: OpCephStatus, Path: pathRoot, Privilege: "Sys.Audit", Note: "Datastore.Audit on / also suffices"},
+	{Operation: OpHAStatus, Path: pathRoot, Privilege: "Sys.Audit"},
+	{Operation: OpGuestPower, Class: ClassPower, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true,
+		Note: "the preconditions read the guest's state and its running tasks first (without Sys.Audit on the node only the token's own tasks are seen)"},
+	{Operation: OpGuestPower, Class: ClassPower, Path: pathVMs, Privilege: "VM.PowerMgmt", NodeTargeted: true},
+	{Operation: OpSnapshotGuest, Class: ClassSnapshot, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true,
+		Note: "the preconditions read the guest's state, snapshots and running tasks first (without Sys.Audit on the node only the token's own tasks are seen)"},
+	{Operation: OpSnapshotGuest, Class: ClassSnapshot, Path: pathVMs, Privilege: "VM.Snapshot", NodeTargeted: true},
+}
+
+// permissionFreeOps need no privilege at all.
+var permissionFreeOps = []Operation{OpPermissions, OpVersion}
+
+// Requirements returns the privileges every operation of this package
+// needs, whatever the policy, in a stable order. [Client.Permissions]
+// checks the ones the current policy uses against the token.
+func Requirements() []Requirement { return slices.Clone(requirements) }
+
+// Operations returns the names of every operation [Requirements] and
+// [Client.PermissionsFor] know, in table order.
+func Operations() []Operation {
+	var out []Operation
+	for _, r := range requirements {
+		if !slices.Contains(out, r.Operation) {
+			out = append(out, r.Operation)
+		}
+	}
+	return append(out, permissionFreeOps...)
+}
