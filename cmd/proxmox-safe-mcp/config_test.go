@@ -287,7 +287,7 @@ func TestLibConfigError(t *testing.T) {
 		{func(c *proxmoxsafe.Config) { c.Fingerprint = "zz" }, "PVE_TLS_FINGERPRINT (--tls-fingerprint): Fingerprint must be"},
 		{func(c *proxmoxsafe.Config) { c.TokenSecret = "a b" }, "PVE_API_TOKEN_SECRET_FILE: TokenSecret contains"},
 		{func(c *proxmoxsafe.Config) { c.Policy.AllowedNodes = []string{"x/y"} }, "PVE_ALLOWED_NODES (--allowed-nodes): Policy.AllowedNodes: "},
-		{func(c *proxmoxsafe.Config) { c.Timeout = -1 }, "invalid configuration: Timeout and MaxResponseBytes"},
+		{func(c *proxmoxsafe.Config) { c.Timeout = -1 }, "invalid configuration: Timeout must not be negative"},
 	}
 	for _, tc := range tests {
 		c := base()
