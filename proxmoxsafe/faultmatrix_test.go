@@ -323,7 +323,7 @@ func TestFaultMatrixTasks(t *testing.T) {
 				defer cancel()
 
 				in := approvedShutdown100()
-				in.Wait = &proxmoxsafe.VerifyOptions{Timeout: 2 * time.Second, Interval: 50 * time.Millisecond}
+				in.Wait = &proxmoxsafe.WaitOptions{Timeout: 2 * time.Second, Interval: 50 * time.Millisecond}
 				if !row.hang {
 					in.Wait.Timeout = time.Second
 				}
@@ -351,7 +351,7 @@ func TestFaultMatrixTasks(t *testing.T) {
 					t.Errorf("mutating requests = %v, want the one shutdown", reqLines(m))
 				}
 
-				_, err = e.client.WaitTask(ctx, r.UPID, &proxmoxsafe.WaitOptions{Timeout: time.Second, Interval: 50 * time.Millisecond})
+				_, err = e.client.WaitTask(ctx, proxmoxsafe.WaitTaskInput{UPID: r.UPID}, &proxmoxsafe.WaitOptions{Timeout: time.Second, Interval: 50 * time.Millisecond})
 				if ctx.Err() != nil {
 					t.Fatalf("WaitTask returned only at the test's deadline: %v", err)
 				}
