@@ -1,0 +1,287 @@
+package mcpserver
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
+)
+
+// The fault matrix at the MCP boundary (issue 15 §5; docs/SECURITY.md
+// "Upstream fault matrix"): a representative subset of the library's
+// rows (proxmoxsafe/faultmatrix_test.go), seen as the tool result a model
+// reads through an in-memory go-sdk client. Each row checks that the
+// result is a tool error (or, for a wait, an honest outcome) naming what
+// failed, that the call returns within its configured bound, that no
+// goroutine is left once the session closes, that the canary appears in
+// no result, log line or audit record, and that a refused mutation sent
+// no mutating request.
+//
+// Rows run one after another so goleak.VerifyNone can check each one.
+
+// faultCanary is the token secret in these tests.
+const faultCanary = "PVESECRET-CANARY-mcp-0b1d-4e55-9a3b-2c4d5e6f7a8b"
+
+// faultTimeout is the configured per-request bound.
+const faultTimeout = 300 * time.Millisecond
+
+// faultFixture is one row's world.
+type faultFixture struct {
+	fake  *proxmoxtest.Server
+	other *proxmoxtest.Server // a second server: a redirect target, a wrong pin
+	*fixture
+}
+
+// newFaultFixture starts the fake (its tasks answer "running" to
+// taskPolls polls; 0 means the fake's default), the library client with
+// the short bound, our server and a client session. mod may change the
+// config.
+func newFaultFixture(t *testing.T, ctx context.Context, taskPolls int, mod func(*proxmoxsafe.Config, *faultFixture)) *faultFixture {
+	t.Helper()
+	cluster := proxmoxtest.DemoCluster()
+	cluster.Tokens = map[string]*proxmoxtest.Token{proxmoxtest.DefaultTokenID: {
+		Secret: faultCanary, Privileges: map[string][]string{"/": proxmoxtest.AllPrivileges}}}
+	f := &faultFixture{fixture: &fixture{audit: newMemAudit(), logs: &syncBuffer{}}}
+	f.fake = proxmoxtest.NewUnstartedServer(cluster)
+	f.fake.TaskPolls = taskPolls
+	f.fake.StartTLS()
+	t.Cleanup(f.fake.Close)
+	f.other = proxmoxtest.NewServer(nil)
+	t.Cleanup(f.other.Close)
+	logger := slog.New(slog.NewJSONHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	cfg := proxmoxsafe.Config{
+		URL:         f.fake.URL,
+		TokenID:     proxmoxtest.DefaultTokenID,
+		TokenSecret: faultCanary,
+		Fingerprint: f.fake.Fingerprint(),
+		Policy:      defaultPolicy(),
+		Audit:       f.audit,
+		Logger:      logger,
+		Timeout:     faultTimeout,
+		// A new connection per request: a fault below HTTP switched on
+		// between two requests meets the next one.
+		HTTPClient: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}},
+	}
+	if mod != nil {
+		mod(&cfg, f)
+	}
+	c, err := proxmoxsafe.New(cfg)
+	if err != nil {
+		t.Fatalf("proxmoxsafe.New: %v", err)
+	}
+	f.client = c
+	t.Cleanup(c.CloseIdleConnections)
+	f.server = New(c, &Options{Logger: logger})
+	f.cs = connect(t, ctx, f.server, "")
+	return f
+}
+
+// pathFault injects f for method and path.
+func pathFault(f proxmoxtest.Fault) func(*faultFixture, string, string) {
+	return func(x *faultFixture, method, path string) {
+		f.Method, f.Path = method, path
+		x.fake.InjectFault(f)
+	}
+}
+
+func TestFaultMatrixTools(t *testing.T) {
+	// Not parallel: see above.
+	const (
+		read    = "/nodes/pve1/status"
+		preRead = "/nodes/pve1/qemu/100/status/current"
+		post    = "/nodes/pve1/qemu/100/status/shutdown"
+	)
+	shutdown := powerArgs("pve1", "qemu", 100, "shutdown", nil)
+	rows := []struct {
+		name   string
+		tool   string
+		args   map[string]any
+		method string
+		path   string
+		inject func(f *faultFixture, method, path string)
+		mod    func(*proxmoxsafe.Config, *faultFixture)
+		// want are fragments of the tool error text.
+		want []string
+		// refused: a mutation refused before its POST (zero mutating
+		// requests, a refused audit record); failed: the POST went out
+		// and failed (a failed audit record).
+		refused, failed bool
+	}{
+		{name: "upstream down/read", tool: ToolNodeStatus, args: map[string]any{"node": "pve1"}, method: "GET", path: read,
+			inject: func(f *faultFixture, _, _ string) { f.fake.Close() },
+			want:   []string{"GET /nodes/pve1/status", "connection refused"}},
+		{name: "slow headers/read", tool: ToolNodeStatus, args: map[string]any{"node": "pve1"}, method: "GET", path: read,
+			inject: pathFault(proxmoxtest.Fault{Latency: time.Hour}),
+			want:   []string{"GET /nodes/pve1/status", "no answer within", "timed out waiting for the answer's headers"}},
+		{name: "endless body/read", tool: ToolNodeStatus, args: map[string]any{"node": "pve1"}, method: "GET", path: read,
+			inject: pathFault(proxmoxtest.Fault{Endless: true}),
+			mod:    func(c *proxmoxsafe.Config, _ *faultFixture) { c.MaxResponseBytes = 1 << 20 },
+			want:   []string{"GET /nodes/pve1/status", "response body too large"}},
+		{name: "HTML error page/read", tool: ToolNodeStatus, args: map[string]any{"node": "pve1"}, method: "GET", path: read,
+			inject: pathFault(proxmoxtest.Fault{Status: 502, Echo: true, Body: []byte("<html><pre>{{auth}}</pre></html>"),
+				Header: http.Header{"Content-Type": {"text/html"}}}),
+			want: []string{"GET /nodes/pve1/status", "502 Bad Gateway"}},
+		{name: "401/read", tool: ToolNodeStatus, args: map[string]any{"node": "pve1"}, method: "GET", path: read,
+			inject: pathFault(proxmoxtest.Fault{Status: 401, Reason: "authentication failure {{auth}}", Echo: true}),
+			want:   []string{"GET /nodes/pve1/status", "401", "token was rejected", "no action was taken"}},
+		{name: "595/read", tool: ToolNodeStatus, args: map[string]any{"node": "pve1"}, method: "GET", path: read,
+			inject: pathFault(proxmoxtest.Fault{Status: 595, Reason: "No route to host"}),
+			want:   []string{"595", "offline or unreachable"}},
+		{name: "malformed JSON/read", tool: ToolNodeStatus, args: map[string]any{"node": "pve1"}, method: "GET", path: read,
+			inject: pathFault(proxmoxtest.Fault{Status: 200, Body: []byte(`{"data":{"cpu":`)}),
+			want:   []string{"GET /nodes/pve1/status", "malformed response"}},
+		{name: "redirect/read", tool: ToolNodeStatus, args: map[string]any{"node": "pve1"}, method: "GET", path: read,
+			inject: func(f *faultFixture, method, path string) {
+				pathFault(proxmoxtest.Fault{Status: 302, Header: http.Header{"Location": {f.other.URL + "/api2/json" + path}}})(f, method, path)
+			},
+			want: []string{"GET /nodes/pve1/status", "refusing to follow a redirect"}},
+		{name: "wrong pin/read", tool: ToolNodeStatus, args: map[string]any{"node": "pve1"}, method: "GET", path: read,
+			inject: func(*faultFixture, string, string) {},
+			mod:    func(c *proxmoxsafe.Config, f *faultFixture) { c.Fingerprint = f.other.Fingerprint() },
+			want:   []string{"does not match the configured pin"}},
+		{name: "TLS handshake never completes/read", tool: ToolNodeStatus, args: map[string]any{"node": "pve1"}, method: "GET", path: read,
+			inject: func(f *faultFixture, _, _ string) { f.fake.StallHandshakes(true) },
+			want:   []string{"GET /nodes/pve1/status", "timed out in the TLS handshake"}},
+
+		{name: "slow headers/pre-read", tool: ToolGuestPower, args: shutdown, method: "GET", path: preRead, refused: true,
+			inject: pathFault(proxmoxtest.Fault{Latency: time.Hour}),
+			want:   []string{"cannot check the guest's current state", "GET " + preRead, "timed out waiting for the answer's headers", "no action was taken"}},
+		{name: "500 echoing the token/pre-read", tool: ToolGuestPower, args: shutdown, method: "GET", path: preRead, refused: true,
+			inject: pathFault(proxmoxtest.Fault{Status: 500, Reason: "backend said {{auth}}", Echo: true}),
+			want:   []string{"cannot check the guest's current state", "500", "[redacted]", "no action was taken"}},
+		{name: "certificate rotated mid-run/pre-read", tool: ToolGuestPower, args: shutdown, method: "GET", path: preRead, refused: true,
+			inject: func(f *faultFixture, _, _ string) { f.fake.RotateCertificate() },
+			want:   []string{"cannot check the guest's current state", "does not match the configured pin", "no action was taken"}},
+		{name: "slow headers/POST", tool: ToolGuestPower, args: shutdown, method: "POST", path: post, failed: true,
+			inject: pathFault(proxmoxtest.Fault{Latency: time.Hour}),
+			want:   []string{"POST " + post, "timed out waiting for the answer's headers", "may have reached Proxmox", "check the guest's tasks and state"}},
+		{name: "redirect/POST", tool: ToolGuestPower, args: shutdown, method: "POST", path: post, failed: true,
+			inject: func(f *faultFixture, method, path string) {
+				pathFault(proxmoxtest.Fault{Status: 307, Header: http.Header{"Location": {f.other.URL + "/api2/json" + path}}})(f, method, path)
+			},
+			want: []string{"POST " + post, "refusing to follow a redirect"}},
+		{name: "501/POST", tool: ToolGuestPower, args: shutdown, method: "POST", path: post, failed: true,
+			inject: pathFault(proxmoxtest.Fault{Status: 501, Reason: "Method 'POST " + post + "' not implemented"}),
+			want:   []string{"501", "not implemented"}},
+	}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			before := goleak.IgnoreCurrent()
+			t.Run("call", func(t *testing.T) { // its cleanups end the session before goleak looks
+				ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+				defer cancel()
+				f := newFaultFixture(t, ctx, 0, row.mod)
+				row.inject(f, row.method, row.path)
+				res := f.call(t, ctx, row.tool, row.args)
+				if ctx.Err() != nil {
+					t.Fatal("the call returned only at the test's deadline: the configured bound did not apply")
+				}
+				msg := wantError(t, res, row.want...)
+				t.Log(msg)
+				checkFaultOutputs(t, f, mustJSON(t, res))
+				if got := f.other.Requests(); len(got) != 0 {
+					t.Errorf("the other server (redirect target) got requests: %v", requestLines(got))
+				}
+				mut := f.fake.MutatingRequests()
+				switch {
+				case row.refused:
+					if len(mut) != 0 {
+						t.Errorf("mutating requests after a refusal: %v", requestLines(mut))
+					}
+					auditEvent(t, f.audit, proxmoxsafe.AuditRefused, "cannot check the guest's current state")
+				case row.failed:
+					if len(mut) != 1 {
+						t.Errorf("mutating requests = %v, want the one POST", requestLines(mut))
+					}
+					if strings.Contains(msg, "no action was taken") {
+						t.Errorf("a POST that went out claims nothing was done: %q", msg)
+					}
+					auditEvent(t, f.audit, proxmoxsafe.AuditFailed, "POST "+post)
+				default:
+					if len(mut) != 0 {
+						t.Errorf("a read sent mutating requests: %v", requestLines(mut))
+					}
+				}
+			})
+			goleak.VerifyNone(t, before)
+		})
+	}
+}
+
+// TestFaultMatrixWaitTools covers the task rows through guest_power with
+// wait: a task that never ends, and a task-status endpoint that hangs.
+func TestFaultMatrixWaitTools(t *testing.T) {
+	// Not parallel: see above.
+	rows := []struct {
+		name   string
+		hang   bool
+		want   []string
+		status proxmoxsafe.OutcomeStatus
+	}{
+		{name: "task that never ends", status: proxmoxsafe.OutcomeTimeout,
+			want: []string{"still running after 1 s", "check task UPID:pve1:", "later"}},
+		{name: "task-status endpoint hangs", hang: true, status: proxmoxsafe.OutcomeSubmitted,
+			want: []string{"Submitted shutdown", "The outcome could not be confirmed", "timed out waiting for the answer's headers", "check the task and the guest's status"}},
+	}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			before := goleak.IgnoreCurrent()
+			t.Run("call", func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+				defer cancel()
+				f := newFaultFixture(t, ctx, 1_000_000, nil) // a task runs for as long as anyone polls
+				if row.hang {
+					f.fake.InjectFault(proxmoxtest.Fault{Method: "GET", Path: "/nodes/pve1/tasks/*", Latency: time.Hour})
+				}
+				res := f.call(t, ctx, ToolGuestPower, powerArgs("pve1", "qemu", 100, "shutdown", map[string]any{"wait": true, "timeout_seconds": 1}))
+				if ctx.Err() != nil {
+					t.Fatal("the call returned only at the test's deadline")
+				}
+				msg := text(t, res)
+				t.Log(msg)
+				for _, w := range row.want {
+					if !strings.Contains(msg, w) {
+						t.Errorf("result %q does not say %q", msg, w)
+					}
+				}
+				if r := receiptOf(t, res); r.Outcome == nil || r.Outcome.Status != row.status {
+					t.Errorf("outcome = %+v, want status %q", r.Outcome, row.status)
+				}
+				if m := f.fake.MutatingRequests(); len(m) != 1 {
+					t.Errorf("mutating requests = %v, want the one shutdown", requestLines(m))
+				}
+				checkFaultOutputs(t, f, mustJSON(t, res))
+			})
+			goleak.VerifyNone(t, before)
+		})
+	}
+}
+
+// checkFaultOutputs looks for the canary and an unredacted token header in
+// the result, the logs and the audit log.
+func checkFaultOutputs(t *testing.T, f *faultFixture, result string) {
+	t.Helper()
+	for what, s := range map[string]string{"result": result, "logs": f.logs.String(), "audit log": f.audit.String()} {
+		if strings.Contains(s, faultCanary) || strings.Contains(s, "PVEAPIToken="+proxmoxtest.DefaultTokenID) {
+			t.Errorf("the token secret appears in the %s:\n%s", what, s)
+		}
+	}
+}
+
+// auditEvent checks for a record of ev whose reason contains reason.
+func auditEvent(t *testing.T, a *memAudit, ev proxmoxsafe.AuditEvent, reason string) {
+	t.Helper()
+	for _, r := range a.records(t) {
+		if r.Event == ev && strings.Contains(r.Reason, reason) {
+			return
+		}
+	}
+	t.Errorf("no %q audit record with reason %q:\n%s", ev, reason, a.String())
+}
