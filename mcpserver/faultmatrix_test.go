@@ -47,7 +47,7 @@ func newFaultFixture(t *testing.T, ctx context.Context, taskPolls int, mod func(
 	t.Helper()
 	cluster := proxmoxtest.DemoCluster()
 	cluster.Tokens = map[string]*proxmoxtest.Token{proxmoxtest.DefaultTokenID: {
-		Secret: faultCanary, Privileges: map[string][]string{"/": proxmoxtest.AllPrivileges}}}
+		Secret: faultCanary, Privileges: map[string][]string{"/": proxmoxtest.AllPrivileges()}}}
 	f := &faultFixture{fixture: &fixture{audit: newMemAudit(), logs: &syncBuffer{}}}
 	f.fake = proxmoxtest.NewUnstartedServer(cluster)
 	f.fake.TaskPolls = taskPolls
