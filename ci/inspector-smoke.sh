@@ -137,7 +137,9 @@ inspect cluster-status --method tools/call --tool-name cluster_status --tool-arg
 [[ $CODE == 0 ]] || fail "cluster_status exited $CODE, want 0: $OUT"
 check cluster-status 'r.result.isError !== true && r.result.structuredContent.name === "demo" && r.result.structuredContent.nodes.length === 3' \
   "cluster_status did not return the demo cluster"
-say "ok: cluster_status"
+check cluster-status '(c => c(JSON.parse(text.split("\n").pop())) === c(r.result.structuredContent))(function c(v) { return Array.isArray(v) ? "[" + v.map(c) + "]" : v && typeof v === "object" ? "{" + Object.keys(v).sort().map(k => JSON.stringify(k) + ":" + c(v[k])) + "}" : JSON.stringify(v); })' \
+  "cluster_status: the text content does not end with the structured result as JSON (hosts that show only content see no data)"
+say "ok: cluster_status (data in structuredContent and in the text content)"
 
 inspect guest-config --method tools/call --tool-name guest_config --tool-args-json '{"node":"pve1","type":"qemu","vmid":100}'
 [[ $CODE == 0 ]] || fail "guest_config exited $CODE, want 0: $OUT"
@@ -149,6 +151,8 @@ inspect power-refused --method tools/call --tool-name guest_power --tool-args-js
 [[ $CODE == 5 ]] || fail "guest_power without approval exited $CODE, want 5 (tool isError): $OUT"
 check power-refused "r.result.isError === true && text.includes('$PHRASE')" \
   "the refusal does not name the exact phrase \"$PHRASE\""
+check power-refused "(e => e.kind === 'approval_required' && e.approval_phrase === '$PHRASE' && e.action_taken === 'none' && e.current_state.status === 'running')(JSON.parse(text.split('\\n').pop()).error)" \
+  "the refusal's last text line is not the machine-readable refusal"
 say "ok: guest_power refused without approval (exit 5)"
 
 inspect power-approved --method tools/call --tool-name guest_power --tool-args-json "{$POWER,\"approval\":\"$PHRASE\"}"

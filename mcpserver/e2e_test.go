@@ -340,8 +340,22 @@ func TestApprovalRoundTrip(t *testing.T) {
 				// 1. No approval: the refusal says what to approve.
 				res := f.call(t, ctx, tt.tool, tt.args)
 				msg := wantError(t, res, append([]string{"no action was taken", "exactly:\n" + tt.phrase}, tt.state...)...)
-				if !strings.HasSuffix(msg, "\n"+tt.phrase) {
-					t.Errorf("the phrase is not on its own last line: %q", msg)
+				// The phrase ends the words, on its own line; the last line is
+				// the same refusal as JSON (content.go).
+				words, tail, _ := strings.Cut(msg, "\n{")
+				if !strings.HasSuffix(words, "\n"+tt.phrase) {
+					t.Errorf("the phrase is not on its own line at the end of the words: %q", msg)
+				}
+				var refusal struct {
+					Error struct {
+						Kind           string `json:"kind"`
+						ActionTaken    string `json:"action_taken"`
+						ApprovalPhrase string `json:"approval_phrase"`
+					} `json:"error"`
+				}
+				if err := json.Unmarshal([]byte("{"+tail), &refusal); err != nil || refusal.Error.Kind != "approval_required" ||
+					refusal.Error.ApprovalPhrase != tt.phrase || refusal.Error.ActionTaken != "none" {
+					t.Errorf("machine-readable refusal %+v (%v) in %q", refusal, err, msg)
 				}
 				if res.StructuredContent != nil {
 					t.Errorf("refusal carries structuredContent: %v", res.StructuredContent)
@@ -404,11 +418,11 @@ func TestRefusals(t *testing.T) {
 		want       []string
 	}{
 		// Schema: rejected by go-sdk against our input schema.
-		{name: "vmid too small", tool: ToolGuestPower, args: maps(power("pve1", "qemu", 100, "stop"), "vmid", 5), schemaInvalid: true, want: []string{"vmid", "minimum"}},
-		{name: "vmid too large", tool: ToolGuestPower, args: maps(power("pve1", "qemu", 100, "stop"), "vmid", 1000000000), schemaInvalid: true, want: []string{"vmid", "maximum"}},
+		{name: "vmid too small", tool: ToolGuestPower, args: maps(power("pve1", "qemu", 100, "stop"), "vmid", 5), schemaInvalid: true, want: []string{"vmid: must be at least 100", `"field":"vmid"`}},
+		{name: "vmid too large", tool: ToolGuestPower, args: maps(power("pve1", "qemu", 100, "stop"), "vmid", 1000000000), schemaInvalid: true, want: []string{"vmid: must be at most 999999999", `"field":"vmid"`}},
 		{name: "vmid as string", tool: ToolGuestPower, args: maps(power("pve1", "qemu", 100, "stop"), "vmid", "100"), schemaInvalid: true, want: []string{"vmid"}},
 		{name: "vmid fractional", tool: ToolGuestPower, args: maps(power("pve1", "qemu", 100, "stop"), "vmid", 100.5), schemaInvalid: true, want: []string{"vmid"}},
-		{name: "node path traversal", tool: ToolGuestPower, args: maps(power("pve1", "qemu", 100, "stop"), "node", "../x"), schemaInvalid: true, want: []string{"node", "pattern"}},
+		{name: "node path traversal", tool: ToolGuestPower, args: maps(power("pve1", "qemu", 100, "stop"), "node", "../x"), schemaInvalid: true, want: []string{"node: must be a Proxmox node name", `"field":"node"`}},
 		{name: "node with slash", tool: ToolNodeStatus, args: map[string]any{"node": "pve1/../../access"}, schemaInvalid: true, want: []string{"node"}},
 		{name: "node missing", tool: ToolNodeStatus, args: map[string]any{}, schemaInvalid: true, want: []string{"node"}},
 		{name: "extra property", tool: ToolGuestPower, args: maps(power("pve1", "qemu", 100, "stop"), "skiplock", 1), schemaInvalid: true, want: []string{"skiplock"}},
@@ -602,8 +616,8 @@ func TestSanitizedNames(t *testing.T) {
 			if !sanitize.Clean(msg) || strings.Contains(msg, "IGNORE PREVIOUS") || strings.Contains(msg, "Monitoring stack") {
 				t.Errorf("approval text not clean or echoes the description: %q", msg)
 			}
-			if lines := strings.Split(msg, "\n"); len(lines) != 5 {
-				t.Errorf("approval text has %d lines, want 5 (a name must not add lines): %q", len(lines), msg)
+			if lines := strings.Split(msg, "\n"); len(lines) != 6 {
+				t.Errorf("approval text has %d lines, want 5 and the JSON line (a name must not add lines): %q", len(lines), msg)
 			}
 			// Guest descriptions never appear in any result.
 			all := mustJSON(t, res)
@@ -631,8 +645,13 @@ func TestListGuestsLargeCluster(t *testing.T) {
 					args["cursor"] = cursor
 				}
 				res := f.call(t, ctx, ToolListGuests, args)
-				if size := len(mustJSON(t, res)); size > 64<<10 {
-					t.Errorf("page %d: result is %d bytes of JSON, want at most 64 KiB", page, size)
+				// The structured result and its copy in the text content
+				// (content.go) are each bounded.
+				if size := len(mustJSON(t, res.StructuredContent)); size > 64<<10 {
+					t.Errorf("page %d: structured result is %d bytes of JSON, want at most 64 KiB", page, size)
+				}
+				if size := len(text(t, res)); size > 64<<10 {
+					t.Errorf("page %d: text content is %d bytes, want at most 64 KiB", page, size)
 				}
 				var out proxmoxsafe.ListGuestsResult
 				structured(t, res, &out)

@@ -40,6 +40,7 @@ func typed[In, Out any](h handlerFunc[In, Out]) func(*mcp.Server, *mcp.Tool, *ad
 					res, out, err = nil, zero, panicError(name)
 				}
 			}()
+			markHandlerEntered(ctx)
 			if a.beforeCall != nil {
 				a.beforeCall(name)
 			}
@@ -48,7 +49,7 @@ func typed[In, Out any](h handlerFunc[In, Out]) func(*mcp.Server, *mcp.Tool, *ad
 				var zero Out
 				return nil, zero, toolError(name, err)
 			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, out, nil
+			return &mcp.CallToolResult{Content: resultContent(text, out)}, out, nil // content.go
 		})
 	}
 }
@@ -70,11 +71,11 @@ const maxErrorText = 2048
 func toolError(tool string, err error) error {
 	var ae *proxmoxsafe.ApprovalError
 	if errors.As(err, &ae) {
-		return &refusal{text: approvalText(tool, ae), err: err}
+		return &refusal{text: withErrorJSON(tool, approvalText(tool, ae), err), err: err}
 	}
 	text := err.Error()
 	if errors.Is(err, proxmoxsafe.ErrNotFound) {
-		text = "not found (check node, type and vmid with list_guests): " + text
+		text = notFoundHint(tool) + text
 	}
 	// A failed read means the pipeline stopped before any mutating request,
 	// but Proxmox's error does not say so.
@@ -83,7 +84,7 @@ func toolError(tool string, err error) error {
 		text += "; no action was taken"
 	}
 	text, _ = sanitize.Cap(text, maxErrorText)
-	return &refusal{text: text, err: err}
+	return &refusal{text: withErrorJSON(tool, text, err), err: err} // content.go
 }
 
 // approvalText is what a human reading the transcript needs to decide: the

@@ -30,7 +30,9 @@ const (
 // RecoverMiddleware returns receiving middleware that turns a panic in any
 // request handler into an error instead of killing the process (go-sdk does
 // not recover). A panicking tools/call becomes a tool result with isError
-// and a message saying the outcome is unknown; other methods get a JSON-RPC
+// and a message saying what is known: nothing was sent when the panic came
+// before one of this package's tool handlers started, else the outcome is
+// unknown. Other methods get a JSON-RPC
 // internal error. The panic value and stack go to logger (nil discards),
 // never to the client.
 func RecoverMiddleware(logger *slog.Logger) mcp.Middleware {
@@ -39,12 +41,13 @@ func RecoverMiddleware(logger *slog.Logger) mcp.Middleware {
 	}
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+			ctx = withHandlerTracking(ctx) // panic.go
 			defer func() {
 				if v := recover(); v != nil {
 					tool := toolName(req)
 					logPanic(ctx, logger, method, tool, v)
 					if method == "tools/call" {
-						res, err = panicResult(tool), nil
+						res, err = panicResult(ctx, tool), nil
 						return
 					}
 					res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal server error"}
@@ -72,21 +75,6 @@ func logPanic(ctx context.Context, logger *slog.Logger, method, tool string, v a
 		slog.String("tool", tool),
 		slog.String("panic", fmt.Sprint(v)),
 		slog.String("stack", string(debug.Stack())))
-}
-
-// panicResult is what the client sees after a recovered panic. A panic may
-// come after a request was sent, so it must not claim nothing was done.
-func panicResult(tool string) *mcp.CallToolResult {
-	var r mcp.CallToolResult
-	r.SetError(panicError(tool))
-	return &r
-}
-
-// panicError is panicResult's error, for handlers: a typed handler that
-// returns an error gets an IsError result without output validation.
-func panicError(tool string) error {
-	return fmt.Errorf("internal error in tool %q (a bug in the server, logged for the operator); "+
-		"the outcome is unknown: check the guest's state and the audit log before retrying", tool)
 }
 
 // LoggingMiddleware returns receiving middleware that logs one line per
@@ -198,9 +186,11 @@ func argumentErrors(client *proxmoxsafe.Client, next mcp.MethodHandler) mcp.Meth
 			return res, err
 		}
 		tool := toolName(req)
-		out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(
-			"invalid input: the arguments for %s do not match its input schema (%s); no action was taken", tool, msg)}}}
-		out.SetError(fmt.Errorf("%w: %s", errBadArguments, msg))
+		fields := schemaFields(tool, msg) // schemaerr.go
+		verr := fmt.Errorf("%w: %w", errBadArguments, &proxmoxsafe.ValidationError{Fields: fields})
+		text := fmt.Sprintf("invalid input: the arguments for %s do not match its input schema: %s; no action was taken", tool, fieldsText(fields))
+		out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: withErrorJSON(tool, text, verr)}}}
+		out.SetError(verr)
 		if op, ok := auditOps[tool]; ok && client != nil {
 			// The reason names the rule, not the refused values.
 			client.RecordRefusal(ctx, op, fmt.Errorf("%w: arguments do not match the %s input schema; no action was taken", proxmoxsafe.ErrInvalidInput, tool))

@@ -75,7 +75,7 @@ func New(client *proxmoxsafe.Client, opts *Options) *mcp.Server {
 	})
 	AddTools(s, client, o)
 	// Logging outermost, so it also sees the result of a recovered panic.
-	s.AddReceivingMiddleware(LoggingMiddleware(o.Logger), argumentErrorMiddleware(client), RecoverMiddleware(o.Logger))
+	s.AddReceivingMiddleware(LoggingMiddleware(o.Logger), argumentErrorMiddleware(client), RecoverMiddleware(o.Logger), nullArgumentsMiddleware)
 	return s
 }
 

@@ -100,6 +100,7 @@ func typedMutation[In any](h handlerFunc[In, *proxmoxsafe.Receipt]) func(*mcp.Se
 					res, out, err = nil, nil, panicError(name)
 				}
 			}()
+			markHandlerEntered(ctx)
 			if a.beforeCall != nil {
 				a.beforeCall(name)
 			}
@@ -107,14 +108,16 @@ func typedMutation[In any](h handlerFunc[In, *proxmoxsafe.Receipt]) func(*mcp.Se
 			text, r, err := h(a, ctx, in)
 			var se *submittedError
 			if errors.As(err, &se) {
-				res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+				w := wireReceipt(se.receipt)
+				res := &mcp.CallToolResult{Content: resultContent(text, w)}
 				res.SetError(se.err) // keeps the library error for LoggingMiddleware
-				return res, wireReceipt(se.receipt), nil
+				return res, w, nil
 			}
 			if err != nil {
 				return nil, nil, toolError(name, err)
 			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, wireReceipt(r), nil
+			w := wireReceipt(r)
+			return &mcp.CallToolResult{Content: resultContent(text, w)}, w, nil
 		})
 	}
 }
@@ -179,11 +182,17 @@ func submitted(what string, r *proxmoxsafe.Receipt, err error) (string, *proxmox
 		return b.String(), r, &submittedError{text: b.String(), receipt: r, err: o.Err()}
 	case proxmoxsafe.OutcomeTimeout:
 		secs := strconv.FormatFloat(o.Timeout.Seconds(), 'f', -1, 64)
-		if o.TaskStatus == "running" {
+		switch o.TaskStatus {
+		case "running":
 			fmt.Fprintf(&b, "%s: still running after %s s; check task %s later (task_status).", capFirst(what), secs, upid)
-		} else {
+		case "stopped":
 			fmt.Fprintf(&b, "%s: the task ended %s, but after %s s the result is not visible yet (now: %s); check task %s and the guest's status later.",
 				capFirst(what), clean(o.ExitStatus, 128), secs, clean(o.Observed, 128), upid)
+		default:
+			// No status poll answered in time: that the task ended is not
+			// known, and saying so would invite a blind retry.
+			fmt.Fprintf(&b, "%s: the task's status could not be read within %s s; it may still be running. Check task %s later (task_status) and the guest's status before doing anything else.",
+				capFirst(what), secs, upid)
 		}
 		if o.TimeoutClamped {
 			b.WriteString(" The requested timeout was above the operator's limit, which applied.")

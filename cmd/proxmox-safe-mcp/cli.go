@@ -86,16 +86,16 @@ func callTool(ctx context.Context, a *app, cfg *config, stdout, stderr io.Writer
 	return printResult(res, stdout, stderr)
 }
 
+// printResult prints a tool result for a shell: JSON on stdout (the
+// structured result, or for an error the {"error":…} object), the words for
+// people on stderr. Each text content ends with the same JSON on one line
+// (mcpserver content.go); that line is not printed twice.
 func printResult(res *mcp.CallToolResult, stdout, stderr io.Writer) int {
 	var structured []byte
 	if res.StructuredContent != nil {
-		b, err := json.Marshal(res.StructuredContent)
-		if err == nil {
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
 			structured = b
-			var out bytes.Buffer
-			json.Indent(&out, b, "", "  ")
-			out.WriteByte('\n')
-			stdout.Write(out.Bytes())
+			writeIndented(stdout, b)
 		}
 	}
 	for _, c := range res.Content {
@@ -103,20 +103,52 @@ func printResult(res *mcp.CallToolResult, stdout, stderr io.Writer) int {
 		if !ok {
 			continue
 		}
-		text := strings.TrimRight(tc.Text, "\n")
+		words, tail := splitJSONTail(tc.Text)
 		switch {
-		case res.IsError:
-			fmt.Fprintln(stderr, text)
-		case structured == nil:
-			fmt.Fprintln(stdout, text)
-		case !sameJSON(structured, []byte(text)):
-			fmt.Fprintln(stderr, text)
+		case tail != "" && structured != nil && sameJSON(structured, []byte(tail)):
+		case tail != "" && res.IsError && structured == nil:
+			writeIndented(stdout, []byte(tail))
+		default:
+			words = strings.TrimRight(tc.Text, "\n")
+		}
+		if words == "" {
+			continue
+		}
+		if res.IsError || structured != nil {
+			fmt.Fprintln(stderr, words)
+		} else {
+			fmt.Fprintln(stdout, words)
 		}
 	}
 	if res.IsError {
 		return exitToolError
 	}
 	return exitOK
+}
+
+// splitJSONTail splits a text content into its words and its last line when
+// that line is a JSON object; tail is "" otherwise.
+func splitJSONTail(text string) (words, tail string) {
+	text = strings.TrimRight(text, "\n")
+	i := strings.LastIndexByte(text, '\n')
+	last := text[i+1:]
+	if !strings.HasPrefix(last, "{") || !json.Valid([]byte(last)) {
+		return text, ""
+	}
+	if i < 0 {
+		return "", last
+	}
+	return text[:i], last
+}
+
+func writeIndented(w io.Writer, b []byte) {
+	var out bytes.Buffer
+	if json.Indent(&out, b, "", "  ") != nil {
+		out.Reset()
+		out.Write(b)
+	}
+	out.WriteByte('\n')
+	w.Write(out.Bytes())
 }
 
 // sameJSON reports whether text is only a JSON rendering of structured.

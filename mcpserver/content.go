@@ -1,0 +1,217 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"reflect"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+)
+
+// What a tool result's text content carries (issue 8, "The model sees no
+// data"). Many MCP hosts hand the model only content, never
+// structuredContent, and clients on protocol 2025-03-26 or older have no
+// structuredContent at all; the MCP specification (2025-06-18 and later)
+// says a tool that returns structured content SHOULD also return it
+// serialized as JSON text. So every result's text is:
+//
+//	a short summary for people (one or more lines)
+//	{"the":"structured result","as":"one line of compact JSON"}
+//
+// The JSON line is exactly structuredContent: it is bounded by the same
+// limits (paged lists, capped strings) and a script can take the last line.
+//
+// An error result carries, after its message, one JSON line
+// {"error":{...}} with the machine-readable parts: kind, whether anything
+// was done, and for an approval refusal the exact phrase, the effect and the
+// guest's current state. It is not put in structuredContent: the official
+// TypeScript SDK (1.32) validates structuredContent against the tool's
+// output schema even when isError is set, and a refusal does not have the
+// shape of the tool's result, so such clients would reject the whole answer.
+
+// resultContent is the content of a successful (or submitted-then-failed)
+// result: the summary, then out as compact JSON.
+func resultContent(summary string, out any) []mcp.Content {
+	text := summary
+	if j := compactJSON(out); j != "" {
+		if text != "" {
+			text += "\n"
+		}
+		text += j
+	}
+	return []mcp.Content{&mcp.TextContent{Text: text}}
+}
+
+// compactJSON marshals v on one line without HTML escaping (the reader is a
+// model or a script, not a browser); "" for nil or what does not marshal.
+func compactJSON(v any) string {
+	if v == nil {
+		return ""
+	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
+		return ""
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return ""
+	}
+	return string(bytes.TrimRight(b.Bytes(), "\n"))
+}
+
+// Kinds of error in the {"error":{"kind":…}} line: one per library
+// sentinel, plus internal (a recovered panic) and error (anything else).
+const (
+	kindInvalidInput     = "invalid_input"
+	kindNotAllowed       = "not_allowed"
+	kindApprovalRequired = "approval_required"
+	kindPrecondition     = "precondition"
+	kindAudit            = "audit"
+	kindUnauthorized     = "unauthorized"
+	kindForbidden        = "forbidden"
+	kindNotFound         = "not_found"
+	kindTaskFailed       = "task_failed"
+	kindUpstream         = "upstream"
+	kindInternal         = "internal"
+	kindError            = "error"
+)
+
+// Values of "action_taken": none when it is certain that nothing was
+// changed, unknown when a request may have reached Proxmox.
+const (
+	actionNone    = "none"
+	actionUnknown = "unknown"
+)
+
+// errorKinds maps sentinels to kinds, refusals first: a refusal never
+// reached Proxmox.
+var errorKinds = []struct {
+	err     error
+	kind    string
+	refusal bool
+}{
+	{proxmoxsafe.ErrInvalidInput, kindInvalidInput, true},
+	{errBadArguments, kindInvalidInput, true},
+	{proxmoxsafe.ErrNotAllowed, kindNotAllowed, true},
+	{proxmoxsafe.ErrApprovalRequired, kindApprovalRequired, true},
+	{proxmoxsafe.ErrPrecondition, kindPrecondition, true},
+	{proxmoxsafe.ErrAudit, kindAudit, true},
+	{proxmoxsafe.ErrUnauthorized, kindUnauthorized, false},
+	{proxmoxsafe.ErrForbidden, kindForbidden, false},
+	{proxmoxsafe.ErrNotFound, kindNotFound, false},
+	{proxmoxsafe.ErrTaskFailed, kindTaskFailed, false},
+	{proxmoxsafe.ErrUpstream, kindUpstream, false},
+}
+
+// errorDetail is the machine-readable part of an error result.
+type errorDetail struct {
+	Kind string `json:"kind"`
+	Tool string `json:"tool"`
+	// ActionTaken is actionNone or actionUnknown.
+	ActionTaken string `json:"action_taken"`
+	// Reason is a policy or precondition refusal's reason.
+	Reason string `json:"reason,omitempty"`
+	// Fields lists invalid input fields.
+	Fields []proxmoxsafe.FieldError `json:"fields,omitempty"`
+	// HTTPStatus is Proxmox's status code for an upstream error.
+	HTTPStatus int `json:"http_status,omitempty"`
+
+	// For approval_required.
+	ApprovalPhrase string                  `json:"approval_phrase,omitempty"`
+	ApprovalGiven  *bool                   `json:"approval_given,omitempty"`
+	Action         string                  `json:"action,omitempty"`
+	Target         *proxmoxsafe.Target     `json:"target,omitempty"`
+	Effect         string                  `json:"effect,omitempty"`
+	CurrentState   *proxmoxsafe.GuestState `json:"current_state,omitempty"`
+}
+
+// withErrorJSON appends the {"error":{...}} line for err to text.
+func withErrorJSON(tool, text string, err error) string {
+	return text + "\n" + compactJSON(struct {
+		Error errorDetail `json:"error"`
+	}{describeError(tool, err)})
+}
+
+// describeError builds the machine-readable part of err. Only validated
+// input and sanitized, capped state go in: never guest names or
+// descriptions, nor what the caller supplied as approval.
+func describeError(tool string, err error) errorDetail {
+	d := errorDetail{Kind: kindError, Tool: clean(tool, 128), ActionTaken: actionUnknown}
+	for _, k := range errorKinds {
+		if errors.Is(err, k.err) {
+			d.Kind = k.kind
+			if k.refusal {
+				d.ActionTaken = actionNone
+			}
+			break
+		}
+	}
+	if !isMutationTool(tool) {
+		d.ActionTaken = actionNone // read tools change nothing
+	}
+	var (
+		ae  *proxmoxsafe.ApprovalError
+		re  *proxmoxsafe.RefusalError
+		ve  *proxmoxsafe.ValidationError
+		api *proxmoxsafe.APIError
+		pe  *panicErr
+	)
+	switch {
+	case errors.As(err, &ae):
+		given := ae.Given
+		target := ae.Target
+		state := ae.State
+		state.Name = "" // free text from the guest: not in an approval prompt
+		state.Status, state.QMPStatus = clean(state.Status, 32), clean(state.QMPStatus, 32)
+		state.Lock, state.HAState = clean(state.Lock, 32), clean(state.HAState, 32)
+		d.ApprovalPhrase, d.ApprovalGiven = ae.Required, &given
+		d.Action, d.Target = ae.Action, &target
+		d.Effect, d.CurrentState = clean(ae.Effect, 512), &state
+	case errors.As(err, &re):
+		d.Reason = clean(re.Reason, 512)
+	case errors.As(err, &ve):
+		for _, f := range ve.Fields {
+			d.Fields = append(d.Fields, proxmoxsafe.FieldError{Field: clean(f.Field, 64), Problem: clean(f.Problem, 256)})
+		}
+	case errors.As(err, &api):
+		d.HTTPStatus = api.StatusCode
+		if api.Method == http.MethodGet {
+			d.ActionTaken = actionNone
+		}
+	case errors.As(err, &pe):
+		d.Kind = kindInternal
+		if !pe.handlerRan {
+			d.ActionTaken = actionNone
+		}
+	}
+	return d
+}
+
+// isMutationTool reports whether tool is one of this package's mutation
+// tools; anything else (read tools, and names we do not know) cannot have
+// changed anything through this package.
+func isMutationTool(tool string) bool {
+	for _, d := range allTools() {
+		if d.info.Name == tool {
+			return d.info.Class != ""
+		}
+	}
+	return false
+}
+
+// notFoundHint is the advice for a not-found error, by tool: a task is
+// named by its UPID, a guest by node, type and vmid.
+func notFoundHint(tool string) string {
+	switch tool {
+	case ToolTaskStatus:
+		return "not found (check the UPID: task_list lists a node's recent tasks, and Proxmox forgets old tasks): "
+	case ToolTaskList, ToolNodeStatus:
+		return "not found (check the node name with cluster_status): "
+	}
+	return "not found (check node, type and vmid with list_guests): "
+}
