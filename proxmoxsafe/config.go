@@ -24,8 +24,9 @@ const DefaultTimeout = 30 * time.Second
 // [Config.MaxResponseBytes] is zero.
 const DefaultMaxResponseBytes = pve.DefaultMaxBody
 
-// Config configures a [Client]. URL, TokenID and TokenSecret are required;
-// every other zero value is safe and documented on its field.
+// Config configures a [Client]. URL is required, and exactly one of an API
+// token (TokenID and TokenSecret, recommended) or a user (Username and
+// Password); every other zero value is safe and documented on its field.
 type Config struct {
 	// URL is the Proxmox VE address, "https://host:8006", with or without
 	// the "/api2/json" suffix. It must not carry credentials, a query or a
@@ -36,6 +37,24 @@ type Config struct {
 	// TokenSecret is the token's secret (a UUID). It is sent only in the
 	// Authorization header and never appears in errors, logs or audit records.
 	TokenSecret string
+
+	// Username and Password select ticket authentication instead of a
+	// token: "user@realm" (or "user" with Realm) and its password, for
+	// accounts without two-factor authentication. The client logs in with
+	// POST /access/ticket, renews the ticket well before it expires and
+	// logs in again when Proxmox rejects it; see auth_ticket.go. The
+	// password, ticket and CSRF token never appear in errors, logs or
+	// audit records. Password must be at least 8 characters.
+	Username string
+	Password string
+	// Realm, when set, is appended to Username ("root" + "pam" =
+	// "root@pam"), unless Username already ends in "@" + Realm.
+	Realm string
+	// TicketLifetime is how long the server accepts a ticket; zero means
+	// [DefaultTicketLifetime] (Proxmox's fixed 2 hours). Tickets are
+	// renewed after half of it. Set it only for a server with another
+	// lifetime, such as a proxmoxtest server with a short TicketLifetime.
+	TicketLifetime time.Duration
 
 	// CACertPEM, when set, is the PEM bundle of CAs trusted for the server
 	// certificate, instead of the system roots.
@@ -110,18 +129,13 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.TokenID == "" {
-		return nil, configError("TokenID", "TokenID is required")
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
 	}
-	if !tokenIDRe.MatchString(cfg.TokenID) {
-		return nil, configError("TokenID", "TokenID %q is not of the form user@realm!tokenname", cfg.TokenID)
-	}
-	if cfg.TokenSecret == "" {
-		return nil, configError("TokenSecret", "TokenSecret is required")
-	}
-	if strings.ContainsAny(cfg.TokenSecret, "\r\n\t ") {
-		// Do not echo the secret, not even in part.
-		return nil, configError("TokenSecret", "TokenSecret contains white space")
+	auth, err := buildAuth(cfg, logger) // auth_ticket.go
+	if err != nil {
+		return nil, err
 	}
 	if cfg.Timeout < 0 {
 		return nil, configError("Timeout", "Timeout must not be negative")
@@ -148,11 +162,7 @@ func New(cfg Config) (*Client, error) {
 	if pol.anyClass() && cfg.Audit == nil {
 		return nil, configError("Audit", "Audit is required when mutation classes are enabled (use NewAuditLog or OpenAuditLog)")
 	}
-	logger := cfg.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	httpClient, err := buildHTTPClient(cfg, base, pol)
+	httpClient, err := buildHTTPClient(cfg, base, pol, auth.ticket != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -172,18 +182,20 @@ func New(cfg Config) (*Client, error) {
 		api: &pve.Client{
 			HTTP:      httpClient,
 			Base:      base,
-			Auth:      "PVEAPIToken=" + cfg.TokenID + "=" + cfg.TokenSecret,
+			Auth:      auth.auth,
 			UserAgent: ua,
 			MaxBody:   cfg.MaxResponseBytes,
-			Redact:    pve.NewRedactor(cfg.TokenSecret),
+			Redact:    pve.NewRedactor(auth.secrets...),
 		},
-		tokenID:  cfg.TokenID,
-		policy:   pol,
-		audit:    cfg.Audit,
-		approver: approver,
-		maxWait:  maxWait,
-		log:      logger,
-		validate: newValidator(),
+		tokenID:        auth.principal,
+		ticket:         auth.ticket,
+		ticketLifetime: auth.lifetime,
+		policy:         pol,
+		audit:          cfg.Audit,
+		approver:       approver,
+		maxWait:        maxWait,
+		log:            logger,
+		validate:       newValidator(),
 	}, nil
 }
 
@@ -236,7 +248,7 @@ func parseBaseURL(raw string, allowHTTP bool) (*url.URL, error) {
 	return &url.URL{Scheme: u.Scheme, Host: u.Host, Path: p}, nil
 }
 
-func buildHTTPClient(cfg Config, base *url.URL, pol *policy) (*http.Client, error) {
+func buildHTTPClient(cfg Config, base *url.URL, pol *policy, login bool) (*http.Client, error) {
 	tlsCfg, err := buildTLS(cfg)
 	if err != nil {
 		return nil, err
@@ -264,7 +276,11 @@ func buildHTTPClient(cfg Config, base *url.URL, pol *policy) (*http.Client, erro
 			return nil, configError("HTTPClient", "HTTPClient: TLS settings cannot be applied to a custom Transport of type %T", t)
 		}
 	}
-	hc.Transport = &guard{next: rt, basePath: base.Path, allow: pol.allowedRoutes()}
+	allow := pol.allowedRoutes()
+	if login {
+		allow = append(allow, loginRoute)
+	}
+	hc.Transport = &guard{next: rt, basePath: base.Path, allow: allow}
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error {
 		return errors.New("refusing to follow a redirect from Proxmox")
 	}
@@ -280,22 +296,26 @@ func buildHTTPClient(cfg Config, base *url.URL, pol *policy) (*http.Client, erro
 // Client performs safe, typed operations on one Proxmox VE cluster. It is
 // safe for concurrent use.
 type Client struct {
-	api      *pve.Client
-	tokenID  string
-	policy   *policy
-	audit    AuditSink
-	approver Approver
-	maxWait  time.Duration // the operator's cap on waits; see Config.MaxWait
-	log      *slog.Logger
-	validate *validator.Validate
-	busy     inflight
+	api     *pve.Client
+	tokenID string // the token id, or the user id with ticket authentication
+	// ticket is the login state with ticket authentication, else nil.
+	ticket         *pve.TicketAuth
+	ticketLifetime time.Duration
+	policy         *policy
+	audit          AuditSink
+	approver       Approver
+	maxWait        time.Duration // the operator's cap on waits; see Config.MaxWait
+	log            *slog.Logger
+	validate       *validator.Validate
+	busy           inflight
 }
 
 // CloseIdleConnections closes idle keep-alive connections to Proxmox. Call
 // it when a Client is no longer needed; a Client holds no other resources.
 func (c *Client) CloseIdleConnections() { c.api.HTTP.CloseIdleConnections() }
 
-// TokenID returns the configured API token id (never the secret).
+// TokenID returns the configured API token id (never the secret), or the
+// user id (user@realm) with ticket authentication; see [Client.AuthStatus].
 func (c *Client) TokenID() string { return c.tokenID }
 
 // BaseURL returns the API root the client talks to.

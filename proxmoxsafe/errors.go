@@ -129,6 +129,10 @@ type APIError struct {
 	Message string
 	// Params holds per-parameter messages of a 400 answer.
 	Params map[string]string
+
+	// ticket and relogged say, for the 401 hint, that the client used
+	// ticket authentication and had already logged in again.
+	ticket, relogged bool
 }
 
 // Error implements the error interface.
@@ -140,7 +144,7 @@ func (e *APIError) Error() string {
 	s := fmt.Sprintf("proxmox: %s %s: %d %s", e.Method, e.Path, e.StatusCode, msg)
 	switch e.StatusCode {
 	case http.StatusUnauthorized:
-		s += " (the API token was rejected: check PVE token id and secret, and that the token has not expired)"
+		s += " (" + unauthorizedHint(e) + ")"
 	case http.StatusForbidden:
 		if path, priv, ok := parsePermissionCheck(e.Message); ok {
 			s += fmt.Sprintf(" (the API token lacks privilege %s on %s)", priv, path)

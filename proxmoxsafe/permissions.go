@@ -41,7 +41,8 @@ func dangerRisk(priv string) (string, bool) {
 // PermissionsReport compares the token's effective privileges with what the
 // checked operations need under the current policy.
 type PermissionsReport struct {
-	// TokenID is the token checked (never the secret).
+	// TokenID is the token checked (never the secret), or the user with
+	// ticket authentication.
 	TokenID string `json:"token_id"`
 	// OK is true when nothing required is missing (optional privileges and
 	// privileges held beyond need do not count).
@@ -102,7 +103,8 @@ type MissingGrant struct {
 	Optional bool `json:"optional,omitempty"`
 	// Command grants the role to the token; UserCommand grants it to the
 	// token's user, which a privilege-separated token also needs (its
-	// privileges are the intersection of both).
+	// privileges are the intersection of both). With ticket
+	// authentication Command grants it to the user and UserCommand is "".
 	Command     string `json:"command"`
 	UserCommand string `json:"user_command"`
 }
@@ -369,11 +371,16 @@ func (rep *PermissionsReport) addMissing(tokenID string, ch PrivilegeCheck) {
 		if ch.Optional {
 			role = OptionalRoleName
 		}
-		rep.Missing = append(rep.Missing, MissingGrant{
+		g := MissingGrant{
 			Path: ch.Path, Optional: ch.Optional, Privileges: []string{}, Operations: []Operation{},
 			Command:     "pveum acl modify " + ch.Path + " --tokens " + shellQuote(tokenID) + " --roles " + role,
 			UserCommand: "pveum acl modify " + ch.Path + " --users " + shellQuote(user) + " --roles " + role,
-		})
+		}
+		if !strings.Contains(tokenID, "!") {
+			// Ticket authentication: the principal is the user itself.
+			g.Command, g.UserCommand = g.UserCommand, ""
+		}
+		rep.Missing = append(rep.Missing, g)
 		i = len(rep.Missing) - 1
 	}
 	m := &rep.Missing[i]

@@ -30,7 +30,8 @@ func (c *Client) upstreamErr(err error) error {
 	}
 	var pe *pve.Error
 	if errors.As(err, &pe) {
-		ae := &APIError{Method: pe.Method, Path: pe.Path, StatusCode: pe.StatusCode}
+		ae := &APIError{Method: pe.Method, Path: pe.Path, StatusCode: pe.StatusCode,
+			ticket: c.ticket != nil, relogged: pe.Reauthenticated}
 		ae.Message, _ = sanitize.Cap(sanitize.Line(pe.Text()), maxErrorText)
 		if len(pe.Params) > 0 {
 			ae.Params = make(map[string]string, len(pe.Params))
@@ -47,6 +48,9 @@ func (c *Client) upstreamErr(err error) error {
 	var re *RefusalError
 	if errors.As(err, &re) {
 		return re
+	}
+	if errors.Is(err, pve.ErrSecondFactor) {
+		return secondFactorError(err)
 	}
 	return fmt.Errorf("%w: %w", ErrUpstream, err)
 }

@@ -66,6 +66,10 @@ var classRoutes = map[Class][]route{
 	},
 }
 
+// loginRoute is the ticket login, allowed only with Username/Password
+// authentication, in read-only mode too: it changes nothing on the cluster.
+var loginRoute = mkRoute(http.MethodPost, `/access/ticket`)
+
 func (p *policy) allowedRoutes() []route {
 	out := append([]route(nil), readRoutes...)
 	for _, cl := range []Class{ClassPower, ClassSnapshot} {
@@ -77,7 +81,8 @@ func (p *policy) allowedRoutes() []route {
 }
 
 // guard is the last line of defence: an http.RoundTripper that lets through
-// only the routes the enabled classes need. In read-only mode only GETs pass.
+// only the routes the enabled classes need. In read-only mode only GETs pass,
+// and the ticket login when the client authenticates with a password.
 // It runs before any byte reaches the network.
 type guard struct {
 	next     http.RoundTripper

@@ -324,7 +324,9 @@ func checkPrivileges(ctx context.Context, r *report, a *app) {
 			r.fail("privileges: %s on %s missing, needed by %s", strings.Join(m.Privileges, ", "), m.Path, strings.Join(who, ", "))
 		}
 		r.detail("%s", m.Command)
-		r.detail("%s   # the token's user needs it too (privilege separation)", m.UserCommand)
+		if m.UserCommand != "" {
+			r.detail("%s   # the token's user needs it too (privilege separation)", m.UserCommand)
+		}
 	}
 	if len(res.Missing) > 0 {
 		r.detail("create the role first: %s", res.RoleCommand)

@@ -1,6 +1,6 @@
 // Package pve is the low-level Proxmox VE HTTP layer: request building with
-// escaped path segments, the API token header, bounded body reads, the
-// {"data": …} envelope and Proxmox's error conventions.
+// escaped path segments, authentication (API token or ticket), bounded
+// body reads, the {"data": …} envelope and Proxmox's error conventions.
 package pve
 
 import (
@@ -24,8 +24,9 @@ type Client struct {
 	HTTP *http.Client
 	// Base is the API root, e.g. https://pve:8006/api2/json (no trailing slash).
 	Base *url.URL
-	// Auth is the full Authorization header value. It never appears in errors.
-	Auth      string
+	// Auth puts credentials on every request: [HeaderAuth] for an API
+	// token, [*TicketAuth] for a user and password. nil sends none.
+	Auth      Authenticator
 	UserAgent string
 	// MaxBody bounds response bodies; 0 means DefaultMaxBody.
 	MaxBody int64
@@ -57,6 +58,9 @@ type Error struct {
 	Message string
 	// Params is the body's "errors" map of a 400 answer.
 	Params map[string]string
+	// Reauthenticated is set on a 401 that came back although the request
+	// was sent again with credentials obtained after a first 401.
+	Reauthenticated bool
 }
 
 func (e *Error) Error() string {
@@ -86,10 +90,48 @@ func (c *Client) Post(ctx context.Context, path string, form url.Values, out any
 }
 
 // Do sends one request. GET and DELETE put params in the query string; POST
-// and PUT send them form-encoded, as Proxmox expects.
+// and PUT send them form-encoded, as Proxmox expects. When Proxmox answers
+// 401 and the Authenticator obtains new credentials (a ticket login), the
+// request is sent once more: a 401 comes from pveproxy's authentication
+// step, before any handler ran, so nothing happened the first time.
 func (c *Client) Do(ctx context.Context, method, path string, params url.Values, out any) error {
+	for attempt := 0; ; attempt++ {
+		req, err := c.newRequest(ctx, method, path, params)
+		if err != nil {
+			return err
+		}
+		var gen uint64
+		if c.Auth != nil {
+			// A failed login never sent this request: its error is
+			// settled whatever happened to the login itself.
+			if gen, err = c.Auth.Authorize(ctx, c, req); err != nil {
+				return err
+			}
+		}
+		err = c.exchange(req, method, path, out)
+		var pe *Error
+		if c.Auth == nil || !errors.As(err, &pe) || pe.StatusCode != http.StatusUnauthorized {
+			return err
+		}
+		if attempt > 0 {
+			pe.Reauthenticated = true
+			return err
+		}
+		again, aerr := c.Auth.Rejected(ctx, c, gen)
+		if aerr != nil {
+			return aerr
+		}
+		if !again {
+			return err
+		}
+	}
+}
+
+// exchange sends req and decodes the answer into out; a failure after the
+// request was written is marked unsettled (it may have been carried out).
+func (c *Client) exchange(req *http.Request, method, path string, out any) error {
 	ph := &phase{}
-	err := c.do(ctx, method, path, params, out, ph)
+	err := c.send(ph.trace(req), method, path, out, ph, true)
 	var pe *Error
 	if err != nil && ph.written() && !errors.As(err, &pe) {
 		return &unsettled{err}
@@ -97,11 +139,28 @@ func (c *Client) Do(ctx context.Context, method, path string, params url.Values,
 	return err
 }
 
-func (c *Client) do(ctx context.Context, method, path string, params url.Values, out any, ph *phase) error {
+// Login sends POST /access/ticket with form and no credentials, and decodes
+// "data" into out. It is the one request whose answer is a credential: a
+// successful body is decoded as received (the Redactor would blank the
+// CSRF token it carries); error answers are redacted like any other. A
+// login changes nothing, so its failures are never unsettled.
+func (c *Client) Login(ctx context.Context, form url.Values, out any) error {
+	req, err := c.newRequest(ctx, http.MethodPost, LoginPath, form)
+	if err != nil {
+		return err
+	}
+	ph := &phase{}
+	return c.send(ph.trace(req), http.MethodPost, LoginPath, out, ph, false)
+}
+
+// LoginPath is the API path of the ticket login.
+const LoginPath = "/access/ticket"
+
+func (c *Client) newRequest(ctx context.Context, method, path string, params url.Values) (*http.Request, error) {
 	u := *c.Base
 	unescaped, err := url.PathUnescape(path)
 	if err != nil {
-		return fmt.Errorf("%s %s: invalid path: %w", method, path, err)
+		return nil, fmt.Errorf("%s %s: invalid path: %w", method, path, err)
 	}
 	u.Path = strings.TrimSuffix(c.Base.Path, "/") + unescaped
 	// Keep the escaped form so an escaped "/" in a segment stays escaped.
@@ -117,17 +176,21 @@ func (c *Client) do(ctx context.Context, method, path string, params url.Values,
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
 	if err != nil {
-		return fmt.Errorf("%s %s: building request: %w", method, path, err)
+		return nil, fmt.Errorf("%s %s: building request: %w", method, path, err)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Authorization", c.Auth)
 	if c.UserAgent != "" {
 		req.Header.Set("User-Agent", c.UserAgent)
 	}
-	req = ph.trace(req)
+	return req, nil
+}
+
+// send performs req and decodes the answer. redactOK=false leaves a
+// successful body unredacted (the login answer only).
+func (c *Client) send(req *http.Request, method, path string, out any, ph *phase, redactOK bool) error {
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		ph.answered = resp != nil // a refused redirect
@@ -150,8 +213,11 @@ func (c *Client) do(ctx context.Context, method, path string, params url.Values,
 	if int64(len(data)) > max {
 		return fmt.Errorf("%s %s: %w (over %d bytes)", method, path, ErrBodyTooLarge, max)
 	}
-	data = c.Redact.Bytes(data)
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+	ok := resp.StatusCode >= 200 && resp.StatusCode <= 299
+	if !ok || redactOK {
+		data = c.Redact.Bytes(data)
+	}
+	if !ok {
 		return decodeError(method, path, resp, data, c.Redact)
 	}
 	if out == nil {

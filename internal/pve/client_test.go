@@ -39,7 +39,7 @@ func rawServer(t *testing.T, status, body string) (*httptest.Server, *[]string) 
 func newClient(t *testing.T, ts *httptest.Server) *Client {
 	t.Helper()
 	u, _ := url.Parse(ts.URL + "/api2/json")
-	c := &Client{HTTP: ts.Client(), Base: u, Auth: "PVEAPIToken=u@pve!t=SECRET-CANARY"}
+	c := &Client{HTTP: ts.Client(), Base: u, Auth: HeaderAuth("PVEAPIToken=u@pve!t=SECRET-CANARY")}
 	t.Cleanup(ts.Client().CloseIdleConnections)
 	return c
 }
@@ -162,7 +162,7 @@ func TestTransportErrorHasNoURLQuery(t *testing.T) {
 	}()
 	defer ln.Close()
 	u, _ := url.Parse("http://" + addr + "/api2/json")
-	c := &Client{HTTP: &http.Client{}, Base: u, Auth: "PVEAPIToken=u@pve!t=SECRET-CANARY"}
+	c := &Client{HTTP: &http.Client{}, Base: u, Auth: HeaderAuth("PVEAPIToken=u@pve!t=SECRET-CANARY")}
 	err = c.Get(t.Context(), "/x", url.Values{"q": {"secretish"}}, nil)
 	if err == nil {
 		t.Fatal("no error from a dropped connection")

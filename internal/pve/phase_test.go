@@ -71,7 +71,7 @@ func TestFailuresNameTheirPhase(t *testing.T) {
 			hc := &http.Client{Timeout: 200 * time.Millisecond, Transport: &http.Transport{},
 				CheckRedirect: func(*http.Request, []*http.Request) error { return errors.New("no redirects") }}
 			defer hc.CloseIdleConnections()
-			c := &Client{HTTP: hc, Base: u, Auth: "PVEAPIToken=u@pve!t=SECRET-CANARY"}
+			c := &Client{HTTP: hc, Base: u, Auth: HeaderAuth("PVEAPIToken=u@pve!t=SECRET-CANARY")}
 			var out any
 			err := c.Post(t.Context(), tc.path, url.Values{}, &out)
 			if err == nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"regexp"
+	"slices"
 	"sync"
 )
 
@@ -77,6 +78,22 @@ func (r *Redactor) Add(secret string) {
 			r.literals = append(r.literals, f)
 		}
 	}
+}
+
+// Remove stops redacting secret by value (pattern redaction stays), e.g. a
+// ticket that expired long ago: literals are checked on every body, so a
+// long-running client must not collect one per renewal forever.
+func (r *Redactor) Remove(secret string) {
+	if r == nil || len(secret) < minLiteral {
+		return
+	}
+	esc, _ := json.Marshal(secret)
+	forms := [][]byte{[]byte(secret), esc[1 : len(esc)-1]}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.literals = slices.DeleteFunc(r.literals, func(l []byte) bool {
+		return bytes.Equal(l, forms[0]) || bytes.Equal(l, forms[1])
+	})
 }
 
 // Bytes returns b with every credential replaced. It returns b itself,
