@@ -12,9 +12,14 @@ import (
 // "PVEAPIToken=" or "PVEAPIToken " followed by the (URI-escaped) value.
 var authHeaderRE = regexp.MustCompile(`(?:^|\s)PVEAPIToken(?:=| )([^;]*)`)
 
-// authenticate returns the token id and token for the request, or the 401
-// PVE would send. s.mu must be held (read).
+// authenticate returns the token id (or the user id of a ticket) and the
+// privileges for the request, or the 401 PVE would send. s.mu must be held
+// (read).
 func (s *Server) authenticate(r *http.Request) (string, *Token, *apiError) {
+	// A ticket wins over a token (pve-http-server extract order).
+	if ticket, ok := ticketFrom(r); ok {
+		return s.authenticateTicket(r, ticket)
+	}
 	m := authHeaderRE.FindStringSubmatch(r.Header.Get("Authorization"))
 	if m == nil {
 		return "", nil, &apiError{status: http.StatusUnauthorized, message: "No ticket"}

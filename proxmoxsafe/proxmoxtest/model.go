@@ -43,6 +43,9 @@ type Cluster struct {
 	// Tokens maps a token id (user@realm!name) to the token. nil or empty
 	// means one [DefaultTokenID] token with every privilege on "/".
 	Tokens map[string]*Token
+	// Users maps a user id (user@realm) to a user that logs in with a
+	// password (POST /access/ticket). nil means none: only tokens work.
+	Users map[string]*User
 	// Storages are the configured storages (storage.cfg). nil means the
 	// defaults of a fresh installation: "local" (dir) and "local-lvm"
 	// (lvmthin) on every node, with one backup of each non-template guest

@@ -57,6 +57,7 @@ var (
 	vmidRE     = regexp.MustCompile(`^[1-9][0-9]{2,8}$`)
 	configIDRE = regexp.MustCompile(`(?i)^[a-z][a-z0-9_-]+$`)
 	storageRE  = regexp.MustCompile(`(?i)^[a-z][a-z0-9\-_.]*[a-z0-9]$`)
+	realmRE    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9.\-_]+$`)
 	integerRE  = regexp.MustCompile(`^-?\d+$`)
 	numberRE   = regexp.MustCompile(`^-?\d+(\.\d+)?([eE][-+]?\d+)?$`)
 )
@@ -75,6 +76,10 @@ func checkFormat(format, v string) string {
 	case "pve-configid":
 		if !configIDRE.MatchString(v) {
 			return fmt.Sprintf("invalid format - invalid configuration ID '%s'\n", v)
+		}
+	case "pve-realm":
+		if !realmRE.MatchString(v) {
+			return fmt.Sprintf("value '%s' does not look like a valid realm\n", v)
 		}
 	case "pve-storage-id":
 		if !storageRE.MatchString(v) {

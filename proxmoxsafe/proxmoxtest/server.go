@@ -44,6 +44,11 @@ type Server struct {
 	// guest-ping timeout. The wait holds no lock, and ends early when the
 	// client gives up or the server closes.
 	AgentTimeout time.Duration
+	// TicketLifetime is how long login tickets and CSRF tokens stay valid;
+	// zero means [DefaultTicketLifetime] (2 hours, as on real PVE). Tests
+	// of renewal and expiry set it short. Resolution is one second (the
+	// ticket's timestamp).
+	TicketLifetime time.Duration
 
 	ts *httptest.Server
 	// id is the TLS identity; tls holds the handshake faults (faults_tls.go).
@@ -61,6 +66,8 @@ type Server struct {
 	pstartBase uint64
 	started    time.Time
 	haPending  map[int]*haPending
+	ticketKey  []byte // signs tickets and CSRF tokens; RevokeTickets replaces it
+	logins     int    // full tickets issued
 
 	reqMu    sync.Mutex
 	requests []Request
@@ -99,6 +106,7 @@ func NewUnstartedServer(c *Cluster) *Server {
 		nextPID:    0x1F40,
 		pstartBase: 0x00D071,
 		started:    time.Now(),
+		ticketKey:  newKey(),
 		closing:    make(chan struct{}),
 	}
 	s.id.Store(newIdentity())
