@@ -22,8 +22,8 @@ func TestTicketConfig(t *testing.T) {
 		name, field, substr string
 		mod                 func(*proxmoxsafe.Config)
 	}{
-		{"token and password", "TokenID/TokenSecret", "set only one", func(c *proxmoxsafe.Config) { c.Username, c.Password = ticketUser, ticketPassword }},
-		{"token and realm", "TokenID/TokenSecret", "set only one", func(c *proxmoxsafe.Config) { c.Realm = "pve" }},
+		{"token and password", "Username", "set only one", func(c *proxmoxsafe.Config) { c.Username, c.Password = ticketUser, ticketPassword }},
+		{"token and realm", "Username", "set only one", func(c *proxmoxsafe.Config) { c.Realm = "pve" }},
 		{"neither", "TokenID", "or Username and Password", func(c *proxmoxsafe.Config) { c.TokenID, c.TokenSecret = "", "" }},
 		{"password without user", "Username", "Username is required", func(c *proxmoxsafe.Config) { user(c); c.Username = "" }},
 		{"user without password", "Password", "Password is required", func(c *proxmoxsafe.Config) { user(c); c.Password = "" }},

@@ -27,8 +27,8 @@ const (
 func ticketCluster() *proxmoxtest.Cluster {
 	c := testCluster()
 	c.Users = map[string]*proxmoxtest.User{
-		ticketUser: {Password: ticketPassword, Privileges: map[string][]string{"/": proxmoxtest.AllPrivileges}},
-		tfaUser:    {Password: ticketPassword, SecondFactor: true, Privileges: map[string][]string{"/": proxmoxtest.AllPrivileges}},
+		ticketUser: {Password: ticketPassword, Privileges: map[string][]string{"/": proxmoxtest.AllPrivileges()}},
+		tfaUser:    {Password: ticketPassword, SecondFactor: true, Privileges: map[string][]string{"/": proxmoxtest.AllPrivileges()}},
 	}
 	return c
 }
@@ -305,7 +305,7 @@ func TestTicketReloginAfterForced401(t *testing.T) {
 	if err != nil {
 		t.Fatalf("snapshot after a 401: %v", err)
 	}
-	if _, err := e.client.TaskStatus(t.Context(), "pve1", rec.UPID); err != nil { // ends the task
+	if _, err := e.client.TaskStatus(t.Context(), proxmoxsafe.TaskStatusInput{Node: "pve1", UPID: rec.UPID}); err != nil { // ends the task
 		t.Fatal(err)
 	}
 	var posts []proxmoxtest.Request

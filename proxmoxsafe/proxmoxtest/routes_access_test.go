@@ -24,8 +24,8 @@ func newTicketServer(t *testing.T, version string, lifetime time.Duration) *Serv
 	c := DemoCluster()
 	c.Version = version
 	c.Users = map[string]*User{
-		testUser: {Password: testPassword, Privileges: map[string][]string{"/": AllPrivileges}},
-		tfaUser:  {Password: testPassword, SecondFactor: true, Privileges: map[string][]string{"/": AllPrivileges}},
+		testUser: {Password: testPassword, Privileges: map[string][]string{"/": AllPrivileges()}},
+		tfaUser:  {Password: testPassword, SecondFactor: true, Privileges: map[string][]string{"/": AllPrivileges()}},
 		"ro@pve": {Password: testPassword, Privileges: map[string][]string{"/vms": {"VM.Audit"}}},
 	}
 	s := NewUnstartedServer(c)
