@@ -1,26 +1,34 @@
-# proxmox-safe-mcp over streamable HTTP, in a distroless image.
+# proxmox-safe-mcp over streamable HTTP: a static binary in an image FROM
+# scratch (no shell, no package manager, no curl), as uid 65532.
 #
-#   docker build -t proxmox-safe-mcp .
-#   docker compose up            (see docker-compose.yml and docs/DEPLOYMENT.md)
+#   docker build -t proxmox-safe-mcp .            (--build-arg VERSION=v1.2.3)
+#   docker compose up -d                          (see docker-compose.yml)
 #
-# Build stage: a static binary (CGO_ENABLED=0), reproducible paths
-# (-trimpath), version stamped with --build-arg VERSION=v1.2.3.
+# This file is the source of truth for the image. What the image contains
+# is assembled by deploy/container/rootfs.sh; this file says how it runs.
+# ci/container.sh builds this same final stage without a registry (no
+# golang image can be pulled there): it runs rootfs.sh on the host and
+# replaces the "build" stage with `--build-context build=DIR`. Keep every
+# file of the final stage coming from /out of the build stage, or CI and
+# `docker build` stop building the same image. docs/DEPLOYMENT.md explains.
+
+# Build stage: the binary, the CA bundle, the directories (rootfs.sh).
 FROM golang:1.26.8-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=""
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" \
-      -o /out/proxmox-safe-mcp ./cmd/proxmox-safe-mcp \
- && mkdir -p /out/data
-# Runtime: distroless static (no shell, no package manager, no curl), as the
-# image's unprivileged "nonroot" user (uid/gid 65532).
-FROM gcr.io/distroless/static-debian12:nonroot
-COPY --from=build /out/proxmox-safe-mcp /proxmox-safe-mcp
-# /data holds the audit log when mutations are enabled; owned by nonroot so
-# a named volume mounted there is writable.
-COPY --from=build --chown=65532:65532 /out/data /data
+RUN VERSION="${VERSION}" sh deploy/container/rootfs.sh /out
+
+# Runtime: only what rootfs.sh put in /out.
+FROM scratch
+COPY --from=build /out/rootfs/ /
+# /data holds the audit log when mutations are enabled; owned by the
+# runtime user so a volume mounted there is writable.
+COPY --from=build --chown=65532:65532 /out/data/ /data/
+# Not root. 65532 is distroless's "nonroot", the uid earlier releases used
+# (docker-compose.yml's instructions chown the secret files to it).
 USER 65532:65532
 # Inside a container the server must listen on all interfaces to be reached
 # through a published port. That is a non-loopback bind, so the binary
