@@ -134,8 +134,26 @@ cleanup() {
 trap cleanup EXIT
 
 # --- build --------------------------------------------------------------
-say "building the image files with deploy/container/rootfs.sh"
-(cd "$ROOT" && VERSION="ci-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+# The Dockerfile's build stage starts with COPY . . from the build context,
+# which .dockerignore filters. Take the same filtered context (a throwaway
+# image of it), so a needed file missing from it fails here too, and check
+# that secrets, .git and tool caches stay out.
+say "taking the build context through .dockerignore"
+printf 'FROM scratch\nCOPY . /src/\n' >"$W/Context.Dockerfile"
+pm build -q -f "$W/Context.Dockerfile" -t localhost/psm-context:ci "$ROOT" >"$W/context.log" 2>&1 ||
+  { cat "$W/context.log" >&2; fail "podman build of the build context"; }
+pm create --name "$NAME-ctx" localhost/psm-context:ci /none >/dev/null 2>&1
+mkdir -p "$W/src"
+pm export "$NAME-ctx" | tar -xf - -C "$W/src" --strip-components=1 src
+pm rm "$NAME-ctx" >/dev/null 2>&1
+for f in go.mod go.sum cmd/proxmox-safe-mcp deploy/container/rootfs.sh; do
+  [[ -e "$W/src/$f" ]] || fail "$f is not in the build context (.dockerignore)"
+done
+for f in .git .env secrets ci/.cache node_modules; do
+  [[ ! -e "$W/src/$f" ]] || fail "$f is in the build context: add it to .dockerignore"
+done
+say "building the image files with deploy/container/rootfs.sh (from that context)"
+(cd "$W/src" && VERSION="ci-$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" \
   sh deploy/container/rootfs.sh "$W/ctx/out")
 say "building the Dockerfile's final stage (--build-context build=…)"
 pm build -q --format docker --build-context "build=$W/ctx" -f "$ROOT/Dockerfile" -t "$IMAGE" "$ROOT" >"$W/build.log" 2>&1 ||
