@@ -32,6 +32,8 @@
 #            while the same command succeeds with a writable root
 #   secrets  the token appears in no log line and no audit record
 #   stop     SIGTERM (podman stop) ends it with exit code 0
+#   compose  ci/container-compose.sh: docker-compose.yml checked with
+#            compose-go and run as shipped with podman-compose
 #
 # Cleans up on every exit: containers, volume, image store, mounts, the
 # firewall chains netavark created (only when there were none before) and
@@ -93,12 +95,18 @@ runtime = "runc"
 cgroup_manager = "cgroupfs"
 events_logger = "file"
 EOF
+# A podman that keeps everything under $W: a script, so that
+# podman-compose (ci/container-compose.sh) can use it too.
+mkdir -p "$W/bin"
+cat >"$W/bin/podman" <<EOF
+#!/bin/sh
 export CONTAINERS_CONF="$W/containers.conf"
-pm() {
-  podman --root "$W/storage" --runroot "$W/run" --tmpdir "$W/libpod" \
-    --network-config-dir "$W/networks" --storage-driver vfs \
-    --runtime runc --cgroup-manager cgroupfs --events-backend file "$@"
-}
+exec $(command -v podman) --root "$W/storage" --runroot "$W/run" --tmpdir "$W/libpod" \\
+  --network-config-dir "$W/networks" --storage-driver vfs \\
+  --runtime runc --cgroup-manager cgroupfs --events-backend file "\$@"
+EOF
+chmod 0755 "$W/bin/podman"
+pm() { "$W/bin/podman" "$@"; }
 
 drop_netavark_chains() {
   local t rule chain
@@ -122,6 +130,7 @@ cleanup() {
   fi
   pm rm -f -a -t 0 >/dev/null 2>&1
   pm volume rm -f -a >/dev/null 2>&1
+  pm network rm -f $(pm network ls -q --filter label=io.podman.compose.project 2>/dev/null) >/dev/null 2>&1
   pm rmi -f -a >/dev/null 2>&1
   # Anything still mounted below the work directory (shm, volumes).
   awk -v w="$W" 'index($2, w) == 1 {print $2}' /proc/mounts | sort -r | while read -r m; do umount -l "$m"; done
@@ -304,5 +313,9 @@ pm stop -t 30 "$NAME" >/dev/null 2>&1
 [[ $(pm inspect -f '{{.State.ExitCode}}' "$NAME") == 0 ]] ||
   fail "SIGTERM: exit code $(pm inspect -f '{{.State.ExitCode}}' "$NAME"), want 0"
 say "token in no log or audit record; SIGTERM → exit 0"
+
+# --- docker-compose.yml -----------------------------------------------------
+CONTAINER_PODMAN="$W/bin/podman" CONTAINER_IMAGE="$IMAGE" CONTAINER_WORK="$W" \
+  bash "$ROOT/ci/container-compose.sh"
 
 say "all checks passed in $((SECONDS - START))s"
