@@ -34,6 +34,8 @@
 #   stop     SIGTERM (podman stop) ends it with exit code 0
 #   compose  ci/container-compose.sh: docker-compose.yml checked with
 #            compose-go and run as shipped with podman-compose
+#   systemd  ci/container-systemd.sh: the unit as shipped, under systemd
+#            booted as PID 1 of a container
 #
 # Cleans up on every exit: containers, volume, image store, mounts, the
 # firewall chains netavark created (only when there were none before) and
@@ -317,5 +319,9 @@ say "token in no log or audit record; SIGTERM → exit 0"
 # --- docker-compose.yml -----------------------------------------------------
 CONTAINER_PODMAN="$W/bin/podman" CONTAINER_IMAGE="$IMAGE" CONTAINER_WORK="$W" \
   bash "$ROOT/ci/container-compose.sh"
+
+# --- deploy/systemd -----------------------------------------------------------
+CONTAINER_PODMAN="$W/bin/podman" CONTAINER_BINARY="$W/ctx/out/rootfs/proxmox-safe-mcp" CONTAINER_WORK="$W" \
+  bash "$ROOT/ci/container-systemd.sh"
 
 say "all checks passed in $((SECONDS - START))s"
