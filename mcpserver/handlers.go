@@ -32,7 +32,7 @@ type handlerFunc[In, Out any] func(a *adapter, ctx context.Context, in In) (stri
 func typed[In, Out any](h handlerFunc[In, Out]) func(*mcp.Server, *mcp.Tool, *adapter) {
 	return func(s *mcp.Server, t *mcp.Tool, a *adapter) {
 		name := t.Name
-		mcp.AddTool(s, t, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
+		mcp.AddTool(s, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
 			defer func() {
 				if v := recover(); v != nil {
 					logPanic(ctx, a.log, "tools/call", name, v)
@@ -44,6 +44,7 @@ func typed[In, Out any](h handlerFunc[In, Out]) func(*mcp.Server, *mcp.Tool, *ad
 			if a.beforeCall != nil {
 				a.beforeCall(name)
 			}
+			ctx = withRequest(ctx, req)
 			text, out, err := h(a, ctx, in)
 			if err != nil {
 				var zero Out

@@ -59,14 +59,22 @@ func applyWaitCap(info *ToolInfo, client *proxmoxsafe.Client) {
 	}
 }
 
-// callRequestKey carries the *mcp.CallToolRequest to handlers registered
-// with typedMutation, which need its progress token and session; handler
-// signatures stay those of every other tool.
+// callRequestKey carries the *mcp.CallToolRequest of a tool call in its
+// context; see RequestFromContext.
 type callRequestKey struct{}
 
-func callRequest(ctx context.Context) *mcp.CallToolRequest {
+// RequestFromContext returns the MCP tools/call request a tool of this
+// package is handling, or nil outside one. Every tool handler puts it in
+// the context it passes to the library, so a [proxmoxsafe.Approver] can
+// reach the client that asked (its session for elicitation, its progress
+// token) while it decides.
+func RequestFromContext(ctx context.Context) *mcp.CallToolRequest {
 	req, _ := ctx.Value(callRequestKey{}).(*mcp.CallToolRequest)
 	return req
+}
+
+func withRequest(ctx context.Context, req *mcp.CallToolRequest) context.Context {
+	return context.WithValue(ctx, callRequestKey{}, req)
 }
 
 // submittedError is what a mutation handler returns when the request was
@@ -104,7 +112,7 @@ func typedMutation[In any](h handlerFunc[In, *proxmoxsafe.Receipt]) func(*mcp.Se
 			if a.beforeCall != nil {
 				a.beforeCall(name)
 			}
-			ctx = context.WithValue(ctx, callRequestKey{}, req)
+			ctx = withRequest(ctx, req)
 			text, r, err := h(a, ctx, in)
 			var se *submittedError
 			if errors.As(err, &se) {
@@ -130,7 +138,7 @@ func waitOptions(ctx context.Context, wait bool, timeoutSeconds int) *proxmoxsaf
 		return nil
 	}
 	o := &proxmoxsafe.WaitOptions{Timeout: time.Duration(timeoutSeconds) * time.Second}
-	req := callRequest(ctx)
+	req := RequestFromContext(ctx)
 	if req == nil || req.Session == nil || req.Params == nil {
 		return o
 	}

@@ -55,11 +55,25 @@ type ApprovalRequest struct {
 	Effect string
 }
 
-// An Approver decides whether a mutation may go ahead. It returns nil to
-// approve; any error refuses, and the error is returned to the caller.
-// Approvers run after validation, policy and preconditions, so they can
-// never unlock something the policy forbids.
+// An Approver decides whether a mutation may go ahead. Approvers run after
+// validation, policy, preconditions and the active-task check, so they can
+// never unlock something the policy forbids. An approver may take as long
+// as it needs (ask a person, wait for a grant): when it approves, the
+// pipeline reads the guest's state again and re-runs the preconditions and
+// the active-task check before anything is audited or sent, and refuses if
+// the state changed meanwhile. Only the built-in phrase check, which does no
+// I/O, is trusted to be instant and skips that second read.
 type Approver interface {
+	// Name names the approver: in audit records ("approver"), and as the
+	// [ApprovalLevel] that [Policy.Approvals] selects it by. It must be
+	// stable, short and free of secrets, e.g. "phrase", "elicit", "grant".
+	Name() string
+	// Approve returns nil to approve. Any other error refuses and is
+	// returned to the caller (an error that is neither an *ApprovalError nor
+	// matches ErrApprovalRequired is wrapped in a refusal that does), except
+	// [ErrApproverUnavailable], which passes the decision to the class's
+	// next approval level. ctx is the caller's: adapters put their request
+	// in it (mcpserver.RequestFromContext).
 	Approve(ctx context.Context, req ApprovalRequest) error
 }
 
@@ -67,6 +81,9 @@ type Approver interface {
 // text equals [ApprovalPhrase] byte for byte. It is a floor, not proof that
 // a human agreed: a model can type the phrase too.
 type PhraseApprover struct{}
+
+// Name implements [Approver]: "phrase".
+func (PhraseApprover) Name() string { return string(LevelPhrase) }
 
 // Approve implements [Approver].
 func (PhraseApprover) Approve(_ context.Context, req ApprovalRequest) error {

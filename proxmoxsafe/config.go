@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -93,9 +94,11 @@ type Config struct {
 	// Audit receives a record of every mutation attempt before anything is
 	// sent. Required when Policy enables any mutation class.
 	Audit AuditSink
-	// Approver decides on mutations after every other check; nil means
-	// [PhraseApprover].
-	Approver Approver
+	// Approvers are the approvers [Policy.Approvals] can name, each by its
+	// [Approver.Name] (e.g. an "elicit" or "grant" approver, or your own).
+	// The levels "phrase" ([PhraseApprover]) and "none" are built in; a
+	// name may appear once. Empty is fine when every class uses the phrase.
+	Approvers []Approver
 	// MaxWait caps how long [Client.Verify] (and the Wait of GuestPower and
 	// SnapshotGuest) may wait: a longer requested timeout is clamped to it.
 	// Zero means [DefaultMaxWait]; otherwise 1s to [MaxMaxWait].
@@ -156,8 +159,9 @@ func New(cfg Config) (*Client, error) {
 	if isNilValue(cfg.Audit) {
 		return nil, configError("Audit", "Audit is a nil %T; set a working sink (NewAuditLog or OpenAuditLog) or leave Audit unset", cfg.Audit)
 	}
-	if isNilValue(cfg.Approver) {
-		return nil, configError("Approver", "Approver is a nil %T; set a working approver or leave Approver unset for PhraseApprover", cfg.Approver)
+	approvers, err := approverTable(cfg.Approvers, pol)
+	if err != nil {
+		return nil, err
 	}
 	if pol.anyClass() && cfg.Audit == nil {
 		return nil, configError("Audit", "Audit is required when mutation classes are enabled (use NewAuditLog or OpenAuditLog)")
@@ -170,9 +174,11 @@ func New(cfg Config) (*Client, error) {
 		logger.Warn("TLS certificate verification is DISABLED for Proxmox: anyone on the network path can read the API token",
 			slog.String("url", base.Redacted()))
 	}
-	approver := cfg.Approver
-	if approver == nil {
-		approver = PhraseApprover{}
+	for _, cl := range pol.src.Classes {
+		if slices.Contains(pol.approvalsFor(cl), LevelNone) {
+			logger.Warn("a mutation class needs no approval (approval level none): only its own guards and the audit log stand between a caller and the action",
+				slog.String("class", string(cl)))
+		}
 	}
 	ua := cfg.UserAgent
 	if ua == "" {
@@ -192,11 +198,41 @@ func New(cfg Config) (*Client, error) {
 		ticketLifetime: auth.lifetime,
 		policy:         pol,
 		audit:          cfg.Audit,
-		approver:       approver,
+		approvers:      approvers,
 		maxWait:        maxWait,
 		log:            logger,
 		validate:       newValidator(),
 	}, nil
+}
+
+// approverTable indexes the configured approvers by name, adds the
+// built-in phrase approver, and checks that every level the policy names
+// has an approver.
+func approverTable(list []Approver, pol *policy) (map[ApprovalLevel]Approver, error) {
+	table := map[ApprovalLevel]Approver{LevelPhrase: PhraseApprover{}}
+	for i, a := range list {
+		if a == nil || isNilValue(a) {
+			return nil, configError("Approvers", "Approvers[%d] is nil (%T)", i, a)
+		}
+		name := ApprovalLevel(a.Name())
+		switch {
+		case name == "" || name == LevelNone || name == LevelPhrase:
+			// "phrase" and "none" are built in: an audit record that says
+			// "phrase" always means the exact-phrase check.
+			return nil, configError("Approvers", "Approvers[%d] (%T) has the name %q, which is empty or built in", i, a, name)
+		case table[name] != nil:
+			return nil, configError("Approvers", "Approvers: two approvers are named %q", name)
+		}
+		table[name] = a
+	}
+	for cl, levels := range pol.approvals {
+		for _, l := range levels {
+			if l != LevelNone && table[l] == nil {
+				return nil, configError("Policy.Approvals", "Policy.Approvals: class %q uses approval level %q, but no approver of that name is in Approvers", cl, l)
+			}
+		}
+	}
+	return table, nil
 }
 
 // isNilValue reports whether v is an interface holding a nil pointer, map,
@@ -303,8 +339,8 @@ type Client struct {
 	ticketLifetime time.Duration
 	policy         *policy
 	audit          AuditSink
-	approver       Approver
-	maxWait        time.Duration // the operator's cap on waits; see Config.MaxWait
+	approvers      map[ApprovalLevel]Approver // by name; see approverTable
+	maxWait        time.Duration              // the operator's cap on waits; see Config.MaxWait
 	log            *slog.Logger
 	validate       *validator.Validate
 	busy           inflight

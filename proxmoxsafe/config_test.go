@@ -197,7 +197,7 @@ func TestNewRefusesTypedNilSinks(t *testing.T) {
 			c.Policy.Classes = []proxmoxsafe.Class{proxmoxsafe.ClassPower}
 		},
 		"audit read-only": func(c *proxmoxsafe.Config) { c.Audit = nilAudit },
-		"approver":        func(c *proxmoxsafe.Config) { c.Approver = nilApprover },
+		"approver":        func(c *proxmoxsafe.Config) { c.Approvers = []proxmoxsafe.Approver{nilApprover} },
 	} {
 		cfg := baseConfig()
 		mod(&cfg)
@@ -209,5 +209,7 @@ func TestNewRefusesTypedNilSinks(t *testing.T) {
 }
 
 type nilApproverT struct{}
+
+func (*nilApproverT) Name() string { return "nil" }
 
 func (*nilApproverT) Approve(context.Context, proxmoxsafe.ApprovalRequest) error { return nil }

@@ -15,8 +15,10 @@
 //     allowlist, guest not protected, not read-only;
 //  3. read the guest's current state and refuse what Proxmox would fail or
 //     what is unsafe (locked, template, already in the requested state);
-//  4. ask the [Approver]; the built-in [PhraseApprover] wants the exact
-//     phrase from [ApprovalPhrase], e.g. "APPROVE shutdown pve1/qemu/101";
+//  4. ask the approvers of the class's approval levels ([Policy.Approvals]);
+//     the default, [PhraseApprover], wants the exact phrase from
+//     [ApprovalPhrase], e.g. "APPROVE shutdown pve1/qemu/101"; after any
+//     other approver, read the state again and re-run the checks;
 //  5. write an [AuditRecord] (if that fails, nothing is done);
 //  6. send exactly one POST and return a [Receipt] with the task's UPID.
 //

@@ -153,14 +153,20 @@ var matrixModes = []struct {
 	{"POST", http.MethodPost, "/nodes/pve1/qemu/100/status/shutdown"},
 }
 
-// hookApprover approves like the phrase approver, after running a hook:
-// the POST mode injects its fault there, between the state read and the
-// mutating request.
-type hookApprover struct{ hook func() }
+// hookSink records like the sink it wraps and then, after the "approved"
+// record, runs a hook: the POST mode injects its fault there, after every
+// read of the pipeline and right before the mutating request.
+type hookSink struct {
+	proxmoxsafe.AuditSink
+	hook func()
+}
 
-func (h hookApprover) Approve(ctx context.Context, req proxmoxsafe.ApprovalRequest) error {
-	h.hook()
-	return proxmoxsafe.PhraseApprover{}.Approve(ctx, req)
+func (h hookSink) Record(ctx context.Context, rec proxmoxsafe.AuditRecord) error {
+	err := h.AuditSink.Record(ctx, rec)
+	if rec.Event == proxmoxsafe.AuditApproved {
+		h.hook()
+	}
+	return err
 }
 
 func TestFaultMatrix(t *testing.T) {
@@ -192,7 +198,7 @@ func runFaultRow(t *testing.T, row faultRow, mode, method, path string) {
 			row.mod(c, e)
 		}
 		if inPost {
-			c.Approver = hookApprover{hook: func() { row.inject(e, method, path) }}
+			c.Audit = hookSink{AuditSink: c.Audit, hook: func() { row.inject(e, method, path) }}
 		}
 	})
 	defer e.client.CloseIdleConnections()

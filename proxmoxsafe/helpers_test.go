@@ -121,9 +121,21 @@ func reqLines(rs []proxmoxtest.Request) []string {
 	return out
 }
 
-// approverFunc adapts a function to proxmoxsafe.Approver.
+// approverFunc adapts a function to proxmoxsafe.Approver; its name is
+// "test".
 type approverFunc func(ctx context.Context, req proxmoxsafe.ApprovalRequest) error
+
+func (f approverFunc) Name() string { return "test" }
 
 func (f approverFunc) Approve(ctx context.Context, req proxmoxsafe.ApprovalRequest) error {
 	return f(ctx, req)
+}
+
+// useApprover makes a the only approval level of every class.
+func useApprover(c *proxmoxsafe.Config, a proxmoxsafe.Approver) {
+	c.Approvers = []proxmoxsafe.Approver{a}
+	level := []proxmoxsafe.ApprovalLevel{proxmoxsafe.ApprovalLevel(a.Name())}
+	c.Policy.Approvals = map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{
+		proxmoxsafe.ClassPower: level, proxmoxsafe.ClassSnapshot: level,
+	}
 }

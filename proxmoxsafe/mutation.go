@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/upid"
@@ -31,6 +32,8 @@ type mutation struct {
 	// path and form are the single POST the mutation sends.
 	path string
 	form url.Values
+	// approvedBy names the approver that approved, for the audit record.
+	approvedBy string
 	// release ends the claim on the guest (see claim); nil before it.
 	release func()
 	// holdClaim keeps the claim after run returns, for a wait that follows.
@@ -86,9 +89,18 @@ func (c *Client) runSteps(ctx context.Context, m *mutation) (*Receipt, error) {
 		c.auditRefusal(ctx, m, err)
 		return nil, err
 	}
-	if err := c.approve(ctx, m, state); err != nil {
+	approver, err := c.approve(ctx, m, state)
+	if err != nil {
 		c.auditRefusal(ctx, m, err)
 		return nil, err
+	}
+	if _, instant := approver.(PhraseApprover); !instant && approver != nil {
+		// The approval may have taken minutes: act only on the state it
+		// was given for.
+		if state, err = c.recheck(ctx, m, state); err != nil {
+			c.auditRefusal(ctx, m, err)
+			return nil, err
+		}
 	}
 	if err := c.record(ctx, m, AuditApproved, "", ""); err != nil {
 		return nil, refuse(ErrAudit, "the audit record could not be written (%v)", err)
@@ -117,7 +129,10 @@ func (c *Client) runSteps(ctx context.Context, m *mutation) (*Receipt, error) {
 	return r, nil
 }
 
-func (c *Client) approve(ctx context.Context, m *mutation, s GuestState) error {
+// approve asks the class's approval levels in order; the first approver
+// that is available decides. It returns the approver that approved (nil
+// for level "none") and records its name in m.
+func (c *Client) approve(ctx context.Context, m *mutation, s GuestState) (Approver, error) {
 	req := ApprovalRequest{
 		Action: m.action,
 		Target: m.target,
@@ -127,16 +142,74 @@ func (c *Client) approve(ctx context.Context, m *mutation, s GuestState) error {
 		State:  s,
 		Effect: m.effect(s),
 	}
-	err := c.approver.Approve(ctx, req)
-	if err == nil {
-		return nil
+	var unavailable []string
+	for _, level := range c.policy.approvalsFor(m.class) {
+		if level == LevelNone {
+			m.approvedBy = string(LevelNone)
+			return nil, nil
+		}
+		a := c.approvers[level]
+		err := a.Approve(ctx, req)
+		switch {
+		case err == nil:
+			m.approvedBy = a.Name()
+			return a, nil
+		case errors.Is(err, ErrApproverUnavailable):
+			unavailable = append(unavailable, string(level)+" ("+err.Error()+")")
+			continue
+		}
+		var ae *ApprovalError
+		if errors.As(err, &ae) || errors.Is(err, ErrApprovalRequired) {
+			return nil, err
+		}
+		// An approver's own error still means "not approved".
+		return nil, &RefusalError{Kind: ErrApprovalRequired, Reason: err.Error()}
 	}
-	var ae *ApprovalError
-	if errors.As(err, &ae) || errors.Is(err, ErrApprovalRequired) {
-		return err
+	return nil, refuse(ErrApprovalRequired, "no approval level the operator allows for the %q class can serve this request: %s", m.class, strings.Join(unavailable, "; "))
+}
+
+// recheck reads the guest's state again after an approval that may have
+// taken time, and re-runs the precondition and the active-task check. It
+// refuses when the state differs from the one the approver saw: the
+// approval was given for that state, not for whatever the guest is now.
+func (c *Client) recheck(ctx context.Context, m *mutation, approved GuestState) (GuestState, error) {
+	now, _, err := c.readState(ctx, m.target)
+	if err != nil {
+		return approved, &PreconditionReadError{Err: err}
 	}
-	// An approver's own error still means "not approved".
-	return &RefusalError{Kind: ErrApprovalRequired, Reason: err.Error()}
+	if now != approved {
+		return now, refuse(ErrPrecondition, "%s changed while the approval was pending (approved: %s; now: %s); ask for approval again",
+			describe(m.target, now), stateSummary(approved), stateSummary(now))
+	}
+	if err := m.precondition(ctx, now); err != nil {
+		var re *RefusalError
+		if !errors.As(err, &re) {
+			err = &PreconditionReadError{Err: err}
+		}
+		return now, err
+	}
+	if err := c.checkNoActiveTask(ctx, m.target, now); err != nil {
+		return now, err
+	}
+	return now, nil
+}
+
+// stateSummary names the parts of a state an approval depends on.
+func stateSummary(s GuestState) string {
+	out := s.Status
+	if s.QMPStatus != "" && s.QMPStatus != s.Status {
+		out += " (" + s.QMPStatus + ")"
+	}
+	if s.Lock != "" {
+		out += ", locked (" + s.Lock + ")"
+	}
+	if s.Template {
+		out += ", template"
+	}
+	if s.HAManaged {
+		out += ", HA-managed (" + s.HAState + ")"
+	}
+	return out
 }
 
 // RecordRefusal writes a "refused" audit record for a mutation request that
@@ -175,7 +248,7 @@ func (c *Client) record(ctx context.Context, m *mutation, ev AuditEvent, reason,
 		UPID:     id,
 	}
 	if ev == AuditApproved || ev == AuditSubmitted {
-		rec.Approver = approverName(c.approver)
+		rec.Approver = m.approvedBy
 	}
 	return c.audit.Record(ctx, rec)
 }
@@ -187,17 +260,6 @@ func paramStrings(ps []ApprovalParam) []string {
 		out = append(out, p.Name+"="+p.Value)
 	}
 	return out
-}
-
-// approverName names the approver in audit records without revealing state.
-func approverName(a Approver) string {
-	if n, ok := a.(interface{ Name() string }); ok {
-		return n.Name()
-	}
-	if _, ok := a.(PhraseApprover); ok {
-		return "phrase"
-	}
-	return "custom"
 }
 
 func parseUPID(s string) (TaskRef, error) {

@@ -73,10 +73,10 @@ func TestApprovalBindsParameters(t *testing.T) {
 		t.Parallel()
 		var seen []proxmoxsafe.ApprovalParam
 		e := newEnv(t, func(c *proxmoxsafe.Config) {
-			c.Approver = approverFunc(func(_ context.Context, req proxmoxsafe.ApprovalRequest) error {
+			useApprover(c, approverFunc(func(_ context.Context, req proxmoxsafe.ApprovalRequest) error {
 				seen = req.Params
 				return proxmoxsafe.PhraseApprover{}.Approve(t.Context(), req)
-			})
+			}))
 		})
 		in := withMemory
 		in.Approval = in.ApprovalPhrase()
@@ -297,6 +297,8 @@ type blockingApprover struct {
 	release chan struct{}
 }
 
+func (b *blockingApprover) Name() string { return "blocking" }
+
 func (b *blockingApprover) Approve(ctx context.Context, req proxmoxsafe.ApprovalRequest) error {
 	if req.Target.VMID == 100 {
 		b.entered <- struct{}{}
@@ -308,7 +310,7 @@ func (b *blockingApprover) Approve(ctx context.Context, req proxmoxsafe.Approval
 func TestConcurrentMutationsOfOneGuest(t *testing.T) {
 	t.Parallel()
 	ap := &blockingApprover{entered: make(chan struct{}, 1), release: make(chan struct{})}
-	e := newEnv(t, func(c *proxmoxsafe.Config) { c.Approver = ap })
+	e := newEnv(t, func(c *proxmoxsafe.Config) { useApprover(c, ap) })
 	first := make(chan error, 1)
 	go func() {
 		_, err := e.client.GuestPower(t.Context(), powerIn("pve1", "qemu", 100, proxmoxsafe.ActionShutdown))

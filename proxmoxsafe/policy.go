@@ -21,6 +21,15 @@ type Policy struct {
 	ReadOnly bool
 	// ProtectedGuests lists VMIDs that no mutation may touch.
 	ProtectedGuests []int
+	// Approvals sets, per mutation class, how its mutations are approved:
+	// approval levels in order of preference. The first level whose
+	// approver is available for the request decides (an approver that
+	// cannot serve it, e.g. elicitation with a client that cannot elicit,
+	// passes to the next); a request is never approved by a level not
+	// listed. A class not in the map uses [DefaultApprovals] (the phrase).
+	// Levels other than [LevelPhrase] and [LevelNone] need an approver of
+	// that name in [Config.Approvers].
+	Approvals map[Class][]ApprovalLevel
 }
 
 // Profile names a set of mutation classes an operator can pick by name.
@@ -52,6 +61,7 @@ type policy struct {
 	classes   map[Class]bool
 	readOnly  bool
 	protected map[int]bool
+	approvals map[Class][]ApprovalLevel
 	src       Policy
 }
 
@@ -72,8 +82,8 @@ func compilePolicy(p Policy) (*policy, error) {
 		}
 	}
 	for _, cl := range p.Classes {
-		switch cl {
-		case ClassPower, ClassSnapshot:
+		switch {
+		case knownClass(cl):
 			c.classes[cl] = true
 		default:
 			return nil, configError("Policy.Classes", "Policy.Classes: unknown mutation class %q (known: power, snapshot)", cl)
@@ -85,6 +95,21 @@ func compilePolicy(p Policy) (*policy, error) {
 		}
 		c.protected[id] = true
 	}
+	c.approvals = map[Class][]ApprovalLevel{}
+	for cl, levels := range p.Approvals {
+		if !knownClass(cl) {
+			return nil, configError("Policy.Approvals", "Policy.Approvals: unknown mutation class %q (known: power, snapshot)", cl)
+		}
+		if len(levels) == 0 {
+			return nil, configError("Policy.Approvals", "Policy.Approvals: class %q lists no approval level (leave it out for the default, phrase)", cl)
+		}
+		for i, l := range levels {
+			if l == "" || slices.Contains(levels[:i], l) {
+				return nil, configError("Policy.Approvals", "Policy.Approvals: class %q lists an empty or repeated approval level %q", cl, l)
+			}
+		}
+		c.approvals[cl] = slices.Clone(levels)
+	}
 	if c.readOnly {
 		c.classes = map[Class]bool{}
 	}
@@ -92,6 +117,7 @@ func compilePolicy(p Policy) (*policy, error) {
 		AllowedNodes:    slices.Clone(c.nodeList),
 		ReadOnly:        p.ReadOnly,
 		ProtectedGuests: slices.Sorted(maps.Keys(c.protected)),
+		Approvals:       c.approvals,
 	}
 	for _, cl := range []Class{ClassPower, ClassSnapshot} {
 		if c.classes[cl] {
@@ -106,8 +132,22 @@ func (p *policy) export() Policy {
 	out.AllowedNodes = slices.Clone(out.AllowedNodes)
 	out.Classes = slices.Clone(out.Classes)
 	out.ProtectedGuests = slices.Clone(out.ProtectedGuests)
+	out.Approvals = make(map[Class][]ApprovalLevel, len(p.approvals))
+	for cl, levels := range p.approvals {
+		out.Approvals[cl] = slices.Clone(levels)
+	}
 	return out
 }
+
+// approvalsFor returns the class's approval levels, in order.
+func (p *policy) approvalsFor(class Class) []ApprovalLevel {
+	if levels, ok := p.approvals[class]; ok {
+		return levels
+	}
+	return DefaultApprovals()
+}
+
+func knownClass(cl Class) bool { return cl == ClassPower || cl == ClassSnapshot }
 
 func (p *policy) anyClass() bool { return len(p.classes) > 0 }
 
