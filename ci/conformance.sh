@@ -23,8 +23,11 @@
 # result; set CONFORMANCE_VERSION=0.1.13 CONFORMANCE_NODE=system to use it.
 #
 # The dns-rebinding-protection scenario sends Origin http://127.0.0.1:<port>
-# in its positive check; our Origin allowlist is empty by default, so the
-# server is started with MCP_ALLOWED_ORIGINS set to exactly that origin.
+# in its positive check and Host+Origin evil.example.com in its negative
+# one. It runs against the DEFAULT configuration (no MCP_ALLOWED_ORIGINS):
+# the server accepts exactly the loopback origin it is bound to and
+# nothing else (docs/SECURITY.md). A curl probe below also checks that an
+# evil Origin with a valid Host is refused, which the scenario does not.
 #
 # Environment:
 #   CONFORMANCE_CACHE    install directory (default: ci/.cache, gitignored)
@@ -95,7 +98,6 @@ PORT="$("$NODE_BIN" -e 'const s=require("net").createServer().listen(0,"127.0.0.
 URL="http://127.0.0.1:$PORT/mcp"
 # A clean environment: no developer PVE_* or MCP_* settings leak in.
 env -i PATH="$PATH" HOME="$WORK" TMPDIR="$WORK" \
-  MCP_ALLOWED_ORIGINS="http://127.0.0.1:$PORT" \
   "$BIN" --demo --read-only --http "127.0.0.1:$PORT" --log-level warn \
   >"$WORK/server.out" 2>"$WORK/server.err" &
 SERVER_PID=$!
@@ -106,6 +108,20 @@ for _ in $(seq 1 100); do
 done
 "$BIN" healthcheck --url "http://127.0.0.1:$PORT/healthz" >/dev/null || fail "server not healthy: $(cat "$WORK/server.err")"
 say "server at $URL"
+
+# --- 0. What the rebinding scenario does not check ----------------------
+INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"ci","version":"0"}}}'
+probe() { # ORIGIN -> HTTP status of an initialize with that Origin
+  "$NODE_BIN" -e '
+    fetch(process.argv[1], {method: "POST", body: process.argv[3], headers: {
+      "Content-Type": "application/json", "Accept": "application/json, text/event-stream", "Origin": process.argv[2]}})
+    .then(r => { console.log(r.status); return r.body?.cancel(); })
+    .catch(e => { console.log("error " + e.message); });' "$URL" "$1" "$INIT"
+}
+[[ "$(probe http://evil.example)" == 403 ]] || fail "an evil Origin with a valid Host was not refused with 403"
+[[ "$(probe "http://localhost:$PORT")" == 403 ]] || fail "an Origin other than the bound one (localhost:$PORT) was not refused"
+[[ "$(probe "http://127.0.0.1:$PORT")" == 200 ]] || fail "the bound origin http://127.0.0.1:$PORT was refused"
+say "ok: default Origin rule (bound origin only)"
 
 # --- 1. Active suite with the baseline ----------------------------------
 set +e

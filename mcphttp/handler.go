@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -97,6 +96,22 @@ type Options struct {
 	// [DefaultMaxRequestBodyBytes]; negative is an error, since an
 	// unbounded body is a memory exhaustion waiting to happen.
 	MaxRequestBodyBytes int64
+	// BodyReadTimeout is how long a client may take to send a request
+	// body once its headers are in (408 and the connection closed after
+	// it). 0 means [DefaultBodyReadTimeout]; negative is an error. The
+	// headers' own deadline belongs to [http.Server.ReadHeaderTimeout];
+	// do not set http.Server.ReadTimeout, which would also cut event
+	// streams and long tool calls.
+	BodyReadTimeout time.Duration
+	// MaxSessionsPerIdentity caps the stateful sessions one identity
+	// ([auth.TokenInfo.UserID]; all unauthenticated clients count as one)
+	// may hold open; a request that would open one more gets 429. 0 means
+	// [DefaultMaxSessionsPerIdentity]; negative means no cap.
+	MaxSessionsPerIdentity int
+	// MaxInFlight bounds the authenticated requests served at once (event
+	// streams excluded); beyond it requests get 503 with Retry-After.
+	// 0 means [DefaultMaxInFlight]; negative means no bound.
+	MaxInFlight int
 
 	// Logger gets one line per refused request (reason, method, path,
 	// remote address, and the offending Origin or Host; never a header
@@ -106,23 +121,24 @@ type Options struct {
 
 // Handler is the http.Handler returned by [New].
 type Handler struct {
-	server   *mcp.Server
-	path     string
-	metaPath string // wellKnownPRM + path, "" without metadata
-	mcp      http.Handler
-	health   http.Handler
-	meta     http.Handler
-	guard    *guard
-	maxBody  int64
-	stateful bool
-	log      *slog.Logger
+	server      *mcp.Server
+	path        string
+	metaPath    string // wellKnownPRM + path, "" without metadata
+	mcp         http.Handler
+	health      http.Handler
+	meta        http.Handler
+	guard       *guard
+	maxBody     int64
+	bodyTimeout time.Duration
+	slots       chan struct{} // in-flight bound; nil = none
+	sessions    *sessions
+	stateful    bool
+	log         *slog.Logger
 
 	mu       sync.Mutex
 	closing  bool
 	inflight int
 	drained  chan struct{} // closed when closing and inflight == 0
-	sessions map[string]struct{}
-	pruneAt  int
 }
 
 // New returns a handler serving server over streamable HTTP with the checks
@@ -138,14 +154,13 @@ func New(server *mcp.Server, opts *Options) (*Handler, error) {
 		o = *opts
 	}
 	h := &Handler{
-		server:   server,
-		path:     o.Path,
-		maxBody:  o.MaxRequestBodyBytes,
-		stateful: !o.Stateless,
-		log:      o.Logger,
-		drained:  make(chan struct{}),
-		sessions: map[string]struct{}{},
-		pruneAt:  1024,
+		server:      server,
+		path:        o.Path,
+		maxBody:     o.MaxRequestBodyBytes,
+		bodyTimeout: o.BodyReadTimeout,
+		stateful:    !o.Stateless,
+		log:         o.Logger,
+		drained:     make(chan struct{}),
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
@@ -161,6 +176,23 @@ func New(server *mcp.Server, opts *Options) (*Handler, error) {
 		h.maxBody = DefaultMaxRequestBodyBytes
 	case h.maxBody < 0:
 		return nil, errors.New("mcphttp: MaxRequestBodyBytes must not be negative")
+	}
+	switch {
+	case h.bodyTimeout == 0:
+		h.bodyTimeout = DefaultBodyReadTimeout
+	case h.bodyTimeout < 0:
+		return nil, errors.New("mcphttp: BodyReadTimeout must not be negative")
+	}
+	maxSessions := o.MaxSessionsPerIdentity
+	if maxSessions == 0 {
+		maxSessions = DefaultMaxSessionsPerIdentity
+	}
+	h.sessions = newSessions(server, maxSessions, true)
+	switch n := o.MaxInFlight; {
+	case n == 0:
+		h.slots = make(chan struct{}, DefaultMaxInFlight)
+	case n > 0:
+		h.slots = make(chan struct{}, n)
 	}
 	timeout := o.SessionTimeout
 	switch {
@@ -204,11 +236,16 @@ func New(server *mcp.Server, opts *Options) (*Handler, error) {
 		// go-sdk's own check would also refuse the AllowedHosts.
 		DisableLocalhostProtection: true,
 	})
-	var inner http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sdk.ServeHTTP(w, r)
-		h.trackSession(r, w)
-	})
-	inner = h.checkBody(inner)
+	// Outermost last: guard → authentication → in-flight bound → body →
+	// session cap → JSON-RPC fixes → go-sdk.
+	var inner http.Handler = sdk
+	inner = h.methodNotFound(inner)
+	if h.stateful {
+		inner = h.refuseDiscover(inner)
+		inner = h.limitSessions(inner)
+	}
+	inner = h.readBody(inner)
+	inner = h.limitInFlight(inner)
 	if o.TokenVerifier != nil {
 		inner = h.requireToken(o.TokenVerifier, &bearer, inner)
 	} else if !o.AllowUnauthenticatedRemote {
@@ -234,6 +271,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			defer h.exit()
 		}
+		h.bodyDeadline(w, r)
 		h.mcp.ServeHTTP(w, r)
 	case HealthPath:
 		h.health.ServeHTTP(w, r)
@@ -335,26 +373,6 @@ func withoutCredentials(r *http.Request) *http.Request {
 	return r2
 }
 
-// checkBody enforces the media type the spec requires for POST (415) and
-// refuses a declared length over the limit before reading anything (413).
-// go-sdk also bounds the bytes it reads, which covers chunked bodies.
-func (h *Handler) checkBody(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-			if err != nil || mt != "application/json" {
-				h.reject(w, r, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
-				return
-			}
-			if r.ContentLength > h.maxBody {
-				h.reject(w, r, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", h.maxBody))
-				return
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
 // reject logs and answers a refused request. The body is a JSON-RPC error
 // without an id, which the spec allows for these answers and which clients
 // surface as a readable message.
@@ -432,33 +450,6 @@ func (h *Handler) exit() {
 	}
 }
 
-// trackSession remembers the id of a session go-sdk just created, so
-// Shutdown closes this handler's sessions and no other transport's.
-func (h *Handler) trackSession(r *http.Request, w http.ResponseWriter) {
-	if !h.stateful || r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
-		return
-	}
-	id := w.Header().Get("Mcp-Session-Id")
-	if id == "" {
-		return
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.sessions[id] = struct{}{}
-	if len(h.sessions) < h.pruneAt {
-		return
-	}
-	// Sessions end by DELETE or timeout without telling us; forget those.
-	live := map[string]struct{}{}
-	for ss := range h.server.Sessions() {
-		if _, ok := h.sessions[ss.ID()]; ok {
-			live[ss.ID()] = struct{}{}
-		}
-	}
-	h.sessions = live
-	h.pruneAt = max(1024, 2*len(live))
-}
-
 // Shutdown makes the handler refuse new requests (503, and 503 on
 // [HealthPath]), waits until the requests in flight have finished or ctx is
 // done, then closes every session this handler created, which also ends
@@ -481,16 +472,7 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	h.mu.Lock()
-	ids := h.sessions
-	h.sessions = map[string]struct{}{}
-	h.mu.Unlock()
-	var toClose []*mcp.ServerSession
-	for ss := range h.server.Sessions() {
-		if _, ok := ids[ss.ID()]; ok {
-			toClose = append(toClose, ss)
-		}
-	}
+	toClose := h.sessions.takeAll()
 	// ServerSession.Close waits for the session's handlers; after a missed
 	// deadline that may take long, so close in the background then.
 	closeAll := func() {

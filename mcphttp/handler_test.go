@@ -154,7 +154,10 @@ func TestOriginRejected(t *testing.T) {
 		"http://localhost.evil.example",
 		"http://127.0.0.1.nip.io",
 		fmt.Sprintf("http://[::1]:%d", port+1),
-		fmt.Sprintf("http://127.0.0.1:%d", port), // our own address is not on the list either
+		fmt.Sprintf("http://127.0.0.1:%d", port+1),
+		fmt.Sprintf("https://127.0.0.1:%d", port), // the bound address, another scheme
+		fmt.Sprintf("http://localhost:%d", port),  // only the bound address itself is implied
+		fmt.Sprintf("http://[::1]:%d", port),      // another loopback address
 		fmt.Sprintf("http://localhost:%d", port+1),
 		"http://localhost:6275",
 		"https://app.example.com.evil.example",
@@ -202,6 +205,29 @@ func TestOriginRejected(t *testing.T) {
 	}
 }
 
+// TestBoundOriginAccepted: with no allowed origin configured, the origin
+// of the loopback address the server is bound to is accepted (and nothing
+// else, see TestOriginRejected): only a page served by this listener could
+// carry it. The MCP conformance suite's dns-rebinding-protection scenario
+// uses it as its valid origin.
+func TestBoundOriginAccepted(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fixtureOpts{})
+	bound := "http://" + f.ts.Listener.Addr().String()
+	if r := f.doOrigin(t, http.MethodPost, initBody, auth(aliceTok), bound); r.status != http.StatusOK {
+		t.Errorf("POST with the bound origin %s: %d %s, want 200", bound, r.status, r.body)
+	}
+	if r := f.doOrigin(t, http.MethodPost, initBody, auth(aliceTok), "http://evil.example"); r.status != http.StatusForbidden {
+		t.Errorf("POST with an evil origin: %d, want 403", r.status)
+	}
+	// The conformance scenario's attack: rebinding sends the attacker's
+	// name in both Host and Origin.
+	r := f.doOrigin(t, http.MethodPost, initBody, merge(auth(aliceTok), map[string]string{"Host": "evil.example.com"}), "http://evil.example.com")
+	if r.status != http.StatusForbidden {
+		t.Errorf("rebinding (Host and Origin evil): %d, want 403", r.status)
+	}
+}
+
 func (f *fixture) doOrigin(t *testing.T, method, body string, hdr map[string]string, origin string) response {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), method, f.url, strings.NewReader(body))
@@ -211,6 +237,10 @@ func (f *fixture) doOrigin(t *testing.T, method, body string, hdr map[string]str
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	req.Header["Origin"] = []string{origin} // set even when empty

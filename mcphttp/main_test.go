@@ -239,7 +239,7 @@ func merge(ms ...map[string]string) map[string]string {
 const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`
 
 // pingBody is a request that needs no session state in stateless mode.
-const pingBody = `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+const pingBody = `{"jsonrpc":"2.0","id":9002,"method":"ping"}`
 
 func textOf(res *mcp.CallToolResult) string {
 	var b strings.Builder

@@ -7,9 +7,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/mcphttp"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
 
@@ -260,6 +262,12 @@ var settings = []*setting{
 	{flag: "session-timeout", env: "MCP_SESSION_TIMEOUT", def: defaultSessionTimeout,
 		help: "close an HTTP session after this long without a request, e.g. 30m; 0 never closes idle sessions",
 		set:  setSessionTimeout},
+	{flag: "max-sessions", env: "MCP_MAX_SESSIONS", def: strconv.Itoa(mcphttp.DefaultMaxSessionsPerIdentity),
+		help: "most HTTP sessions one token may hold open at a time (429 beyond it); 0 means no cap",
+		set:  limitSetter(func(c *config) *int { return &c.HTTP.MaxSessions })},
+	{flag: "max-in-flight", env: "MCP_MAX_IN_FLIGHT", def: strconv.Itoa(mcphttp.DefaultMaxInFlight),
+		help: "most HTTP requests served at once (503 with Retry-After beyond it); 0 means no bound",
+		set:  limitSetter(func(c *config) *int { return &c.HTTP.MaxInFlight })},
 	{flag: "shutdown-timeout", env: "MCP_SHUTDOWN_TIMEOUT", def: defaultShutdownTimeout.String(),
 		help: "on SIGTERM/SIGINT, how long HTTP calls in flight may take to finish before they are cut off",
 		set:  setShutdownTimeout},

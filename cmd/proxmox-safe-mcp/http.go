@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -62,6 +63,8 @@ type httpConfig struct {
 	AllowedHosts    []string
 	Stateless       bool
 	SessionTimeout  time.Duration // 0 = default; <0 = never
+	MaxSessions     int           // per identity; 0 = default; <0 = no cap
+	MaxInFlight     int           // 0 = default; <0 = no bound
 	ShutdownTimeout time.Duration
 	AllowUnauth     bool
 	AuthServer      string
@@ -309,6 +312,8 @@ func serveHTTP(ctx context.Context, a *app, cfg *config, warn *slog.Logger, stde
 		AllowedHosts:               h.AllowedHosts,
 		Stateless:                  h.Stateless,
 		SessionTimeout:             h.SessionTimeout,
+		MaxSessionsPerIdentity:     h.MaxSessions,
+		MaxInFlight:                h.MaxInFlight,
 		AllowUnauthenticatedRemote: h.AllowUnauth,
 		Logger:                     a.log,
 	}
@@ -363,7 +368,10 @@ func serveHTTP(ctx context.Context, a *app, cfg *config, warn *slog.Logger, stde
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
-		// No WriteTimeout: an event stream stays open for the session.
+		// No WriteTimeout: an event stream stays open for the session. No
+		// ReadTimeout either: net/http would cancel a request's context when
+		// it passes, cutting long tool calls and event streams; mcphttp
+		// bounds the body read per request instead (BodyReadTimeout).
 		ErrorLog: log.New(slogWriter{a.log}, "", 0),
 		BaseContext: func(net.Listener) context.Context {
 			// Requests must outlive the signal; Shutdown ends them.
@@ -539,6 +547,22 @@ func setSessionTimeout(c *config, v string) error {
 		c.HTTP.SessionTimeout = -1 // mcphttp: negative = never
 	}
 	return nil
+}
+
+// limitSetter takes a non-negative count where 0 means "no limit" (the
+// mcphttp options spell that as negative; their zero is the default).
+func limitSetter(dst func(c *config) *int) func(*config, string) error {
+	return func(c *config, v string) error {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 0 {
+			return fmt.Errorf("must be a whole number, 0 for no limit (got %q)", v)
+		}
+		if n == 0 {
+			n = -1
+		}
+		*dst(c) = n
+		return nil
+	}
 }
 
 func setShutdownTimeout(c *config, v string) error {

@@ -259,7 +259,9 @@ func TestHTTPEndToEnd(t *testing.T) {
 		{"proxmox token", map[string]string{"Authorization": "PVEAPIToken=" + tokenID + "=" + httpCanary}, http.StatusUnauthorized},
 		{"evil origin", map[string]string{"Authorization": "Bearer " + httpToken, "Origin": "http://evil.example"}, http.StatusForbidden},
 		{"null origin", map[string]string{"Authorization": "Bearer " + httpToken, "Origin": "null"}, http.StatusForbidden},
-		{"own origin, not allowlisted", map[string]string{"Authorization": "Bearer " + httpToken, "Origin": "http://127.0.0.1:" + port}, http.StatusForbidden},
+		{"bound origin, accepted by default", map[string]string{"Authorization": "Bearer " + httpToken, "Origin": "http://127.0.0.1:" + port}, http.StatusOK},
+		{"bound origin without a token", map[string]string{"Origin": "http://127.0.0.1:" + port}, http.StatusUnauthorized},
+		{"localhost origin, not the bound one", map[string]string{"Authorization": "Bearer " + httpToken, "Origin": "http://localhost:" + port}, http.StatusForbidden},
 	} {
 		code, body := rawPost(t, p.url, tc.hdr)
 		seen.WriteString(body)
