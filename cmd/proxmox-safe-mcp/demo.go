@@ -33,6 +33,9 @@ func setupDemo(a *app, cfg *config, stderr io.Writer) (proxmoxsafe.Config, error
 	// Real tasks end on their own; without this a demo task would run until
 	// someone polled it, and block the next action on that guest.
 	srv.TaskDuration = demoTaskDuration
+	// Nothing reads the fake's request log here; unbounded, it grew by
+	// about 2 KiB per tool call (bench/soak).
+	srv.RequestLogLimit = 100
 	srv.StartTLS()
 	a.closers = append(a.closers, srv.Close)
 

@@ -236,3 +236,28 @@ func TestStallHandshakes(t *testing.T) {
 		t.Error("a request through a stalled handshake succeeded")
 	}
 }
+
+func TestRequestLogLimit(t *testing.T) {
+	t.Parallel()
+	s := NewUnstartedServer(nil)
+	s.RequestLogLimit = 3
+	s.StartTLS()
+	defer s.Close()
+	for range 10 {
+		get(t, s, "/version")
+	}
+	post(t, s, "/nodes/pve1/qemu/100/status/stop", nil)
+	reqs := s.Requests()
+	if len(reqs) != 3 || reqs[2].Method != "POST" || reqs[0].Path != "/version" {
+		t.Errorf("log = %v", reqs)
+	}
+	if m := s.MutatingRequests(); len(m) != 1 {
+		t.Errorf("mutating = %v", m)
+	}
+	s.reqMu.Lock()
+	held := cap(s.requests)
+	s.reqMu.Unlock()
+	if held > 2*3+8 {
+		t.Errorf("the log holds %d entries' room for a limit of 3", held)
+	}
+}

@@ -22,11 +22,20 @@ type Request struct {
 	Header http.Header
 }
 
-// Requests returns a copy of the request log, oldest first.
+// Requests returns a copy of the request log, oldest first (the most
+// recent [Server.RequestLogLimit] ones when that is set).
 func (s *Server) Requests() []Request {
 	s.reqMu.Lock()
 	defer s.reqMu.Unlock()
-	return append([]Request(nil), s.requests...)
+	return append([]Request(nil), s.logged()...)
+}
+
+// logged is the log within the limit; the caller holds reqMu.
+func (s *Server) logged() []Request {
+	if n := s.RequestLogLimit; n > 0 && len(s.requests) > n {
+		return s.requests[len(s.requests)-n:]
+	}
+	return s.requests
 }
 
 // MutatingRequests returns the logged requests whose method is not GET or
@@ -36,7 +45,7 @@ func (s *Server) MutatingRequests() []Request {
 	s.reqMu.Lock()
 	defer s.reqMu.Unlock()
 	var out []Request
-	for _, r := range s.requests {
+	for _, r := range s.logged() {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead && !(r.Method == http.MethodPost && r.Path == "/access/ticket") {
 			out = append(out, r)
 		}
@@ -55,4 +64,8 @@ func (s *Server) logRequest(r Request) {
 	s.reqMu.Lock()
 	defer s.reqMu.Unlock()
 	s.requests = append(s.requests, r)
+	// Trim in batches, so each request costs O(1) on average.
+	if n := s.RequestLogLimit; n > 0 && len(s.requests) >= 2*n {
+		s.requests = append([]Request(nil), s.requests[len(s.requests)-n:]...)
+	}
 }

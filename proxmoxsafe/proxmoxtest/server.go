@@ -34,6 +34,11 @@ type Server struct {
 	HADelayPolls int
 	// AuthDelay delays every 401 answer (real PVE: 3s). Default 0.
 	AuthDelay time.Duration
+	// RequestLogLimit, when positive, keeps only the most recent this
+	// many requests in the log ([Server.Requests]), so a long-running
+	// server (a demo) does not grow with every request. Zero keeps every
+	// request, which is what tests that count requests need.
+	RequestLogLimit int
 	// TaskDuration, when positive, also stops every task once it has run
 	// this long (checked at each request), as real tasks end whether or
 	// not anyone polls them. Interactive demos set it; tests that count
