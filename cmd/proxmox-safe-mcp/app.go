@@ -54,6 +54,9 @@ func setup(cfg *config, logger, warn *slog.Logger, stderr io.Writer) (*app, erro
 			URL:                cfg.URL,
 			TokenID:            cfg.TokenID,
 			TokenSecret:        cfg.TokenSecret.reveal(),
+			Username:           cfg.Username,
+			Password:           cfg.Password.reveal(),
+			Realm:              cfg.Realm,
 			Fingerprint:        cfg.Fingerprint,
 			InsecureSkipVerify: cfg.TLSInsecure,
 			AllowInsecureHTTP:  cfg.AllowInsecureHTTP,
@@ -128,6 +131,9 @@ var libFields = []struct{ field, setting string }{
 	{"URL", "PVE_URL (--url)"},
 	{"TokenID", "PVE_API_TOKEN_ID (--token-id)"},
 	{"TokenSecret", ""}, // filled from cfg.secretFrom
+	{"Username", "PVE_USERNAME (--username)"},
+	{"Password", ""}, // filled from cfg.passwordFrom
+	{"Realm", "PVE_REALM (--realm)"},
 	{"Fingerprint", "PVE_TLS_FINGERPRINT (--tls-fingerprint)"},
 	{"CACertPEM", "PVE_CA_FILE (--ca-file)"},
 	{"InsecureSkipVerify", "PVE_TLS_INSECURE (--tls-insecure)"},
@@ -149,6 +155,9 @@ func libConfigError(err error, cfg *config) error {
 			name := f.setting
 			if name == "" {
 				name = cfg.secretFrom
+				if ce.Field == "Password" {
+					name = cfg.passwordFrom
+				}
 			}
 			if cfg.Demo {
 				name = "--demo"

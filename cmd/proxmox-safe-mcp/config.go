@@ -54,6 +54,11 @@ type config struct {
 	TokenSecret       secret
 	secretFrom        string // the variable or flag the secret came from
 	TokenSecretFile   string
+	Username          string // password (ticket) authentication: auth.go
+	Password          secret
+	passwordFrom      string // the variable the password came from
+	PasswordFile      string
+	Realm             string
 	CAFile            string
 	Fingerprint       string
 	TLSInsecure       bool
@@ -169,6 +174,18 @@ var settings = []*setting{
 	{flag: "token-secret-file", env: "PVE_API_TOKEN_SECRET_FILE",
 		help: "file holding the API token secret; one trailing newline is removed",
 		set:  stringSetter(func(c *config) *string { return &c.TokenSecretFile })},
+	{flag: "username", env: "PVE_USERNAME",
+		help: "instead of an API token: user for password (ticket) login, user@realm such as root@pam (or user with PVE_REALM); accounts with two-factor authentication are refused; tokens are recommended",
+		set:  stringSetter(func(c *config) *string { return &c.Username })},
+	{env: "PVE_PASSWORD", secret: true,
+		help: "password of PVE_USERNAME (or PVE_PASSWORD_FILE); deliberately no flag: command lines are visible to other local users",
+		set:  setPassword},
+	{flag: "password-file", env: "PVE_PASSWORD_FILE",
+		help: "file holding the password of PVE_USERNAME; one trailing newline is removed",
+		set:  stringSetter(func(c *config) *string { return &c.PasswordFile })},
+	{flag: "realm", env: "PVE_REALM",
+		help: "realm appended to PVE_USERNAME when it has none, e.g. pam or pve",
+		set:  stringSetter(func(c *config) *string { return &c.Realm })},
 	{flag: "ca-file", env: "PVE_CA_FILE",
 		help: "PEM file of the CA(s) that signed the Proxmox certificate, instead of the system roots",
 		set:  stringSetter(func(c *config) *string { return &c.CAFile })},
@@ -388,9 +405,13 @@ func parseConfig(args []string, lookup func(string) (string, bool)) (*config, er
 			c.setFrom[s.env] = found.name
 		}
 	}
-	// --token-secret-file on the command line beats PVE_API_TOKEN_SECRET too.
+	// --token-secret-file on the command line beats PVE_API_TOKEN_SECRET too,
+	// and --password-file beats PVE_PASSWORD.
 	if fromFlag["token-secret-file"] {
 		c.TokenSecret, c.secretFrom = secret{}, ""
+	}
+	if fromFlag["password-file"] {
+		c.Password, c.passwordFrom = secret{}, ""
 	}
 	if !c.logLevelSet && c.Command != cmdServe {
 		// The result already says what happened; per-operation lines
@@ -460,8 +481,17 @@ func checkConfig(c *config) error {
 	if c.URL == "" {
 		return cfgErr("PVE_URL (--url) is required, e.g. https://pve1.example.com:8006 (or try --demo, which needs no Proxmox)")
 	}
+	switch {
+	case c.usesToken() && c.usesPassword():
+		return cfgErr("set either an API token (PVE_API_TOKEN_ID and PVE_API_TOKEN_SECRET, recommended) or a user and password (PVE_USERNAME and PVE_PASSWORD), not both")
+	case c.usesPassword():
+		if err := checkPasswordConfig(c); err != nil { // auth.go
+			return err
+		}
+		return checkConfigRest(c)
+	}
 	if c.TokenID == "" {
-		return cfgErr("PVE_API_TOKEN_ID (--token-id) is required, e.g. automation@pve!mcp")
+		return cfgErr("PVE_API_TOKEN_ID (--token-id) is required, e.g. automation@pve!mcp (or PVE_USERNAME and PVE_PASSWORD for a password login)")
 	}
 	switch {
 	case c.TokenSecretFile != "" && !c.TokenSecret.empty():
@@ -476,6 +506,11 @@ func checkConfig(c *config) error {
 	if strings.ContainsAny(c.TokenSecret.reveal(), " \t\r\n\v\f") {
 		return cfgErr("%s: the token secret contains white space (value not shown)", c.secretFrom)
 	}
+	return checkConfigRest(c)
+}
+
+// checkConfigRest checks what does not depend on the authentication method.
+func checkConfigRest(c *config) error {
 	if c.TLSInsecure && (c.Fingerprint != "" || c.CAFile != "") {
 		return cfgErr("PVE_TLS_INSECURE (--tls-insecure) cannot be combined with PVE_TLS_FINGERPRINT or PVE_CA_FILE: pinning or a CA already handles self-signed certificates")
 	}

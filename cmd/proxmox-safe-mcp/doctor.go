@@ -97,7 +97,8 @@ func doctor(ctx context.Context, a *app, cfg *config, w io.Writer) int {
 	if pol.ReadOnly {
 		mode += ", read-only"
 	}
-	r.ok("configuration: %s, token %s, %s, allowed nodes %s", base.Redacted(), a.client.TokenID(), mode, describeNodes(pol.AllowedNodes))
+	auth := a.client.AuthStatus()
+	r.ok("configuration: %s, %s, %s, allowed nodes %s", base.Redacted(), authSummary(auth), mode, describeNodes(pol.AllowedNodes))
 	if cfg.Demo {
 		r.info("demo mode: this checks the simulated cluster, not a real one")
 	}
@@ -129,16 +130,28 @@ func doctor(ctx context.Context, a *app, cfg *config, w io.Writer) int {
 	stepCtx, cancel := context.WithTimeout(ctx, doctorStepTimeout)
 	defer cancel()
 	ver, err := a.client.Version(stepCtx)
+	step := "token"
+	if auth.Method == proxmoxsafe.AuthTicket {
+		step = "login"
+	}
 	switch {
+	case errors.Is(err, proxmoxsafe.ErrUnauthorized) && auth.Method == proxmoxsafe.AuthTicket:
+		r.fail("login: refused by Proxmox: %v", err)
+		r.detail("check PVE_USERNAME (user@realm, e.g. root@pam) and the password, that the user exists, is enabled and has no second factor; an API token (PVE_API_TOKEN_ID and PVE_API_TOKEN_SECRET) is recommended")
+		return r.finish()
 	case errors.Is(err, proxmoxsafe.ErrUnauthorized):
 		r.fail("token: rejected by Proxmox (401): %v", err)
 		r.detail("check PVE_API_TOKEN_ID (user@realm!tokenname) and the secret, that the token exists and has not expired (pveum user token list <user>), and that the user is enabled")
 		return r.finish()
 	case err != nil:
-		r.fail("token: GET /version failed: %v", err)
+		r.fail("%s: GET /version failed: %v", step, err)
 		return r.finish()
 	}
-	r.ok("token: accepted; Proxmox VE %s", ver.Version)
+	r.ok("%s: accepted; Proxmox VE %s", step, ver.Version)
+	if life := ticketLifetime(a.client.AuthStatus(), time.Now()); life != "" {
+		r.ok("login: %s", life)
+		r.info("API tokens are recommended over a password: no login, no renewal, privileges of their own (pveum user token add)")
+	}
 
 	checkNodes(stepCtx, r, a.client, pol.AllowedNodes)
 	checkPrivileges(stepCtx, r, a)

@@ -118,8 +118,8 @@ func checkHTTPConfig(c *config) error {
 		if err := mcphttp.CheckStaticToken(h.Token.reveal()); err != nil {
 			return cfgErr("%s: %v", h.tokenFrom, err)
 		}
-		if h.Token.reveal() == c.TokenSecret.reveal() {
-			return cfgErr("%s: the MCP token must differ from the Proxmox token secret: clients would hold the Proxmox credential", h.tokenFrom)
+		if h.Token.reveal() == c.TokenSecret.reveal() || h.Token.reveal() == c.Password.reveal() {
+			return cfgErr("%s: the MCP token must differ from the Proxmox token secret and password: clients would hold the Proxmox credential", h.tokenFrom)
 		}
 	}
 	if h.Token.empty() && !h.AllowUnauth {
