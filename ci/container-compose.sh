@@ -36,8 +36,8 @@ pm() { "$CONTAINER_PODMAN" "$@"; }
 
 if ! command -v podman-compose >/dev/null; then
   say "installing podman-compose"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends podman-compose >/dev/null
+  apt-get -o DPkg::Lock::Timeout=300 update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends podman-compose >/dev/null
 fi
 
 # --- 1. static: compose-go --------------------------------------------------

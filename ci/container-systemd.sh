@@ -41,8 +41,8 @@ in_ct() { pm exec "$NAME" "$@"; }
 
 if [[ ! -x /usr/lib/systemd/systemd ]]; then
   say "installing systemd"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends systemd >/dev/null
+  apt-get -o DPkg::Lock::Timeout=300 update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends systemd >/dev/null
 fi
 command -v curl >/dev/null || fail "curl is needed in /usr (ci/container.sh installs it)"
 

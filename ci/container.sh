@@ -60,16 +60,19 @@ command -v go >/dev/null || fail "go is not installed"
 
 # --- tools --------------------------------------------------------------
 # podman embeds buildah for `podman build`; runc because crun fails on this
-# machine's hybrid cgroups; netavark and iptables for the published port.
-PKGS=(podman runc netavark iptables curl jq ca-certificates)
+# machine's hybrid cgroups; netavark and iptables for the published port,
+# aardvark-dns for the network podman-compose creates. No recommended
+# packages (buildah, slirp4netns, fuse-overlayfs, uidmap: rootless and
+# overlay tools this root + vfs setup does not use).
+PKGS=(podman runc netavark aardvark-dns iptables curl jq ca-certificates)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
 done
 if ((${#missing[@]})); then
   say "installing ${missing[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  apt-get -o DPkg::Lock::Timeout=300 update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 # --- a private podman ---------------------------------------------------
