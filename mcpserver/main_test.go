@@ -45,16 +45,17 @@ type memAudit struct {
 
 func newMemAudit() *memAudit {
 	buf := &syncBuffer{}
-	return &memAudit{AuditLog: proxmoxsafe.NewAuditLog(buf), buf: buf}
+	return &memAudit{AuditLog: proxmoxsafe.NewAuditLog(buf, nil), buf: buf}
 }
 
 func (a *memAudit) String() string { return a.buf.String() }
 
-// records parses the log; it fails the test if the chain does not verify.
+// records parses the log and returns the records after the anchor; it
+// fails the test if the chain does not verify.
 func (a *memAudit) records(tb testing.TB) []proxmoxsafe.AuditRecord {
 	tb.Helper()
 	data := a.buf.String()
-	n, err := proxmoxsafe.VerifyAuditLog(strings.NewReader(data))
+	sum, err := proxmoxsafe.VerifyAuditLog(strings.NewReader(data), nil)
 	if err != nil {
 		tb.Fatalf("audit log does not verify: %v", err)
 	}
@@ -66,8 +67,11 @@ func (a *memAudit) records(tb testing.TB) []proxmoxsafe.AuditRecord {
 		}
 		recs = append(recs, rec)
 	}
-	if n != len(recs) {
-		tb.Fatalf("VerifyAuditLog counted %d records, the file has %d", n, len(recs))
+	if sum.Records != len(recs) {
+		tb.Fatalf("VerifyAuditLog counted %d records, the file has %d", sum.Records, len(recs))
+	}
+	if len(recs) > 0 && recs[0].Event == proxmoxsafe.AuditAnchor {
+		recs = recs[1:] // the log's own first record
 	}
 	return recs
 }

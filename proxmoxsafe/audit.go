@@ -24,6 +24,15 @@ const (
 	AuditCompleted AuditEvent = "completed"
 )
 
+// Events about the log itself.
+const (
+	// AuditAnchor: the first record of every log, written when it is
+	// created; it carries Format and KeyID.
+	AuditAnchor AuditEvent = "anchor"
+	// AuditRepaired: [RepairAuditLog] changed the log; Reason says what.
+	AuditRepaired AuditEvent = "repaired"
+)
+
 // AuditRecord is one line of the audit log. It never holds secrets: no token,
 // no approval text beyond whether it matched, no free text from guests.
 type AuditRecord struct {
@@ -47,9 +56,16 @@ type AuditRecord struct {
 	// Approver names the approver that approved, e.g. "phrase".
 	Approver string `json:"approver,omitempty"`
 
-	// Seq and Prev are filled in by the sink: Seq counts records from 1, and
-	// Prev is the hex SHA-256 of the previous line (without its newline), or
-	// empty for the first record. See [VerifyAuditLog].
+	// Format and KeyID are set only on the anchor record: the line format
+	// ([AuditFormat]) and an id of the key the chain is keyed with (empty
+	// for an unkeyed chain), which names the key without revealing it.
+	Format string `json:"format,omitempty"`
+	KeyID  string `json:"key_id,omitempty"`
+
+	// Seq and Prev are filled in by the sink: Seq counts records from 1 (the
+	// anchor), and Prev is the link of the previous line (without its
+	// newline) — its hex HMAC-SHA256 with the log's key, or its hex SHA-256
+	// for an unkeyed log — or empty for the anchor. See [VerifyAuditLog].
 	Seq  int64  `json:"seq"`
 	Prev string `json:"prev"`
 }

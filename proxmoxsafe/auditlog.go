@@ -1,17 +1,15 @@
 package proxmoxsafe
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -21,20 +19,61 @@ import (
 // writes can be verified.
 const MaxAuditLineBytes = 1 << 20
 
+// AuditFormat names the line format [AuditLog] writes. It is the Format of
+// the anchor record that begins every log; a log without an anchor was
+// written by an earlier version (see [ErrAuditLegacyFormat]).
+const AuditFormat = "proxmox-safe-mcp-audit/2"
+
+// MinAuditKeyBytes is the shortest key [AuditLogOptions].Key accepts.
+const MinAuditKeyBytes = 16
+
+// AuditLogOptions configures [NewAuditLog] and [OpenAuditLog]. The zero
+// value (or nil) is an unkeyed, sealed log with no mirror.
+type AuditLogOptions struct {
+	// Key, when set, makes the chain an HMAC-SHA256 chain: each record's
+	// Prev is the HMAC of the line before it, and the seal is keyed too, so
+	// that nobody without the key can rewrite the log and recompute the
+	// chain. Keep it outside the log (a 0600 file the log's readers cannot
+	// read, or a secret the operator provides); it is needed again to
+	// continue and to verify the log. At least [MinAuditKeyBytes] bytes.
+	// nil means a plain SHA-256 chain, which detects damage and careless
+	// edits but not a rewrite by someone who recomputes the hashes.
+	Key []byte
+	// SealPath is where [OpenAuditLog] keeps the sealed tail: the last
+	// record's sequence number, link and the log's size, authenticated with
+	// the key and rewritten after every record, so that removing or editing
+	// the last lines is detected too. "" means the log's path + ".seal".
+	// [NewAuditLog] writes no seal.
+	SealPath string
+	// Mirror, when set, receives a copy of every line (with its newline,
+	// in one Write call) after it is on disk — for example a
+	// *syslog.Writer that ships records off the host, where someone with
+	// the server's own privileges cannot change them. A Mirror failure
+	// makes Record return an error (so the mutation is not performed) but
+	// does not stop the log: the next record is mirrored again. nil means
+	// no mirror.
+	Mirror io.Writer
+}
+
 // AuditLog is an [AuditSink] that writes one JSON object per line and chains
-// each line to the one before it with SHA-256 (see [AuditRecord].Prev), so
-// that editing, removing or reordering records is detectable with
-// [VerifyAuditLog].
+// each line to the one before it (see [AuditRecord].Prev): with a key
+// (HMAC-SHA256) nobody without the key can edit, remove, reorder or forge
+// records undetected; without one (SHA-256) damage and careless edits are
+// detected. The first line is an anchor record (event "anchor", Seq 1) that
+// names the format and the key, so a log whose first lines were removed no
+// longer verifies. [OpenAuditLog] also keeps a sealed tail in a separate
+// file, so that edits to or removal of the last lines are detected.
+// [VerifyAuditFile] checks all of it; docs/SECURITY.md says what remains
+// undetectable (a rollback of log and seal together, anything done by
+// someone holding the key).
 //
 // It fails closed: after any write or sync error every later Record returns
 // an error, because continuing after a possibly partial line would leave a
 // chain that no longer verifies, and a mutation must not proceed unaudited.
 // If the failure left a torn line, [OpenAuditLog] on the same file then
-// refuses until an operator has looked at it.
-//
-// The chain protects records only once a later record follows them: the
-// last line can be altered or dropped undetected unless its hash is kept
-// somewhere else too. One AuditLog must be the only writer of its file.
+// refuses until an operator has looked at it ([RepairAuditLog] removes
+// exactly that torn line). One AuditLog must be the only writer of its
+// file.
 //
 // It is safe for concurrent use; records are written one at a time.
 type AuditLog struct {
@@ -42,66 +81,203 @@ type AuditLog struct {
 	w      io.Writer
 	syncer interface{ Sync() error } // nil if w cannot sync
 	closer io.Closer                 // set only when AuditLog opened the file
-	seq    int64                     // Seq of the last record written, 0 if none
-	prev   string                    // hex SHA-256 of the last line written
-	err    error                     // sticky: set by the first failure
+	mirror io.Writer
+	file   *os.File // the log file, locked around each append; nil for streams
+	chain  chainKey
+	seal   *sealFile // nil for streams
+	size   int64     // bytes in the file so far, for the seal
+	seq    int64     // Seq of the last record written, 0 if none (no anchor yet)
+	prev   string    // link of the last line written
+	err    error     // sticky: set by the first failure
 	closed bool
 }
 
-// NewAuditLog returns an AuditLog that writes to w, starting a new chain at
-// Seq 1. If w has a Sync() error method, as *os.File does, it is called
-// after every record so that Record returns only once the line is on disk.
-// To continue an existing log file use [OpenAuditLog].
-func NewAuditLog(w io.Writer) *AuditLog {
-	l := &AuditLog{w: w}
+// NewAuditLog returns an AuditLog that writes to w, starting a new chain:
+// the first Record writes the anchor record (Seq 1) and then its own
+// record (Seq 2) in one Write call. If w has a Sync() error method, as
+// *os.File does, it is called after every record so that Record returns
+// only once the line is on disk. Streams have no seal. To create or
+// continue a log file use [OpenAuditLog]. opts may be nil; an invalid Key
+// makes every Record fail.
+func NewAuditLog(w io.Writer, opts *AuditLogOptions) *AuditLog {
+	var o AuditLogOptions
+	if opts != nil {
+		o = *opts
+	}
+	l := &AuditLog{w: w, mirror: o.Mirror}
 	if s, ok := w.(interface{ Sync() error }); ok {
 		l.syncer = s
 	}
+	l.chain, l.err = newChainKey(o.Key)
 	return l
 }
 
-// OpenAuditLog opens the audit log file at path for appending, creating it
-// with mode 0600 if needed. An existing file is verified first and the chain
-// continues from its last record; a file that does not verify — including
-// one whose last line was cut short — is refused, so that a damaged or
-// tampered log is noticed by a person instead of silently extended.
+// OpenAuditLog opens the audit log file at path for appending. A missing or
+// empty file becomes a new log: it is created with mode 0600 and its anchor
+// record and seal are written at once. An existing log is verified first,
+// with its seal, exactly as [VerifyAuditFile] does, and the chain continues
+// from its last record; a log that does not verify — including one whose
+// last line was cut short, whose seal is missing or does not match, or
+// that was written by an earlier version or with another key — is refused,
+// so that a damaged or tampered log is noticed by a person instead of
+// silently extended. The error says what to do.
 //
-// Only regular files are accepted: verifying means reading the file, which
-// a pipe or device cannot replay. Use [NewAuditLog] for streams.
-func OpenAuditLog(path string) (*AuditLog, error) {
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+// Only regular files are accepted, and the check is made without blocking
+// on the path: a FIFO, device or socket is refused at once. opts may be nil.
+func OpenAuditLog(path string, opts *AuditLogOptions) (*AuditLog, error) {
+	var o AuditLogOptions
+	if opts != nil {
+		o = *opts
+	}
+	chain, err := newChainKey(o.Key)
+	if err != nil {
+		return nil, err
+	}
+	sealPath := o.SealPath
+	if sealPath == "" {
+		sealPath = path + ".seal"
+	}
+	f, err := openRegular(path, os.O_RDWR|os.O_APPEND|os.O_CREATE)
 	if err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+		}
+	}()
+	// Another process may be creating or appending to the same log.
+	if err := lockWait(f); err != nil {
+		return nil, fmt.Errorf("audit log %s: %w", path, err)
+	}
+	defer unlock(f)
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	seal, err := openSeal(sealPath)
+	if err != nil {
+		return nil, fmt.Errorf("audit log seal: %w", err)
+	}
+	defer func() {
+		if !ok {
+			seal.f.Close()
+		}
+	}()
+	l := &AuditLog{w: f, syncer: f, file: f, closer: multiCloser{f, seal.f}, mirror: o.Mirror, chain: chain, seal: seal}
+	if st.Size() == 0 {
+		sealed, err := seal.read(chain)
+		if err != nil {
+			return nil, fmt.Errorf("audit log %s: %w", path, err)
+		}
+		if sealed != nil && sealed.Seq > 0 {
+			return nil, fmt.Errorf("audit log %s is empty, which does not match its seal %s (%d records): the log was emptied or replaced; keep both files as evidence and move them aside to start a new log: %w",
+				path, sealPath, sealed.Seq, errAuditSealMismatch)
+		}
+		if err := l.writeAnchor(); err != nil {
+			return nil, fmt.Errorf("audit log %s: %w", path, err)
+		}
+		ok = true
+		return l, nil
+	}
+	sum, err := verifyAuditFile(io.NewSectionReader(f, 0, st.Size()), seal, chain, false)
+	if err != nil {
+		return nil, &AuditOpenError{Path: path, Err: err}
+	}
+	l.seq, l.prev, l.size = sum.LastSeq, sum.lastLink, sum.size
+	ok = true
+	return l, nil
+}
+
+// AuditOpenError is the error [OpenAuditLog] returns for an existing log
+// that does not verify. Err says why and matches [ErrAuditTornLine],
+// [ErrAuditSealBehind], [ErrAuditLegacyFormat] or [ErrAuditKey] where one
+// applies; its message ends with what an operator can do.
+type AuditOpenError struct {
+	Path string
+	Err  error
+}
+
+// Error implements the error interface.
+func (e *AuditOpenError) Error() string {
+	return fmt.Sprintf("audit log %s does not verify, refusing to continue it: %v; %s", e.Path, e.Err, AuditAdvice(e.Err))
+}
+
+// Unwrap returns the verification error.
+func (e *AuditOpenError) Unwrap() error { return e.Err }
+
+// AuditAdvice says, in one sentence, what an operator can do about a log
+// that failed verification with err.
+func AuditAdvice(err error) string {
+	switch {
+	case errors.Is(err, ErrAuditTornLine), errors.Is(err, ErrAuditSealBehind):
+		return "this is what an interrupted write (full disk, crash) leaves; `proxmox-safe-mcp audit repair` fixes exactly that and records that it did"
+	case errors.Is(err, ErrAuditLegacyFormat):
+		return "it was written by an earlier version without an anchor or key: keep it (`proxmox-safe-mcp audit verify` still checks it) and move it aside so that a new log is started, e.g. mv it to a .legacy name"
+	case errors.Is(err, ErrAuditKey):
+		return "give the key the log was written with (PROXMOX_SAFE_AUDIT_KEY_FILE); without it the log cannot be authenticated"
+	default:
+		return "it may have been damaged or tampered with: keep it and its .seal file as evidence, inspect it with `proxmox-safe-mcp audit verify`, then move both aside so that a new log is started"
+	}
+}
+
+// openRegular opens path without blocking (O_NONBLOCK: opening a FIFO for
+// writing would otherwise wait for a reader forever) and refuses anything
+// but a regular file, checked on the opened descriptor so the answer
+// cannot change between check and use.
+func openRegular(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|syscall.O_NONBLOCK, 0o600)
+	if err != nil {
+		return nil, err
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("audit log: %w", err)
+		return nil, err
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("audit log %s: not a regular file", path)
+		return nil, fmt.Errorf("%s: not a regular file (%s); the audit log must be a plain file", path, st.Mode().Type())
 	}
-	r, err := os.Open(path)
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("audit log: %w", err)
+	return f, nil
+}
+
+type multiCloser []io.Closer
+
+func (m multiCloser) Close() error {
+	var errs []error
+	for _, c := range m {
+		errs = append(errs, c.Close())
 	}
-	state, err := verifyAuditLog(r)
-	r.Close()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("audit log %s does not verify, refusing to continue it: %w", path, err)
+	return errors.Join(errs...)
+}
+
+// anchorRecord is the first record of every log.
+func (l *AuditLog) anchorRecord() AuditRecord {
+	return AuditRecord{
+		Time:   time.Now().UTC(),
+		Event:  AuditAnchor,
+		Op:     "OpenAuditLog",
+		Reason: "log created",
+		Format: AuditFormat,
+		KeyID:  l.chain.id(),
+		Seq:    1,
 	}
-	l := NewAuditLog(f)
-	l.closer = f
-	l.seq, l.prev = state.lastSeq, state.lastHash
-	return l, nil
+}
+
+// writeAnchor starts a new file log: the anchor line and its seal.
+func (l *AuditLog) writeAnchor() error {
+	return l.append(func() ([][]byte, int64, error) {
+		line, err := encodeAuditLine(l.anchorRecord())
+		return [][]byte{line}, 1, err
+	})
 }
 
 // Record writes rec as the next line of the log and returns once it is
-// written (and synced, if the writer can sync). It fills in Seq and Prev,
-// and Time with the current UTC time if it is zero; nothing else is added.
+// written (and synced, if the writer can sync), sealed and mirrored. It
+// fills in Seq and Prev, and Time with the current UTC time if it is zero;
+// nothing else is added.
 //
 // ctx is deliberately not consulted: a record of something that already
 // happened upstream must not be dropped because the caller stopped waiting,
@@ -115,20 +291,52 @@ func (l *AuditLog) Record(_ context.Context, rec AuditRecord) error {
 	if l.err != nil {
 		return fmt.Errorf("audit log failed earlier, refusing further records: %w", l.err)
 	}
-	rec.Seq = l.seq + 1
-	rec.Prev = l.prev
 	if rec.Time.IsZero() {
 		rec.Time = time.Now().UTC()
 	}
-	line, err := encodeAuditLine(rec)
+	rec.Format, rec.KeyID = "", "" // only the anchor carries them
+	return l.append(func() ([][]byte, int64, error) {
+		var lines [][]byte
+		seq, prev := l.seq, l.prev
+		if seq == 0 { // a stream's first record: the anchor goes first
+			anchor, err := encodeAuditLine(l.anchorRecord())
+			if err != nil {
+				return nil, 0, err
+			}
+			lines = append(lines, anchor)
+			seq, prev = 1, l.chain.link(anchor[:len(anchor)-1])
+		}
+		rec.Seq, rec.Prev = seq+1, prev
+		line, err := encodeAuditLine(rec)
+		return append(lines, line), rec.Seq, err
+	})
+}
+
+// append writes the lines build returns (each ending in '\n', the last
+// with Seq lastSeq) in one Write call, so that an O_APPEND file never
+// interleaves them with anything else and a failure leaves at most one
+// torn line; then syncs, seals and mirrors. For a file it holds the file's
+// lock throughout and first catches up with records other processes
+// appended, so build sees the true last Seq and link.
+func (l *AuditLog) append(build func() (lines [][]byte, lastSeq int64, err error)) error {
+	if l.file != nil {
+		if err := lockWait(l.file); err != nil {
+			return fmt.Errorf("audit log: %w", err)
+		}
+		defer unlock(l.file)
+		if err := l.catchUp(); err != nil {
+			l.err = err
+			return fmt.Errorf("audit log: %w", err)
+		}
+	}
+	lines, lastSeq, err := build()
 	if err != nil {
 		// Nothing was written, so the chain is intact and the log stays usable.
 		return fmt.Errorf("audit log: %w", err)
 	}
-	// One Write call, so that an O_APPEND file never interleaves a line
-	// with anything else, and a failure leaves at most one torn line.
-	n, err := l.w.Write(line)
-	if err == nil && n != len(line) {
+	data := bytes.Join(lines, nil)
+	n, err := l.w.Write(data)
+	if err == nil && n != len(data) {
 		err = io.ErrShortWrite
 	}
 	if err == nil && l.syncer != nil {
@@ -138,14 +346,73 @@ func (l *AuditLog) Record(_ context.Context, rec AuditRecord) error {
 		l.err = err
 		return fmt.Errorf("audit log: %w", err)
 	}
-	l.seq = rec.Seq
-	l.prev = auditLineHash(line[:len(line)-1])
+	last := lines[len(lines)-1]
+	l.seq = lastSeq
+	l.prev = l.chain.link(last[:len(last)-1])
+	l.size += int64(len(data))
+	if l.seal != nil {
+		if err := l.seal.write(l.chain, sealState{Seq: l.seq, Size: l.size, Link: l.prev}); err != nil {
+			// The line is on disk but its seal is not: the next open will
+			// report the seal one record behind. Stop here.
+			l.err = fmt.Errorf("writing the seal: %w", err)
+			return fmt.Errorf("audit log: %w", l.err)
+		}
+	}
+	if l.mirror != nil {
+		if _, err := l.mirror.Write(data); err != nil {
+			return fmt.Errorf("audit log mirror: %w (the record is in the log file)", err)
+		}
+	}
 	return nil
 }
 
-// Close closes the file if [OpenAuditLog] opened it; a writer given to
-// [NewAuditLog] stays open, since its owner may still need it. Later Record
-// calls fail. Closing twice is harmless.
+// catchUp reads the records other processes appended to the file since
+// this AuditLog last wrote, verifying that they continue the chain, so the
+// next record links to the true last line. The caller holds the lock.
+func (l *AuditLog) catchUp() error {
+	st, err := l.file.Stat()
+	if err != nil {
+		return err
+	}
+	switch {
+	case st.Size() == l.size:
+		return nil
+	case st.Size() < l.size:
+		return fmt.Errorf("the log shrank from %d to %d bytes while open: it was truncated or replaced", l.size, st.Size())
+	}
+	v := &chainVerifier{chain: l.chain, lastSeq: l.seq, lastLink: l.prev, size: l.size}
+	if err := v.run(io.NewSectionReader(l.file, l.size, st.Size()-l.size), 1); err != nil {
+		return fmt.Errorf("records appended by another writer do not verify: %w", err)
+	}
+	l.seq, l.prev, l.size = v.lastSeq, v.lastLink, v.size
+	return nil
+}
+
+// auditLockWait bounds how long Record waits for another process's append.
+const auditLockWait = 10 * time.Second
+
+// lockWait takes the file's lock, waiting for another process's append to
+// finish (appends are short), but not forever.
+func lockWait(f *os.File) error {
+	deadline := time.Now().Add(auditLockWait)
+	for {
+		ok, err := tryLock(f)
+		if err != nil {
+			return fmt.Errorf("locking: %w", err)
+		}
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("another process has held the log's lock for over %s", auditLockWait)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Close closes the file (and its seal) if [OpenAuditLog] opened it; a
+// writer given to [NewAuditLog] stays open, since its owner may still need
+// it. Later Record calls fail. Closing twice is harmless.
 func (l *AuditLog) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -174,119 +441,4 @@ func encodeAuditLine(rec AuditRecord) ([]byte, error) {
 		return nil, fmt.Errorf("record is %d bytes, over the %d-byte line limit", len(line)-1, MaxAuditLineBytes)
 	}
 	return line, nil
-}
-
-// auditLineHash is the chain link: the hex SHA-256 of a raw line without its
-// newline, so it can be recomputed from the file bytes alone.
-func auditLineHash(line []byte) string {
-	sum := sha256.Sum256(line)
-	return hex.EncodeToString(sum[:])
-}
-
-// VerifyAuditLog reads an audit log and checks every line: it must be one
-// JSON [AuditRecord] with only the documented fields; Seq must count up by 1
-// from the first record's; Prev must be the hex SHA-256 of the previous raw
-// line; the first record must have an empty Prev if and only if its Seq is
-// 1 (a later start is a log continued from an earlier file); and the file
-// must end with a newline. It returns how many records verified and, for
-// the first bad line, an error that names its number and why.
-//
-// Records removed from the start of a log that does not begin at Seq 1, and
-// changes to the very last line, cannot be detected from the file alone.
-func VerifyAuditLog(r io.Reader) (int, error) {
-	st, err := verifyAuditLog(r)
-	return st.count, err
-}
-
-type auditChainState struct {
-	count    int
-	lastSeq  int64
-	lastHash string
-}
-
-func verifyAuditLog(r io.Reader) (auditChainState, error) {
-	var st auditChainState
-	br := bufio.NewReaderSize(r, 64<<10)
-	var buf []byte
-	for lineNo := 1; ; lineNo++ {
-		line, ended, err := readAuditLine(br, &buf)
-		if err == io.EOF && len(line) == 0 && !ended {
-			return st, nil
-		}
-		if err != nil && err != io.EOF {
-			return st, fmt.Errorf("line %d: %w", lineNo, err)
-		}
-		if !ended {
-			return st, fmt.Errorf("line %d: no trailing newline: the last write was cut short or the file was truncated", lineNo)
-		}
-		rec, err := decodeAuditLine(line)
-		if err != nil {
-			return st, fmt.Errorf("line %d: not a valid audit record: %w", lineNo, err)
-		}
-		if st.count == 0 {
-			switch {
-			case rec.Seq < 1:
-				return st, fmt.Errorf("line %d: seq %d, want at least 1", lineNo, rec.Seq)
-			case rec.Seq == 1 && rec.Prev != "":
-				return st, fmt.Errorf("line %d: first record (seq 1) has a prev hash", lineNo)
-			case rec.Seq > 1 && rec.Prev == "":
-				return st, fmt.Errorf("line %d: seq %d continues an earlier log but has no prev hash", lineNo, rec.Seq)
-			}
-		} else {
-			if rec.Seq != st.lastSeq+1 {
-				return st, fmt.Errorf("line %d: seq %d, want %d (record removed, duplicated or reordered)", lineNo, rec.Seq, st.lastSeq+1)
-			}
-			if rec.Prev != st.lastHash {
-				return st, fmt.Errorf("line %d: prev hash does not match line %d (record edited, removed or reordered)", lineNo, lineNo-1)
-			}
-		}
-		st.count++
-		st.lastSeq = rec.Seq
-		st.lastHash = auditLineHash(line)
-	}
-}
-
-// readAuditLine reads one line into *buf, without its '\n', and reports
-// whether a '\n' ended it. It fails rather than buffer more than
-// MaxAuditLineBytes.
-func readAuditLine(br *bufio.Reader, buf *[]byte) (line []byte, ended bool, err error) {
-	*buf = (*buf)[:0]
-	for {
-		chunk, err := br.ReadSlice('\n')
-		n := len(*buf) + len(chunk)
-		if err == nil {
-			n-- // the '\n' does not count
-		}
-		if n > MaxAuditLineBytes {
-			return nil, false, fmt.Errorf("longer than %d bytes", MaxAuditLineBytes)
-		}
-		*buf = append(*buf, chunk...)
-		switch err {
-		case nil:
-			return (*buf)[:len(*buf)-1], true, nil
-		case bufio.ErrBufferFull:
-			continue
-		default:
-			return *buf, false, err
-		}
-	}
-}
-
-// decodeAuditLine parses one line strictly: exactly one JSON object with no
-// unknown fields, so that nothing can be smuggled into a record that the
-// tools reading the log would silently ignore.
-func decodeAuditLine(line []byte) (AuditRecord, error) {
-	var rec AuditRecord
-	if len(line) == 0 || line[0] != '{' {
-		return rec, errors.New("not a JSON object")
-	}
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&rec); err != nil {
-		return rec, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return rec, errors.New("data after the JSON object")
-	}
-	return rec, nil
 }

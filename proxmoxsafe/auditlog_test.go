@@ -43,7 +43,7 @@ func auditSample(i int) proxmoxsafe.AuditRecord {
 func auditLines(t *testing.T, n int) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	l := proxmoxsafe.NewAuditLog(&buf)
+	l := proxmoxsafe.NewAuditLog(&buf, nil)
 	for i := range n {
 		if err := l.Record(t.Context(), auditSample(i)); err != nil {
 			t.Fatalf("Record %d: %v", i, err)
@@ -72,7 +72,7 @@ func decodeAuditRecords(t *testing.T, b []byte) []proxmoxsafe.AuditRecord {
 func TestAuditLogRoundTrip(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
-	l := proxmoxsafe.NewAuditLog(&buf)
+	l := proxmoxsafe.NewAuditLog(&buf, nil)
 	given := []proxmoxsafe.AuditRecord{
 		auditSample(1),
 		{Event: proxmoxsafe.AuditRefused, Op: "SnapshotGuest", Reason: "locked (backup)"}, // zero Time
@@ -84,23 +84,24 @@ func TestAuditLogRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n, err := proxmoxsafe.VerifyAuditLog(bytes.NewReader(buf.Bytes())); err != nil || n != 3 {
-		t.Fatalf("VerifyAuditLog = %d, %v; want 3, nil", n, err)
+	if sum, err := proxmoxsafe.VerifyAuditLog(bytes.NewReader(buf.Bytes()), nil); err != nil || sum.Records != 4 || sum.Keyed {
+		t.Fatalf("VerifyAuditLog = %+v, %v; want 4 unkeyed records (anchor + 3), nil", sum, err)
 	}
-	if bytes.Count(buf.Bytes(), []byte("\n")) != 3 {
-		t.Fatalf("want 3 lines, got %q", buf.String())
+	if bytes.Count(buf.Bytes(), []byte("\n")) != 4 {
+		t.Fatalf("want 4 lines, got %q", buf.String())
 	}
-	recs := decodeAuditRecords(t, buf.Bytes())
+	all := decodeAuditRecords(t, buf.Bytes())
+	if a := all[0]; a.Event != proxmoxsafe.AuditAnchor || a.Seq != 1 || a.Prev != "" || a.Format != proxmoxsafe.AuditFormat || a.KeyID != "" {
+		t.Errorf("first line is not an unkeyed anchor: %+v", a)
+	}
+	recs := all[1:]
 	lines := splitAuditLines(buf.Bytes())
 	for i, got := range recs {
-		if got.Seq != int64(i+1) {
+		if got.Seq != int64(i+2) {
 			t.Errorf("record %d: Seq = %d", i, got.Seq)
 		}
-		wantPrev := ""
-		if i > 0 {
-			sum := sha256.Sum256(bytes.TrimSuffix(lines[i-1], []byte("\n")))
-			wantPrev = hex.EncodeToString(sum[:])
-		}
+		sum := sha256.Sum256(bytes.TrimSuffix(lines[i], []byte("\n")))
+		wantPrev := hex.EncodeToString(sum[:])
 		if got.Prev != wantPrev {
 			t.Errorf("record %d: Prev = %q, want %q", i, got.Prev, wantPrev)
 		}
@@ -127,14 +128,14 @@ func TestAuditLogRecordKeys(t *testing.T) {
 	documented := []string{"action", "approver", "event", "node", "op", "prev", "reason", "seq", "snapname", "time", "type", "upid", "vmid"}
 	minimal := []string{"event", "op", "prev", "seq", "time"}
 	var buf bytes.Buffer
-	l := proxmoxsafe.NewAuditLog(&buf)
+	l := proxmoxsafe.NewAuditLog(&buf, nil)
 	if err := l.Record(t.Context(), auditSample(1)); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Record(t.Context(), proxmoxsafe.AuditRecord{Event: proxmoxsafe.AuditRefused, Op: "GuestPower"}); err != nil {
 		t.Fatal(err)
 	}
-	lines := bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n"))
+	lines := bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n"))[1:] // after the anchor
 	for i, want := range [][]string{documented, minimal} {
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(lines[i], &m); err != nil {
@@ -154,7 +155,7 @@ func TestAuditLogRecordKeys(t *testing.T) {
 func TestAuditLogConcurrentWriters(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer // AuditLog serialises writes; -race checks that it does
-	l := proxmoxsafe.NewAuditLog(&buf)
+	l := proxmoxsafe.NewAuditLog(&buf, nil)
 	const writers, each = 8, 50
 	var wg sync.WaitGroup
 	errs := make(chan error, writers*each)
@@ -176,11 +177,11 @@ func TestAuditLogConcurrentWriters(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if n, err := proxmoxsafe.VerifyAuditLog(bytes.NewReader(buf.Bytes())); err != nil || n != writers*each {
-		t.Fatalf("VerifyAuditLog = %d, %v; want %d, nil", n, err, writers*each)
+	if sum, err := proxmoxsafe.VerifyAuditLog(bytes.NewReader(buf.Bytes()), nil); err != nil || sum.Records != writers*each+1 {
+		t.Fatalf("VerifyAuditLog = %+v, %v; want %d, nil", sum, err, writers*each+1)
 	}
 	seen := map[int]bool{}
-	for _, r := range decodeAuditRecords(t, buf.Bytes()) {
+	for _, r := range decodeAuditRecords(t, buf.Bytes())[1:] {
 		seen[r.VMID] = true
 	}
 	if len(seen) != writers*each {
@@ -188,145 +189,11 @@ func TestAuditLogConcurrentWriters(t *testing.T) {
 	}
 }
 
-func TestVerifyAuditLogDetectsTampering(t *testing.T) {
-	t.Parallel()
-	orig := auditLines(t, 4)
-	lines := func() [][]byte {
-		var out [][]byte
-		for _, l := range splitAuditLines(orig) {
-			if len(l) > 0 {
-				out = append(out, slices.Clone(l))
-			}
-		}
-		return out
-	}
-	join := func(ls [][]byte) []byte { return bytes.Join(ls, nil) }
-	cases := []struct {
-		name    string
-		tamper  func() []byte
-		wantN   int
-		wantErr string
-	}{
-		{"untouched", func() []byte { return orig }, 4, ""},
-		{"empty", func() []byte { return nil }, 0, ""},
-		{"edit a field", func() []byte {
-			ls := lines()
-			ls[1] = bytes.Replace(ls[1], []byte(`"shutdown"`), []byte(`"start"`), 1)
-			return join(ls)
-		}, 2, "line 3: prev hash does not match line 2 (record edited, removed or reordered)"},
-		{"edit the first line", func() []byte {
-			ls := lines()
-			ls[0] = bytes.Replace(ls[0], []byte(`"vmid":100`), []byte(`"vmid":999`), 1)
-			return join(ls)
-		}, 1, "line 2: prev hash does not match line 1"},
-		{"delete a line", func() []byte {
-			ls := lines()
-			return join(slices.Delete(ls, 1, 2))
-		}, 1, "line 2: seq 3, want 2"},
-		{"delete a line and renumber", func() []byte {
-			ls := slices.Delete(lines(), 1, 2)
-			ls[1] = bytes.Replace(ls[1], []byte(`"seq":3`), []byte(`"seq":2`), 1)
-			ls[2] = bytes.Replace(ls[2], []byte(`"seq":4`), []byte(`"seq":3`), 1)
-			return join(ls)
-		}, 1, "line 2: prev hash does not match line 1"},
-		{"delete the first line", func() []byte {
-			return join(lines()[1:])
-		}, 3, ""}, // indistinguishable from a continued log: documented limit
-		{"swap two lines", func() []byte {
-			ls := lines()
-			ls[1], ls[2] = ls[2], ls[1]
-			return join(ls)
-		}, 1, "line 2: seq 3, want 2"},
-		{"duplicate a line", func() []byte {
-			ls := lines()
-			return join(slices.Insert(ls, 2, ls[1]))
-		}, 2, "line 3: seq 2, want 3"},
-		{"truncate the last line", func() []byte {
-			return orig[:len(orig)-10]
-		}, 3, "line 4: no trailing newline"},
-		{"drop only the final newline", func() []byte {
-			return orig[:len(orig)-1]
-		}, 3, "line 4: no trailing newline"},
-		{"append garbage line", func() []byte {
-			return append(slices.Clone(orig), "garbage\n"...)
-		}, 4, "line 5: not a valid audit record"},
-		{"append garbage without newline", func() []byte {
-			return append(slices.Clone(orig), "garbage"...)
-		}, 4, "line 5: no trailing newline"},
-		{"append a blank line", func() []byte {
-			return append(slices.Clone(orig), '\n')
-		}, 4, "line 5: not a valid audit record"},
-		{"append a forged first record", func() []byte {
-			return append(slices.Clone(orig), auditLines(t, 1)...)
-		}, 4, "line 5: seq 1, want 5"},
-		{"smuggle an unknown field into the last line", func() []byte {
-			ls := lines()
-			ls[3] = bytes.Replace(ls[3], []byte(`{`), []byte(`{"note":"ignore previous instructions",`), 1)
-			return join(ls)
-		}, 3, `line 4: not a valid audit record: json: unknown field "note"`},
-		{"second object on a line", func() []byte {
-			ls := lines()
-			ls[3] = bytes.Replace(ls[3], []byte("}\n"), []byte("}{}\n"), 1)
-			return join(ls)
-		}, 3, "line 4: not a valid audit record: data after the JSON object"},
-		{"array instead of object", func() []byte {
-			return []byte("[]\n")
-		}, 0, "line 1: not a valid audit record"},
-		{"first record with a prev hash", func() []byte {
-			ls := lines()
-			ls[0] = bytes.Replace(ls[0], []byte(`"prev":""`), []byte(`"prev":"00"`), 1)
-			return join(ls[:1])
-		}, 0, "line 1: first record (seq 1) has a prev hash"},
-		{"line over 1 MiB", func() []byte {
-			return append(slices.Clone(orig), bytes.Repeat([]byte("x"), proxmoxsafe.MaxAuditLineBytes+1)...)
-		}, 4, "line 5: longer than 1048576 bytes"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			n, err := proxmoxsafe.VerifyAuditLog(bytes.NewReader(tc.tamper()))
-			if n != tc.wantN {
-				t.Errorf("n = %d, want %d", n, tc.wantN)
-			}
-			switch {
-			case tc.wantErr == "" && err != nil:
-				t.Errorf("err = %v, want nil", err)
-			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
-				t.Errorf("err = %v, want it to contain %q", err, tc.wantErr)
-			}
-		})
-	}
-}
-
-func TestVerifyAuditLogContinuedLog(t *testing.T) {
-	t.Parallel()
-	// A log that starts after seq 1 (e.g. after rotation) verifies from
-	// its first record on, but only if that record links to something.
-	full := splitAuditLines(auditLines(t, 5))
-	rest := bytes.Join(full[2:], nil)
-	if n, err := proxmoxsafe.VerifyAuditLog(bytes.NewReader(rest)); err != nil || n != 3 {
-		t.Fatalf("VerifyAuditLog = %d, %v; want 3, nil", n, err)
-	}
-	unlinked := bytes.Replace(rest, []byte(`"seq":3,"prev":"`+prevOf(t, full[2])+`"`), []byte(`"seq":3,"prev":""`), 1)
-	if _, err := proxmoxsafe.VerifyAuditLog(bytes.NewReader(unlinked)); err == nil || !strings.Contains(err.Error(), "line 1: seq 3 continues an earlier log but has no prev hash") {
-		t.Fatalf("err = %v", err)
-	}
-}
-
-func prevOf(t *testing.T, line []byte) string {
-	t.Helper()
-	var r proxmoxsafe.AuditRecord
-	if err := json.Unmarshal(line, &r); err != nil {
-		t.Fatal(err)
-	}
-	return r.Prev
-}
-
 func TestOpenAuditLogContinuesChain(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	for round := range 3 {
-		l, err := proxmoxsafe.OpenAuditLog(path)
+		l, err := proxmoxsafe.OpenAuditLog(path, nil)
 		if err != nil {
 			t.Fatalf("round %d: OpenAuditLog: %v", round, err)
 		}
@@ -343,8 +210,8 @@ func TestOpenAuditLogContinuesChain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, err := proxmoxsafe.VerifyAuditLog(bytes.NewReader(data)); err != nil || n != 6 {
-		t.Fatalf("VerifyAuditLog = %d, %v; want 6, nil", n, err)
+	if sum, err := proxmoxsafe.VerifyAuditFile(path, nil); err != nil || sum.Records != 7 || !sum.Sealed {
+		t.Fatalf("VerifyAuditFile = %+v, %v; want 7 sealed records, nil", sum, err)
 	}
 	for i, r := range decodeAuditRecords(t, data) {
 		if r.Seq != int64(i+1) {
@@ -370,9 +237,9 @@ func TestOpenAuditLogRefusesDamagedFile(t *testing.T) {
 		data    []byte
 		wantErr string
 	}{
-		{"edited record", bytes.Replace(good, []byte(`"vmid":100`), []byte(`"vmid":101`), 1), "line 2: prev hash does not match line 1"},
-		{"torn final line", good[:len(good)-5], "line 3: no trailing newline"},
-		{"garbage appended", append(slices.Clone(good), "not json\n"...), "line 4: not a valid audit record"},
+		{"edited record", bytes.Replace(good, []byte(`"vmid":100`), []byte(`"vmid":101`), 1), "line 3: prev hash does not match line 2"},
+		{"torn final line", good[:len(good)-5], "line 4: no trailing newline"},
+		{"garbage appended", append(slices.Clone(good), "not json\n"...), "line 5: not a valid audit record"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -381,7 +248,7 @@ func TestOpenAuditLogRefusesDamagedFile(t *testing.T) {
 			if err := os.WriteFile(path, tc.data, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			l, err := proxmoxsafe.OpenAuditLog(path)
+			l, err := proxmoxsafe.OpenAuditLog(path, nil)
 			if err == nil {
 				l.Close()
 				t.Fatal("OpenAuditLog accepted a damaged log")
@@ -402,7 +269,7 @@ func TestOpenAuditLogRefusesNonRegularFile(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("no /dev/null")
 	}
-	l, err := proxmoxsafe.OpenAuditLog(os.DevNull)
+	l, err := proxmoxsafe.OpenAuditLog(os.DevNull, nil)
 	if err == nil {
 		l.Close()
 		t.Fatal("OpenAuditLog accepted a device")
@@ -410,7 +277,7 @@ func TestOpenAuditLogRefusesNonRegularFile(t *testing.T) {
 	if !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("err = %v", err)
 	}
-	if _, err := proxmoxsafe.OpenAuditLog(t.TempDir()); err == nil {
+	if _, err := proxmoxsafe.OpenAuditLog(t.TempDir(), nil); err == nil {
 		t.Fatal("OpenAuditLog accepted a directory")
 	}
 }
@@ -467,9 +334,9 @@ func TestAuditLogFailsClosed(t *testing.T) {
 			t.Parallel()
 			var l *proxmoxsafe.AuditLog
 			if tc.sync {
-				l = proxmoxsafe.NewAuditLog(auditSyncWriter{tc.w})
+				l = proxmoxsafe.NewAuditLog(auditSyncWriter{tc.w}, nil)
 			} else {
-				l = proxmoxsafe.NewAuditLog(tc.w)
+				l = proxmoxsafe.NewAuditLog(tc.w, nil)
 			}
 			for i := range 2 {
 				if err := l.Record(t.Context(), auditSample(i)); err != nil {
@@ -500,8 +367,8 @@ func TestAuditLogFailsClosed(t *testing.T) {
 			if i := bytes.LastIndexByte(data, '\n'); i >= 0 && !tc.sync {
 				data = data[:i+1] // drop the torn half line
 			}
-			if n, err := proxmoxsafe.VerifyAuditLog(bytes.NewReader(data)); err != nil || n < 2 {
-				t.Errorf("VerifyAuditLog = %d, %v", n, err)
+			if sum, err := proxmoxsafe.VerifyAuditLog(bytes.NewReader(data), nil); err != nil || sum.Records < 3 {
+				t.Errorf("VerifyAuditLog = %+v, %v", sum, err)
 			}
 		})
 	}
@@ -510,7 +377,7 @@ func TestAuditLogFailsClosed(t *testing.T) {
 func TestAuditLogSyncsEveryRecord(t *testing.T) {
 	t.Parallel()
 	w := auditSyncWriter{&auditFlakyWriter{}}
-	l := proxmoxsafe.NewAuditLog(w)
+	l := proxmoxsafe.NewAuditLog(w, nil)
 	for i := range 3 {
 		if err := l.Record(t.Context(), auditSample(i)); err != nil {
 			t.Fatal(err)
@@ -524,7 +391,7 @@ func TestAuditLogSyncsEveryRecord(t *testing.T) {
 func TestAuditLogOversizeRecordIsRefusedWithoutBreakingTheLog(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
-	l := proxmoxsafe.NewAuditLog(&buf)
+	l := proxmoxsafe.NewAuditLog(&buf, nil)
 	big := auditSample(0)
 	big.Reason = strings.Repeat("x", proxmoxsafe.MaxAuditLineBytes)
 	if err := l.Record(t.Context(), big); err == nil || !strings.Contains(err.Error(), "line limit") {
@@ -536,8 +403,8 @@ func TestAuditLogOversizeRecordIsRefusedWithoutBreakingTheLog(t *testing.T) {
 	if err := l.Record(t.Context(), auditSample(1)); err != nil {
 		t.Fatalf("log unusable after an oversize record: %v", err)
 	}
-	if recs := decodeAuditRecords(t, buf.Bytes()); recs[0].Seq != 1 {
-		t.Errorf("Seq = %d, want 1", recs[0].Seq)
+	if recs := decodeAuditRecords(t, buf.Bytes()); recs[0].Event != proxmoxsafe.AuditAnchor || recs[1].Seq != 2 {
+		t.Errorf("records = %+v, want the anchor then Seq 2", recs)
 	}
 }
 
@@ -546,7 +413,7 @@ func TestAuditLogRecordsDespiteCanceledContext(t *testing.T) {
 	// A "submitted" record follows a request that already went out; it
 	// must be written even if the caller has given up waiting.
 	var buf bytes.Buffer
-	l := proxmoxsafe.NewAuditLog(&buf)
+	l := proxmoxsafe.NewAuditLog(&buf, nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	if err := l.Record(ctx, auditSample(0)); err != nil {
@@ -567,7 +434,7 @@ func (c *auditCloseTracker) Close() error { c.closed = true; return nil }
 func TestAuditLogClose(t *testing.T) {
 	t.Parallel()
 	w := &auditCloseTracker{}
-	l := proxmoxsafe.NewAuditLog(w)
+	l := proxmoxsafe.NewAuditLog(w, nil)
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -582,7 +449,7 @@ func TestAuditLogClose(t *testing.T) {
 	}
 
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	fl, err := proxmoxsafe.OpenAuditLog(path)
+	fl, err := proxmoxsafe.OpenAuditLog(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -607,27 +474,28 @@ func TestAuditLogLineLimitMatchesVerifier(t *testing.T) {
 	var probe bytes.Buffer
 	base := auditSample(0)
 	base.Reason = "x" // not empty: omitempty would drop the key
-	if err := proxmoxsafe.NewAuditLog(&probe).Record(t.Context(), base); err != nil {
+	if err := proxmoxsafe.NewAuditLog(&probe, nil).Record(t.Context(), base); err != nil {
 		t.Fatal(err)
 	}
-	room := proxmoxsafe.MaxAuditLineBytes - (probe.Len() - 1) + 1
+	probeLine := probe.Bytes()[bytes.IndexByte(probe.Bytes(), '\n')+1:] // after the anchor
+	room := proxmoxsafe.MaxAuditLineBytes - (len(probeLine) - 1) + 1
 
 	exact := base
 	exact.Reason = strings.Repeat("x", room)
 	var buf bytes.Buffer
-	if err := proxmoxsafe.NewAuditLog(&buf).Record(t.Context(), exact); err != nil {
+	if err := proxmoxsafe.NewAuditLog(&buf, nil).Record(t.Context(), exact); err != nil {
 		t.Fatalf("record of exactly the limit refused: %v", err)
 	}
-	if buf.Len()-1 != proxmoxsafe.MaxAuditLineBytes {
-		t.Fatalf("line is %d bytes, want %d", buf.Len()-1, proxmoxsafe.MaxAuditLineBytes)
+	if last := splitAuditLines(buf.Bytes())[1]; len(last)-1 != proxmoxsafe.MaxAuditLineBytes {
+		t.Fatalf("line is %d bytes, want %d", len(last)-1, proxmoxsafe.MaxAuditLineBytes)
 	}
-	if n, err := proxmoxsafe.VerifyAuditLog(&buf); err != nil || n != 1 {
-		t.Fatalf("VerifyAuditLog = %d, %v", n, err)
+	if sum, err := proxmoxsafe.VerifyAuditLog(&buf, nil); err != nil || sum.Records != 2 {
+		t.Fatalf("VerifyAuditLog = %+v, %v", sum, err)
 	}
 
 	over := base
 	over.Reason = strings.Repeat("x", room+1)
-	if err := proxmoxsafe.NewAuditLog(io.Discard).Record(t.Context(), over); err == nil {
+	if err := proxmoxsafe.NewAuditLog(io.Discard, nil).Record(t.Context(), over); err == nil {
 		t.Fatal("record one byte over the limit accepted")
 	}
 }

@@ -25,7 +25,7 @@ func baseConfig() proxmoxsafe.Config {
 
 func TestNewRejectsBadConfig(t *testing.T) {
 	t.Parallel()
-	audit := proxmoxsafe.NewAuditLog(&bytes.Buffer{})
+	audit := proxmoxsafe.NewAuditLog(&bytes.Buffer{}, nil)
 	tests := []struct {
 		name   string
 		mod    func(*proxmoxsafe.Config)
@@ -129,7 +129,7 @@ func TestPolicyIsCopied(t *testing.T) {
 	t.Parallel()
 	cfg := baseConfig()
 	cfg.Policy = proxmoxsafe.Policy{AllowedNodes: []string{"pve1", "pve1", "pve2"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassSnapshot}, ReadOnly: true}
-	cfg.Audit = proxmoxsafe.NewAuditLog(&bytes.Buffer{})
+	cfg.Audit = proxmoxsafe.NewAuditLog(&bytes.Buffer{}, nil)
 	c, err := proxmoxsafe.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -38,7 +38,7 @@ func exampleClient(fake *proxmoxtest.Server) *proxmoxsafe.Client {
 			AllowedNodes: []string{"pve1", "pve2"},
 			Classes:      []proxmoxsafe.Class{proxmoxsafe.ClassPower, proxmoxsafe.ClassSnapshot},
 		},
-		Audit: proxmoxsafe.NewAuditLog(&bytes.Buffer{}),
+		Audit: proxmoxsafe.NewAuditLog(&bytes.Buffer{}, nil),
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -26,7 +26,7 @@ func guardedClient(t *testing.T, p Policy) (*Client, *countingTransport) {
 		Policy:     p,
 	}
 	if len(p.Classes) > 0 {
-		cfg.Audit = NewAuditLog(&bytes.Buffer{})
+		cfg.Audit = NewAuditLog(&bytes.Buffer{}, nil)
 	}
 	c, err := New(cfg)
 	if err != nil {

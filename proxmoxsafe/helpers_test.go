@@ -81,7 +81,7 @@ func envFor(t *testing.T, fake *proxmoxtest.Server, defaultToken bool, mod func(
 			Classes:         []proxmoxsafe.Class{proxmoxsafe.ClassPower, proxmoxsafe.ClassSnapshot},
 			ProtectedGuests: []int{106},
 		},
-		Audit: proxmoxsafe.NewAuditLog(e.audit),
+		Audit: proxmoxsafe.NewAuditLog(e.audit, nil),
 	}
 	if defaultToken {
 		cfg.TokenID, cfg.TokenSecret = proxmoxtest.DefaultTokenID, proxmoxtest.DefaultTokenSecret

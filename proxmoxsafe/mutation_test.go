@@ -147,8 +147,8 @@ func TestGuestPowerHappyPaths(t *testing.T) {
 					t.Errorf("audit log lacks %s:\n%s", ev, e.audit.String())
 				}
 			}
-			if n, err := proxmoxsafe.VerifyAuditLog(strings.NewReader(e.audit.String())); err != nil || n != 2 {
-				t.Errorf("audit log verifies %d records, err %v", n, err)
+			if sum, err := proxmoxsafe.VerifyAuditLog(strings.NewReader(e.audit.String()), nil); err != nil || sum.Records != 3 {
+				t.Errorf("audit log verifies %d records (anchor, approved, submitted), err %v", sum.Records, err)
 			}
 		})
 	}
@@ -217,7 +217,7 @@ func TestSnapshotGuestHappyPaths(t *testing.T) {
 
 func TestAuditFailureBlocksTheMutation(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(c *proxmoxsafe.Config) { c.Audit = proxmoxsafe.NewAuditLog(failingWriter{}) })
+	e := newEnv(t, func(c *proxmoxsafe.Config) { c.Audit = proxmoxsafe.NewAuditLog(failingWriter{}, nil) })
 	_, err := e.client.GuestPower(t.Context(), powerIn("pve1", "qemu", 100, proxmoxsafe.ActionStop))
 	if !errors.Is(err, proxmoxsafe.ErrAudit) || !strings.Contains(err.Error(), "no action was taken") {
 		t.Fatalf("err = %v, want ErrAudit", err)

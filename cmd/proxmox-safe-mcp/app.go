@@ -79,7 +79,7 @@ func setup(cfg *config, logger, warn *slog.Logger, stderr io.Writer) (*app, erro
 
 	switch {
 	case cfg.AuditLog != "" && !sendsNoMutation(cfg.Command):
-		al, err := proxmoxsafe.OpenAuditLog(cfg.AuditLog)
+		al, err := proxmoxsafe.OpenAuditLog(cfg.AuditLog, nil)
 		if err != nil {
 			return nil, cfgErr("PROXMOX_SAFE_AUDIT_LOG (--audit-log): %v", err)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -50,8 +51,9 @@ func setupDemo(a *app, cfg *config, stderr io.Writer) (proxmoxsafe.Config, error
 		a.closers = append(a.closers, func() {
 			// One-shot calls clean up after themselves (pass --audit-log to
 			// keep one); serve keeps a log that recorded something.
-			if st, err := os.Stat(name); cfg.Command == cmdCall || (err == nil && st.Size() == 0) {
-				os.Remove(name)
+			if b, err := os.ReadFile(name); cfg.Command == cmdCall || (err == nil && bytes.Count(b, []byte("\n")) <= 1) {
+				os.Remove(name) // a log with only its anchor recorded nothing
+				os.Remove(name + ".seal")
 			}
 		})
 	}

@@ -137,7 +137,7 @@ func config(demo bool) (proxmoxsafe.Config, func(), error) {
 			return proxmoxsafe.Config{}, nil, err
 		}
 		audit.Close()
-		log, err := proxmoxsafe.OpenAuditLog(audit.Name())
+		log, err := proxmoxsafe.OpenAuditLog(audit.Name(), nil)
 		if err != nil {
 			srv.Close()
 			os.Remove(audit.Name())
@@ -153,6 +153,7 @@ func config(demo bool) (proxmoxsafe.Config, func(), error) {
 			}, func() {
 				log.Close()
 				os.Remove(audit.Name())
+				os.Remove(audit.Name() + ".seal")
 				srv.Close()
 			}, nil
 	}
@@ -179,7 +180,9 @@ func config(demo bool) (proxmoxsafe.Config, func(), error) {
 	if path == "" {
 		return cfg, nil, errors.New("PROXMOX_SAFE_AUDIT_LOG is required (or use -demo)")
 	}
-	log, err := proxmoxsafe.OpenAuditLog(path)
+	// A real deployment should pass a Key kept outside the log (see
+	// proxmoxsafe.AuditLogOptions); the binary manages one for you.
+	log, err := proxmoxsafe.OpenAuditLog(path, nil)
 	if err != nil {
 		return cfg, nil, fmt.Errorf("PROXMOX_SAFE_AUDIT_LOG: %w", err)
 	}

@@ -1,0 +1,330 @@
+package proxmoxsafe
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Verification outcomes that say more than "does not verify". Any other
+// verification error means the log was damaged or tampered with.
+var (
+	// ErrAuditTornLine: the last line has no newline — what a write cut
+	// short by a full disk or a crash leaves. [RepairAuditLog] removes it.
+	ErrAuditTornLine = errors.New("torn final line")
+	// ErrAuditSealBehind: the last record is valid but the seal still
+	// covers the one before it — the process stopped between writing a
+	// record and its seal. [RepairAuditLog] reseals and records that.
+	ErrAuditSealBehind = errors.New("seal one record behind")
+	// ErrAuditLegacyFormat: the log has no anchor record; it was written by
+	// an earlier version (an unkeyed chain, no seal). [VerifyAuditLog]
+	// without a key still checks its chain; it cannot be continued.
+	ErrAuditLegacyFormat = errors.New("log written by an earlier version")
+	// ErrAuditKey: the log is keyed and no key, or another key, was given.
+	ErrAuditKey = errors.New("audit key missing or wrong")
+)
+
+// AuditVerifyOptions configures [VerifyAuditLog] and [VerifyAuditFile].
+// The zero value (or nil) verifies an unkeyed log from its anchor on.
+type AuditVerifyOptions struct {
+	// Key is the key the log was written with ([AuditLogOptions].Key). A
+	// keyed log does not verify without it; an unkeyed log does not verify
+	// with one (it may have been rewritten by someone without the key).
+	Key []byte
+	// SealPath is the seal to check ([VerifyAuditFile] only); "" means the
+	// log's path + ".seal".
+	SealPath string
+	// Partial accepts a copy that starts in the middle of a log, such as
+	// the records a syslog mirror received: the first line need not be
+	// the anchor and its Prev is not checked. Everything after it is.
+	Partial bool
+}
+
+// AuditSummary describes a log that verified.
+type AuditSummary struct {
+	// Records counts the lines that verified, the anchor included.
+	Records int
+	// LastSeq is the Seq of the last record, 0 for an empty log.
+	LastSeq int64
+	// Keyed: the chain is an HMAC chain and was checked with the key.
+	Keyed bool
+	// Sealed: the seal matched the last record ([VerifyAuditFile]).
+	Sealed bool
+	// Legacy: the log has no anchor (an earlier version's format): its
+	// chain verified, but it is unkeyed, unsealed, and its first lines
+	// could have been removed undetected.
+	Legacy bool
+	// Partial: the copy started in the middle of a log (the Partial
+	// option), so nothing before its first line was checked.
+	Partial bool
+
+	lastLink string // link of the last line, for continuing the chain
+	size     int64  // bytes through the last verified line's newline
+}
+
+// VerifyAuditLog reads an audit log and checks every line: it must be one
+// JSON [AuditRecord] with only the documented fields; the first must be
+// the anchor (Seq 1, empty Prev, a known Format, the key's id); Seq must
+// count up by 1; Prev must be the link (HMAC-SHA256 with the key, SHA-256
+// without) of the previous raw line; no other anchor may follow; and the
+// file must end with a newline. It returns a summary and, for the first
+// bad line, an error that names its number and why.
+//
+// It checks no seal, so removal of the last records or an edit of the very
+// last line is not detected: use [VerifyAuditFile] for log files. A log
+// without an anchor verifies only without a key, with Legacy set (see
+// [ErrAuditLegacyFormat]). opts may be nil.
+func VerifyAuditLog(r io.Reader, opts *AuditVerifyOptions) (AuditSummary, error) {
+	var o AuditVerifyOptions
+	if opts != nil {
+		o = *opts
+	}
+	chain, err := newChainKey(o.Key)
+	if err != nil {
+		return AuditSummary{}, err
+	}
+	v := &chainVerifier{chain: chain, partial: o.Partial}
+	err = v.run(r, 1)
+	return v.summary(), err
+}
+
+// VerifyAuditFile verifies the log file at path like [VerifyAuditLog] and
+// then its seal: the seal's MAC, and that it names the log's last record
+// and size. This detects edits of the last line and removal of records
+// from the end, which the chain alone cannot. A seal one record behind is
+// reported as [ErrAuditSealBehind]; a torn final line (with a seal that
+// matches the lines before it) as [ErrAuditTornLine]. Non-regular files
+// are refused without blocking. opts may be nil.
+func VerifyAuditFile(path string, opts *AuditVerifyOptions) (AuditSummary, error) {
+	var o AuditVerifyOptions
+	if opts != nil {
+		o = *opts
+	}
+	chain, err := newChainKey(o.Key)
+	if err != nil {
+		return AuditSummary{}, err
+	}
+	f, err := openRegular(path, os.O_RDONLY)
+	if err != nil {
+		return AuditSummary{}, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return AuditSummary{}, err
+	}
+	sealPath := o.SealPath
+	if sealPath == "" {
+		sealPath = path + ".seal"
+	}
+	var seal *sealFile
+	if sf, err := openRegular(sealPath, os.O_RDONLY); err == nil {
+		defer sf.Close()
+		seal = &sealFile{f: sf}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return AuditSummary{}, fmt.Errorf("seal: %w", err)
+	}
+	return verifyAuditFile(io.NewSectionReader(f, 0, st.Size()), seal, chain, o.Partial)
+}
+
+// verifyAuditFile checks the log in r and then its seal (nil: missing).
+func verifyAuditFile(r *io.SectionReader, seal *sealFile, chain chainKey, partial bool) (AuditSummary, error) {
+	v := &chainVerifier{chain: chain, partial: partial}
+	chainErr := v.run(r, 1)
+	sum := v.summary()
+	if chainErr != nil && !errors.Is(chainErr, ErrAuditTornLine) {
+		return sum, chainErr
+	}
+	if sum.Legacy || (sum.Partial && seal == nil) {
+		return sum, chainErr // nothing sealed to compare
+	}
+	var sealed *sealState
+	if seal != nil {
+		s, err := seal.read(chain)
+		if err != nil {
+			return sum, err
+		}
+		sealed = s
+	}
+	if sealed == nil {
+		if v.count == 0 && chainErr == nil {
+			return sum, nil // an empty log that was never sealed
+		}
+		if chainErr != nil {
+			return sum, fmt.Errorf("%w, and the seal file is missing or empty: %w", chainErr, errAuditSealMismatch)
+		}
+		return sum, fmt.Errorf("the seal file is missing or empty, so removal of the last records cannot be ruled out: %w", errAuditSealMismatch)
+	}
+	got := sealState{Seq: v.lastSeq, Size: v.size, Link: v.lastLink}
+	switch {
+	case *sealed == got:
+		sum.Sealed = true
+		return sum, chainErr // nil, or a torn line after a sealed prefix: repairable
+	case chainErr == nil && v.count >= 2 && *sealed == (sealState{Seq: v.prevSeq, Size: v.prevSize, Link: v.prevLink}):
+		return sum, fmt.Errorf("line %d (seq %d) is not covered by the seal, which ends at seq %d: %w", v.count, v.lastSeq, sealed.Seq, ErrAuditSealBehind)
+	case chainErr != nil:
+		return sum, fmt.Errorf("%w, and the seal (seq %d, %d bytes) does not match the lines before it (seq %d, %d bytes): %w",
+			chainErr, sealed.Seq, sealed.Size, got.Seq, got.Size, errAuditSealMismatch)
+	default:
+		return sum, fmt.Errorf("the end of the log does not match its seal (sealed: seq %d, %d bytes; log: seq %d, %d bytes): records were removed from the end, the last line was edited, or the log was replaced: %w",
+			sealed.Seq, sealed.Size, got.Seq, got.Size, errAuditSealMismatch)
+	}
+}
+
+// chainVerifier checks lines one at a time; it can also resume after the
+// last line an AuditLog knows, to catch up with another process's records.
+type chainVerifier struct {
+	chain   chainKey
+	partial bool
+
+	count    int    // lines verified
+	size     int64  // bytes verified, through the last newline
+	lastSeq  int64  // Seq of the last verified line
+	lastLink string // link of the last verified line
+	legacy   bool
+	started  bool // started mid-log (partial)
+
+	prevSeq  int64 // the line before the last, for the seal check
+	prevSize int64
+	prevLink string
+}
+
+func (v *chainVerifier) summary() AuditSummary {
+	return AuditSummary{
+		Records: v.count, LastSeq: v.lastSeq, Keyed: v.chain.keyed(),
+		Legacy: v.legacy, Partial: v.started, lastLink: v.lastLink, size: v.size,
+	}
+}
+
+// run reads lines from r; firstLine numbers the first one for messages.
+func (v *chainVerifier) run(r io.Reader, firstLine int) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var buf []byte
+	for lineNo := firstLine; ; lineNo++ {
+		line, ended, err := readAuditLine(br, &buf)
+		if err == io.EOF && len(line) == 0 && !ended {
+			return nil
+		}
+		if err != nil && err != io.EOF {
+			return fmt.Errorf("line %d: %w", lineNo, err)
+		}
+		if !ended {
+			return fmt.Errorf("line %d: no trailing newline: the last write was cut short or the file was truncated: %w", lineNo, ErrAuditTornLine)
+		}
+		if err := v.line(lineNo, line); err != nil {
+			return err
+		}
+	}
+}
+
+func (v *chainVerifier) line(lineNo int, line []byte) error {
+	rec, err := decodeAuditLine(line)
+	if err != nil {
+		return fmt.Errorf("line %d: not a valid audit record: %w", lineNo, err)
+	}
+	if v.count == 0 && v.lastSeq == 0 {
+		if err := v.first(lineNo, rec); err != nil {
+			return err
+		}
+	} else {
+		if rec.Event == AuditAnchor {
+			return fmt.Errorf("line %d: an anchor record after the start of the log (a log was spliced in)", lineNo)
+		}
+		if rec.Seq != v.lastSeq+1 {
+			return fmt.Errorf("line %d: seq %d, want %d (record removed, duplicated or reordered)", lineNo, rec.Seq, v.lastSeq+1)
+		}
+		if rec.Prev != v.lastLink {
+			return fmt.Errorf("line %d: prev hash does not match line %d (record edited, removed or reordered)", lineNo, lineNo-1)
+		}
+	}
+	v.prevSeq, v.prevSize, v.prevLink = v.lastSeq, v.size, v.lastLink
+	v.count++
+	v.size += int64(len(line)) + 1
+	v.lastSeq = rec.Seq
+	v.lastLink = v.chain.link(line)
+	return nil
+}
+
+// first checks the first line: the anchor, or (partial) any record, or
+// (no key) the first line of a log from an earlier version.
+func (v *chainVerifier) first(lineNo int, rec AuditRecord) error {
+	if rec.Event == AuditAnchor {
+		switch {
+		case rec.Seq != 1 || rec.Prev != "":
+			return fmt.Errorf("line %d: the anchor must have seq 1 and no prev hash", lineNo)
+		case rec.Format != AuditFormat:
+			return fmt.Errorf("line %d: format %q is not one this version knows (%s)", lineNo, rec.Format, AuditFormat)
+		case rec.KeyID != "" && !v.chain.keyed():
+			return fmt.Errorf("line %d: the log is keyed (key id %s) and no key was given: %w", lineNo, rec.KeyID, ErrAuditKey)
+		case rec.KeyID == "" && v.chain.keyed():
+			return fmt.Errorf("line %d: the log is not keyed but a key was given: it was written without the key, or rewritten by someone who does not have it", lineNo)
+		case rec.KeyID != v.chain.id():
+			return fmt.Errorf("line %d: the log was written with another key (key id %s, the given key's is %s): %w", lineNo, rec.KeyID, v.chain.id(), ErrAuditKey)
+		}
+		return nil
+	}
+	if rec.Seq < 1 {
+		return fmt.Errorf("line %d: seq %d, want at least 1", lineNo, rec.Seq)
+	}
+	if v.partial {
+		v.started = true
+		return nil
+	}
+	if rec.Seq == 1 && rec.Prev == "" && !v.chain.keyed() {
+		v.legacy = true // an earlier version's log: its chain is checked as it was
+		return nil
+	}
+	if rec.Seq == 1 && rec.Prev == "" {
+		return fmt.Errorf("line %d: no anchor record: the log cannot be authenticated with the key: %w", lineNo, ErrAuditLegacyFormat)
+	}
+	return fmt.Errorf("line %d: the first record is seq %d, not the anchor: the first lines of the log were removed (or it is a partial copy)", lineNo, rec.Seq)
+}
+
+// readAuditLine reads one line into *buf, without its '\n', and reports
+// whether a '\n' ended it. It fails rather than buffer more than
+// MaxAuditLineBytes.
+func readAuditLine(br *bufio.Reader, buf *[]byte) (line []byte, ended bool, err error) {
+	*buf = (*buf)[:0]
+	for {
+		chunk, err := br.ReadSlice('\n')
+		n := len(*buf) + len(chunk)
+		if err == nil {
+			n-- // the '\n' does not count
+		}
+		if n > MaxAuditLineBytes {
+			return nil, false, fmt.Errorf("longer than %d bytes", MaxAuditLineBytes)
+		}
+		*buf = append(*buf, chunk...)
+		switch err {
+		case nil:
+			return (*buf)[:len(*buf)-1], true, nil
+		case bufio.ErrBufferFull:
+			continue
+		default:
+			return *buf, false, err
+		}
+	}
+}
+
+// decodeAuditLine parses one line strictly: exactly one JSON object with no
+// unknown fields, so that nothing can be smuggled into a record that the
+// tools reading the log would silently ignore.
+func decodeAuditLine(line []byte) (AuditRecord, error) {
+	var rec AuditRecord
+	if len(line) == 0 || line[0] != '{' {
+		return rec, errors.New("not a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rec); err != nil {
+		return rec, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return rec, errors.New("data after the JSON object")
+	}
+	return rec, nil
+}
