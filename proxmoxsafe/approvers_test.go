@@ -179,7 +179,7 @@ func TestApprovalLevels(t *testing.T) {
 			"unknown class":    func(c *proxmoxsafe.Config) { levels(c, "destroy", proxmoxsafe.LevelPhrase) },
 		} {
 			cfg := baseConfig()
-			cfg.Audit = proxmoxsafe.NewAuditLog(&syncBuffer{})
+			cfg.Audit = proxmoxsafe.NewAuditLog(&syncBuffer{}, nil)
 			mod(&cfg)
 			var ce *proxmoxsafe.ConfigError
 			if _, err := proxmoxsafe.New(cfg); !errors.As(err, &ce) {

@@ -40,7 +40,7 @@ func TestTransportGuardTicketLogin(t *testing.T) {
 			}
 			if !tc.readOnly {
 				cfg.Policy.Classes = []Class{ClassPower, ClassSnapshot}
-				cfg.Audit = NewAuditLog(&bytes.Buffer{})
+				cfg.Audit = NewAuditLog(&bytes.Buffer{}, nil)
 			}
 			c, err := New(cfg)
 			if err != nil {
