@@ -216,19 +216,24 @@ func TestFaultMatrixTools(t *testing.T) {
 }
 
 // TestFaultMatrixWaitTools covers the task rows through guest_power with
-// wait: a task that never ends, and a task-status endpoint that hangs.
+// wait: a task that never ends, and a task-status endpoint that hangs
+// (past the per-request bound, or past the wait itself).
 func TestFaultMatrixWaitTools(t *testing.T) {
 	// Not parallel: see above.
 	rows := []struct {
-		name   string
-		hang   bool
-		want   []string
-		status proxmoxsafe.OutcomeStatus
+		name string
+		hang bool
+		// pastWait: the per-request bound (5 s) is above the wait (1 s).
+		pastWait bool
+		want     []string
+		status   proxmoxsafe.OutcomeStatus
 	}{
 		{name: "task that never ends", status: proxmoxsafe.OutcomeTimeout,
 			want: []string{"still running after 1 s", "check task UPID:pve1:", "later"}},
 		{name: "task-status endpoint hangs", hang: true, status: proxmoxsafe.OutcomeSubmitted,
 			want: []string{"Submitted shutdown", "The outcome could not be confirmed", "timed out waiting for the answer's headers", "check the task and the guest's status"}},
+		{name: "task-status endpoint hangs past the wait", hang: true, pastWait: true, status: proxmoxsafe.OutcomeTimeout,
+			want: []string{"the task's status could not be read within 1 s", "it may still be running", "check task UPID:pve1:"}},
 	}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
@@ -236,7 +241,11 @@ func TestFaultMatrixWaitTools(t *testing.T) {
 			t.Run("call", func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 				defer cancel()
-				f := newFaultFixture(t, ctx, 1_000_000, nil) // a task runs for as long as anyone polls
+				var mod func(*proxmoxsafe.Config, *faultFixture)
+				if row.pastWait {
+					mod = func(c *proxmoxsafe.Config, _ *faultFixture) { c.Timeout = 5 * time.Second }
+				}
+				f := newFaultFixture(t, ctx, 1_000_000, mod) // a task runs for as long as anyone polls
 				if row.hang {
 					f.fake.InjectFault(proxmoxtest.Fault{Method: "GET", Path: "/nodes/pve1/tasks/*", Latency: time.Hour})
 				}

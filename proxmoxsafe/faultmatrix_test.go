@@ -299,18 +299,28 @@ func TestFaultMatrixTasks(t *testing.T) {
 		// hang makes the task-status endpoint hang instead of the task
 		// running forever.
 		hang bool
-		// outcome and text are what the wait must report.
+		// pastWait sets the per-request bound (5 s) above the wait's
+		// (1 s): the hung status poll meets the wait's deadline first.
+		pastWait bool
+		// outcome and text are what the wait must report, notText what
+		// it must not say; wantErr whether GuestPower returns an error.
 		outcome proxmoxsafe.OutcomeStatus
 		text    []string
+		notText []string
+		wantErr bool
 		// waitErr are substrings of WaitTask's error.
 		waitErr []string
 	}{
 		{name: "task that never ends", outcome: proxmoxsafe.OutcomeTimeout,
 			text:    []string{"the task was still running after 1 s", "check task UPID:pve1:"},
 			waitErr: []string{"stopped waiting for task UPID:pve1:", "still running", "context deadline exceeded"}},
-		{name: "task-status endpoint hangs", hang: true, outcome: proxmoxsafe.OutcomeSubmitted,
+		{name: "task-status endpoint hangs", hang: true, outcome: proxmoxsafe.OutcomeSubmitted, wantErr: true,
 			text:    []string{"was submitted, but its outcome could not be read", "GET /nodes/pve1/tasks/UPID:pve1:", "/status: no answer within", "timed out waiting for the answer's headers", "check task UPID:pve1:"},
 			waitErr: []string{"GET /nodes/pve1/tasks/UPID:pve1:", "timed out waiting for the answer's headers"}},
+		{name: "task-status endpoint hangs past the wait", hang: true, pastWait: true, outcome: proxmoxsafe.OutcomeTimeout,
+			text:    []string{"the task's status could not be read within 1 s", "it may still be running", "check task UPID:pve1:"},
+			notText: []string{"the task was still running", "ended"},
+			waitErr: []string{"stopped waiting for task UPID:pve1:", "its status was not read yet", "context deadline exceeded"}},
 	}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
@@ -320,7 +330,12 @@ func TestFaultMatrixTasks(t *testing.T) {
 				fake.TaskPolls = 1_000_000 // runs for as long as anyone polls
 				fake.StartTLS()
 				defer fake.Close()
-				e := envFor(t, fake, false, func(c *proxmoxsafe.Config) { c.Timeout = matrixTimeout })
+				e := envFor(t, fake, false, func(c *proxmoxsafe.Config) {
+					c.Timeout = matrixTimeout
+					if row.pastWait {
+						c.Timeout = 5 * time.Second
+					}
+				})
 				defer e.client.CloseIdleConnections()
 				if row.hang {
 					fake.InjectFault(proxmoxtest.Fault{Method: http.MethodGet, Path: "/nodes/pve1/tasks/*", Latency: time.Hour})
@@ -329,9 +344,9 @@ func TestFaultMatrixTasks(t *testing.T) {
 				defer cancel()
 
 				in := approvedShutdown100()
-				in.Wait = &proxmoxsafe.WaitOptions{Timeout: 2 * time.Second, Interval: 50 * time.Millisecond}
-				if !row.hang {
-					in.Wait.Timeout = time.Second
+				in.Wait = &proxmoxsafe.WaitOptions{Timeout: time.Second, Interval: 50 * time.Millisecond}
+				if row.hang && !row.pastWait {
+					in.Wait.Timeout = 2 * time.Second // above the 300 ms request bound
 				}
 				r, err := e.client.GuestPower(ctx, in)
 				if ctx.Err() != nil {
@@ -350,7 +365,12 @@ func TestFaultMatrixTasks(t *testing.T) {
 						t.Errorf("outcome message %q does not say %q", o.Message, w)
 					}
 				}
-				if row.hang != (err != nil) {
+				for _, w := range row.notText {
+					if strings.Contains(o.Message, w) {
+						t.Errorf("outcome message %q says %q, which is not known", o.Message, w)
+					}
+				}
+				if row.wantErr != (err != nil) {
 					t.Errorf("err = %v; a wait that could not read Proxmox returns an error, a timeout does not", err)
 				}
 				if m := fake.MutatingRequests(); len(m) != 1 {

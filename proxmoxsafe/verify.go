@@ -157,7 +157,16 @@ func (w *waiter) run(ctx, wctx context.Context) error {
 	if err != nil {
 		return w.interrupted(ctx, err)
 	}
-	if st == nil || st.Running() {
+	if st == nil {
+		// No status poll answered in time: whether the task ended is not
+		// known (issue 15 §4: an unknown status is not "ended", nor
+		// "running").
+		w.timedOut(ctx, "the task's status could not be read")
+		w.out.Message = fmt.Sprintf("%s: the task's status could not be read within %s s; it may still be running: check task %s later",
+			w.what(), strconv.FormatFloat(w.timeout.Seconds(), 'f', -1, 64), w.r.UPID)
+		return nil
+	}
+	if st.Running() {
 		w.timedOut(ctx, "the task was still running")
 		return nil
 	}
