@@ -423,12 +423,15 @@ func (d toolDef) enabled(client *proxmoxsafe.Client, o *Options) bool {
 	if o.ReadOnly {
 		return false
 	}
-	return client == nil || client.Enabled(d.info.Class)
+	// Every mutation targets a node, and with an empty node allowlist the
+	// library refuses them all: a tool that can never work is not listed.
+	return client == nil || (client.Enabled(d.info.Class) && len(client.Policy().AllowedNodes) > 0)
 }
 
 // Tools returns the tools [New] and [AddTools] register for this client and
 // options, in listing order: the read tools always; a mutation tool only
-// when the client's policy enables its class and opts.ReadOnly is false.
+// when the client's policy enables its class and allows at least one node,
+// and opts.ReadOnly is false.
 // A nil client stands for a policy that enables every class (this is how
 // the documentation lists every tool). nil opts are valid.
 func Tools(client *proxmoxsafe.Client, opts *Options) []ToolInfo {

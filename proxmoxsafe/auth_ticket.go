@@ -97,7 +97,11 @@ func buildAuth(cfg Config, logger *slog.Logger) (*clientAuth, error) {
 		return nil, configError("TokenID", "TokenID is required (or Username and Password for ticket authentication)")
 	}
 	if !tokenIDRe.MatchString(cfg.TokenID) {
-		return nil, configError("TokenID", "TokenID %q is not of the form user@realm!tokenname", cfg.TokenID)
+		if strings.Contains(cfg.TokenID, "=") {
+			// A pasted "PVEAPIToken=user@realm!name=SECRET": never echo it.
+			return nil, configError("TokenID", "TokenID holds a '=' (value not shown): it looks like the whole PVEAPIToken=USER@REALM!TOKENNAME=SECRET value; put only USER@REALM!TOKENNAME in TokenID and the secret in TokenSecret")
+		}
+		return nil, configError("TokenID", "TokenID %q is not of the form user@realm!tokenname (realm and token name: a letter, then at least one letter, digit, '.', '-' or '_')", cfg.TokenID)
 	}
 	if cfg.TokenSecret == "" {
 		return nil, configError("TokenSecret", "TokenSecret is required")

@@ -96,7 +96,7 @@ func setup(cfg *config, logger, warn *slog.Logger, stderr io.Writer) (*app, erro
 		return nil, libConfigError(err, cfg)
 	}
 	if len(cfg.AllowedNodes) == 0 && !cfg.Demo {
-		warn.Warn("PVE_ALLOWED_NODES is empty: node_status and every mutation will be refused")
+		warn.Warn("PVE_ALLOWED_NODES is empty: node-targeted reads are refused and the mutation tools are not offered; set it to the nodes this server may act on")
 	}
 	if from := cfg.source("PVE_TLS_INSECURE"); cfg.TLSInsecure && from != "PVE_TLS_INSECURE" {
 		// Always: the library's own warning cannot name the alias the user wrote.
@@ -143,6 +143,14 @@ var libFields = []struct{ field, setting string }{
 	{"MaxWait", "PROXMOX_SAFE_MAX_WAIT (--max-wait)"},
 }
 
+// settingNames rewrites the Go field names a library message may mention
+// into the settings an operator of the binary uses.
+var settingNames = strings.NewReplacer(
+	"set AllowInsecureHTTP", "set PVE_ALLOW_INSECURE_HTTP=true (--allow-insecure-http)",
+	"InsecureSkipVerify", "PVE_TLS_INSECURE",
+	"CACertPEM", "PVE_CA_FILE",
+)
+
 // libConfigError prefixes a proxmoxsafe.New error with the variable that
 // caused it. The library never includes the secret in its errors.
 func libConfigError(err error, cfg *config) error {
@@ -162,7 +170,7 @@ func libConfigError(err error, cfg *config) error {
 			if cfg.Demo {
 				name = "--demo"
 			}
-			return cfgErr("%s: %s", name, ce.Problem)
+			return cfgErr("%s: %s", name, settingNames.Replace(ce.Problem))
 		}
 	}
 	return cfgErr("invalid configuration: %s", ce.Problem)

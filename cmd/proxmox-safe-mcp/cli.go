@@ -6,50 +6,193 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
 )
 
-// listTools prints one line per tool the configuration exposes: name,
-// class ("read" or the mutation class) and the first sentence of the
-// description.
-func listTools(a *app, stdout io.Writer) int {
+// listTools prints the tools the configuration exposes: one line per tool
+// (name, class "read" or the mutation class, first sentence), or with
+// cfg.Tool one tool's parameters; with cfg.JSON the same as JSON.
+func listTools(a *app, cfg *config, stdout, stderr io.Writer) int {
+	tools := mcpserver.Tools(a.client, a.opts)
+	if cfg.Tool != "" {
+		i := slices.IndexFunc(tools, func(t mcpserver.ToolInfo) bool { return t.Name == cfg.Tool })
+		if i < 0 {
+			fmt.Fprintf(stderr, "proxmox-safe-mcp: tools: %s\n", missingTool(a, cfg, cfg.Tool))
+			return exitUsage
+		}
+		if cfg.JSON {
+			writeJSON(stdout, toolJSON(tools[i]))
+			return exitOK
+		}
+		printTool(stdout, tools[i])
+		return exitOK
+	}
+	if cfg.JSON {
+		out := make([]toolListing, len(tools))
+		for i, t := range tools {
+			out[i] = toolJSON(t)
+		}
+		writeJSON(stdout, out)
+		return exitOK
+	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tCLASS\tDESCRIPTION")
-	for _, t := range mcpserver.Tools(a.client, a.opts) {
-		class := string(t.Class)
-		if class == "" {
-			class = "read"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, class, firstSentence(t.Description))
+	for _, t := range tools {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, className(t), t.Summary())
 	}
 	tw.Flush()
 	return exitOK
 }
 
-func firstSentence(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
+func className(t mcpserver.ToolInfo) string {
+	if t.Class == "" {
+		return "read"
 	}
-	if i := strings.Index(s, ". "); i >= 0 {
-		s = s[:i+1]
+	return string(t.Class)
+}
+
+// toolListing is one tool in `tools --json`: what a script needs to call
+// it.
+type toolListing struct {
+	Name           string              `json:"name"`
+	Title          string              `json:"title"`
+	Class          string              `json:"class"`
+	Summary        string              `json:"summary"`
+	Description    string              `json:"description"`
+	ApprovalFormat string              `json:"approval_format,omitempty"`
+	Privileges     []string            `json:"privileges"`
+	Annotations    mcp.ToolAnnotations `json:"annotations"`
+	InputSchema    *jsonschema.Schema  `json:"input_schema"`
+	OutputSchema   *jsonschema.Schema  `json:"output_schema"`
+}
+
+func toolJSON(t mcpserver.ToolInfo) toolListing {
+	return toolListing{
+		Name: t.Name, Title: t.Title, Class: className(t), Summary: t.Summary(), Description: t.Description,
+		ApprovalFormat: t.ApprovalFormat, Privileges: t.Privileges, Annotations: t.Annotations,
+		InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
 	}
-	return s
+}
+
+// printTool shows one tool for people: description, parameters with their
+// type, whether required, constraints, then approval and privileges.
+func printTool(w io.Writer, t mcpserver.ToolInfo) {
+	fmt.Fprintf(w, "%s (%s) — %s\n\n%s\n", t.Name, className(t), t.Title, t.Description)
+	fmt.Fprintln(w, "\nParameters:")
+	props := t.InputSchema.PropertyOrder
+	if len(props) == 0 {
+		props = slices.Sorted(maps.Keys(t.InputSchema.Properties))
+	}
+	if len(props) == 0 {
+		fmt.Fprintln(w, "  none")
+	}
+	for _, name := range props {
+		p := t.InputSchema.Properties[name]
+		if p == nil {
+			continue
+		}
+		req := "optional"
+		if slices.Contains(t.InputSchema.Required, name) {
+			req = "required"
+		}
+		fmt.Fprintf(w, "  %s (%s, %s)%s\n", name, schemaType(p), req, schemaLimits(p))
+		if p.Description != "" {
+			fmt.Fprintf(w, "      %s\n", p.Description)
+		}
+	}
+	if t.ApprovalFormat != "" {
+		fmt.Fprintf(w, "\nApproval phrase: %s\n", t.ApprovalFormat)
+	}
+	if len(t.Privileges) > 0 {
+		fmt.Fprintf(w, "Proxmox privileges: %s\n", strings.Join(t.Privileges, "; "))
+	}
+	fmt.Fprintf(w, "\nExample: proxmox-safe-mcp call %s '{…}'   (tools --json %s gives the JSON schemas)\n", t.Name, t.Name)
+}
+
+func schemaType(s *jsonschema.Schema) string {
+	if s.Type != "" {
+		return s.Type
+	}
+	return strings.Join(s.Types, "|")
+}
+
+// schemaLimits renders enum, bounds, pattern and default in a few words.
+func schemaLimits(s *jsonschema.Schema) string {
+	var parts []string
+	if len(s.Enum) > 0 {
+		vals := make([]string, len(s.Enum))
+		for i, v := range s.Enum {
+			vals[i] = fmt.Sprint(v)
+		}
+		parts = append(parts, "one of "+strings.Join(vals, ", "))
+	}
+	if s.Minimum != nil {
+		parts = append(parts, "min "+strconv.FormatFloat(*s.Minimum, 'f', -1, 64))
+	}
+	if s.Maximum != nil {
+		parts = append(parts, "max "+strconv.FormatFloat(*s.Maximum, 'f', -1, 64))
+	}
+	if s.MaxLength != nil {
+		parts = append(parts, "at most "+strconv.Itoa(*s.MaxLength)+" characters")
+	}
+	if s.Pattern != "" {
+		parts = append(parts, "pattern "+s.Pattern)
+	}
+	if len(s.Default) > 0 {
+		parts = append(parts, "default "+string(s.Default))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(parts, "; ")
+}
+
+func writeJSON(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// missingTool explains why a tool name is not offered: it does not exist,
+// or this configuration hides it (read-only, class not enabled, no node
+// allowed), and what would offer it.
+func missingTool(a *app, cfg *config, name string) string {
+	for _, t := range mcpserver.Tools(nil, nil) {
+		if t.Name != name {
+			continue
+		}
+		why := "it is not offered by this configuration"
+		switch {
+		case cfg.ReadOnly:
+			why = "it is a mutation tool and this server is read-only (--read-only, PROXMOX_SAFE_READ_ONLY)"
+		case !a.client.Enabled(t.Class):
+			why = fmt.Sprintf("its mutation class %s is not enabled by profile %q (PROXMOX_SAFE_PROFILE, --profile)", t.Class, cfg.Profile)
+		case len(a.client.Policy().AllowedNodes) == 0:
+			why = "PVE_ALLOWED_NODES (--allowed-nodes) is empty, so it could not target any node"
+		}
+		return fmt.Sprintf("tool %q is hidden in this configuration: %s; nothing was run", name, why)
+	}
+	return fmt.Sprintf("unknown tool %q (run \"proxmox-safe-mcp tools\" to list the tools this configuration offers); nothing was run", name)
 }
 
 // callTool runs one tool through an in-memory MCP session with the same
 // server "serve" builds, so the CLI sees exactly what an MCP client sees.
 //
-// Output: the structured result as indented JSON on stdout; the text
-// content on stderr when it is an error or a human summary (not a mere JSON
-// copy of the structured result); a result with only text goes to stdout.
-// Exit 0 on success, 1 when the result has isError, 2 on usage errors
-// (bad JSON, unknown tool).
+// Output: the structured result (or an error's {"error":…} object) as
+// indented JSON on stdout; the words for people on stderr; a result with
+// only text goes to stdout. With "wait": true, progress goes to stderr
+// (rewritten in place on a terminal, one line per update otherwise).
+// Exit codes: see the constants in main.go.
 func callTool(ctx context.Context, a *app, cfg *config, stdout, stderr io.Writer) int {
 	raw := json.RawMessage(strings.TrimSpace(cfg.ToolArgs))
 	var obj map[string]json.RawMessage
@@ -66,7 +209,11 @@ func callTool(ctx context.Context, a *app, cfg *config, stdout, stderr io.Writer
 		return exitToolError
 	}
 	defer ss.Wait()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "proxmox-safe-mcp-cli", Version: versionString()}, nil).Connect(ctx, ct, nil)
+	prog := newProgressPrinter(stderr)
+	copts := &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+		prog.update(r.Params.Message)
+	}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "proxmox-safe-mcp-cli", Version: versionString()}, copts).Connect(ctx, ct, nil)
 	if err != nil {
 		ss.Close()
 		fmt.Fprintf(stderr, "proxmox-safe-mcp: call: %v\n", err)
@@ -74,16 +221,48 @@ func callTool(ctx context.Context, a *app, cfg *config, stdout, stderr io.Writer
 	}
 	defer cs.Close()
 
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: cfg.Tool, Arguments: raw})
+	params := &mcp.CallToolParams{Name: cfg.Tool, Arguments: raw}
+	if w, ok := obj["wait"]; ok && string(w) == "true" {
+		params.SetProgressToken("cli")
+		prog.start(cfg.Tool)
+	}
+	res, err := cs.CallTool(ctx, params)
+	prog.done()
 	if err != nil {
 		if strings.Contains(err.Error(), "unknown tool") {
-			fmt.Fprintf(stderr, "proxmox-safe-mcp: call: unknown tool %q in this configuration (run \"proxmox-safe-mcp tools\" to list them)\n", cfg.Tool)
+			fmt.Fprintf(stderr, "proxmox-safe-mcp: call: %s\n", missingTool(a, cfg, cfg.Tool))
 			return exitUsage
 		}
 		fmt.Fprintf(stderr, "proxmox-safe-mcp: call %s: %v\n", cfg.Tool, err)
 		return exitToolError
 	}
-	return printResult(res, stdout, stderr)
+	code := printResult(res, stdout, stderr)
+	return waitExitCode(res, code)
+}
+
+// waitExitCode distinguishes how a wait ended, so scripts need not parse
+// the result: a timeout (or a wait cut short) and a failed task each get
+// their own code.
+func waitExitCode(res *mcp.CallToolResult, code int) int {
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		return code
+	}
+	var r struct {
+		Outcome *struct {
+			Status string `json:"status"`
+		} `json:"outcome"`
+	}
+	if json.Unmarshal(b, &r) != nil || r.Outcome == nil {
+		return code
+	}
+	switch r.Outcome.Status {
+	case "failed":
+		return exitWaitFailed
+	case "timeout", "submitted":
+		return exitWaitTimeout
+	}
+	return code
 }
 
 // printResult prints a tool result for a shell: JSON on stdout (the

@@ -48,6 +48,7 @@ type config struct {
 	Help    bool
 	Version bool
 	Demo    bool
+	JSON    bool // tools, doctor: JSON on stdout
 
 	URL               string
 	TokenID           string
@@ -297,6 +298,9 @@ var settings = []*setting{
 	{flag: "public-url", env: "MCP_PUBLIC_URL", def: "http://ADDR/PATH on loopback",
 		help: "the MCP endpoint URL clients use (the RFC 9728 resource); only with MCP_AUTH_SERVER",
 		set:  urlSetter(func(c *config) *string { return &c.HTTP.PublicURL })},
+	{flag: "json", boolean: true, def: "false",
+		help: "tools and doctor: print JSON on stdout instead of text",
+		set:  boolSetter(func(c *config) *bool { return &c.JSON })},
 	{flag: "version", boolean: true,
 		help: "print the version and exit",
 		set:  boolSetter(func(c *config) *bool { return &c.Version })},
@@ -445,9 +449,16 @@ func parseCommand(c *config, pos []string) error {
 	switch c.Command {
 	case "help":
 		return errHelp
-	case cmdServe, cmdTools, cmdDoctor:
+	case cmdServe, cmdDoctor:
 		if len(pos) > 1 {
 			return cfgErr("%s takes no arguments (got %q)", c.Command, pos[1])
+		}
+	case cmdTools:
+		if len(pos) > 2 {
+			return cfgErr("tools takes at most one tool name (got %d arguments)", len(pos)-1)
+		}
+		if len(pos) == 2 {
+			c.Tool = pos[1]
 		}
 	case cmdCall:
 		if len(pos) < 2 || pos[1] == "" {
@@ -461,7 +472,7 @@ func parseCommand(c *config, pos []string) error {
 			c.ToolArgs = pos[2]
 		}
 	default:
-		return cfgErr("unknown command %q (known: serve, tools, call, doctor)", c.Command)
+		return cfgErr("unknown command %q (known: serve, tools, call, doctor, healthcheck)", c.Command)
 	}
 	return nil
 }
@@ -481,6 +492,9 @@ func checkConfig(c *config) error {
 	if c.URL == "" {
 		return cfgErr("PVE_URL (--url) is required, e.g. https://pve1.example.com:8006 (or try --demo, which needs no Proxmox)")
 	}
+	if strings.HasPrefix(strings.ToLower(c.URL), "http://") && !c.AllowInsecureHTTP {
+		return cfgErr("PVE_URL (--url) uses plain http://, which would send the credentials in clear text: use https:// (Proxmox serves the API on port 8006), or set PVE_ALLOW_INSECURE_HTTP=true (--allow-insecure-http) if the network is trusted")
+	}
 	switch {
 	case c.usesToken() && c.usesPassword():
 		return cfgErr("set either an API token (PVE_API_TOKEN_ID and PVE_API_TOKEN_SECRET, recommended) or a user and password (PVE_USERNAME and PVE_PASSWORD), not both")
@@ -492,6 +506,9 @@ func checkConfig(c *config) error {
 	}
 	if c.TokenID == "" {
 		return cfgErr("PVE_API_TOKEN_ID (--token-id) is required, e.g. automation@pve!mcp (or PVE_USERNAME and PVE_PASSWORD for a password login)")
+	}
+	if err := checkTokenID(c.TokenID); err != nil { // tokenid.go
+		return err
 	}
 	switch {
 	case c.TokenSecretFile != "" && !c.TokenSecret.empty():
@@ -579,8 +596,8 @@ Usage:
   proxmox-safe-mcp [flags]                       serve MCP over stdio (default; same as "serve")
   proxmox-safe-mcp [flags] --http 127.0.0.1:8000 serve MCP over streamable HTTP instead (needs MCP_AUTH_TOKEN)
   proxmox-safe-mcp healthcheck [--url URL]       probe a running HTTP server's /healthz (for containers)
-  proxmox-safe-mcp [flags] tools                 list the tools this configuration exposes
-  proxmox-safe-mcp [flags] call TOOL ['{json}']  run one tool and print its result
+  proxmox-safe-mcp [flags] tools [TOOL]          list the tools this configuration exposes, or one tool's parameters
+  proxmox-safe-mcp [flags] call TOOL ['{json}']  run one tool and print its result ("wait": true shows progress on stderr)
   proxmox-safe-mcp [flags] doctor                check the setup: reachability, TLS, token, nodes, privileges
   proxmox-safe-mcp --demo [tools|call ...]       the same, against a simulated cluster
 
@@ -617,7 +634,9 @@ Flags:
       show this help
 
 Exit codes: 0 success; 1 the tool call returned an error (call) or doctor found a problem; 2 bad usage or
-configuration; 3 doctor: working, but the token holds dangerous privileges it does not need.
+configuration (also: call of a tool this configuration does not offer); 3 doctor: working, but the token
+holds dangerous privileges it does not need; 4 call with "wait": true: the task had not finished (or could
+not be confirmed) when the wait ended, it may still complete; 5 call with "wait": true: the task failed.
 See docs/CONFIGURATION.md for details and examples.
 `)
 }

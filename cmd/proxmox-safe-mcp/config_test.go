@@ -206,7 +206,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"unknown command", []string{"start"}, base, `unknown command "start"`},
 		{"call without tool", []string{"call"}, base, "call needs a tool name"},
 		{"call too many", []string{"call", "a", "{}", "x"}, base, "at most one JSON argument"},
-		{"tools with args", []string{"tools", "x"}, base, "tools takes no arguments"},
+		{"tools with args", []string{"tools", "x", "y"}, base, "tools takes at most one tool name"},
 		{"pve flag with demo", []string{"--demo", "--url", "https://x"}, nil, "--url (PVE_URL) cannot be combined with --demo"},
 		{"flag needs value", []string{"--url"}, base, "flag --url needs a value"},
 	}

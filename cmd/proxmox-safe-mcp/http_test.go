@@ -34,7 +34,7 @@ func TestHTTPConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	real := map[string]string{
-		"PVE_URL": "https://pve.example.com:8006", "PVE_API_TOKEN_ID": "a@pve!b",
+		"PVE_URL": "https://pve.example.com:8006", "PVE_API_TOKEN_ID": "a@pve!mcp",
 		"PVE_API_TOKEN_SECRET": httpCanary, "PROXMOX_SAFE_READ_ONLY": "true",
 	}
 	with := func(base map[string]string, kv ...string) map[string]string {

@@ -31,11 +31,18 @@ import (
 // when empty the module version from the build info is used.
 var version string
 
-// Exit codes.
+// Exit codes (also in usage and docs/CONFIGURATION.md; doctor's 3 is in
+// doctor.go).
 const (
 	exitOK        = 0
 	exitToolError = 1 // call: the tool returned isError; serve: a runtime failure
 	exitUsage     = 2 // bad flags, environment or configuration
+	// exitWaitTimeout: call with "wait": true, and the task had not
+	// finished (or could not be confirmed) when the wait ended; it may
+	// still complete.
+	exitWaitTimeout = 4
+	// exitWaitFailed: call with "wait": true, and the task failed.
+	exitWaitFailed = 5
 )
 
 func main() {
@@ -81,7 +88,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 
 	switch cfg.Command {
 	case cmdTools:
-		return listTools(a, stdout)
+		return listTools(a, cfg, stdout, stderr)
 	case cmdCall:
 		return callTool(ctx, a, cfg, stdout, stderr)
 	case cmdDoctor:

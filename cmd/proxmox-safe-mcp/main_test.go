@@ -491,7 +491,7 @@ func TestBadConfig(t *testing.T) {
 		{"no url", nil, nil, "PVE_URL"},
 		{"bad bool", append(slices.Clone(full), "PROXMOX_SAFE_READ_ONLY=yes"), nil, "PROXMOX_SAFE_READ_ONLY"},
 		{"no audit log", full, nil, "PROXMOX_SAFE_AUDIT_LOG"},
-		{"plain http", append([]string{"PVE_URL=http://pve:8006", "PVE_API_TOKEN_ID=a@pve!b", "PVE_API_TOKEN_SECRET=CANARY-x"}, "PROXMOX_SAFE_READ_ONLY=1"), nil, "PVE_URL"},
+		{"plain http", append([]string{"PVE_URL=http://pve:8006", "PVE_API_TOKEN_ID=a@pve!mcp", "PVE_API_TOKEN_SECRET=CANARY-x"}, "PROXMOX_SAFE_READ_ONLY=1"), nil, "PVE_URL"},
 		{"bad fingerprint", append(slices.Clone(full), "PROXMOX_SAFE_READ_ONLY=1", "PVE_TLS_FINGERPRINT=zz"), nil, "PVE_TLS_FINGERPRINT"},
 		{"missing ca file", append(slices.Clone(full), "PROXMOX_SAFE_READ_ONLY=1", "PVE_CA_FILE=/nonexistent/ca.pem"), nil, "PVE_CA_FILE"},
 		{"unwritable audit log", append(slices.Clone(full), "PROXMOX_SAFE_AUDIT_LOG=/nonexistent/dir/audit.jsonl"), nil, "PROXMOX_SAFE_AUDIT_LOG"},

@@ -70,7 +70,7 @@ func renderReadmeTable(tools []mcpserver.ToolInfo) string {
 	b.WriteString("|---|---|---|---|\n")
 	for _, t := range tools {
 		fmt.Fprintf(&b, "| [`%s`](docs/TOOLS.md#%s) | %s | %s | %s |\n",
-			t.Name, t.Name, cell(firstSentence(t.Description)), className(t), approvalCell(t))
+			t.Name, t.Name, cell(t.Summary()), className(t), approvalCell(t))
 	}
 	return b.String()
 }
@@ -232,12 +232,4 @@ func prose(s string) string {
 func cell(s string) string {
 	s = strings.ReplaceAll(prose(s), "|", `\|`)
 	return strings.ReplaceAll(s, "\n", " ")
-}
-
-// firstSentence returns the description up to its first ". ".
-func firstSentence(s string) string {
-	if i := strings.Index(s, ". "); i >= 0 {
-		return s[:i+1]
-	}
-	return s
 }

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
+)
+
+// TestConfigMessages: the messages a new user meets name the setting to
+// change and the rule that was broken, and never repeat a secret.
+func TestConfigMessages(t *testing.T) {
+	t.Parallel()
+	const canary = "5ec1e7aa-0000-4000-8000-c0ffee000001"
+	for _, tc := range []struct {
+		name string
+		env  []string
+		args []string
+		want []string
+	}{
+		{"pasted header", with("PVE_API_TOKEN_ID", "PVEAPIToken=mcp@pve!agent="+canary), nil,
+			[]string{"PVE_API_TOKEN_ID", "value not shown", "PVE_API_TOKEN_ID=mcp@pve!agent,", "PVE_API_TOKEN_SECRET"}},
+		{"pasted id=secret", with("PVE_API_TOKEN_ID", "mcp@pve!agent="+canary), nil,
+			[]string{"PVE_API_TOKEN_ID", "value not shown", "Split it"}},
+		{"token name too short", with("PVE_API_TOKEN_ID", "a@pve!b"), nil,
+			[]string{`the token name "b"`, "2 characters or more"}},
+		{"realm too short", with("PVE_API_TOKEN_ID", "a@p!mcp"), nil,
+			[]string{`the realm "p"`, "2 characters or more"}},
+		{"no realm", with("PVE_API_TOKEN_ID", "automation!mcp"), nil,
+			[]string{"USER@REALM!TOKENNAME", "no '@'"}},
+		{"plain http", with("PVE_URL", "http://pve.example.com:8006"), nil,
+			[]string{"PVE_URL", "PVE_ALLOW_INSECURE_HTTP=true"}},
+		{"unknown command", base, []string{"frobnicate"},
+			[]string{"healthcheck", "doctor"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := parseConfig(tc.args, env(tc.env...))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			msg := err.Error()
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("%q lacks %q", msg, w)
+				}
+			}
+			if strings.Contains(msg, canary) || strings.Contains(msg, "AllowInsecureHTTP") {
+				t.Errorf("message leaks the secret or a Go field name: %q", msg)
+			}
+		})
+	}
+	// The library's own check (reached by a library user) must not echo
+	// the secret either, nor name a Go field to a binary user.
+	if _, err := parseConfig(nil, env(with("PVE_URL", "http://pve:8006", "PVE_ALLOW_INSECURE_HTTP", "1")...)); err != nil {
+		t.Errorf("PVE_ALLOW_INSECURE_HTTP=1 still refused: %v", err)
+	}
+}
+
+// runIn runs the command in-process with a map environment.
+func runIn(t *testing.T, m map[string]string, args ...string) (string, string, int) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	lookup := func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	code := run(t.Context(), args, lookup, strings.NewReader(""), &stdout, &stderr)
+	return stdout.String(), stderr.String(), code
+}
+
+// TestToolsCommand: JSON output, one tool's parameters, summaries not cut
+// at "e.g.", and a hidden tool named as hidden, not "unknown".
+func TestToolsCommand(t *testing.T) {
+	t.Parallel()
+	none := map[string]string{}
+	out, errOut, code := runIn(t, none, "--demo", "tools", "--json")
+	var list []struct {
+		Name        string         `json:"name"`
+		Class       string         `json:"class"`
+		Summary     string         `json:"summary"`
+		InputSchema map[string]any `json:"input_schema"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &list) != nil {
+		t.Fatalf("tools --json: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	var names []string
+	for _, l := range list {
+		names = append(names, l.Name)
+		if l.InputSchema["type"] != "object" || l.Summary == "" {
+			t.Errorf("%s: %+v", l.Name, l)
+		}
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, allToolNames()) {
+		t.Errorf("tools --json names %v", names)
+	}
+
+	out, _, code = runIn(t, none, "--demo", "tools")
+	if code != 0 || !regexp.MustCompile(`task_list\s+read\s+.*\(e\.g\. qmstart, vzdump\) or only failed ones`).MatchString(out) {
+		t.Errorf("task_list row cut off:\n%s", out)
+	}
+
+	out, _, code = runIn(t, none, "--demo", "tools", "guest_power")
+	for _, w := range []string{"guest_power (power)", "Parameters:", "action (string, required): one of start, shutdown, reboot, stop", "timeout_seconds (integer, optional)", "Approval phrase: APPROVE <action> <node>/<type>/<vmid>"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("tools guest_power lacks %q:\n%s", w, out)
+		}
+	}
+	if code != 0 {
+		t.Errorf("exit %d", code)
+	}
+	out, _, code = runIn(t, none, "--demo", "--json", "tools", "node_status")
+	var one struct {
+		Name string `json:"name"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &one) != nil || one.Name != "node_status" {
+		t.Errorf("tools --json node_status: %d %q", code, out)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--demo", "--read-only", "call", "guest_power", "{}"}, `tool "guest_power" is hidden in this configuration: it is a mutation tool and this server is read-only`},
+		{[]string{"--demo", "--profile", "readonly", "tools", "snapshot_guest"}, `its mutation class snapshot is not enabled by profile "readonly"`},
+		{[]string{"--demo", "call", "no_such_tool"}, `unknown tool "no_such_tool"`},
+	} {
+		_, errOut, code := runIn(t, none, tc.args...)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "nothing was run") {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+// TestCallWait: progress on stderr (plain lines when it is not a terminal)
+// and distinct exit codes for a failed task and a wait that timed out.
+func TestCallWait(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		setup func(*proxmoxtest.Server)
+		args  string
+		code  int
+		want  string
+	}{
+		{"completed", nil, `"wait":true`, exitOK, "completed OK"},
+		{"failed", func(s *proxmoxtest.Server) { s.FailNextTask("command 'qmshutdown' failed: got timeout") }, `"wait":true`, exitWaitFailed, "FAILED"},
+		{"timeout", func(s *proxmoxtest.Server) { s.TaskPolls = 1_000_000 }, `"wait":true,"timeout_seconds":1`, exitWaitTimeout, "still running after 1 s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := proxmoxtest.NewUnstartedServer(nil)
+			if tc.setup != nil {
+				tc.setup(srv)
+			}
+			srv.StartTLS()
+			defer srv.Close()
+			m := map[string]string{
+				"PVE_URL":                srv.URL,
+				"PVE_API_TOKEN_ID":       proxmoxtest.DefaultTokenID,
+				"PVE_API_TOKEN_SECRET":   proxmoxtest.DefaultTokenSecret,
+				"PVE_TLS_FINGERPRINT":    srv.Fingerprint(),
+				"PVE_ALLOWED_NODES":      "pve1",
+				"PROXMOX_SAFE_AUDIT_LOG": filepath.Join(t.TempDir(), "audit.jsonl"),
+			}
+			out, errOut, code := runIn(t, m, "call", "guest_power",
+				`{"node":"pve1","type":"qemu","vmid":100,"action":"shutdown","approval":"APPROVE shutdown pve1/qemu/100",`+tc.args+`}`)
+			if code != tc.code || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d (want %d), stderr %q", code, tc.code, errOut)
+			}
+			if !strings.Contains(errOut, "guest_power: waiting for the task to finish") || strings.Contains(errOut, "\r") {
+				t.Errorf("no plain progress lines on a non-terminal stderr: %q", errOut)
+			}
+			if !strings.Contains(out, `"upid": "UPID:pve1:`) {
+				t.Errorf("stdout lacks the receipt: %s", out)
+			}
+		})
+	}
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Checking PVE_API_TOKEN_ID before the library does, to say precisely what
+// is wrong (issue 8). Proxmox shows a new token as the header value
+// "PVEAPIToken=user@realm!name=SECRET", and users paste all of it into
+// PVE_API_TOKEN_ID: the message must recognise that and never repeat the
+// secret. The rules are Proxmox's (pve-access-control): user
+// [^\s:/]+, realm and token name a letter followed by at least one letter,
+// digit, '.', '-' or '_'.
+
+var (
+	tokenUserRe = regexp.MustCompile(`^[^\s:/]+$`)
+	tokenPartRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9.\-_]+$`)
+)
+
+const tokenIDSetting = "PVE_API_TOKEN_ID (--token-id)"
+
+// checkTokenID returns a configuration error for a malformed token id, nil
+// for a good one. The message quotes the value only when it cannot hold a
+// secret.
+func checkTokenID(id string) error {
+	if rest, ok := cutPastedHeader(id); ok {
+		msg := tokenIDSetting + " holds the whole value Proxmox shows for a token, PVEAPIToken=USER@REALM!TOKENNAME=SECRET, secret included (value not shown). Split it:"
+		if name, _, found := strings.Cut(rest, "="); found && checkTokenParts(name) == "" {
+			msg += " PVE_API_TOKEN_ID=" + name + ","
+		} else {
+			msg += " PVE_API_TOKEN_ID=USER@REALM!TOKENNAME,"
+		}
+		return cfgErr("%s and the part after the last '=' goes into PVE_API_TOKEN_SECRET_FILE (or PVE_API_TOKEN_SECRET)", msg)
+	}
+	if problem := checkTokenParts(id); problem != "" {
+		return cfgErr("%s %q: %s", tokenIDSetting, id, problem)
+	}
+	return nil
+}
+
+// cutPastedHeader recognises a pasted "PVEAPIToken=…" or "user@realm!name=…"
+// and returns what follows the "PVEAPIToken=" prefix.
+func cutPastedHeader(id string) (string, bool) {
+	if rest, ok := strings.CutPrefix(id, "PVEAPIToken="); ok {
+		return rest, true
+	}
+	if rest, ok := strings.CutPrefix(id, "Authorization: PVEAPIToken="); ok {
+		return rest, true
+	}
+	// No part of a token id may contain '=': what follows one is most
+	// likely the secret.
+	return id, strings.Contains(id, "=")
+}
+
+// checkTokenParts says what breaks Proxmox's rules in user@realm!name, or
+// "" when nothing does. id holds no '=' (cutPastedHeader ran first), so it
+// may be quoted.
+func checkTokenParts(id string) string {
+	// Split as Proxmox does: the token name after the last '!', the realm
+	// after the last '@' before it (a user name may contain '@').
+	i := strings.LastIndexByte(id, '!')
+	if i < 0 {
+		return "must be USER@REALM!TOKENNAME, e.g. automation@pve!mcp (no '!' before the token name)"
+	}
+	userRealm, name := id[:i], id[i+1:]
+	j := strings.LastIndexByte(userRealm, '@')
+	if j < 0 {
+		return "must be USER@REALM!TOKENNAME, e.g. automation@pve!mcp (no '@' between user and realm)"
+	}
+	user, realm := userRealm[:j], userRealm[j+1:]
+	part := "must be a letter followed by at least one more letter, digit, '.', '-' or '_'"
+	switch {
+	case !tokenUserRe.MatchString(user):
+		return "the user name must not be empty nor contain white space, ':' or '/'"
+	case !tokenPartRe.MatchString(realm):
+		return "the realm " + quote(realm) + " " + part + " (2 characters or more), e.g. pve or pam"
+	case !tokenPartRe.MatchString(name):
+		return "the token name " + quote(name) + " " + part + " (2 characters or more), e.g. mcp"
+	}
+	return ""
+}
+
+func quote(s string) string { return `"` + s + `"` }
