@@ -84,6 +84,24 @@ func BenchmarkReadOverhead(b *testing.B) {
 			}
 		}
 	})
+	b.Run("library-NodeStatus-ticket", func(b *testing.B) {
+		// The same call with a password login: the ticket cookie instead of
+		// the token header (the fake verifies the ticket's signature).
+		fake.AddUser("bench@pve", &proxmoxtest.User{Password: "bench password", Privileges: map[string][]string{"/": proxmoxtest.AllPrivileges()}})
+		c, err := proxmoxsafe.New(proxmoxsafe.Config{
+			URL: fake.URL, Username: "bench@pve", Password: "bench password",
+			Fingerprint: fake.Fingerprint(), Policy: proxmoxsafe.Policy{AllowedNodes: []string{"pve1"}},
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := c.NodeStatus(b.Context(), proxmoxsafe.NodeStatusInput{Node: "pve1"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("bare-net-http", func(b *testing.B) {
 		hc := fake.Client()
 		b.ReportAllocs()

@@ -91,6 +91,7 @@ type TicketAuth struct {
 // ticketSession is one ticket and its CSRF token.
 type ticketSession struct {
 	ticket, csrf string
+	cookie       string // the Cookie header value, escaped once per login
 	// obtained is when the login request was sent: the ticket cannot be
 	// older, so expiry computed from it is never late.
 	obtained time.Time
@@ -165,8 +166,7 @@ func (t *TicketAuth) Authorize(ctx context.Context, c *Client, req *http.Request
 	if err != nil {
 		return 0, err
 	}
-	// pveproxy URI-unescapes the cookie value (create_auth_cookie escapes it).
-	req.Header.Set("Cookie", "PVEAuthCookie="+url.QueryEscape(s.ticket))
+	req.Header.Set("Cookie", s.cookie)
 	if req.Method != http.MethodGet {
 		// pve-manager auth_handler checks the CSRF token on every method
 		// but GET; reads never carry it.
@@ -322,5 +322,7 @@ func (t *TicketAuth) login(ctx context.Context, c *Client, renewWith string) (*t
 		return nil, fmt.Errorf("POST %s: malformed response: no ticket or CSRF token", LoginPath)
 	}
 	t.log.Debug("proxmox login", slog.String("user", t.user), slog.String("kind", kind))
-	return &ticketSession{ticket: ans.Ticket, csrf: ans.CSRF, obtained: sent}, nil
+	// pveproxy URI-unescapes the cookie value (create_auth_cookie escapes it).
+	cookie := "PVEAuthCookie=" + url.QueryEscape(ans.Ticket)
+	return &ticketSession{ticket: ans.Ticket, csrf: ans.CSRF, cookie: cookie, obtained: sent}, nil
 }
