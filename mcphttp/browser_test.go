@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -65,11 +66,11 @@ type browserReport struct {
 	Error             string `json:"error"`
 }
 
-// page is an origin serving browserPage; MCP is the endpoint it calls,
-// set before the browser opens it.
+// page is an origin serving browserPage; mcp is the endpoint it calls,
+// stored before the browser opens it.
 type page struct {
 	*httptest.Server
-	MCP     string
+	mcp     atomic.Value // string
 	reports chan browserReport
 }
 
@@ -80,7 +81,7 @@ func newPage(t *testing.T) *page {
 		switch r.URL.Path {
 		case "/":
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			fmt.Fprintf(w, browserPage, p.MCP, aliceTok)
+			fmt.Fprintf(w, browserPage, p.mcp.Load(), aliceTok)
 		case "/report":
 			var rep browserReport
 			b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
@@ -144,7 +145,8 @@ func TestBrowserCORS(t *testing.T) {
 	}
 	good, evil := newPage(t), newPage(t)
 	f := newFixture(t, fixtureOpts{opts: mcphttp.Options{AllowedOrigins: []string{good.URL}}})
-	good.MCP, evil.MCP = f.url, f.url
+	good.mcp.Store(f.url)
+	evil.mcp.Store(f.url)
 
 	rep := good.open(t, chromium)
 	if rep.Error != "" || rep.InitStatus != http.StatusOK || !rep.SessionIDReadable ||

@@ -34,6 +34,18 @@
 // "ok") for supervisors, and, when [Options.ResourceMetadata] is set, the
 // RFC 9728 protected resource metadata under /.well-known/.
 //
+// With [Options.LegacySSE] it serves the deprecated HTTP+SSE transport of
+// protocol 2024-11-05 instead, behind the same checks, with sessions bound
+// to the identity that opened them.
+//
+// It also bounds what one client can hold: sessions per identity
+// ([Options.MaxSessionsPerIdentity]), requests in flight
+// ([Options.MaxInFlight]) and the time a request body may take
+// ([Options.BodyReadTimeout]). Browser origins on [Options.AllowedOrigins]
+// get CORS headers and their preflights are answered before
+// authentication; the origin of the loopback address the connection
+// arrived on is accepted without being listed.
+//
 // [Handler.Shutdown] stops taking requests, waits for the ones in flight and
 // closes the sessions this handler created; use it together with
 // [http.Server.Shutdown].

@@ -84,6 +84,16 @@ type Options struct {
 	// tokens nothing checks would be a lie.
 	ResourceMetadata *oauthex.ProtectedResourceMetadata
 
+	// LegacySSE serves the deprecated HTTP+SSE transport of protocol
+	// 2024-11-05 instead of streamable HTTP, for clients that have not
+	// moved on: GET Path opens a session's event stream, whose first event
+	// names the URL to POST its messages to. Every check above applies
+	// alike, sessions are bound to the identity that opened them and count
+	// against MaxSessionsPerIdentity; a session ends when its stream does
+	// (SessionTimeout does not apply). Path defaults to [DefaultSSEPath].
+	// Not together with Stateless.
+	LegacySSE bool
+
 	// Stateless serves every POST with a temporary session: no
 	// Mcp-Session-Id, GET and DELETE answer 405, and the server cannot send
 	// requests to the client. The default (false) keeps sessions, which
@@ -133,6 +143,7 @@ type Handler struct {
 	slots       chan struct{} // in-flight bound; nil = none
 	sessions    *sessions
 	stateful    bool
+	sse         *sseHandler // LegacySSE; nil otherwise
 	log         *slog.Logger
 
 	mu       sync.Mutex
@@ -165,8 +176,14 @@ func New(server *mcp.Server, opts *Options) (*Handler, error) {
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
+	if o.LegacySSE && o.Stateless {
+		return nil, errors.New("mcphttp: LegacySSE cannot be Stateless: the legacy transport keeps a session per event stream")
+	}
 	if h.path == "" {
 		h.path = DefaultPath
+		if o.LegacySSE {
+			h.path = DefaultSSEPath
+		}
 	}
 	if err := checkPath(h.path); err != nil {
 		return nil, err
@@ -187,7 +204,7 @@ func New(server *mcp.Server, opts *Options) (*Handler, error) {
 	if maxSessions == 0 {
 		maxSessions = DefaultMaxSessionsPerIdentity
 	}
-	h.sessions = newSessions(server, maxSessions, true)
+	h.sessions = newSessions(server, maxSessions, !o.LegacySSE)
 	switch n := o.MaxInFlight; {
 	case n == 0:
 		h.slots = make(chan struct{}, DefaultMaxInFlight)
@@ -243,6 +260,10 @@ func New(server *mcp.Server, opts *Options) (*Handler, error) {
 	if h.stateful {
 		inner = h.refuseDiscover(inner)
 		inner = h.limitSessions(inner)
+	}
+	if o.LegacySSE {
+		h.sse = newSSEHandler(h) // caps its sessions itself, on GET
+		inner = h.sse
 	}
 	inner = h.readBody(inner)
 	inner = h.limitInFlight(inner)
@@ -473,6 +494,9 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 		err = ctx.Err()
 	}
 	toClose := h.sessions.takeAll()
+	if h.sse != nil {
+		defer h.sse.closeAll()
+	}
 	// ServerSession.Close waits for the session's handlers; after a missed
 	// deadline that may take long, so close in the background then.
 	closeAll := func() {

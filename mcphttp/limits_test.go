@@ -21,12 +21,17 @@ import (
 // read deadline only bounds a hung test: the server must act long before.
 func slowBody(t *testing.T, f *fixture, token string) string {
 	t.Helper()
+	return slowBodyPath(t, f, "/mcp", token)
+}
+
+func slowBodyPath(t *testing.T, f *fixture, path, token string) string {
+	t.Helper()
 	conn, err := net.Dial("tcp", f.ts.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	hdr := "POST /mcp HTTP/1.1\r\nHost: " + f.ts.Listener.Addr().String() +
+	hdr := "POST " + path + " HTTP/1.1\r\nHost: " + f.ts.Listener.Addr().String() +
 		"\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 200\r\n"
 	if token != "" {
 		hdr += "Authorization: Bearer " + token + "\r\n"

@@ -105,6 +105,9 @@ func newFixture(t *testing.T, fo fixtureOpts) *fixture {
 	path := o.Path
 	if path == "" {
 		path = mcphttp.DefaultPath
+		if o.LegacySSE {
+			path = mcphttp.DefaultSSEPath
+		}
 	}
 	f.url = f.ts.URL + path
 	t.Cleanup(func() {

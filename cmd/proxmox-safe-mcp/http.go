@@ -100,6 +100,12 @@ func checkHTTPConfig(c *config) error {
 	h.listen, h.loopback = listen, loopback
 	if h.Path == "" {
 		h.Path = mcphttp.DefaultPath
+		if h.Transport == transportSSE {
+			h.Path = mcphttp.DefaultSSEPath
+		}
+	}
+	if h.Transport == transportSSE && h.Stateless {
+		return cfgErr("MCP_STATELESS (--stateless) does not apply to MCP_TRANSPORT=sse: the legacy transport keeps a session per event stream")
 	}
 	if h.ShutdownTimeout == 0 {
 		h.ShutdownTimeout = defaultShutdownTimeout
@@ -150,12 +156,12 @@ func checkHTTPConfig(c *config) error {
 // streamable-http because our own flag is --http.
 func setTransport(c *config, v string) error {
 	switch t := strings.ToLower(strings.TrimSpace(v)); t {
-	case transportStdio, transportStreamable:
+	case transportStdio, transportStreamable, transportSSE:
 		c.HTTP.Transport = t
 	case "http", "streamable_http", "streamablehttp":
 		c.HTTP.Transport = transportStreamable
 	default:
-		return fmt.Errorf("must be stdio or streamable-http (got %q)", v)
+		return fmt.Errorf("must be stdio, streamable-http or sse (got %q)", v)
 	}
 	return nil
 }
@@ -301,7 +307,8 @@ func readTokenFile(name string) (string, error) {
 	return s, nil
 }
 
-// serveHTTP serves MCP over streamable HTTP until ctx is cancelled (a
+// serveHTTP serves MCP over streamable HTTP (or the legacy HTTP+SSE
+// transport) until ctx is cancelled (a
 // signal), then shuts down gracefully: the listener closes at once, calls
 // in flight get ShutdownTimeout to finish, then every session is closed.
 func serveHTTP(ctx context.Context, a *app, cfg *config, warn *slog.Logger, stderr io.Writer) int {
@@ -315,6 +322,7 @@ func serveHTTP(ctx context.Context, a *app, cfg *config, warn *slog.Logger, stde
 		MaxSessionsPerIdentity:     h.MaxSessions,
 		MaxInFlight:                h.MaxInFlight,
 		AllowUnauthenticatedRemote: h.AllowUnauth,
+		LegacySSE:                  h.Transport == transportSSE,
 		Logger:                     a.log,
 	}
 	if !h.Token.empty() {
@@ -379,11 +387,11 @@ func serveHTTP(ctx context.Context, a *app, cfg *config, warn *slog.Logger, stde
 		},
 	}
 	endpoint := "http://" + addr.String() + h.Path
-	a.log.Info("serving MCP over streamable HTTP", slog.String("url", endpoint),
+	a.log.Info("serving MCP over HTTP", slog.String("transport", h.Transport), slog.String("url", endpoint),
 		slog.Bool("auth", !h.Token.empty()), slog.Bool("stateless", h.Stateless), slog.String("version", versionString()))
 	if cfg.Demo {
 		// The demo banner is for stdio; say where to connect instead.
-		fmt.Fprintf(stderr, "proxmox-safe-mcp: demo mode: MCP streamable HTTP at %s (health: http://%s%s)\n", endpoint, addr, mcphttp.HealthPath)
+		fmt.Fprintf(stderr, "proxmox-safe-mcp: demo mode: MCP %s at %s (health: http://%s%s)\n", h.Transport, endpoint, addr, mcphttp.HealthPath)
 	}
 
 	served := make(chan error, 1)

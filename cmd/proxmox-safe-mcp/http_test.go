@@ -111,7 +111,7 @@ func TestHTTPRefusesNonLoopbackWithoutAuth(t *testing.T) {
 	}
 }
 
-var listenRe = regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+/mcp)`)
+var listenRe = regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+/(?:mcp|sse))`)
 
 // httpProc is the binary serving HTTP against a fake cluster.
 type httpProc struct {
@@ -354,4 +354,83 @@ func slowStarted(fake *proxmoxtest.Server) bool {
 		}
 	}
 	return false
+}
+
+// TestHTTPLegacySSE: MCP_TRANSPORT=sse serves the legacy HTTP+SSE
+// transport on /sse behind the same rules: go-sdk's SSE client with the
+// token lists and calls tools; an evil Origin or Host and a missing token
+// are refused before anything reaches Proxmox; the canary secret shows up
+// nowhere.
+func TestHTTPLegacySSE(t *testing.T) {
+	t.Parallel()
+	const tokenID = "automation@pve!sse"
+	cluster := proxmoxtest.DemoCluster()
+	cluster.Tokens = map[string]*proxmoxtest.Token{tokenID: {
+		Secret: httpCanary, Privileges: map[string][]string{"/": proxmoxtest.AllPrivileges()},
+	}}
+	fake := proxmoxtest.NewServer(cluster)
+	defer fake.Close()
+	p := startHTTP(t, cleanEnv(
+		"PVE_URL="+fake.URL, "PVE_API_TOKEN_ID="+tokenID, "PVE_API_TOKEN_SECRET="+httpCanary,
+		"PVE_TLS_FINGERPRINT="+fake.Fingerprint(), "PVE_ALLOWED_NODES=pve1",
+		"PROXMOX_SAFE_READ_ONLY=true", "MCP_TRANSPORT=sse", "MCP_AUTH_TOKEN="+httpToken,
+	))
+	if !strings.HasSuffix(p.url, "/sse") {
+		t.Fatalf("SSE endpoint %s, want …/sse", p.url)
+	}
+	cs, err := newClient().Connect(t.Context(), &mcp.SSEClientTransport{
+		Endpoint: p.url, HTTPClient: &http.Client{Transport: bearerRT{httpToken}},
+	}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, p.stderr.String())
+	}
+	var seen strings.Builder
+	res := call(t, cs, "list_guests", map[string]any{})
+	if res.IsError || !strings.Contains(textOf(res), "guests") {
+		t.Errorf("list_guests over SSE: %s", textOf(res))
+	}
+	seen.WriteString(textOf(res))
+	cs.Close()
+
+	before := len(fake.Requests())
+	for _, tc := range []struct {
+		name string
+		hdr  map[string]string
+		want int
+	}{
+		{"no token", nil, http.StatusUnauthorized},
+		{"evil origin", map[string]string{"Authorization": "Bearer " + httpToken, "Origin": "http://evil.example"}, http.StatusForbidden},
+		{"evil host", map[string]string{"Authorization": "Bearer " + httpToken, "Host": "evil.example"}, http.StatusForbidden},
+	} {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, p.url, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		for k, v := range tc.hdr {
+			if k == "Host" {
+				req.Host = v
+			} else {
+				req.Header.Set(k, v)
+			}
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+		resp.Body.Close()
+		seen.Write(b)
+		if resp.StatusCode != tc.want {
+			t.Errorf("GET /sse, %s: %d, want %d", tc.name, resp.StatusCode, tc.want)
+		}
+	}
+	if n := len(fake.Requests()) - before; n != 0 {
+		t.Errorf("refused requests caused %d upstream requests", n)
+	}
+	if code := p.stop(t); code != exitOK {
+		t.Errorf("exit %d after SIGTERM", code)
+	}
+	for where, text := range map[string]string{"results": seen.String(), "stderr": p.stderr.String()} {
+		if strings.Contains(text, httpCanary) || strings.Contains(text, httpToken) {
+			t.Errorf("a secret appears in %s", where)
+		}
+	}
 }
