@@ -29,8 +29,9 @@ import (
 // faultCanary is the token secret in these tests.
 const faultCanary = "PVESECRET-CANARY-mcp-0b1d-4e55-9a3b-2c4d5e6f7a8b"
 
-// faultTimeout is the configured per-request bound.
-const faultTimeout = 300 * time.Millisecond
+// faultTimeout is the configured per-request bound: short, yet long
+// enough for a healthy request under -race on a loaded machine.
+const faultTimeout = time.Second
 
 // faultFixture is one row's world.
 type faultFixture struct {
@@ -122,8 +123,11 @@ func TestFaultMatrixTools(t *testing.T) {
 			want:   []string{"GET /nodes/pve1/status", "no answer within", "timed out waiting for the answer's headers"}},
 		{name: "endless body/read", tool: ToolNodeStatus, args: map[string]any{"node": "pve1"}, method: "GET", path: read,
 			inject: pathFault(proxmoxtest.Fault{Endless: true}),
-			mod:    func(c *proxmoxsafe.Config, _ *faultFixture) { c.MaxResponseBytes = 1 << 20 },
-			want:   []string{"GET /nodes/pve1/status", "response body too large"}},
+			mod: func(c *proxmoxsafe.Config, _ *faultFixture) {
+				c.MaxResponseBytes = 1 << 20
+				c.Timeout = 10 * time.Second // the limit, not the clock, must end it
+			},
+			want: []string{"GET /nodes/pve1/status", "response body too large"}},
 		{name: "HTML error page/read", tool: ToolNodeStatus, args: map[string]any{"node": "pve1"}, method: "GET", path: read,
 			inject: pathFault(proxmoxtest.Fault{Status: 502, Echo: true, Body: []byte("<html><pre>{{auth}}</pre></html>"),
 				Header: http.Header{"Content-Type": {"text/html"}}}),
@@ -249,7 +253,11 @@ func TestFaultMatrixWaitTools(t *testing.T) {
 				if row.hang {
 					f.fake.InjectFault(proxmoxtest.Fault{Method: "GET", Path: "/nodes/pve1/tasks/*", Latency: time.Hour})
 				}
-				res := f.call(t, ctx, ToolGuestPower, powerArgs("pve1", "qemu", 100, "shutdown", map[string]any{"wait": true, "timeout_seconds": 1}))
+				secs := 1
+				if row.hang && !row.pastWait {
+					secs = 3 // the request bound ends the poll first
+				}
+				res := f.call(t, ctx, ToolGuestPower, powerArgs("pve1", "qemu", 100, "shutdown", map[string]any{"wait": true, "timeout_seconds": secs}))
 				if ctx.Err() != nil {
 					t.Fatal("the call returned only at the test's deadline")
 				}

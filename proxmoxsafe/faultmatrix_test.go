@@ -31,8 +31,10 @@ import (
 // each row can then tell that row's goroutines from everyone else's.
 
 // matrixTimeout is the per-request bound configured in the matrix: short,
-// so a fault that would hang a default client (30 s) ends quickly.
-const matrixTimeout = 300 * time.Millisecond
+// so a fault that would hang a default client (30 s) ends quickly, yet
+// long enough for a healthy request (a new TLS connection each time)
+// under -race on a loaded 2-core machine.
+const matrixTimeout = time.Second
 
 // matrixDeadline is the test's own bound on one call: reaching it means
 // the configured bound did not apply (a hang).
@@ -105,7 +107,10 @@ func faultMatrix() []faultRow {
 			inject: path(proxmoxtest.Fault{Trickle: 50 * time.Millisecond})},
 		{name: "endless body", unsettled: true, kind: proxmoxsafe.ErrUpstream, want: []string{"response body too large", "over 1048576 bytes"}, reaches: true,
 			inject: path(proxmoxtest.Fault{Endless: true}),
-			mod:    func(c *proxmoxsafe.Config, _ *matrixEnv) { c.MaxResponseBytes = 1 << 20 }},
+			mod: func(c *proxmoxsafe.Config, _ *matrixEnv) {
+				c.MaxResponseBytes = 1 << 20
+				c.Timeout = 10 * time.Second // the limit, not the clock, must end it
+			}},
 		{name: "gigantic body", unsettled: true, kind: proxmoxsafe.ErrUpstream, want: []string{"response body too large", "over 16777216 bytes"}, reaches: true,
 			inject: path(proxmoxtest.Fault{BodySize: 64 << 20}),
 			mod:    func(c *proxmoxsafe.Config, _ *matrixEnv) { c.Timeout = 10 * time.Second }}, // the default limit, read in full
@@ -346,7 +351,7 @@ func TestFaultMatrixTasks(t *testing.T) {
 				in := approvedShutdown100()
 				in.Wait = &proxmoxsafe.WaitOptions{Timeout: time.Second, Interval: 50 * time.Millisecond}
 				if row.hang && !row.pastWait {
-					in.Wait.Timeout = 2 * time.Second // above the 300 ms request bound
+					in.Wait.Timeout = 3 * matrixTimeout // the request bound ends the poll first
 				}
 				r, err := e.client.GuestPower(ctx, in)
 				if ctx.Err() != nil {
@@ -377,7 +382,7 @@ func TestFaultMatrixTasks(t *testing.T) {
 					t.Errorf("mutating requests = %v, want the one shutdown", reqLines(m))
 				}
 
-				_, err = e.client.WaitTask(ctx, proxmoxsafe.WaitTaskInput{UPID: r.UPID}, &proxmoxsafe.WaitOptions{Timeout: time.Second, Interval: 50 * time.Millisecond})
+				_, err = e.client.WaitTask(ctx, proxmoxsafe.WaitTaskInput{UPID: r.UPID}, &proxmoxsafe.WaitOptions{Timeout: in.Wait.Timeout, Interval: 50 * time.Millisecond})
 				if ctx.Err() != nil {
 					t.Fatalf("WaitTask returned only at the test's deadline: %v", err)
 				}
