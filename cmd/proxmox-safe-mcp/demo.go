@@ -7,12 +7,18 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
+
+// readmeRolePrivileges are the privileges of the role the README's quick
+// start creates (proxmoxsafe.RoleName), granted on "/". A test keeps them
+// equal to the README's pveum command.
+var readmeRolePrivileges = []string{"Sys.Audit", "VM.Audit", "Datastore.Audit", "VM.PowerMgmt", "VM.Snapshot"}
 
 // demoTaskDuration is how long a demo task runs when nobody polls it.
 const demoTaskDuration = 3 * time.Second
@@ -22,6 +28,13 @@ const demoTaskDuration = 3 * time.Second
 // It reads no PVE_* variable: demo mode must never reach a real cluster.
 func setupDemo(a *app, cfg *config, stderr io.Writer) (proxmoxsafe.Config, error) {
 	cluster := proxmoxtest.DemoCluster()
+	// The demo token holds what the README's quick start grants, not an
+	// administrator's privileges: `--demo doctor` then shows a clean
+	// least-privilege setup, and the demo behaves like a recommended one.
+	cluster.Tokens = map[string]*proxmoxtest.Token{proxmoxtest.DefaultTokenID: {
+		Secret:     proxmoxtest.DefaultTokenSecret,
+		Privileges: map[string][]string{"/": slices.Clone(readmeRolePrivileges)},
+	}}
 	// Read the model before NewServer takes ownership of it.
 	var nodes []string
 	for _, n := range cluster.Nodes {

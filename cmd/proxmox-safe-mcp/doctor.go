@@ -52,12 +52,23 @@ type trustConfig struct {
 	insecure bool
 }
 
-// report collects doctor's findings and prints them as it goes, so a slow
-// step shows what already passed.
+// report collects doctor's findings. As text it prints them as it goes,
+// so a slow step shows what already passed; with --json it prints one JSON
+// document at the end (doctorJSON).
 type report struct {
 	w                  io.Writer
+	json               bool
 	problems, warnings int
 	dangerous          bool
+	checks             []doctorCheck
+}
+
+// doctorCheck is one finding: status ok, info, warn or fail; the message;
+// the detail lines (commands to run, fingerprints).
+type doctorCheck struct {
+	Status  string   `json:"status"`
+	Message string   `json:"message"`
+	Details []string `json:"details,omitempty"`
 }
 
 func (r *report) ok(format string, args ...any) { r.line("ok", format, args...) }
@@ -73,10 +84,20 @@ func (r *report) fail(format string, args ...any) {
 	r.line("FAIL", format, args...)
 }
 func (r *report) line(tag, format string, args ...any) {
-	fmt.Fprintf(r.w, "  %-6s %s\n", "["+tag+"]", fmt.Sprintf(format, args...))
+	msg := fmt.Sprintf(format, args...)
+	r.checks = append(r.checks, doctorCheck{Status: strings.ToLower(tag), Message: msg})
+	if !r.json {
+		fmt.Fprintf(r.w, "  %-6s %s\n", "["+tag+"]", msg)
+	}
 }
 func (r *report) detail(format string, args ...any) {
-	fmt.Fprintf(r.w, "           %s\n", fmt.Sprintf(format, args...))
+	msg := fmt.Sprintf(format, args...)
+	if n := len(r.checks); n > 0 {
+		r.checks[n-1].Details = append(r.checks[n-1].Details, msg)
+	}
+	if !r.json {
+		fmt.Fprintf(r.w, "           %s\n", msg)
+	}
 }
 
 // doctor checks, in order: configuration, TCP reachability, TLS trust,
@@ -85,13 +106,15 @@ func (r *report) detail(format string, args ...any) {
 // pointless or unsafe: the token is never sent to a server whose
 // certificate is not trusted.
 func doctor(ctx context.Context, a *app, cfg *config, w io.Writer) int {
-	r := &report{w: w}
+	r := &report{w: w, json: cfg.JSON}
 	base, err := url.Parse(a.client.BaseURL())
 	if err != nil { // New validated it
 		fmt.Fprintf(w, "proxmox-safe-mcp doctor: %v\n", err)
 		return exitUsage
 	}
-	fmt.Fprintf(w, "proxmox-safe-mcp doctor (%s)\n", versionString())
+	if !r.json {
+		fmt.Fprintf(w, "proxmox-safe-mcp doctor (%s)\n", versionString())
+	}
 	pol := a.client.Policy()
 	mode := "profile " + cfg.Profile + ", mutation classes " + classNames(pol.Classes)
 	if pol.ReadOnly {
@@ -102,6 +125,7 @@ func doctor(ctx context.Context, a *app, cfg *config, w io.Writer) int {
 	if cfg.Demo {
 		r.info("demo mode: this checks the simulated cluster, not a real one")
 	}
+	checkPolicy(r, cfg, pol) // doctor_policy.go
 
 	hostport := base.Host
 	if base.Port() == "" {
@@ -159,19 +183,39 @@ func doctor(ctx context.Context, a *app, cfg *config, w io.Writer) int {
 }
 
 func (r *report) finish() int {
+	var code int
+	var result string
 	switch {
 	case r.problems > 0:
-		fmt.Fprintf(r.w, "Result: %d problem(s), %d warning(s): the setup does not work as configured.\n", r.problems, r.warnings)
-		return exitDoctorProblems
+		code = exitDoctorProblems
+		result = fmt.Sprintf("%d problem(s), %d warning(s): the setup does not work as configured.", r.problems, r.warnings)
 	case r.dangerous:
-		fmt.Fprintf(r.w, "Result: working, but the token holds dangerous privileges it does not need (%d warning(s)); exit code %d.\n", r.warnings, exitDoctorDangerous)
-		return exitDoctorDangerous
+		code = exitDoctorDangerous
+		result = fmt.Sprintf("working, but the token holds dangerous privileges it does not need (%d warning(s)); exit code %d.", r.warnings, exitDoctorDangerous)
 	case r.warnings > 0:
-		fmt.Fprintf(r.w, "Result: working, with %d warning(s).\n", r.warnings)
+		result = fmt.Sprintf("working, with %d warning(s).", r.warnings)
 	default:
-		fmt.Fprintln(r.w, "Result: everything checked is fine.")
+		result = "everything checked is fine."
 	}
-	return exitOK
+	if r.json {
+		writeJSON(r.w, doctorJSON{Version: versionString(), Checks: r.checks, Problems: r.problems,
+			Warnings: r.warnings, Dangerous: r.dangerous, Result: result, ExitCode: code})
+		return code
+	}
+	fmt.Fprintln(r.w, "Result: "+result)
+	return code
+}
+
+// doctorJSON is `doctor --json`: every check in order, the counts, the
+// one-line result and the exit code the command returns.
+type doctorJSON struct {
+	Version   string        `json:"version"`
+	Checks    []doctorCheck `json:"checks"`
+	Problems  int           `json:"problems"`
+	Warnings  int           `json:"warnings"`
+	Dangerous bool          `json:"dangerous"`
+	Result    string        `json:"result"`
+	ExitCode  int           `json:"exit_code"`
 }
 
 // dialError shortens the net package's wrapping.
@@ -277,6 +321,10 @@ func fingerprint(sum []byte) string {
 // checkNodes confirms each allowlisted node is a cluster member and online.
 func checkNodes(ctx context.Context, r *report, client *proxmoxsafe.Client, allowed []string) {
 	if len(allowed) == 0 {
+		if pol := client.Policy(); !pol.ReadOnly && len(pol.Classes) > 0 {
+			r.info("nodes: none allowed (see the policy warning above)")
+			return
+		}
 		r.warn("nodes: PVE_ALLOWED_NODES is empty: node-targeted tools and every mutation are refused")
 		return
 	}
@@ -374,7 +422,7 @@ func checkPrivileges(ctx context.Context, r *report, a *app) {
 // logging what is missing or dangerous as warnings. It never fails or
 // delays startup and gives up after startupCheckTimeout; the returned
 // function stops it and waits, so no goroutine outlives serve. Demo mode
-// skips it: its token is deliberately an administrator's.
+// skips it: the simulated cluster needs no warning.
 func startupCheck(ctx context.Context, a *app, cfg *config, warn *slog.Logger) func() {
 	if cfg.Demo {
 		return func() {}

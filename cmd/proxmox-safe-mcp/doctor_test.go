@@ -3,13 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
@@ -42,6 +46,8 @@ func runDoctor(t *testing.T, srv *proxmoxtest.Server, kv ...string) (string, str
 		"PVE_API_TOKEN_SECRET": "d0c70000-0000-4000-8000-000000000000",
 		"PVE_TLS_FINGERPRINT":  srv.Fingerprint(),
 		"PVE_ALLOWED_NODES":    "pve1,pve2",
+		// serve needs it with the safe profile; doctor only checks the setting.
+		"PROXMOX_SAFE_AUDIT_LOG": filepath.Join(t.TempDir(), "audit.jsonl"),
 	}
 	for i := 0; i+1 < len(kv); i += 2 {
 		if kv[i+1] == "" {
@@ -225,8 +231,9 @@ func TestDoctorDemo(t *testing.T) {
 	t.Parallel()
 	var stdout, stderr bytes.Buffer
 	code := run(t.Context(), []string{"--demo", "doctor"}, func(string) (string, bool) { return "", false }, strings.NewReader(""), &stdout, &stderr)
-	// The demo token is an administrator's: working, but dangerous.
-	if code != exitDoctorDangerous {
+	// The demo token holds the README's least-privilege role: doctor
+	// passes (TestDoctorOverPrivileged keeps the administrator's case).
+	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
 	}
 	wantLines(t, stdout.String(), "[info] demo mode", "[ok]   TLS: trusted by the pinned fingerprint", "[ok]   node pve3: member, online")
@@ -288,5 +295,114 @@ func TestDoctorEchoingProxy(t *testing.T) {
 	}
 	if !strings.Contains(out+errOut, "[redacted]") {
 		t.Errorf("the echo never reached doctor's output (test exercises nothing):\n%s\n%s", out, errOut)
+	}
+}
+
+// TestDoctorPolicy: doctor reports what the policy means, and fails when
+// `serve` would refuse to start, instead of "everything checked is fine".
+func TestDoctorPolicy(t *testing.T) {
+	t.Parallel()
+	srv := proxmoxtest.NewServer(doctorCluster(wellScopedPrivileges()))
+	defer srv.Close()
+
+	// Without allowed nodes no mutation tool is offered, so the token
+	// needs only the read privileges.
+	reader := proxmoxtest.NewServer(doctorCluster(map[string][]string{"/": {"Sys.Audit", "VM.Audit", "Datastore.Audit"}}))
+	defer reader.Close()
+	out, _, code := runDoctor(t, reader, "PVE_ALLOWED_NODES", "")
+	wantLines(t, out, "[warn] policy: profile safe enables mutation classes power, snapshot, but PVE_ALLOWED_NODES is empty", "set PVE_ALLOWED_NODES=")
+	if strings.Count(out, "[warn]") != 1 {
+		t.Errorf("want exactly one warning for the empty allowlist:\n%s", out)
+	}
+	if code != exitOK {
+		t.Errorf("empty allowlist: exit %d, want 0 (working, with a warning)\n%s", code, out)
+	}
+
+	out, _, code = runDoctor(t, srv, "PROXMOX_SAFE_AUDIT_LOG", "")
+	wantLines(t, out, "[FAIL] configuration: `serve` (and `call`) would refuse to start: PROXMOX_SAFE_AUDIT_LOG")
+	if code != exitDoctorProblems {
+		t.Errorf("no audit log: exit %d, want %d\n%s", code, exitDoctorProblems, out)
+	}
+
+	out, _, code = runDoctor(t, srv, "PROXMOX_SAFE_PROFILE", "readonly", "PROXMOX_SAFE_AUDIT_LOG", "")
+	wantLines(t, out, "[info] policy: profile readonly enables no mutation class")
+	if code != exitOK || strings.Contains(out, "FAIL") {
+		t.Errorf("readonly: exit %d\n%s", code, out)
+	}
+
+	_, errOut, code := runDoctor(t, srv, "PROXMOX_SAFE_PROFILE", "yolo")
+	if code != exitUsage || !strings.Contains(errOut, "PROXMOX_SAFE_PROFILE") || !strings.Contains(errOut, `unknown profile "yolo"`) {
+		t.Errorf("unknown profile: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestDoctorJSON: `doctor --json` is one JSON document with every check
+// and the exit code it returns.
+func TestDoctorJSON(t *testing.T) {
+	t.Parallel()
+	srv := proxmoxtest.NewServer(doctorCluster(map[string][]string{"/": proxmoxtest.AllPrivileges()}))
+	defer srv.Close()
+	m := map[string]string{
+		"PVE_URL": srv.URL, "PVE_API_TOKEN_ID": doctorToken, "PVE_API_TOKEN_SECRET": "d0c70000-0000-4000-8000-000000000000",
+		"PVE_TLS_FINGERPRINT": srv.Fingerprint(), "PVE_ALLOWED_NODES": "pve1", "PROXMOX_SAFE_READ_ONLY": "1",
+	}
+	out, errOut, code := runIn(t, m, "doctor", "--json")
+	var rep struct {
+		Checks []struct {
+			Status  string   `json:"status"`
+			Message string   `json:"message"`
+			Details []string `json:"details"`
+		} `json:"checks"`
+		Warnings  int    `json:"warnings"`
+		Dangerous bool   `json:"dangerous"`
+		Result    string `json:"result"`
+		ExitCode  int    `json:"exit_code"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("stdout is not one JSON document: %v\n%s\n%s", err, out, errOut)
+	}
+	if code != exitDoctorDangerous || rep.ExitCode != code || !rep.Dangerous || rep.Warnings == 0 {
+		t.Errorf("exit %d, report %+v", code, rep)
+	}
+	statuses := map[string]int{}
+	for _, c := range rep.Checks {
+		statuses[c.Status]++
+		if c.Status == "warn" && strings.Contains(c.Message, "Permissions.Modify") && len(rep.Checks) > 0 {
+			statuses["permissions.modify"]++
+		}
+	}
+	if statuses["ok"] < 4 || statuses["permissions.modify"] != 1 || statuses["fail"] != 0 {
+		t.Errorf("checks by status %v:\n%s", statuses, out)
+	}
+	if strings.Contains(out, "[ok]") || strings.Contains(out, "Result:") {
+		t.Errorf("text report mixed into the JSON:\n%s", out)
+	}
+}
+
+// TestReadmeRole: the README's quick start creates the role doctor and
+// permissions_check name, with exactly the privileges the demo token
+// holds (so `--demo doctor` models the recommended setup).
+func TestReadmeRole(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	m := regexp.MustCompile(`pveum role add (\S+) --privs "([^"]+)"`).FindStringSubmatch(readme)
+	if m == nil {
+		t.Fatal("README has no `pveum role add NAME --privs \"…\"`")
+	}
+	if m[1] != proxmoxsafe.RoleName {
+		t.Errorf("README role %q, doctor and permissions_check say %q", m[1], proxmoxsafe.RoleName)
+	}
+	privs := strings.Fields(m[2])
+	slices.Sort(privs)
+	want := slices.Sorted(slices.Values(readmeRolePrivileges))
+	if !slices.Equal(privs, want) {
+		t.Errorf("README role privileges %v, demo token %v", privs, want)
+	}
+	if strings.Contains(readme, "MCPOperator") {
+		t.Error("README still names the role MCPOperator")
 	}
 }
