@@ -37,6 +37,7 @@ type rawResource struct {
 	Disk     pve.Int    `json:"disk"`
 	MaxDisk  pve.Int    `json:"maxdisk"`
 	Uptime   pve.Int    `json:"uptime"`
+	Pool     pve.String `json:"pool"`
 }
 
 // ListGuests lists QEMU VMs and LXC containers of the whole cluster from
@@ -142,7 +143,8 @@ func (c *Client) guestFrom(r *rawResource) Guest {
 		}
 		g.Tags = append(g.Tags, line(t, maxTagLen))
 	}
-	g.Manageable = c.policy.manageable(g.Node, g.VMID)
+	g.Protected = c.policy.protected[g.VMID] || c.policy.guards.protectedBy(string(r.Name), splitTags(string(r.Tags)), string(r.Pool)) != ""
+	g.Manageable = c.policy.manageable(g.Node, g.VMID) && !g.Protected
 	return g
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -29,9 +30,11 @@ type mutation struct {
 	precondition func(ctx context.Context, s GuestState) error
 	// effect describes what approving will do, for the approver.
 	effect func(s GuestState) string
-	// path and form are the single POST the mutation sends.
-	path string
-	form url.Values
+	// method, path and form are the single request the mutation sends;
+	// method "" means POST.
+	method string
+	path   string
+	form   url.Values
 	// approvedBy names the approver that approved, for the audit record.
 	approvedBy string
 	// release ends the claim on the guest (see claim); nil before it.
@@ -58,24 +61,43 @@ func (c *Client) run(ctx context.Context, m *mutation) (*Receipt, error) {
 }
 
 func (c *Client) runSteps(ctx context.Context, m *mutation) (*Receipt, error) {
+	state, err := c.admit(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	if state, err = c.approveFresh(ctx, m, state); err != nil {
+		return nil, err
+	}
+	return c.submit(ctx, m, state)
+}
+
+// admit runs the checks of the pipeline, in order: validate, policy, claim
+// the guest, read fresh state, protection by name/tag/pool, the
+// mutation's precondition, no running task. Every refusal is audited. It
+// returns the fresh state the approval and the request rely on.
+func (c *Client) admit(ctx context.Context, m *mutation) (GuestState, error) {
 	if err := c.check(m.input); err != nil {
 		// The target may be garbage: record only what the refusal says.
 		c.auditRefusal(ctx, &mutation{op: m.op}, err)
-		return nil, err
+		return GuestState{}, err
 	}
 	if err := c.policy.checkMutation(m.class, m.target); err != nil {
 		c.auditRefusal(ctx, m, err)
-		return nil, err
+		return GuestState{}, err
 	}
 	if err := c.claim(m); err != nil {
 		c.auditRefusal(ctx, m, err)
-		return nil, err
+		return GuestState{}, err
 	}
 	state, _, err := c.readState(ctx, m.target)
 	if err != nil {
 		err = &PreconditionReadError{Err: err}
 		c.auditRefusal(ctx, m, err)
-		return nil, err
+		return GuestState{}, err
+	}
+	if err := c.checkProtected(ctx, m.target, state); err != nil {
+		c.auditRefusal(ctx, m, err)
+		return GuestState{}, err
 	}
 	if err := m.precondition(ctx, state); err != nil {
 		var re *RefusalError
@@ -83,30 +105,47 @@ func (c *Client) runSteps(ctx context.Context, m *mutation) (*Receipt, error) {
 			err = &PreconditionReadError{Err: err}
 		}
 		c.auditRefusal(ctx, m, err)
-		return nil, err
+		return GuestState{}, err
 	}
 	if err := c.checkNoActiveTask(ctx, m.target, state); err != nil {
 		c.auditRefusal(ctx, m, err)
-		return nil, err
+		return GuestState{}, err
 	}
+	return state, nil
+}
+
+// approveFresh runs the approval and, after an approver that may have
+// taken time, re-reads the state and re-runs the checks. It returns the
+// state the request relies on; refusals are audited.
+func (c *Client) approveFresh(ctx context.Context, m *mutation, state GuestState) (GuestState, error) {
 	approver, err := c.approve(ctx, m, state)
 	if err != nil {
 		c.auditRefusal(ctx, m, err)
-		return nil, err
+		return state, err
 	}
 	if _, instant := approver.(PhraseApprover); !instant && approver != nil {
 		// The approval may have taken minutes: act only on the state it
 		// was given for.
 		if state, err = c.recheck(ctx, m, state); err != nil {
 			c.auditRefusal(ctx, m, err)
-			return nil, err
+			return state, err
 		}
 	}
+	return state, nil
+}
+
+// submit writes the "approved" record, sends the mutation's one request
+// and records its UPID. Nothing is sent when the record cannot be written.
+func (c *Client) submit(ctx context.Context, m *mutation, state GuestState) (*Receipt, error) {
 	if err := c.record(ctx, m, AuditApproved, "", ""); err != nil {
 		return nil, refuse(ErrAudit, "the audit record could not be written (%v)", err)
 	}
 	var id string
-	if err := c.post(ctx, m.path, m.form, &id); err != nil {
+	method := m.method
+	if method == "" {
+		method = http.MethodPost
+	}
+	if err := c.upstreamErr(c.api.Do(ctx, method, m.path, m.form, &id)); err != nil {
 		err = mayHaveRun(err)
 		if aerr := c.record(ctx, m, AuditFailed, err.Error(), ""); aerr != nil {
 			c.log.ErrorContext(ctx, "audit record of a failed mutation could not be written", slog.String("error", aerr.Error()))
@@ -177,7 +216,7 @@ func (c *Client) recheck(ctx context.Context, m *mutation, approved GuestState) 
 	if err != nil {
 		return approved, &PreconditionReadError{Err: err}
 	}
-	if now != approved {
+	if !sameForApproval(now, approved) {
 		return now, refuse(ErrPrecondition, "%s changed while the approval was pending (approved: %s; now: %s); ask for approval again",
 			describe(m.target, now), stateSummary(approved), stateSummary(now))
 	}

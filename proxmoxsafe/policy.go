@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Policy is the operator's upper bound on what a [Client] may do. No input
@@ -30,6 +31,24 @@ type Policy struct {
 	// Levels other than [LevelPhrase] and [LevelNone] need an approver of
 	// that name in [Config.Approvers].
 	Approvals map[Class][]ApprovalLevel
+	// ProtectedNames, ProtectedTags and ProtectedPools protect guests by
+	// name (full or short: "db" protects "db.example.com"), by tag (any
+	// case) and by resource pool: no mutation may touch them, and listings
+	// say protected. Each mutation then reads /cluster/resources first.
+	ProtectedNames []string
+	ProtectedTags  []string
+	ProtectedPools []string
+	// MinUptime refuses a reboot or reset ([Client.RebootGuest],
+	// [Client.ResetGuest], [Client.GuestPower] with reboot) of a guest up
+	// for less. Zero means [DefaultMinUptime]; negative turns the guard off.
+	MinUptime time.Duration
+	// ResetWithoutAgent lets [Client.ResetGuest] reset a VM that has no
+	// guest agent configured. Off by default: without an agent nobody can
+	// tell a hung guest from a busy one.
+	ResetWithoutAgent bool
+	// Retention is the snapshot retention rule of
+	// [Client.CleanupSnapshots]; the zero value means its defaults.
+	Retention RetentionPolicy
 }
 
 // Profile names a set of mutation classes an operator can pick by name.
@@ -41,6 +60,12 @@ const (
 	ProfileReadOnly Profile = "readonly"
 	// ProfileSafe enables power and snapshot: the original contract.
 	ProfileSafe Profile = "safe"
+	// ProfileResponder enables only the guarded responder class: for an
+	// automated responder with no human in the loop.
+	ProfileResponder Profile = "responder"
+	// ProfileClaptrap is another name of [ProfileResponder], the one its
+	// users know.
+	ProfileClaptrap Profile = "claptrap"
 )
 
 // Classes returns the mutation classes the profile enables.
@@ -50,8 +75,10 @@ func (p Profile) Classes() ([]Class, error) {
 		return nil, nil
 	case ProfileSafe:
 		return []Class{ClassPower, ClassSnapshot}, nil
+	case ProfileResponder, ProfileClaptrap:
+		return []Class{ClassResponder}, nil
 	}
-	return nil, fmt.Errorf("unknown profile %q (known: %s, %s)", p, ProfileReadOnly, ProfileSafe)
+	return nil, fmt.Errorf("unknown profile %q (known: %s, %s, %s or its alias %s)", p, ProfileReadOnly, ProfileSafe, ProfileResponder, ProfileClaptrap)
 }
 
 // policy is the compiled form of Policy: sets for O(1) checks.
@@ -62,6 +89,7 @@ type policy struct {
 	readOnly  bool
 	protected map[int]bool
 	approvals map[Class][]ApprovalLevel
+	guards    *guards
 	src       Policy
 }
 
@@ -86,7 +114,7 @@ func compilePolicy(p Policy) (*policy, error) {
 		case knownClass(cl):
 			c.classes[cl] = true
 		default:
-			return nil, configError("Policy.Classes", "Policy.Classes: unknown mutation class %q (known: power, snapshot)", cl)
+			return nil, configError("Policy.Classes", "Policy.Classes: unknown mutation class %q (known: %s)", cl, knownClassList())
 		}
 	}
 	for _, id := range p.ProtectedGuests {
@@ -98,7 +126,7 @@ func compilePolicy(p Policy) (*policy, error) {
 	c.approvals = map[Class][]ApprovalLevel{}
 	for cl, levels := range p.Approvals {
 		if !knownClass(cl) {
-			return nil, configError("Policy.Approvals", "Policy.Approvals: unknown mutation class %q (known: power, snapshot)", cl)
+			return nil, configError("Policy.Approvals", "Policy.Approvals: unknown mutation class %q (known: %s)", cl, knownClassList())
 		}
 		if len(levels) == 0 {
 			return nil, configError("Policy.Approvals", "Policy.Approvals: class %q lists no approval level (leave it out for the default, phrase)", cl)
@@ -110,16 +138,27 @@ func compilePolicy(p Policy) (*policy, error) {
 		}
 		c.approvals[cl] = slices.Clone(levels)
 	}
+	g, err := compileGuards(p)
+	if err != nil {
+		return nil, err
+	}
+	c.guards = g
 	if c.readOnly {
 		c.classes = map[Class]bool{}
 	}
 	c.src = Policy{
-		AllowedNodes:    slices.Clone(c.nodeList),
-		ReadOnly:        p.ReadOnly,
-		ProtectedGuests: slices.Sorted(maps.Keys(c.protected)),
-		Approvals:       c.approvals,
+		AllowedNodes:      slices.Clone(c.nodeList),
+		ReadOnly:          p.ReadOnly,
+		ProtectedGuests:   slices.Sorted(maps.Keys(c.protected)),
+		Approvals:         c.approvals,
+		ProtectedNames:    slices.Clone(p.ProtectedNames),
+		ProtectedTags:     slices.Clone(p.ProtectedTags),
+		ProtectedPools:    slices.Clone(p.ProtectedPools),
+		MinUptime:         p.MinUptime,
+		ResetWithoutAgent: p.ResetWithoutAgent,
+		Retention:         g.retention,
 	}
-	for _, cl := range []Class{ClassPower, ClassSnapshot} {
+	for _, cl := range classOrder {
 		if c.classes[cl] {
 			c.src.Classes = append(c.src.Classes, cl)
 		}
@@ -132,6 +171,9 @@ func (p *policy) export() Policy {
 	out.AllowedNodes = slices.Clone(out.AllowedNodes)
 	out.Classes = slices.Clone(out.Classes)
 	out.ProtectedGuests = slices.Clone(out.ProtectedGuests)
+	out.ProtectedNames = slices.Clone(out.ProtectedNames)
+	out.ProtectedTags = slices.Clone(out.ProtectedTags)
+	out.ProtectedPools = slices.Clone(out.ProtectedPools)
 	out.Approvals = make(map[Class][]ApprovalLevel, len(p.approvals))
 	for cl, levels := range p.approvals {
 		out.Approvals[cl] = slices.Clone(levels)
@@ -147,7 +189,16 @@ func (p *policy) approvalsFor(class Class) []ApprovalLevel {
 	return DefaultApprovals()
 }
 
-func knownClass(cl Class) bool { return cl == ClassPower || cl == ClassSnapshot }
+func knownClass(cl Class) bool { return slices.Contains(classOrder, cl) }
+
+// knownClassList names the known classes for error messages.
+func knownClassList() string {
+	names := make([]string, len(classOrder))
+	for i, cl := range classOrder {
+		names[i] = string(cl)
+	}
+	return strings.Join(names, ", ")
+}
 
 func (p *policy) anyClass() bool { return len(p.classes) > 0 }
 

@@ -11,7 +11,8 @@ import (
 // enable the "power" class, allow the node and not protect the guest; the
 // guest's fresh status/current must make the action sensible (not locked,
 // not a template, start only when stopped, shutdown/reboot/stop only when
-// running, no reboot or shutdown of a paused VM), no task may be running
+// running, no reboot or shutdown of a paused VM, no reboot of a guest up
+// for less than [Policy.MinUptime]), no task may be running
 // for the guest, and no other mutation of it may be under way through this
 // Client; in.Approval must equal
 // [ApprovalPhrase] (or the configured [Approver] must agree); an audit
@@ -30,16 +31,24 @@ import (
 func (c *Client) GuestPower(ctx context.Context, in GuestPowerInput) (*Receipt, error) {
 	t := in.Target()
 	return c.waitIfAsked(ctx, in.Wait, &mutation{
-		op:           "GuestPower",
-		class:        ClassPower,
-		action:       string(in.Action),
-		input:        in,
-		target:       t,
-		given:        in.Approval,
-		precondition: func(_ context.Context, s GuestState) error { return powerPrecondition(in.Action, t, s) },
-		effect:       func(s GuestState) string { return powerEffect(in.Action, t, s) },
-		path:         guestPath(t, "status", string(in.Action)),
-		form:         url.Values{},
+		op:     "GuestPower",
+		class:  ClassPower,
+		action: string(in.Action),
+		input:  in,
+		target: t,
+		given:  in.Approval,
+		precondition: func(_ context.Context, s GuestState) error {
+			if err := powerPrecondition(in.Action, t, s); err != nil {
+				return err
+			}
+			if in.Action == ActionReboot {
+				return c.policy.guards.checkUptime(string(in.Action), t, s, s.Uptime)
+			}
+			return nil
+		},
+		effect: func(s GuestState) string { return powerEffect(in.Action, t, s) },
+		path:   guestPath(t, "status", string(in.Action)),
+		form:   url.Values{},
 	})
 }
 

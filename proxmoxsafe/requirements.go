@@ -29,6 +29,12 @@ const (
 	OpGuestPower    Operation = "GuestPower"
 	OpSnapshotGuest Operation = "SnapshotGuest"
 	OpVerify        Operation = "Verify"
+	// The responder's guarded operations and snapshot deletion.
+	OpStartGuest       Operation = "StartGuest"
+	OpRebootGuest      Operation = "RebootGuest"
+	OpResetGuest       Operation = "ResetGuest"
+	OpCleanupSnapshots Operation = "CleanupSnapshots"
+	OpDeleteSnapshot   Operation = "DeleteSnapshot"
 )
 
 // Requirement is one Proxmox privilege an operation of this package needs
@@ -92,6 +98,23 @@ var requirements = []Requirement{
 	{Operation: OpSnapshotGuest, Class: ClassSnapshot, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true,
 		Note: "the preconditions read the guest's state, snapshots and running tasks first (without Sys.Audit on the node only the token's own tasks are seen)"},
 	{Operation: OpSnapshotGuest, Class: ClassSnapshot, Path: pathVMs, Privilege: "VM.Snapshot", NodeTargeted: true},
+	{Operation: OpStartGuest, Class: ClassResponder, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true,
+		Note: "the preconditions read the guest's state and its running tasks first"},
+	{Operation: OpStartGuest, Class: ClassResponder, Path: pathVMs, Privilege: "VM.PowerMgmt", NodeTargeted: true},
+	{Operation: OpRebootGuest, Class: ClassResponder, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true,
+		Note: "the preconditions read the guest's state, uptime and running tasks first"},
+	{Operation: OpRebootGuest, Class: ClassResponder, Path: pathVMs, Privilege: "VM.PowerMgmt", NodeTargeted: true},
+	{Operation: OpResetGuest, Class: ClassResponder, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true,
+		Note: "the preconditions read the guest's state, uptime and running tasks first"},
+	{Operation: OpResetGuest, Class: ClassResponder, Path: pathVMs, Privilege: "VM.PowerMgmt", NodeTargeted: true},
+	{Operation: OpResetGuest, Class: ClassResponder, Path: pathVMs, Privilege: "VM.GuestAgent.Audit", NodeTargeted: true,
+		Note: "for the agent ping that must fail before a reset; PVE 7 and 8 want VM.Monitor instead"},
+	{Operation: OpCleanupSnapshots, Class: ClassResponder, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true,
+		Note: "the plan reads the guest's state, snapshots and running tasks"},
+	{Operation: OpCleanupSnapshots, Class: ClassResponder, Path: pathVMs, Privilege: "VM.Snapshot", NodeTargeted: true},
+	{Operation: OpDeleteSnapshot, Class: ClassSnapshotAdmin, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true,
+		Note: "the preconditions read the guest's state, snapshots and running tasks first"},
+	{Operation: OpDeleteSnapshot, Class: ClassSnapshotAdmin, Path: pathVMs, Privilege: "VM.Snapshot", NodeTargeted: true},
 }
 
 // permissionFreeOps need no privilege at all.

@@ -59,6 +59,24 @@ type SnapshotInfo struct {
 	VMState bool `json:"vmstate"`
 	// Current is true for the snapshot the guest is now based on.
 	Current bool `json:"current"`
+	// Keep is true when the name or description holds [KeepMarker];
+	// Autosnap when the description holds the operator's autosnap marker
+	// ([RetentionPolicy.AutosnapMarker]).
+	Keep     bool `json:"keep"`
+	Autosnap bool `json:"autosnap"`
+	// Cleanup is what the operator's retention policy decides for this
+	// snapshot now: whether [Client.CleanupSnapshots] would delete it,
+	// by which rule, and why. It is nil in [PlanRetention]'s input.
+	Cleanup *SnapshotCleanup `json:"cleanup,omitempty"`
+}
+
+// SnapshotCleanup is the retention verdict on one listed snapshot.
+type SnapshotCleanup struct {
+	// WouldDelete is true when a cleanup now would delete the snapshot.
+	// It is false for every snapshot of a protected guest.
+	WouldDelete bool          `json:"would_delete"`
+	Rule        RetentionRule `json:"rule"`
+	Reason      string        `json:"reason"`
 }
 
 type rawSnapshotEntry struct {
@@ -112,11 +130,18 @@ func (c *Client) ListSnapshots(ctx context.Context, in ListSnapshotsInput) (*Lis
 		snaps = append(snaps, s)
 	}
 	res.Total = len(snaps)
+	verdicts, err := c.cleanupVerdicts(ctx, in.Target(), raw, now)
+	if err != nil {
+		return nil, c.logged(ctx, op, start, err, attrs...)
+	}
 	for _, s := range treeWalk(snaps) {
 		if len(res.Snapshots) == MaxSnapshots {
 			break
 		}
 		s.Current = res.Current != "" && s.Name == res.Current
+		if v, ok := verdicts[s.Name]; ok {
+			s.Keep, s.Autosnap, s.Cleanup = v.keep, v.autosnap, &v.cleanup
+		}
 		res.Snapshots = append(res.Snapshots, s)
 	}
 	c.logged(ctx, op, start, nil, attrs...)

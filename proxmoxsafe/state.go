@@ -3,6 +3,7 @@ package proxmoxsafe
 import (
 	"context"
 	"strconv"
+	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 )
@@ -40,6 +41,7 @@ func (c *Client) readState(ctx context.Context, t Target) (GuestState, int64, er
 		Template:  bool(raw.Template),
 		HAManaged: bool(raw.HA.Managed),
 		HAState:   line(string(raw.HA.State), 32),
+		Uptime:    time.Duration(max(int64(raw.Uptime), 0)) * time.Second,
 	}, max(int64(raw.Uptime), 0), nil
 }
 

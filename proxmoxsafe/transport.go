@@ -17,6 +17,8 @@ const (
 	segUPID = `UPID:([A-Za-z0-9:@._-]|%21)+`
 	// pve-storage-id.
 	segStorage = `[A-Za-z][A-Za-z0-9._-]*`
+	// pve-configid (a snapshot name).
+	segSnap = `[A-Za-z][A-Za-z0-9_-]*`
 )
 
 // route is one (method, path pattern) pair the guard lets through.
@@ -64,6 +66,17 @@ var classRoutes = map[Class][]route{
 	ClassSnapshot: {
 		mkRoute(http.MethodPost, `/nodes/`+segNode+`/`+segType+`/`+segVMID+`/snapshot`),
 	},
+	ClassSnapshotAdmin: {
+		mkRoute(http.MethodDelete, `/nodes/`+segNode+`/`+segType+`/`+segVMID+`/snapshot/`+segSnap),
+	},
+	// The responder's guarded operations. agent/ping is a POST but changes
+	// nothing: it is how ResetGuest learns whether the guest still answers.
+	ClassResponder: {
+		mkRoute(http.MethodPost, `/nodes/`+segNode+`/`+segType+`/`+segVMID+`/status/(start|reboot)`),
+		mkRoute(http.MethodPost, `/nodes/`+segNode+`/qemu/`+segVMID+`/status/reset`),
+		mkRoute(http.MethodPost, `/nodes/`+segNode+`/qemu/`+segVMID+`/agent/ping`),
+		mkRoute(http.MethodDelete, `/nodes/`+segNode+`/`+segType+`/`+segVMID+`/snapshot/`+segSnap),
+	},
 }
 
 // loginRoute is the ticket login, allowed only with Username/Password
@@ -72,7 +85,7 @@ var loginRoute = mkRoute(http.MethodPost, `/access/ticket`)
 
 func (p *policy) allowedRoutes() []route {
 	out := append([]route(nil), readRoutes...)
-	for _, cl := range []Class{ClassPower, ClassSnapshot} {
+	for _, cl := range classOrder {
 		if p.classes[cl] {
 			out = append(out, classRoutes[cl]...)
 		}

@@ -47,7 +47,20 @@ const (
 	ClassPower Class = "power"
 	// ClassSnapshot covers creating a snapshot.
 	ClassSnapshot Class = "snapshot"
+	// ClassSnapshotAdmin covers deleting a named snapshot
+	// ([Client.DeleteSnapshot]).
+	ClassSnapshotAdmin Class = "snapshot-admin"
+	// ClassResponder covers the guarded self-healing operations of an
+	// unattended responder: [Client.StartGuest] (only a stopped guest),
+	// [Client.RebootGuest] (only after the minimum uptime),
+	// [Client.ResetGuest] (QEMU only, only when its guest agent no longer
+	// answers) and [Client.CleanupSnapshots] (the retention policy).
+	ClassResponder Class = "responder"
 )
+
+// classOrder lists every class this version implements, in the order
+// policies report them.
+var classOrder = []Class{ClassPower, ClassSnapshot, ClassSnapshotAdmin, ClassResponder}
 
 // Target names one guest, or one snapshot of a guest, exactly as the approval
 // phrase spells it: node/type/vmid[/snapshot].
@@ -99,6 +112,10 @@ type GuestState struct {
 	HAManaged bool `json:"ha_managed"`
 	// HAState is the HA resource's requested state when HAManaged.
 	HAState string `json:"ha_state,omitempty"`
+	// Uptime is how long the guest has been running (zero when stopped),
+	// as status/current reported it. It guards reboots and resets
+	// ([Policy.MinUptime]).
+	Uptime time.Duration `json:"-"`
 }
 
 // Paused reports whether a running QEMU guest is paused.
@@ -233,6 +250,9 @@ type Guest struct {
 	// target this guest (node allowlisted, guest not protected, some
 	// mutation class enabled). It says nothing about the guest's state.
 	Manageable bool `json:"manageable"`
+	// Protected is true when the operator protects the guest (by VMID,
+	// name, tag or pool): no mutation may touch it.
+	Protected bool `json:"protected"`
 }
 
 // GuestPowerInput is a request to change a guest's power state.

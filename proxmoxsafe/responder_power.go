@@ -1,0 +1,189 @@
+package proxmoxsafe
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// The responder's guarded power operations (class "responder"). Each is
+// narrower than [Client.GuestPower]: one action, and a guard that makes it
+// safe for an agent with no human in the loop.
+
+// GuardedPowerInput names the guest of [Client.StartGuest] and
+// [Client.RebootGuest].
+type GuardedPowerInput struct {
+	// Node must be on the policy's node allowlist.
+	Node string    `json:"node" validate:"required,pve_node"`
+	Type GuestType `json:"type" validate:"required,oneof=qemu lxc"`
+	VMID int       `json:"vmid" validate:"required,pve_vmid"`
+	// Approval is the approval text when the operator requires one: the
+	// phrase [ApprovalPhrase] for "start" or "reboot" and the guest.
+	Approval string `json:"approval,omitempty" validate:"max=256"`
+	// Wait, when set, waits for the task and verifies the guest's power
+	// state before returning, as [GuestPowerInput.Wait] does.
+	Wait *WaitOptions `json:"-"`
+}
+
+// Target returns the guest the input names.
+func (in GuardedPowerInput) Target() Target {
+	return Target{Node: in.Node, Type: in.Type, VMID: in.VMID}
+}
+
+// StartGuest starts a stopped guest (class "responder"). It refuses a
+// protected guest, a guest that is running or paused, a template, and a
+// locked guest; otherwise it runs the pipeline of [Client.GuestPower].
+func (c *Client) StartGuest(ctx context.Context, in GuardedPowerInput) (*Receipt, error) {
+	return c.guardedPower(ctx, in, ActionStart, OpStartGuest)
+}
+
+// RebootGuest reboots a running guest cleanly (class "responder"). Besides
+// the checks of [Client.GuestPower] it refuses a guest that has been up
+// for less than [Policy.MinUptime] (default one hour): a responder that
+// reacts to the same alert twice must not reboot a guest in a loop.
+func (c *Client) RebootGuest(ctx context.Context, in GuardedPowerInput) (*Receipt, error) {
+	return c.guardedPower(ctx, in, ActionReboot, OpRebootGuest)
+}
+
+func (c *Client) guardedPower(ctx context.Context, in GuardedPowerInput, a PowerAction, op Operation) (*Receipt, error) {
+	t := in.Target()
+	return c.waitIfAsked(ctx, in.Wait, &mutation{
+		op:     op,
+		class:  ClassResponder,
+		action: string(a),
+		input:  in,
+		target: t,
+		given:  in.Approval,
+		precondition: func(_ context.Context, s GuestState) error {
+			if err := powerPrecondition(a, t, s); err != nil {
+				return err
+			}
+			if a == ActionReboot {
+				return c.policy.guards.checkUptime(string(a), t, s, s.Uptime)
+			}
+			return nil
+		},
+		effect: func(s GuestState) string { return powerEffect(a, t, s) },
+		path:   guestPath(t, "status", string(a)),
+		form:   url.Values{},
+	})
+}
+
+// DefaultAgentPingTimeout bounds the guest-agent ping of
+// [Client.ResetGuest] when [ResetGuestInput.AgentTimeout] is zero. Proxmox
+// itself gives the agent 3 s before it answers "not running".
+const DefaultAgentPingTimeout = 10 * time.Second
+
+// ResetGuestInput names the VM [Client.ResetGuest] resets. Only QEMU VMs
+// have a reset; containers do not.
+type ResetGuestInput struct {
+	// Node must be on the policy's node allowlist.
+	Node string `json:"node" validate:"required,pve_node"`
+	// Type must be "qemu": Proxmox has no reset for containers.
+	Type GuestType `json:"type" validate:"required,oneof=qemu"`
+	VMID int       `json:"vmid" validate:"required,pve_vmid"`
+	// Approval is the approval text when the operator requires one: the
+	// phrase [ApprovalPhrase] for "reset" and the VM.
+	Approval string `json:"approval,omitempty" validate:"max=256"`
+	// AgentTimeout bounds the guest-agent ping; zero means
+	// [DefaultAgentPingTimeout]. A ping still unanswered then counts as
+	// "the agent no longer answers".
+	AgentTimeout time.Duration `json:"-" validate:"min=0"`
+}
+
+// Target returns the VM the input names.
+func (in ResetGuestInput) Target() Target {
+	return Target{Node: in.Node, Type: in.Type, VMID: in.VMID}
+}
+
+// ResetGuest hard-resets a hung QEMU VM (class "responder"): the last
+// resort, like pressing the reset button. It refuses a protected guest, a
+// template, a locked, stopped or paused VM, a VM up for less than
+// [Policy.MinUptime], and — the point of the guard — a VM whose guest
+// agent still answers a ping (the guest is alive: reboot it instead). A VM
+// without a configured agent cannot tell, and is refused unless
+// [Policy.ResetWithoutAgent] is set. The ping (POST agent/ping, changing
+// nothing) needs VM.GuestAgent.Audit (PVE 9) or VM.Monitor (PVE 7/8).
+func (c *Client) ResetGuest(ctx context.Context, in ResetGuestInput) (*Receipt, error) {
+	t := in.Target()
+	timeout := in.AgentTimeout
+	if timeout == 0 {
+		timeout = DefaultAgentPingTimeout
+	}
+	return c.run(ctx, &mutation{
+		op:     OpResetGuest,
+		class:  ClassResponder,
+		action: "reset",
+		input:  in,
+		target: t,
+		given:  in.Approval,
+		precondition: func(ctx context.Context, s GuestState) error {
+			if err := resetPrecondition(t, s); err != nil {
+				return err
+			}
+			if err := c.policy.guards.checkUptime("reset", t, s, s.Uptime); err != nil {
+				return err
+			}
+			return c.agentGone(ctx, t, s, timeout)
+		},
+		effect: func(s GuestState) string {
+			return "hard-reset " + describe(t, s) + " at once, like pressing its reset button (its guest agent does not answer; unsaved data in the guest may be lost)"
+		},
+		path: guestPath(t, "status", "reset"),
+		form: url.Values{},
+	})
+}
+
+func resetPrecondition(t Target, s GuestState) error {
+	who := describe(t, s)
+	switch {
+	case s.Template:
+		return refuse(ErrPrecondition, "%s is a template; templates do not run", who)
+	case s.Lock != "":
+		return refuse(ErrPrecondition, "%s is locked (%s); wait for the operation holding the lock to finish", who, s.Lock)
+	case s.Status != "running":
+		return refuse(ErrPrecondition, "%s is not running (%s); a reset needs a running VM (start it instead)", who, s.Status)
+	case s.Paused():
+		return refuse(ErrPrecondition, "%s is paused, not hung; resume it instead of resetting it", who)
+	}
+	return nil
+}
+
+// agentGone pings the VM's guest agent and returns nil only when it does
+// not answer: Proxmox says the agent is not running, the ping times out,
+// or (with ResetWithoutAgent) no agent is configured. A live agent, or an
+// answer that says nothing about the agent, refuses the reset.
+func (c *Client) agentGone(ctx context.Context, t Target, s GuestState, timeout time.Duration) error {
+	who := describe(t, s)
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var out struct{}
+	err := c.post(pctx, guestPath(t, "agent", "ping"), url.Values{}, &out)
+	if err == nil {
+		return refuse(ErrPrecondition, "the guest agent of %s answers a ping: the guest is alive, so a hard reset is not warranted (reboot it instead)", who)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err() // the caller gave up, not the agent
+	}
+	if errors.Is(pctx.Err(), context.DeadlineExceeded) {
+		return nil // no answer within the timeout: hung
+	}
+	var ae *APIError
+	if errors.As(err, &ae) && ae.StatusCode == 500 {
+		msg := ae.Message
+		switch {
+		case strings.Contains(msg, "No QEMU guest agent configured"):
+			if c.policy.guards.resetWithoutAgent {
+				return nil
+			}
+			return refuse(ErrPrecondition, "%s has no guest agent configured, so whether it is hung cannot be told; a reset is refused unless the operator allows resets without an agent", who)
+		case strings.Contains(msg, "QEMU guest agent is not running"), strings.Contains(msg, "qmp command 'guest-ping' failed"):
+			return nil
+		}
+	}
+	// 403 (no VM.GuestAgent.Audit), a node that is down, a VM that stopped
+	// meanwhile: none of these says the agent is gone.
+	return refuse(ErrPrecondition, "whether the guest agent of %s answers could not be established (%v)", who, err)
+}

@@ -1,0 +1,82 @@
+package proxmoxsafe
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+)
+
+// DeleteSnapshotInput names the snapshot [Client.DeleteSnapshot] deletes.
+type DeleteSnapshotInput struct {
+	// Node must be on the policy's node allowlist.
+	Node string    `json:"node" validate:"required,pve_node"`
+	Type GuestType `json:"type" validate:"required,oneof=qemu lxc"`
+	VMID int       `json:"vmid" validate:"required,pve_vmid"`
+	// Name is the snapshot to delete; it must exist.
+	Name string `json:"snapname" validate:"required,pve_snapname"`
+	// Approval is the approval text when the operator requires one: the
+	// phrase [ApprovalPhrase] for "delsnapshot" and the snapshot's target.
+	Approval string `json:"approval,omitempty" validate:"max=256"`
+}
+
+// Target returns the snapshot the input names.
+func (in DeleteSnapshotInput) Target() Target {
+	return Target{Node: in.Node, Type: in.Type, VMID: in.VMID, Snapshot: in.Name}
+}
+
+// DeleteSnapshot deletes one snapshot of a guest (class "snapshot-admin";
+// DELETE …/snapshot/{snapname}, which Proxmox runs as a qmdelsnapshot or
+// vzdelsnapshot task). It runs the pipeline of [Client.GuestPower]: the
+// guest must not be protected, locked or a template, and the snapshot must
+// exist in the fresh snapshot list. The [Receipt] proves submission only;
+// wait for the task ([Client.WaitTask]) to learn whether Proxmox deleted
+// it. It does not look at keep markers: it deletes what it is told to;
+// [Client.CleanupSnapshots] is the operation that honours them.
+func (c *Client) DeleteSnapshot(ctx context.Context, in DeleteSnapshotInput) (*Receipt, error) {
+	return c.run(ctx, c.deleteSnapshotMutation(OpDeleteSnapshot, ClassSnapshotAdmin, in, in.Target(), in.Approval))
+}
+
+// deleteSnapshotMutation is the one DELETE of a snapshot, shared by
+// DeleteSnapshot and each step of CleanupSnapshots.
+func (c *Client) deleteSnapshotMutation(op Operation, class Class, input any, t Target, given string) *mutation {
+	return &mutation{
+		op:     op,
+		class:  class,
+		action: "delsnapshot",
+		input:  input,
+		target: t,
+		given:  given,
+		precondition: func(ctx context.Context, s GuestState) error {
+			if err := snapshotAdminPrecondition(t, s); err != nil {
+				return err
+			}
+			present, err := c.snapshotPresent(ctx, t)
+			if err != nil {
+				return err
+			}
+			if !present || t.Snapshot == "current" {
+				return refuse(ErrPrecondition, "%s has no snapshot named %s", describe(t, s), t.Snapshot)
+			}
+			return nil
+		},
+		effect: func(s GuestState) string {
+			return "delete snapshot " + t.Snapshot + " of " + describe(t, s) + " (it cannot be restored afterwards)"
+		},
+		method: http.MethodDelete,
+		path:   guestPath(t, "snapshot", t.Snapshot),
+		form:   url.Values{},
+	}
+}
+
+// snapshotAdminPrecondition refuses snapshot deletion where Proxmox would
+// fail it inside the task: templates and locked guests.
+func snapshotAdminPrecondition(t Target, s GuestState) error {
+	who := describe(t, s)
+	switch {
+	case s.Template:
+		return refuse(ErrPrecondition, "%s is a template; Proxmox does not delete a template's snapshots", who)
+	case s.Lock != "":
+		return refuse(ErrPrecondition, "%s is locked (%s); wait for the operation holding the lock to finish", who, s.Lock)
+	}
+	return nil
+}
