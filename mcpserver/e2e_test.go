@@ -784,11 +784,11 @@ func TestReadOnlyHandlersRefuse(t *testing.T) {
 	t.Cleanup(fake.Close)
 	client := newClient(t, fake, defaultPolicy(), "", newMemAudit(), nil)
 	a := &adapter{client: client, readOnly: true}
-	_, _, err := a.guestPower(ctx, guestPowerArgs{Node: "pve1", Type: "qemu", VMID: 100, Action: "stop", Approval: "APPROVE stop pve1/qemu/100"})
+	_, _, err := a.guestPower(ctx, guestPowerArgs{GuestPowerInput: proxmoxsafe.GuestPowerInput{Node: "pve1", Type: "qemu", VMID: 100, Action: "stop", Approval: "APPROVE stop pve1/qemu/100"}})
 	if !errors.Is(err, proxmoxsafe.ErrNotAllowed) {
 		t.Errorf("guestPower: %v", err)
 	}
-	_, _, err = a.snapshotGuest(ctx, snapshotGuestArgs{Node: "pve1", Type: "qemu", VMID: 100, Snapname: "s1"})
+	_, _, err = a.snapshotGuest(ctx, snapshotGuestArgs{SnapshotGuestInput: proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "qemu", VMID: 100, Name: "s1"}})
 	if !errors.Is(err, proxmoxsafe.ErrNotAllowed) {
 		t.Errorf("snapshotGuest: %v", err)
 	}

@@ -154,7 +154,7 @@ func guestLabel(t proxmoxsafe.Target, name string) string {
 	return l + " on " + t.Node
 }
 
-func (a *adapter) clusterStatus(ctx context.Context, _ clusterStatusArgs) (string, *proxmoxsafe.ClusterStatusResult, error) {
+func (a *adapter) clusterStatus(ctx context.Context, _ noArgs) (string, *proxmoxsafe.ClusterStatusResult, error) {
 	res, err := a.client.ClusterStatus(ctx)
 	if err != nil {
 		return "", nil, err
@@ -194,8 +194,8 @@ func (a *adapter) clusterStatus(ctx context.Context, _ clusterStatusArgs) (strin
 	return b.String(), res, nil
 }
 
-func (a *adapter) nodeStatus(ctx context.Context, in nodeStatusArgs) (string, *proxmoxsafe.NodeStatusResult, error) {
-	res, err := a.client.NodeStatus(ctx, in.lib())
+func (a *adapter) nodeStatus(ctx context.Context, in proxmoxsafe.NodeStatusInput) (string, *proxmoxsafe.NodeStatusResult, error) {
+	res, err := a.client.NodeStatus(ctx, in)
 	if err != nil {
 		return "", nil, err
 	}
@@ -222,8 +222,8 @@ func duration(sec int64) string {
 
 func gib(b uint64) string { return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30)) }
 
-func (a *adapter) listGuests(ctx context.Context, in listGuestsArgs) (string, *proxmoxsafe.ListGuestsResult, error) {
-	res, err := a.client.ListGuests(ctx, in.lib())
+func (a *adapter) listGuests(ctx context.Context, in proxmoxsafe.ListGuestsInput) (string, *proxmoxsafe.ListGuestsResult, error) {
+	res, err := a.client.ListGuests(ctx, in)
 	if err != nil {
 		return "", nil, err
 	}
@@ -252,8 +252,8 @@ func (a *adapter) guestPower(ctx context.Context, in guestPowerArgs) (string, *p
 		// Not registered in read-only mode; refuse anyway if mounted by hand.
 		return "", nil, readOnlyRefusal()
 	}
-	lib := in.lib()
-	lib.Wait = waitOptions(ctx, in.Wait, in.TimeoutSeconds)
+	lib := in.GuestPowerInput
+	lib.Wait = in.options(ctx)
 	r, err := a.client.GuestPower(ctx, lib)
 	if r == nil {
 		return "", nil, err
@@ -265,8 +265,8 @@ func (a *adapter) snapshotGuest(ctx context.Context, in snapshotGuestArgs) (stri
 	if a.readOnly {
 		return "", nil, readOnlyRefusal()
 	}
-	lib := in.lib()
-	lib.Wait = waitOptions(ctx, in.Wait, in.TimeoutSeconds)
+	lib := in.SnapshotGuestInput
+	lib.Wait = in.options(ctx)
 	r, err := a.client.SnapshotGuest(ctx, lib)
 	if r == nil {
 		return "", nil, err
@@ -284,45 +284,4 @@ func receiptText(what string, r *proxmoxsafe.Receipt) string {
 
 func readOnlyRefusal() error {
 	return &proxmoxsafe.RefusalError{Kind: proxmoxsafe.ErrNotAllowed, Reason: "this MCP server is in read-only mode"}
-}
-
-// Conversions from the MCP argument mirrors to the library inputs. The
-// library validates again: the schema is a first, client-visible check.
-
-func (in nodeStatusArgs) lib() proxmoxsafe.NodeStatusInput {
-	return proxmoxsafe.NodeStatusInput{Node: in.Node}
-}
-
-func (in listGuestsArgs) lib() proxmoxsafe.ListGuestsInput {
-	return proxmoxsafe.ListGuestsInput{
-		Node:   in.Node,
-		Type:   proxmoxsafe.GuestType(in.Type),
-		Status: in.Status,
-		Tag:    in.Tag,
-		Name:   in.Name,
-		Limit:  in.Limit,
-		Cursor: in.Cursor,
-	}
-}
-
-func (in guestPowerArgs) lib() proxmoxsafe.GuestPowerInput {
-	return proxmoxsafe.GuestPowerInput{
-		Node:     in.Node,
-		Type:     proxmoxsafe.GuestType(in.Type),
-		VMID:     in.VMID,
-		Action:   proxmoxsafe.PowerAction(in.Action),
-		Approval: in.Approval,
-	}
-}
-
-func (in snapshotGuestArgs) lib() proxmoxsafe.SnapshotGuestInput {
-	return proxmoxsafe.SnapshotGuestInput{
-		Node:        in.Node,
-		Type:        proxmoxsafe.GuestType(in.Type),
-		VMID:        in.VMID,
-		Name:        in.Snapname,
-		Description: in.Description,
-		VMState:     in.VMState,
-		Approval:    in.Approval,
-	}
 }

@@ -8,13 +8,9 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
 
-func (in guestReadArgs) target() proxmoxsafe.Target {
-	return proxmoxsafe.Target{Node: in.Node, Type: proxmoxsafe.GuestType(in.Type), VMID: in.VMID}
-}
-
-func (a *adapter) guestStatus(ctx context.Context, in guestReadArgs) (string, *proxmoxsafe.GuestStatusResult, error) {
-	t := in.target()
-	res, err := a.client.GuestStatus(ctx, proxmoxsafe.GuestStatusInput{GuestRef: proxmoxsafe.GuestRef{Node: t.Node, Type: t.Type, VMID: t.VMID}})
+func (a *adapter) guestStatus(ctx context.Context, in proxmoxsafe.GuestStatusInput) (string, *proxmoxsafe.GuestStatusResult, error) {
+	t := in.Target()
+	res, err := a.client.GuestStatus(ctx, in)
 	if err != nil {
 		return "", nil, err
 	}
@@ -39,9 +35,9 @@ func (a *adapter) guestStatus(ctx context.Context, in guestReadArgs) (string, *p
 	return b.String(), res, nil
 }
 
-func (a *adapter) guestConfig(ctx context.Context, in guestReadArgs) (string, *proxmoxsafe.GuestConfigResult, error) {
-	t := in.target()
-	res, err := a.client.GuestConfig(ctx, proxmoxsafe.GuestConfigInput{GuestRef: proxmoxsafe.GuestRef{Node: t.Node, Type: t.Type, VMID: t.VMID}})
+func (a *adapter) guestConfig(ctx context.Context, in proxmoxsafe.GuestConfigInput) (string, *proxmoxsafe.GuestConfigResult, error) {
+	t := in.Target()
+	res, err := a.client.GuestConfig(ctx, in)
 	if err != nil {
 		return "", nil, err
 	}
@@ -58,9 +54,9 @@ func (a *adapter) guestConfig(ctx context.Context, in guestReadArgs) (string, *p
 	return text, res, nil
 }
 
-func (a *adapter) snapshotList(ctx context.Context, in guestReadArgs) (string, *proxmoxsafe.ListSnapshotsResult, error) {
-	t := in.target()
-	res, err := a.client.ListSnapshots(ctx, proxmoxsafe.ListSnapshotsInput{GuestRef: proxmoxsafe.GuestRef{Node: t.Node, Type: t.Type, VMID: t.VMID}})
+func (a *adapter) snapshotList(ctx context.Context, in proxmoxsafe.ListSnapshotsInput) (string, *proxmoxsafe.ListSnapshotsResult, error) {
+	t := in.Target()
+	res, err := a.client.ListSnapshots(ctx, in)
 	if err != nil {
 		return "", nil, err
 	}
@@ -77,8 +73,8 @@ func (a *adapter) snapshotList(ctx context.Context, in guestReadArgs) (string, *
 	return text, res, nil
 }
 
-func (a *adapter) taskStatus(ctx context.Context, in taskStatusArgs) (string, *proxmoxsafe.TaskReportResult, error) {
-	res, err := a.client.TaskReport(ctx, proxmoxsafe.TaskLogInput{Node: in.Node, UPID: in.UPID, Lines: in.Lines})
+func (a *adapter) taskStatus(ctx context.Context, in proxmoxsafe.TaskLogInput) (string, *proxmoxsafe.TaskReportResult, error) {
+	res, err := a.client.TaskReport(ctx, in)
 	if err != nil {
 		return "", nil, err
 	}
@@ -99,10 +95,8 @@ func (a *adapter) taskStatus(ctx context.Context, in taskStatusArgs) (string, *p
 	return text + fmt.Sprintf(" (last %d of %d log lines attached)", len(res.Log.Lines), res.Log.Total), res, nil
 }
 
-func (a *adapter) taskList(ctx context.Context, in taskListArgs) (string, *proxmoxsafe.ListTasksResult, error) {
-	res, err := a.client.ListTasks(ctx, proxmoxsafe.ListTasksInput{
-		Node: in.Node, VMID: in.VMID, Type: in.Type, ErrorsOnly: in.ErrorsOnly, Limit: in.Limit, Start: in.Start,
-	})
+func (a *adapter) taskList(ctx context.Context, in proxmoxsafe.ListTasksInput) (string, *proxmoxsafe.ListTasksResult, error) {
+	res, err := a.client.ListTasks(ctx, in)
 	if err != nil {
 		return "", nil, err
 	}

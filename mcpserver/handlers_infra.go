@@ -9,8 +9,8 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
 
-func (a *adapter) storageList(ctx context.Context, in storageListArgs) (string, *proxmoxsafe.ListStorageResult, error) {
-	res, err := a.client.ListStorage(ctx, proxmoxsafe.ListStorageInput{Node: in.Node, Limit: in.Limit})
+func (a *adapter) storageList(ctx context.Context, in proxmoxsafe.ListStorageInput) (string, *proxmoxsafe.ListStorageResult, error) {
+	res, err := a.client.ListStorage(ctx, in)
 	if err != nil {
 		return "", nil, err
 	}
@@ -31,8 +31,8 @@ func (a *adapter) storageList(ctx context.Context, in storageListArgs) (string, 
 	return text, res, nil
 }
 
-func (a *adapter) backupList(ctx context.Context, in backupListArgs) (string, *proxmoxsafe.ListBackupsResult, error) {
-	res, err := a.client.ListBackups(ctx, proxmoxsafe.ListBackupsInput{Node: in.Node, Storage: in.Storage, VMID: in.VMID, Limit: in.Limit})
+func (a *adapter) backupList(ctx context.Context, in proxmoxsafe.ListBackupsInput) (string, *proxmoxsafe.ListBackupsResult, error) {
+	res, err := a.client.ListBackups(ctx, in)
 	if err != nil {
 		return "", nil, err
 	}
@@ -122,7 +122,7 @@ func CheckPermissions(ctx context.Context, client *proxmoxsafe.Client, opts *Opt
 	tools := Tools(client, opts)
 	var ops []proxmoxsafe.Operation
 	for _, t := range tools {
-		for _, op := range toolOperations[t.Name] {
+		for _, op := range ToolOperations(t.Name) {
 			if !slices.Contains(ops, op) {
 				ops = append(ops, op)
 			}
@@ -140,7 +140,7 @@ func CheckPermissions(ctx context.Context, client *proxmoxsafe.Client, opts *Opt
 	for _, t := range tools {
 		tp := ToolPermission{Tool: t.Name, OK: true, Checks: []proxmoxsafe.PrivilegeCheck{}}
 		for _, ch := range rep.Checks {
-			if slices.Contains(toolOperations[t.Name], ch.Operation) {
+			if slices.Contains(ToolOperations(t.Name), ch.Operation) {
 				tp.Checks = append(tp.Checks, ch)
 				if ch.Status == "missing" && !ch.Optional {
 					tp.OK = false

@@ -153,23 +153,33 @@ func classify(res mcp.Result, err error) (outcome, detail string) {
 	return OutcomeError, terr.Error()
 }
 
-// errBadArguments marks go-sdk argument errors after argumentErrorMiddleware
+// errBadArguments marks go-sdk argument errors after SchemaRefusalMiddleware
 // rewrote them.
 var errBadArguments = errors.New("arguments do not match the input schema")
 
-// argumentErrorMiddleware rewrites go-sdk's message for arguments that fail
-// the input schema so it reads like the library's validation errors: which
-// tool, what is wrong, and that no action was taken. go-sdk refuses such
-// calls before our handler runs, so for mutation tools it also writes the
-// "refused" audit record the library would have written.
-func argumentErrorMiddleware(client *proxmoxsafe.Client) mcp.Middleware {
+// SchemaRefusalMiddleware returns receiving middleware that rewrites
+// go-sdk's message for arguments that fail a tool's input schema so it
+// reads like the library's validation errors: which tool, what is wrong,
+// and that no action was taken. go-sdk refuses such calls before the tool
+// runs, so for this package's mutation tools it also writes the "refused"
+// audit record the library would have written (through client; nil writes
+// none). [New] installs it; see [Middleware] for servers built with
+// [AddTools].
+func SchemaRefusalMiddleware(client *proxmoxsafe.Client) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return argumentErrors(client, next)
 	}
 }
 
-// auditOps maps mutation tools to the library operation they call.
-var auditOps = map[string]proxmoxsafe.Operation{ToolGuestPower: proxmoxsafe.OpGuestPower, ToolSnapshotGuest: proxmoxsafe.OpSnapshotGuest}
+// mutationOp returns the library operation a mutation tool calls.
+func mutationOp(tool string) (proxmoxsafe.Operation, bool) {
+	for _, d := range allTools() {
+		if d.info.Name == tool && d.info.Class != "" && len(d.ops) > 0 {
+			return d.ops[0], true
+		}
+	}
+	return "", false
+}
 
 func argumentErrors(client *proxmoxsafe.Client, next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -191,7 +201,7 @@ func argumentErrors(client *proxmoxsafe.Client, next mcp.MethodHandler) mcp.Meth
 		text := fmt.Sprintf("invalid input: the arguments for %s do not match its input schema: %s; no action was taken", tool, fieldsText(fields))
 		out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: withErrorJSON(tool, text, verr)}}}
 		out.SetError(verr)
-		if op, ok := auditOps[tool]; ok && client != nil {
+		if op, ok := mutationOp(tool); ok && client != nil {
 			// The reason names the rule, not the refused values.
 			client.RecordRefusal(ctx, op, fmt.Errorf("%w: arguments do not match the %s input schema; no action was taken", proxmoxsafe.ErrInvalidInput, tool))
 		}

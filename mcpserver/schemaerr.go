@@ -29,10 +29,10 @@ var (
 // patternProblems says in words what each pattern of the input schemas
 // requires, in the library's wording (proxmoxsafe validate.go).
 var patternProblems = map[string]string{
-	nodePattern:           "must be a Proxmox node name (letters, digits and '-', not starting or ending with '-', at most 63 characters)",
-	snapnamePattern:       "must start with a letter and have 2 to 40 letters, digits, '_' or '-'",
-	tagPattern:            "must be a Proxmox tag (letters, digits, '_', '-', '+', '.'; at most 64 characters)",
-	printableASCIIPattern: "must contain printable ASCII only",
+	proxmoxsafe.NodePattern:         "must be a Proxmox node name (letters, digits and '-', not starting or ending with '-', at most 63 characters)",
+	proxmoxsafe.SnapshotNamePattern: "must start with a letter and have 2 to 40 letters, digits, '_' or '-'",
+	proxmoxsafe.TagPattern:          "must be a Proxmox tag (letters, digits, '_', '-', '+', '.'; at most 64 characters)",
+	printableASCIIPattern:           "must contain printable ASCII only",
 }
 
 var typeNames = map[string]string{

@@ -74,9 +74,21 @@ func New(client *proxmoxsafe.Client, opts *Options) *mcp.Server {
 		Logger: slog.New(minLevel{o.logger().Handler(), slog.LevelWarn}),
 	})
 	AddTools(s, client, o)
-	// Logging outermost, so it also sees the result of a recovered panic.
-	s.AddReceivingMiddleware(LoggingMiddleware(o.Logger), argumentErrorMiddleware(client), RecoverMiddleware(o.Logger), nullArgumentsMiddleware)
+	s.AddReceivingMiddleware(Middleware(client, o)...)
 	return s
+}
+
+// Middleware returns the receiving middleware [New] installs, outermost
+// first: [LoggingMiddleware], [SchemaRefusalMiddleware], [RecoverMiddleware],
+// and one that treats `"arguments": null` like `{}`. A server built with
+// [AddTools] keeps every promise of one built with New once it installs
+// them: server.AddReceivingMiddleware(mcpserver.Middleware(client, opts)...).
+// They apply to every method of the server, so the caller's own tools get
+// panic recovery and one log line per call too. opts may be nil.
+func Middleware(client *proxmoxsafe.Client, opts *Options) []mcp.Middleware {
+	o := opts.orDefault()
+	// Logging outermost, so it also sees the result of a recovered panic.
+	return []mcp.Middleware{LoggingMiddleware(o.Logger), SchemaRefusalMiddleware(client), RecoverMiddleware(o.Logger), nullArgumentsMiddleware}
 }
 
 // AddTools registers the tools of [Tools] for client on server, so they can
@@ -86,10 +98,12 @@ func New(client *proxmoxsafe.Client, opts *Options) *mcp.Server {
 // AddTools installs no middleware, since middleware applies to the whole
 // server, which belongs to the caller. Each of these tools still recovers
 // its own panics (turning them into tool errors and logging the stack to
-// opts.Logger). For one log line per tool call, and for panic protection of
-// the caller's other handlers, install [LoggingMiddleware] and
-// [RecoverMiddleware] with server.AddReceivingMiddleware. AddTools panics if
-// server or client is nil.
+// opts.Logger). Install [Middleware] with server.AddReceivingMiddleware as
+// well: go-sdk refuses arguments that fail a tool's input schema before
+// the tool runs, and only [SchemaRefusalMiddleware] can then write the
+// "refused" audit record a mutation attempt must leave; it also rewrites
+// go-sdk's message in the library's words. AddTools panics if server or
+// client is nil.
 func AddTools(server *mcp.Server, client *proxmoxsafe.Client, opts *Options) {
 	if server == nil || client == nil {
 		panic("mcpserver.AddTools: nil server or client")

@@ -130,14 +130,14 @@ func typedMutation[In any](h handlerFunc[In, *proxmoxsafe.Receipt]) func(*mcp.Se
 	}
 }
 
-// waitOptions turns the wait parameters into library options, forwarding
+// options turns the wait parameters into library options, forwarding
 // progress as MCP notifications when the request carries a progress token.
 // It returns nil without wait: timeout_seconds alone does not wait.
-func waitOptions(ctx context.Context, wait bool, timeoutSeconds int) *proxmoxsafe.WaitOptions {
-	if !wait {
+func (w waitArgs) options(ctx context.Context) *proxmoxsafe.WaitOptions {
+	if !w.WaitForOutcome {
 		return nil
 	}
-	o := &proxmoxsafe.WaitOptions{Timeout: time.Duration(timeoutSeconds) * time.Second}
+	o := &proxmoxsafe.WaitOptions{Timeout: time.Duration(w.TimeoutSeconds) * time.Second}
 	req := RequestFromContext(ctx)
 	if req == nil || req.Session == nil || req.Params == nil {
 		return o
@@ -272,12 +272,14 @@ func wireReceipt(r *proxmoxsafe.Receipt) *receiptResult {
 // nullable types in output schemas (as with arrays, see nonNullArrays).
 func receiptSchemas[In any]() (in, out *jsonschema.Schema) {
 	in, out = schemasFor[In, *receiptResult]()
+	setWaitParams(in.Properties)
 	if o := out.Properties["outcome"]; o != nil {
 		nonNullObject(o)
 		nonNullObject(o.Properties["after"])
-		setEnum(o.Properties["status"],
+		o.Properties["status"].Enum = []any{
 			proxmoxsafe.OutcomeSubmitted, proxmoxsafe.OutcomeCompleted, proxmoxsafe.OutcomeCompletedWithWarnings,
-			proxmoxsafe.OutcomeFailed, proxmoxsafe.OutcomeTimeout)
+			proxmoxsafe.OutcomeFailed, proxmoxsafe.OutcomeTimeout,
+		}
 	}
 	return in, out
 }

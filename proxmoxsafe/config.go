@@ -201,7 +201,7 @@ func New(cfg Config) (*Client, error) {
 		approvers:      approvers,
 		maxWait:        maxWait,
 		log:            logger,
-		validate:       newValidator(),
+		validate:       inputValidator(),
 	}, nil
 }
 

@@ -74,6 +74,9 @@ type FieldError struct {
 	Field string `json:"field"`
 	// Problem says what is wrong in plain words.
 	Problem string `json:"problem"`
+	// Rule is the validate rule that failed, e.g. "pve_node" or "max"; empty
+	// when the field was checked by other means.
+	Rule string `json:"-"`
 }
 
 // Error implements the error interface.

@@ -17,7 +17,7 @@ import (
 const (
 	maxNameLen = 128
 	maxTags    = 32
-	maxTagLen  = 64
+	maxTagLen  = MaxTagLen
 )
 
 type rawResource struct {

@@ -16,7 +16,7 @@ import (
 // Caps on storage fields: ids are at most 64 characters in Proxmox, and a
 // storage has a handful of content types.
 const (
-	maxStorageIDLen   = 64
+	maxStorageIDLen   = MaxStorageIDLen
 	maxContentTypes   = 16
 	maxStorageTypeLen = 32
 )
@@ -26,10 +26,10 @@ type ListStorageInput struct {
 	// Node, when set, lists that node's storages from the node itself
 	// (enabled, active, free space as the node sees it). The node must be on
 	// the allowlist. Empty lists every node's storages cluster-wide.
-	Node string `json:"node,omitempty" validate:"omitempty,pve_node"`
+	Node string `json:"node,omitempty" validate:"omitempty,pve_node" jsonschema:"List this node's storages as the node sees them (enabled, active, free space). It must be on the operator's node allowlist. Omit it for every node's storages, cluster-wide."`
 	// Limit caps the number of entries; 0 means [DefaultListLimit]; at most
 	// [MaxListLimit].
-	Limit int `json:"limit,omitempty" validate:"min=0,max=1000"`
+	Limit int `json:"limit,omitempty" validate:"min=0,max=1000" jsonschema:"At most this many entries (0 or absent means 200)."`
 }
 
 // ListStorageResult is what [Client.ListStorage] returns: one entry per

@@ -85,9 +85,9 @@ func (t Target) String() string {
 // [Client.GuestConfig], [Client.ListSnapshots]).
 type GuestRef struct {
 	// Node must be on the policy's node allowlist.
-	Node string    `json:"node" validate:"required,pve_node"`
-	Type GuestType `json:"type" validate:"required,oneof=qemu lxc"`
-	VMID int       `json:"vmid" validate:"required,pve_vmid"`
+	Node string    `json:"node" validate:"required,pve_node" jsonschema:"Node the guest is on. It must be on the operator's node allowlist."`
+	Type GuestType `json:"type" validate:"required,oneof=qemu lxc" jsonschema:"Guest type: qemu (VM) or lxc (container)."`
+	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"The guest's VMID."`
 }
 
 // Target returns the guest the input names.
@@ -161,7 +161,7 @@ type ClusterNode struct {
 // NodeStatusInput selects the node [Client.NodeStatus] reports on.
 type NodeStatusInput struct {
 	// Node must be on the policy's node allowlist.
-	Node string `json:"node" validate:"required,pve_node"`
+	Node string `json:"node" validate:"required,pve_node" jsonschema:"Name of the node to report on. It must be on the operator's node allowlist."`
 }
 
 // NodeStatusResult is what [Client.NodeStatus] returns. Sizes are bytes.
@@ -196,19 +196,19 @@ type Usage struct {
 // the first [DefaultListLimit] guests of the whole cluster.
 type ListGuestsInput struct {
 	// Node keeps only guests on this node.
-	Node string `json:"node,omitempty" validate:"omitempty,pve_node"`
+	Node string `json:"node,omitempty" validate:"omitempty,pve_node" jsonschema:"Only guests on this node."`
 	// Type keeps only "qemu" or only "lxc" guests.
-	Type GuestType `json:"type,omitempty" validate:"omitempty,oneof=qemu lxc"`
+	Type GuestType `json:"type,omitempty" validate:"omitempty,oneof=qemu lxc" jsonschema:"Only QEMU VMs (qemu) or only LXC containers (lxc)."`
 	// Status keeps only guests in this state ("running", "stopped", "unknown").
-	Status string `json:"status,omitempty" validate:"omitempty,oneof=running stopped unknown"`
+	Status string `json:"status,omitempty" validate:"omitempty,oneof=running stopped unknown" jsonschema:"Only guests in this state."`
 	// Tag keeps only guests carrying this tag (exact, case-insensitive).
-	Tag string `json:"tag,omitempty" validate:"omitempty,pve_tag"`
+	Tag string `json:"tag,omitempty" validate:"omitempty,pve_tag" jsonschema:"Only guests carrying this tag (exact match, case-insensitive)."`
 	// Name keeps only guests whose name contains this text (case-insensitive).
-	Name string `json:"name,omitempty" validate:"omitempty,max=128,printascii"`
+	Name string `json:"name,omitempty" validate:"omitempty,max=128,printascii" jsonschema:"Only guests whose name contains this text (case-insensitive, printable ASCII)."`
 	// Limit caps the page size; 0 means [DefaultListLimit]; at most [MaxListLimit].
-	Limit int `json:"limit,omitempty" validate:"min=0,max=1000"`
+	Limit int `json:"limit,omitempty" validate:"min=0,max=1000" jsonschema:"Page size: at most this many guests (0 or absent means 200)."`
 	// Cursor continues a listing from [ListGuestsResult.NextCursor].
-	Cursor string `json:"cursor,omitempty" validate:"omitempty,max=64,printascii"`
+	Cursor string `json:"cursor,omitempty" validate:"omitempty,max=64,printascii" jsonschema:"The next_cursor of the previous page, to continue a listing."`
 }
 
 // Default and maximum page sizes of [Client.ListGuests].
@@ -257,12 +257,12 @@ type Guest struct {
 
 // GuestPowerInput is a request to change a guest's power state.
 type GuestPowerInput struct {
-	Node   string      `json:"node" validate:"required,pve_node"`
-	Type   GuestType   `json:"type" validate:"required,oneof=qemu lxc"`
-	VMID   int         `json:"vmid" validate:"required,pve_vmid"`
-	Action PowerAction `json:"action" validate:"required,oneof=start shutdown reboot stop"`
+	Node   string      `json:"node" validate:"required,pve_node" jsonschema:"Node the guest runs on. It must be on the operator's node allowlist."`
+	Type   GuestType   `json:"type" validate:"required,oneof=qemu lxc" jsonschema:"Guest type: qemu (VM) or lxc (container)."`
+	VMID   int         `json:"vmid" validate:"required,pve_vmid" jsonschema:"The guest's VMID."`
+	Action PowerAction `json:"action" validate:"required,oneof=start shutdown reboot stop" jsonschema:"start boots a stopped guest; shutdown asks the guest OS to shut down cleanly; reboot asks it to reboot; stop cuts the power at once (unsaved data may be lost)."`
 	// Approval must be exactly [GuestPowerInput.ApprovalPhrase].
-	Approval string `json:"approval" validate:"max=256"`
+	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Exactly \"APPROVE <action> <node>/<type>/<vmid>\", e.g. \"APPROVE shutdown pve1/qemu/101\". Omit it on the first call: the refusal gives the exact phrase, the guest's current state and the effect, for the user to approve."`
 	// Wait, when set, makes GuestPower wait for the task and verify the
 	// guest's power state before returning; see [Client.Verify]. nil
 	// returns the receipt at submission.
@@ -283,19 +283,19 @@ func (in GuestPowerInput) ApprovalPhrase() string {
 
 // SnapshotGuestInput is a request to take a snapshot of a guest.
 type SnapshotGuestInput struct {
-	Node string    `json:"node" validate:"required,pve_node"`
-	Type GuestType `json:"type" validate:"required,oneof=qemu lxc"`
-	VMID int       `json:"vmid" validate:"required,pve_vmid"`
+	Node string    `json:"node" validate:"required,pve_node" jsonschema:"Node the guest runs on. It must be on the operator's node allowlist."`
+	Type GuestType `json:"type" validate:"required,oneof=qemu lxc" jsonschema:"Guest type: qemu (VM) or lxc (container)."`
+	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"The guest's VMID."`
 	// Name is the snapshot name: a letter, then 1 to 39 letters, digits,
 	// '_' or '-'; not a name Proxmox reserves.
-	Name string `json:"snapname" validate:"required,pve_snapname"`
+	Name string `json:"snapname" validate:"required,pve_snapname" jsonschema:"Name of the new snapshot: a letter, then 1 to 39 letters, digits, '_' or '-'. Reserved: current (any type), pending (qemu), vzdump (lxc)."`
 	// Description is free text stored with the snapshot (no control characters).
-	Description string `json:"description,omitempty" validate:"max=1024,pve_text"`
+	Description string `json:"description,omitempty" validate:"max=1024,pve_text" jsonschema:"Free text stored with the snapshot (no control, zero-width or bidirectional characters)."`
 	// VMState also saves the VM's RAM. QEMU only.
-	VMState bool `json:"vmstate,omitempty"`
+	VMState bool `json:"vmstate,omitempty" jsonschema:"Also save the VM's memory (qemu only)."`
 	// Approval must be exactly [SnapshotGuestInput.ApprovalPhrase]: "snapshot",
 	// the target including the snapshot name, and " vmstate=1" with VMState.
-	Approval string `json:"approval" validate:"max=256"`
+	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Exactly \"APPROVE snapshot <node>/<type>/<vmid>/<snapname>\", followed by \" vmstate=1\" when vmstate is true, e.g. \"APPROVE snapshot pve1/qemu/101/before-upgrade\". Omit it on the first call: the refusal gives the exact phrase, the guest's current state and the effect, for the user to approve."`
 	// Wait, when set, makes SnapshotGuest wait for the task and check that
 	// the snapshot is listed before returning; see [Client.Verify]. nil
 	// returns the receipt at submission.

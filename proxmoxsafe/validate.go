@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/go-playground/validator/v10"
 
@@ -13,25 +14,64 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/upid"
 )
 
-// Proxmox's own rules (pve-common JSONSchema.pm; see FACTS §6).
+// Proxmox's own rules (pve-common JSONSchema.pm; see FACTS §6). The
+// validators use them, and adapters put them in their schemas (mcpserver
+// derives its input schemas from the validate tags with these).
 const (
-	minVMID = 100
-	maxVMID = 999999999
+	// MinVMID and MaxVMID bound a VMID (pve-vmid).
+	MinVMID = 100
+	MaxVMID = 999999999
+	// NodePattern is pve-node, capped at a DNS label's 63 characters
+	// ([MaxNodeLen]).
+	NodePattern = `^[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$`
+	// SnapshotNamePattern is pve-configid with pve-snapshot-name's
+	// maxLength 40 ([MaxSnapshotNameLen]); names Proxmox reserves per guest
+	// type are refused on top of it (see [ValidSnapshotName]).
+	SnapshotNamePattern = `^[A-Za-z][A-Za-z0-9_-]{1,39}$`
+	// TagPattern is pve-tag, at most [MaxTagLen] characters.
+	TagPattern = `^[A-Za-z0-9_][A-Za-z0-9_+.-]{0,63}$`
+	// StoragePattern is pve-storage-id (pve-common parse_id: a letter
+	// first, a letter or digit last, at least 2 characters), capped at
+	// [MaxStorageIDLen].
+	StoragePattern = `^[A-Za-z][A-Za-z0-9._-]{0,62}[A-Za-z0-9]$`
+	// TaskTypePattern matches Proxmox task types ("qmstart", "vzdump",
+	// "move_volume", "hamigrate", …), at most [MaxTaskTypeLen] characters.
+	TaskTypePattern = `^[A-Za-z][A-Za-z0-9_-]{0,63}$`
+	// UPIDPattern is the UPID decode regex of pve-common's UPID.pm. The
+	// validator also refuses UPIDs Proxmox could not have produced (longer
+	// than [MaxUPIDLen], invalid UTF-8).
+	UPIDPattern = upid.Pattern
+)
+
+// Length limits of the validate tags (max=…): a reflection test checks
+// that every tag names one of these.
+const (
+	MaxNodeLen         = 63
+	MaxSnapshotNameLen = 40
+	MaxTagLen          = 64
+	MaxStorageIDLen    = 64
+	MaxTaskTypeLen     = 64
+	// MaxApprovalLen caps approval text.
+	MaxApprovalLen = 256
+	// MaxSnapshotDescriptionLen caps the description of a new snapshot.
+	MaxSnapshotDescriptionLen = 1024
+	// MaxNameFilterLen caps ListGuestsInput.Name.
+	MaxNameFilterLen = 128
+	// MaxCursorLen caps ListGuestsInput.Cursor.
+	MaxCursorLen = 64
+)
+
+const (
+	minVMID = MinVMID
+	maxVMID = MaxVMID
 )
 
 var (
-	// pve-node, capped at a DNS label's 63 characters.
-	nodeRe = regexp.MustCompile(`^[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$`)
-	// pve-configid with pve-snapshot-name's maxLength 40.
-	snapnameRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{1,39}$`)
-	// pve-tag.
-	tagRe = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_+.-]{0,63}$`)
-	// Proxmox task types ("qmstart", "vzdump", "move_volume", "hamigrate",
-	// "imgcopy", …).
-	taskTypeRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
-	// pve-storage-id (pve-common parse_id: a letter first, a letter or digit
-	// last, at least 2 characters), capped at 64.
-	storageRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9._-]{0,62}[A-Za-z0-9]$`)
+	nodeRe     = regexp.MustCompile(NodePattern)
+	snapnameRe = regexp.MustCompile(SnapshotNamePattern)
+	tagRe      = regexp.MustCompile(TagPattern)
+	taskTypeRe = regexp.MustCompile(TaskTypePattern)
+	storageRe  = regexp.MustCompile(StoragePattern)
 )
 
 // ValidStorage reports whether s is a valid Proxmox storage id.
@@ -110,10 +150,22 @@ func newValidator() *validator.Validate {
 	return v
 }
 
+// inputValidator is the one validator of this package; validator.Validate
+// is safe for concurrent use and caches per-type metadata.
+var inputValidator = sync.OnceValue(newValidator)
+
+// Validate checks an input struct (one of this package's *Input types, or a
+// struct that embeds one) against Proxmox's rules, as every operation does
+// before any I/O. It returns nil or a *[ValidationError] naming every
+// invalid field. Policy (allowed nodes, classes) is not checked here.
+func Validate(in any) error { return check(inputValidator(), in) }
+
 // check validates an input struct and turns validator's errors into a
 // *ValidationError that says, per field, what is wrong in plain words.
-func (c *Client) check(in any) error {
-	err := c.validate.Struct(in)
+func (c *Client) check(in any) error { return check(c.validate, in) }
+
+func check(v *validator.Validate, in any) error {
+	err := v.Struct(in)
 	if err == nil {
 		return nil
 	}
@@ -123,7 +175,7 @@ func (c *Client) check(in any) error {
 	}
 	out := &ValidationError{}
 	for _, fe := range verrs {
-		out.Fields = append(out.Fields, FieldError{Field: fe.Field(), Problem: problem(fe)})
+		out.Fields = append(out.Fields, FieldError{Field: fe.Field(), Problem: problem(fe), Rule: fe.Tag()})
 	}
 	return out
 }

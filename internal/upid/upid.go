@@ -26,10 +26,13 @@ const MaxLen = 255
 // ErrInvalid is matched by every error Parse returns.
 var ErrInvalid = errors.New("invalid UPID")
 
-// pattern is the decode regex of Proxmox's PVE::Tools/UPID.pm, unchanged:
+// Pattern is the decode regex of Proxmox's PVE::Tools/UPID.pm, unchanged:
 // hex in either case, pstart of 8 or 9 digits (9 after ~497 days of uptime),
-// an id that may be empty.
-var pattern = regexp.MustCompile(`^UPID:([a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?):([0-9A-Fa-f]{8}):([0-9A-Fa-f]{8,9}):([0-9A-Fa-f]{8}):([^:\s/]+):([^:\s/]*):([^:\s/]+):$`)
+// an id that may be empty. Parse also refuses what Proxmox itself could not
+// have produced (see Parse).
+const Pattern = `^UPID:([a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?):([0-9A-Fa-f]{8}):([0-9A-Fa-f]{8,9}):([0-9A-Fa-f]{8}):([^:\s/]+):([^:\s/]*):([^:\s/]+):$`
+
+var pattern = regexp.MustCompile(Pattern)
 
 // UPID is a parsed task identifier.
 type UPID struct {

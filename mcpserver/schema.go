@@ -1,0 +1,125 @@
+package mcpserver
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+)
+
+// Input schemas are derived, not written: go-sdk infers each tool's schema
+// from its input type (the library's input struct, embedded), the
+// descriptions come from the library's jsonschema tags, and constrain below
+// translates each field's validate tag into JSON Schema keywords. The
+// library validates again; TestSchemaMatchesValidator proves over a corpus
+// of edge values that the two accept the same values, apart from the rules
+// listed in libraryOnlyTags.
+
+// printableASCIIPattern is validator's printascii (0x20 to 0x7e).
+const printableASCIIPattern = `^[ -~]*$`
+
+// reservedSnapnamePattern matches "current" in any case, reserved for every
+// guest type. The type-specific names (qemu "pending", lxc "vzdump") cannot
+// be expressed per property without a top-level allOf/if, which several MCP
+// clients reject; the library refuses them before any request.
+const reservedSnapnamePattern = `^[Cc][Uu][Rr][Rr][Ee][Nn][Tt]$`
+
+// libraryOnlyTags are validate tags (and struct-level rules) a per-property
+// JSON Schema cannot express; only the library enforces them, before any
+// request: free-text hygiene (pve_text), snapshot names reserved per guest
+// type, vmstate for qemu only, the UPID's node matching node.
+var libraryOnlyTags = map[string]bool{
+	"pve_text": true, "pve_snapname_reserved": true, "qemu_only": true, "upid_node": true,
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// constrain applies the validate tags of t's fields (and of the fields of
+// structs it embeds) to the properties of s. It panics on a tag it does not
+// know: every tool's schema is built at start-up and in tests, so a new
+// tag cannot slip through untranslated.
+func constrain(s *jsonschema.Schema, t reflect.Type) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	for _, f := range reflect.VisibleFields(t) {
+		tag, ok := f.Tag.Lookup("validate")
+		if !ok || f.Anonymous {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		p := s.Properties[name]
+		if p == nil || name == "" || name == "-" {
+			continue
+		}
+		for rule := range strings.SplitSeq(tag, ",") {
+			applyRule(p, f.Type.Kind(), rule)
+		}
+	}
+}
+
+func applyRule(p *jsonschema.Schema, kind reflect.Kind, rule string) {
+	key, param, _ := strings.Cut(rule, "=")
+	pattern := func(re string) {
+		if p.Pattern != "" && p.Pattern != re {
+			panic(fmt.Sprintf("mcpserver: two patterns for one property (%q, %q)", p.Pattern, re))
+		}
+		p.Pattern = re
+	}
+	switch key {
+	case "required", "omitempty":
+		// Required-ness comes from the json tag (omitempty = optional);
+		// an empty value fails the field's other constraints.
+	case "pve_node":
+		pattern(proxmoxsafe.NodePattern)
+		p.MaxLength = ptr(proxmoxsafe.MaxNodeLen)
+	case "pve_vmid":
+		p.Minimum = ptr(float64(proxmoxsafe.MinVMID))
+		p.Maximum = ptr(float64(proxmoxsafe.MaxVMID))
+	case "pve_snapname":
+		pattern(proxmoxsafe.SnapshotNamePattern)
+		p.MaxLength = ptr(proxmoxsafe.MaxSnapshotNameLen)
+		p.Not = &jsonschema.Schema{Pattern: reservedSnapnamePattern}
+	case "pve_tag":
+		pattern(proxmoxsafe.TagPattern)
+		p.MaxLength = ptr(proxmoxsafe.MaxTagLen)
+	case "pve_storage":
+		pattern(proxmoxsafe.StoragePattern)
+		p.MaxLength = ptr(proxmoxsafe.MaxStorageIDLen)
+	case "pve_upid":
+		pattern(proxmoxsafe.UPIDPattern)
+		p.MaxLength = ptr(proxmoxsafe.MaxUPIDLen)
+	case "pve_tasktype":
+		pattern(proxmoxsafe.TaskTypePattern)
+	case "printascii":
+		pattern(printableASCIIPattern)
+	case "oneof":
+		p.Enum = nil
+		for v := range strings.FieldsSeq(param) {
+			p.Enum = append(p.Enum, v)
+		}
+	case "max", "min":
+		n, err := strconv.Atoi(param)
+		if err != nil {
+			panic(fmt.Sprintf("mcpserver: validate rule %q: %v", rule, err))
+		}
+		switch {
+		case kind == reflect.String && key == "max":
+			p.MaxLength = ptr(n)
+		case kind == reflect.String:
+			p.MinLength = ptr(n)
+		case key == "max":
+			p.Maximum = ptr(float64(n))
+		default:
+			p.Minimum = ptr(float64(n))
+		}
+	default:
+		if !libraryOnlyTags[key] {
+			panic(fmt.Sprintf("mcpserver: no JSON Schema translation for validate rule %q", rule))
+		}
+	}
+}

@@ -1,0 +1,68 @@
+package proxmoxsafe_test
+
+import (
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+)
+
+// TestMaxTagsMatchConstants: struct tags cannot name constants, so every
+// max= in an input's validate tag is checked here against the exported
+// constant that documents it. A new max= without an entry fails the test.
+func TestMaxTagsMatchConstants(t *testing.T) {
+	t.Parallel()
+	want := map[string]int{
+		"ListGuestsInput.Name":           proxmoxsafe.MaxNameFilterLen,
+		"ListGuestsInput.Limit":          proxmoxsafe.MaxListLimit,
+		"ListGuestsInput.Cursor":         proxmoxsafe.MaxCursorLen,
+		"GuestPowerInput.Approval":       proxmoxsafe.MaxApprovalLen,
+		"SnapshotGuestInput.Approval":    proxmoxsafe.MaxApprovalLen,
+		"SnapshotGuestInput.Description": proxmoxsafe.MaxSnapshotDescriptionLen,
+		"ListTasksInput.Type":            proxmoxsafe.MaxTaskTypeLen,
+		"ListTasksInput.Limit":           proxmoxsafe.MaxTaskListLimit,
+		"ListTasksInput.Start":           proxmoxsafe.MaxTaskListStart,
+		"TaskLogInput.UPID":              proxmoxsafe.MaxUPIDLen,
+		"TaskLogInput.Lines":             proxmoxsafe.MaxTaskLogLines,
+		"TaskStatusInput.UPID":           proxmoxsafe.MaxUPIDLen,
+		"WaitTaskInput.UPID":             proxmoxsafe.MaxUPIDLen,
+		"ListStorageInput.Limit":         proxmoxsafe.MaxListLimit,
+		"ListBackupsInput.Limit":         proxmoxsafe.MaxListLimit,
+	}
+	inputs := []any{
+		proxmoxsafe.NodeStatusInput{}, proxmoxsafe.ListGuestsInput{}, proxmoxsafe.GuestStatusInput{},
+		proxmoxsafe.GuestConfigInput{}, proxmoxsafe.ListSnapshotsInput{}, proxmoxsafe.GuestPowerInput{},
+		proxmoxsafe.SnapshotGuestInput{}, proxmoxsafe.ListTasksInput{}, proxmoxsafe.TaskLogInput{},
+		proxmoxsafe.TaskStatusInput{}, proxmoxsafe.WaitTaskInput{}, proxmoxsafe.ListStorageInput{},
+		proxmoxsafe.ListBackupsInput{}, proxmoxsafe.WaitOptions{},
+	}
+	seen := map[string]bool{}
+	for _, in := range inputs {
+		typ := reflect.TypeOf(in)
+		for _, f := range reflect.VisibleFields(typ) {
+			for rule := range strings.SplitSeq(f.Tag.Get("validate"), ",") {
+				param, ok := strings.CutPrefix(rule, "max=")
+				if !ok {
+					continue
+				}
+				key := typ.Name() + "." + f.Name
+				seen[key] = true
+				n, err := strconv.Atoi(param)
+				c, known := want[key]
+				switch {
+				case !known:
+					t.Errorf("%s has max=%s but no constant in this test's table", key, param)
+				case err != nil || n != c:
+					t.Errorf("%s has max=%s, its constant is %d", key, param, c)
+				}
+			}
+		}
+	}
+	for key := range want {
+		if !seen[key] {
+			t.Errorf("%s: no max= tag found (stale table entry)", key)
+		}
+	}
+}
