@@ -104,7 +104,7 @@ func ExampleRequestFromContext() {
 			Approvals:    map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassSnapshot: {"ask-user"}},
 		},
 		Approvers: []proxmoxsafe.Approver{askUser{}},
-		Audit:     proxmoxsafe.NewAuditLog(discard{}),
+		Audit:     proxmoxsafe.NewAuditLog(discard{}, nil),
 	})
 	defer closeFake()
 	res := callTool(mcpserver.New(client, nil), mcpserver.ToolSnapshotGuest, map[string]any{
