@@ -89,17 +89,13 @@ func TestFaultTrickle(t *testing.T) {
 	t.Parallel()
 	s := newDemo(t)
 	normal := get(t, s, "/version").raw
-	const every = time.Millisecond
-	s.InjectFault(Fault{Path: "/version", Trickle: every, Times: 1})
-	start := time.Now()
+	s.InjectFault(Fault{Path: "/version", Trickle: time.Millisecond, Times: 1})
 	resp, body, err := raw(t, s, "GET", "/version")
 	if err != nil || resp.StatusCode != 200 || !bytes.Equal(body, normal) {
 		t.Fatalf("trickled answer %v %q %v, want the normal %q", resp, body, err, normal)
 	}
-	if min := time.Duration(len(normal)) * every; time.Since(start) < min {
-		t.Errorf("%d bytes arrived in %s, under %s: not trickled", len(body), time.Since(start), min)
-	}
-	// A client's deadline ends a slow trickle mid-body.
+	// The headers come at once and the body does not: a client's
+	// deadline ends a slow trickle mid-body.
 	s.InjectFault(Fault{Path: "/version", Trickle: time.Hour, Times: 1})
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
