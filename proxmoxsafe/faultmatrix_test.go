@@ -61,6 +61,8 @@ type faultRow struct {
 	// request went out and no usable answer came back. The error must say
 	// so (and must not for the others).
 	unsettled bool
+	// postOnly marks a fault that only makes sense for the mutation's POST.
+	postOnly bool
 	// configOnly marks a fault present from the start (a wrong pin): it
 	// has no POST mode, the state read always meets it first.
 	configOnly bool
@@ -128,6 +130,8 @@ func faultMatrix() []faultRow {
 		statusRow("596", 596, "Broken pipe", proxmoxsafe.ErrUpstream, "596", "TLS or connection error"),
 		{name: "malformed JSON", unsettled: true, kind: proxmoxsafe.ErrUpstream, want: []string{"malformed response"}, reaches: true,
 			inject: path(proxmoxtest.Fault{Status: 200, Body: []byte(`{"data":{"status":`)})},
+		{name: "success without a task id", kind: proxmoxsafe.ErrUpstream, want: []string{"not a valid UPID"}, reaches: true, unsettled: true, postOnly: true,
+			inject: path(proxmoxtest.Fault{Status: 200, Body: []byte(`{"data":"OK"}`)})},
 		{name: "redirect", kind: proxmoxsafe.ErrUpstream, want: []string{"refusing to follow a redirect"}, reaches: true,
 			inject: func(e *matrixEnv, method, p string) {
 				status := http.StatusFound
@@ -178,7 +182,7 @@ func TestFaultMatrix(t *testing.T) {
 	// Not parallel: see the comment at the top of the file.
 	for _, row := range faultMatrix() {
 		for _, mode := range matrixModes {
-			if row.configOnly && mode.method == http.MethodPost {
+			if row.configOnly && mode.method == http.MethodPost || row.postOnly && mode.method != http.MethodPost {
 				continue
 			}
 			t.Run(row.name+"/"+mode.name, func(t *testing.T) {

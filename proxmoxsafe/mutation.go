@@ -154,7 +154,9 @@ func (c *Client) submit(ctx context.Context, m *mutation, state GuestState) (*Re
 	}
 	ref, err := parseUPID(id)
 	if err != nil {
-		_ = c.record(ctx, m, AuditFailed, "Proxmox returned an invalid UPID", "")
+		// Proxmox answered 200: the task most likely started.
+		err = acceptedWithoutReceipt(m.path, err)
+		_ = c.record(ctx, m, AuditFailed, err.Error(), "")
 		return nil, err
 	}
 	if aerr := c.record(ctx, m, AuditSubmitted, "", id); aerr != nil {

@@ -32,3 +32,10 @@ func mayHaveRun(err error) error {
 	}
 	return fmt.Errorf("%w; %s", err, unsettledAdvice)
 }
+
+// acceptedWithoutReceipt is the error of a mutating POST that Proxmox
+// answered with success but without a usable task id: the action was
+// most likely started, and nothing can be polled.
+func acceptedWithoutReceipt(path string, err error) error {
+	return fmt.Errorf("POST %s: %w; %s", path, err, unsettledAdvice)
+}
