@@ -315,7 +315,11 @@ func (t *TicketAuth) login(ctx context.Context, c *Client, renewWith string) (*t
 		}
 		return nil, err
 	}
-	if bool(ans.NeedTFA) || strings.HasPrefix(ans.Ticket, "PVE:!tfa!") {
+	// NeedTFA, or a half-authenticated ticket: "!tfa!<challenge>" (PVE 7.2+
+	// new format), "tfa!<user>" or "u2f!<user>!…" (old format, PVE 7 with
+	// new-format=0).
+	if bool(ans.NeedTFA) || strings.HasPrefix(ans.Ticket, "PVE:!tfa!") ||
+		strings.HasPrefix(ans.Ticket, "PVE:tfa!") || strings.HasPrefix(ans.Ticket, "PVE:u2f!") {
 		return nil, fmt.Errorf("POST %s: %w: Proxmox asks for a second factor to log in as %s, and this client supports only accounts without it", LoginPath, ErrSecondFactor, t.user)
 	}
 	if ans.Ticket == "" || ans.CSRF == "" {

@@ -1,6 +1,7 @@
 package pve
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -95,4 +96,30 @@ func BenchmarkTicketAuthorize(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestTicketAuthRefusesHalfTickets: every shape of a half-authenticated
+// answer is ErrSecondFactor, even without NeedTFA, and the ticket is not
+// used.
+func TestTicketAuthRefusesHalfTickets(t *testing.T) {
+	t.Parallel()
+	for _, data := range []string{
+		`{"username":"u@pve","ticket":"PVE:!tfa!%7B%22totp%22%3Atrue%7D:6B0D2C96::sig","CSRFPreventionToken":"6B0D2C96:x"}`,
+		`{"username":"u@pve","ticket":"PVE:tfa!u@pve:6B0D2C96::sig","CSRFPreventionToken":"6B0D2C96:x","NeedTFA":1}`,
+		`{"username":"u@pve","ticket":"PVE:u2f!u@pve!challenge:6B0D2C96::sig","CSRFPreventionToken":"6B0D2C96:x"}`,
+		`{"username":"u@pve","ticket":"PVE:u@pve:6B0D2C96::sig","CSRFPreventionToken":"6B0D2C96:x","NeedTFA":1}`,
+	} {
+		var seen atomic.Int32
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			seen.Add(1)
+			fmt.Fprint(w, `{"data":`+data+`}`)
+		}))
+		u, _ := url.Parse(ts.URL + "/api2/json")
+		c := &Client{HTTP: ts.Client(), Base: u, Auth: NewTicketAuth("u@pve", "long password", nil), Redact: NewRedactor()}
+		err := c.Get(t.Context(), "/version", nil, nil)
+		ts.Close()
+		if !errors.Is(err, ErrSecondFactor) || seen.Load() != 1 {
+			t.Errorf("%s: err = %v after %d requests, want ErrSecondFactor after the login only", data, err, seen.Load())
+		}
+	}
 }
