@@ -103,6 +103,16 @@ type Config struct {
 	// SnapshotGuest) may wait: a longer requested timeout is clamped to it.
 	// Zero means [DefaultMaxWait]; otherwise 1s to [MaxMaxWait].
 	MaxWait time.Duration
+	// LockDir, when set, makes the one-mutation-per-guest rule host-wide:
+	// every mutation holds an exclusive flock on LockDir/guest-<vmid>.lock
+	// from the policy check until its request was sent (or its wait
+	// ended), so that two processes sharing the directory — two servers,
+	// or a server and `call`s — cannot change one guest at the same moment;
+	// the loser is refused like a second mutation in this process. The
+	// directory is created (0700) at the first mutation. Empty means the
+	// guard covers this Client only. Not available where flock is not
+	// (Windows): New refuses it there.
+	LockDir string
 }
 
 var tokenIDRe = regexp.MustCompile(`^([^\s:/]+)@([A-Za-z][A-Za-z0-9.\-_]+)!([A-Za-z][A-Za-z0-9.\-_]+)$`)
@@ -166,6 +176,9 @@ func New(cfg Config) (*Client, error) {
 	if pol.anyClass() && cfg.Audit == nil {
 		return nil, configError("Audit", "Audit is required when mutation classes are enabled (use NewAuditLog or OpenAuditLog)")
 	}
+	if cfg.LockDir != "" && !hostLocking {
+		return nil, configError("LockDir", "LockDir is not supported on this platform (no flock); leave it empty")
+	}
 	httpClient, err := buildHTTPClient(cfg, base, pol, auth.ticket != nil)
 	if err != nil {
 		return nil, err
@@ -200,6 +213,7 @@ func New(cfg Config) (*Client, error) {
 		audit:          cfg.Audit,
 		approvers:      approvers,
 		maxWait:        maxWait,
+		lockDir:        cfg.LockDir,
 		log:            logger,
 		validate:       inputValidator(),
 	}, nil
@@ -344,6 +358,7 @@ type Client struct {
 	log            *slog.Logger
 	validate       *validator.Validate
 	busy           inflight
+	lockDir        string // see Config.LockDir; "" for no host-wide lock
 }
 
 // CloseIdleConnections closes idle keep-alive connections to Proxmox. Call

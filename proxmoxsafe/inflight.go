@@ -24,8 +24,9 @@ type inflight struct {
 }
 
 // claim reserves m's guest or refuses when another mutation through this
-// Client holds it. The claim is released by run, or by waitIfAsked after
-// the wait when one was asked for.
+// Client holds it, and then — with Config.LockDir — when another process
+// on this host holds the guest's lock file (hostlock.go). The claim is
+// released by run, or by waitIfAsked after the wait when one was asked for.
 func (c *Client) claim(m *mutation) error {
 	c.busy.mu.Lock()
 	defer c.busy.mu.Unlock()
@@ -35,8 +36,15 @@ func (c *Client) claim(m *mutation) error {
 	if other, held := c.busy.guests[m.target.VMID]; held {
 		return refuse(ErrPrecondition, "guest %d is already being changed through this client (%s in progress); wait for it to finish", m.target.VMID, other)
 	}
+	// Taken under busy.mu, after the in-process check: a second claim in
+	// this process is refused above and never touches the lock file.
+	unlockHost, err := c.lockGuest(m.target.VMID)
+	if err != nil {
+		return err
+	}
 	c.busy.guests[m.target.VMID] = m.action
 	m.release = sync.OnceFunc(func() {
+		unlockHost()
 		c.busy.mu.Lock()
 		defer c.busy.mu.Unlock()
 		delete(c.busy.guests, m.target.VMID)
