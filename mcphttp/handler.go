@@ -253,7 +253,7 @@ func New(server *mcp.Server, opts *Options) (*Handler, error) {
 		// go-sdk's own check would also refuse the AllowedHosts.
 		DisableLocalhostProtection: true,
 	})
-	// Outermost last: guard → authentication → in-flight bound → body →
+	// Outermost last: guard → authentication → body → in-flight bound →
 	// session cap → JSON-RPC fixes → go-sdk.
 	var inner http.Handler = sdk
 	inner = h.methodNotFound(inner)
@@ -265,8 +265,11 @@ func New(server *mcp.Server, opts *Options) (*Handler, error) {
 		h.sse = newSSEHandler(h) // caps its sessions itself, on GET
 		inner = h.sse
 	}
-	inner = h.readBody(inner)
+	// The in-flight bound counts requests whose body is in: a client
+	// trickling bodies must not hold the slots others need (the body
+	// deadline bounds those connections instead).
 	inner = h.limitInFlight(inner)
+	inner = h.readBody(inner)
 	if o.TokenVerifier != nil {
 		inner = h.requireToken(o.TokenVerifier, &bearer, inner)
 	} else if !o.AllowUnauthenticatedRemote {

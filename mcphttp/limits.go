@@ -9,8 +9,12 @@ import (
 // (event-stream GETs excluded: they last a session and are bounded by the
 // session cap). Each tool call may hold a Proxmox request and up to the
 // wait cap; more than this many at a time is an overload or a runaway
-// client, and queueing them would only grow memory and latency.
-const DefaultMaxInFlight = 64
+// client, and queueing them would only grow memory and latency. It is
+// well above what busy clients need: a go-sdk client sends a notification
+// while the previous request's handler may still be finishing, so 64
+// clients can briefly hold more than 64 slots (bench/httpload -clients 64
+// saw a 503 with a bound of 64).
+const DefaultMaxInFlight = 256
 
 // limitInFlight answers 503 with Retry-After when the bound is reached,
 // instead of queueing.

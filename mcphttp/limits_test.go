@@ -175,3 +175,27 @@ func TestLimitOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestSlowBodyTakesNoSlot: a connection still sending its body does not
+// count against MaxInFlight, so clients trickling bodies cannot lock others
+// out (the body deadline bounds them instead).
+func TestSlowBodyTakesNoSlot(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fixtureOpts{opts: mcphttp.Options{MaxInFlight: 1}})
+	conn, err := net.Dial("tcp", f.ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	io.WriteString(conn, "POST /mcp HTTP/1.1\r\nHost: "+f.ts.Listener.Addr().String()+
+		"\r\nContent-Type: application/json\r\nAuthorization: Bearer "+aliceTok+"\r\nContent-Length: 200\r\n\r\n{")
+	// Probe repeatedly: the slow request reaches the handler within
+	// moments, and from then on it would hold the only slot if bodies
+	// counted. Every probe must be served.
+	for i := range 10 {
+		if r := f.do(t, http.MethodPost, f.url, initBody, auth(aliceTok)); r.status != http.StatusOK {
+			t.Fatalf("probe %d while a body trickles: %d %q, want 200", i, r.status, r.body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -7,6 +7,8 @@
 //
 //	go run ./bench/httpload -clients 16 -duration 10s
 //
+// -flood-sessions and -slow-bodies replay two abuses instead (abuse.go).
+//
 // It only ever talks to 127.0.0.1 and the simulated cluster; it exits 1
 // when any call failed. Figures belong in docs/PERFORMANCE.md, never in a
 // test assertion.
@@ -85,6 +87,7 @@ func run(nClients int, duration time.Duration, maxCalls int, bin string, statele
 	if stateless {
 		args = append(args, "--stateless")
 	}
+	args = append(args, strings.Fields(*serverArgs)...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "MCP_AUTH_TOKEN=" + token}
 	stderr, err := cmd.StderrPipe()
@@ -124,6 +127,10 @@ func run(nClients int, duration time.Duration, maxCalls int, bin string, statele
 	case url = <-urlCh:
 	case <-time.After(30 * time.Second):
 		return errors.New("the server did not report its address within 30s")
+	}
+
+	if abuseRequested() {
+		return runAbuse(url, token, cmd.Process.Pid)
 	}
 
 	transport := &http.Transport{MaxIdleConns: 2 * nClients, MaxIdleConnsPerHost: 2 * nClients, IdleConnTimeout: time.Minute}
