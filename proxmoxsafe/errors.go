@@ -163,7 +163,8 @@ func (e *APIError) Error() string {
 }
 
 // forwardStatus names the pseudo-statuses 595-599 that pveproxy answers
-// when forwarding a request to another node fails (AnyEvent::HTTP; FACTS §3).
+// when forwarding a request to another node fails (AnyEvent::HTTP's 59x
+// pseudo-statuses, passed on by pve-http-server).
 func forwardStatus(code int) string {
 	switch code {
 	case 595:

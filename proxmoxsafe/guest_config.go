@@ -59,7 +59,7 @@ type GuestConfigResult struct {
 	OmittedKeys int `json:"omitted_keys"`
 }
 
-// Keys whose values are always redacted (FACTS §9): cloud-init password
+// Keys whose values are always redacted (docs/SECURITY.md): cloud-init password
 // (PVE masks it, we redact anyway), SSH public keys (PII), raw QEMU
 // arguments, hook script and cloud-init custom snippet volumes, a
 // container's raw lxc.* lines, OCI environment and entrypoint (9.x).

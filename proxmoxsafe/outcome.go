@@ -4,7 +4,8 @@ import (
 	"time"
 )
 
-// Completion proof for mutations (DESIGN §2.6: receipts are not proof).
+// Completion proof for mutations (docs/ARCHITECTURE.md, "Completion
+// proof": a receipt proves submission, not completion).
 //
 // A [Receipt] says Proxmox accepted a request. [Client.Verify] turns it into
 // an [Outcome]: it polls the task until it stops, then re-reads the guest

@@ -61,7 +61,7 @@ type rawLogLine struct {
 }
 
 // Secret-looking arguments in log lines. Task logs quote command lines
-// (FACTS §9); these catch the common spellings ("--password x",
+// (a vzdump or qm task log starts with the command it ran); these catch the common spellings ("--password x",
 // "--cipassword=x", "token: x"), not every possible one (an abbreviation
 // such as "PASS=x" passes). Plain prose ("invalid password") is left alone.
 var (

@@ -14,7 +14,7 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/upid"
 )
 
-// Proxmox's own rules (pve-common JSONSchema.pm; see FACTS §6). The
+// Proxmox's own rules (pve-common src/PVE/JSONSchema.pm). The
 // validators use them, and adapters put them in their schemas (mcpserver
 // derives its input schemas from the validate tags with these).
 const (

@@ -10,7 +10,7 @@
 //
 // Running the program is the operator's approval: the phrase is built by
 // the program because a human chose to run it for this tag. (For an AI
-// agent the phrase is a floor, not proof of consent; see DESIGN §2.)
+// agent the phrase is a floor, not proof of consent; see docs/SECURITY.md.)
 //
 // Try it without Proxmox:
 //

@@ -9,7 +9,7 @@ const defaultAgentTimeout = 3 * time.Second
 // agentRoutes are the guest-agent endpoints the fake serves: only ping,
 // which a responder uses to tell a hung guest from a busy one. The other
 // agent commands (exec, file-read, …) are code execution or data access
-// and are never modelled (FACTS §9).
+// and are never modelled (docs/SECURITY.md).
 func agentRoutes() []*route {
 	// PVE 9.1: VM.GuestAgent.Audit or VM.GuestAgent.Unrestricted; PVE 7.4
 	// and 8.4: VM.Monitor (schema-subset-pve*.json). The handler checks
