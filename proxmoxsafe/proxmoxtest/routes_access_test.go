@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -193,7 +194,9 @@ func TestTicketUseAndCSRF(t *testing.T) {
 // nothing.
 func TestTicketRenewalAndExpiry(t *testing.T) {
 	t.Parallel()
-	s := newTicketServer(t, "9.1.1", time.Second)
+	s := newTicketServer(t, "9.1.1", time.Minute)
+	var clock atomic.Int64 // seconds added to the real time
+	s.ticketClock = func() time.Time { return time.Now().Add(time.Duration(clock.Load()) * time.Second) }
 	ticket, _ := loginData(t, s, testUser, testPassword)
 	renewed, _ := loginData(t, s, testUser, ticket)
 	if renewed == "" {
@@ -205,9 +208,10 @@ func TestTicketRenewalAndExpiry(t *testing.T) {
 	if got := s.Logins(); got != 2 {
 		t.Errorf("Logins = %d, want 2", got)
 	}
-	// Timestamps have one-second resolution: after two seconds a ticket
-	// with a one-second lifetime is expired whatever the rounding.
-	time.Sleep(2100 * time.Millisecond)
+	// The fake's clock moves past the one-minute lifetime instead of the
+	// test sleeping: a real short lifetime flaked when a loaded machine
+	// took longer than it for the two logins above.
+	clock.Add(120)
 	if a := ticketCall(t, s, http.MethodGet, "/version", nil, renewed, ""); a.status != "401 permission denied - invalid PVE ticket" {
 		t.Errorf("expired ticket: %s", a.status)
 	}

@@ -72,6 +72,10 @@ type Server struct {
 	started    time.Time
 	haPending  map[int]*haPending
 	ticketKey  []byte // signs tickets and CSRF tokens; RevokeTickets replaces it
+	// ticketClock, when set, replaces time.Now for ticket issue and
+	// expiry, so tests of expiry need not sleep (and do not flake when a
+	// loaded machine makes two logins take longer than a short lifetime).
+	ticketClock func() time.Time
 	logins     int    // full tickets issued
 
 	reqMu    sync.Mutex
