@@ -1,7 +1,6 @@
 package proxmoxtest
 
 import (
-	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
@@ -318,15 +317,13 @@ func TestInfraReturnsDeclared(t *testing.T) {
 		"/cluster/ha/status/current":              "/cluster/ha/status/current",
 		"/cluster/ha/resources":                   "/cluster/ha/resources",
 	} {
-		var ret struct {
-			Items struct{ Properties map[string]json.RawMessage }
-		}
-		if err := json.Unmarshal(schema["GET "+tmpl].Returns, &ret); err != nil {
-			t.Fatal(err)
+		declared := schema["GET "+tmpl].Returns
+		if declared == nil {
+			t.Errorf("GET %s: the schema facts declare no properties", tmpl)
 		}
 		for _, e := range listOf(t, get(t, s, p)) {
 			for k := range e {
-				if _, ok := ret.Items.Properties[k]; !ok && !slices.Contains(extras[tmpl], k) {
+				if !slices.Contains(declared, k) && !slices.Contains(extras[tmpl], k) {
 					t.Errorf("GET %s returns %q, not declared by the schema", p, k)
 				}
 			}

@@ -1,7 +1,9 @@
 package proxmoxtest
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -27,15 +29,26 @@ type answer struct {
 }
 
 // call sends one request; auth "" uses the default token, "-" sends none.
+// It fails the test on a transport or decoding error, so it must run on
+// the test's goroutine; other goroutines use tryCall.
 func call(t *testing.T, s *Server, method, path string, form url.Values, auth string) answer {
 	t.Helper()
+	a, err := tryCall(t.Context(), s, method, path, form, auth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// tryCall is call that returns its error instead of failing the test.
+func tryCall(ctx context.Context, s *Server, method, path string, form url.Values, auth string) (answer, error) {
 	var body io.Reader
 	if form != nil {
 		body = strings.NewReader(form.Encode())
 	}
-	req, err := http.NewRequestWithContext(t.Context(), method, s.URL+"/api2/json"+path, body)
+	req, err := http.NewRequestWithContext(ctx, method, s.URL+"/api2/json"+path, body)
 	if err != nil {
-		t.Fatal(err)
+		return answer{}, err
 	}
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -49,18 +62,18 @@ func call(t *testing.T, s *Server, method, path string, form url.Values, auth st
 	}
 	resp, err := s.Client().Do(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
+		return answer{}, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatalf("%s %s: reading body: %v", method, path, err)
+		return answer{}, fmt.Errorf("%s %s: reading body: %w", method, path, err)
 	}
 	a := answer{code: resp.StatusCode, status: resp.Status, header: resp.Header, raw: raw}
 	if err := json.Unmarshal(raw, &a.body); err != nil {
-		t.Fatalf("%s %s: body %q is not a JSON object: %v", method, path, raw, err)
+		return a, fmt.Errorf("%s %s: body %q is not a JSON object: %w", method, path, raw, err)
 	}
-	return a
+	return a, nil
 }
 
 func get(t *testing.T, s *Server, path string) answer {

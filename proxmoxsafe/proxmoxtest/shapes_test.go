@@ -8,22 +8,24 @@ import (
 	"testing"
 )
 
-// sharedDir holds the project's reference material (schema, recordings);
-// it is not part of the module, so tests skip when it is absent.
-var sharedDir = filepath.Join("..", "..", "..", "shared", "pve-api")
-
-// loadRecording returns the "data" of a recorded response body.
+// loadRecording returns the skeleton of a recorded response's "data" (its
+// keys, nesting and JSON types; see internal/pvefacts). Missing data fails
+// the test: a check that silently skips checks nothing.
 func loadRecording(t *testing.T, name string) any {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(sharedDir, "responses", name))
+	b, err := os.ReadFile(filepath.Join("testdata", "pve-recorded.json"))
 	if err != nil {
-		t.Skipf("recorded responses not available (%v); they live in shared/pve-api outside the module", err)
+		t.Fatalf("recording facts missing (%v): run go generate ./proxmoxsafe/proxmoxtest", err)
 	}
-	var env struct{ Data any }
-	if err := json.Unmarshal(b, &env); err != nil {
+	var doc struct{ Recordings map[string]any }
+	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	return env.Data
+	rec, ok := doc.Recordings[name]
+	if !ok {
+		t.Fatalf("recording %s is not in testdata/pve-recorded.json: run go generate ./proxmoxsafe/proxmoxtest", name)
+	}
+	return rec
 }
 
 func jsonType(v any) string {

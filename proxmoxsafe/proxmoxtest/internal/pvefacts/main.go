@@ -1,0 +1,212 @@
+// Command pvefacts extracts, from the project's Proxmox VE reference data
+// (shared/pve-api: the official API schema and recorded responses), the
+// facts the fake's faithfulness tests check against, into
+// proxmoxtest/testdata, so those tests run in every clone of the module.
+//
+// It is run by go generate in proxmoxsafe/proxmoxtest:
+//
+//	go generate ./proxmoxsafe/proxmoxtest
+//
+// What it writes, with attribution:
+//
+//   - pve-schema.json: for every endpoint of schema-subset.json (PVE 9.1),
+//     its method and path, each parameter's type and optionality, and the
+//     property names its "returns" declares;
+//   - pve-recorded.json: for every recording a test of the package names
+//     ("pveN/....json" in a _test.go file), its skeleton: the same keys,
+//     nesting and JSON types, with values blanked except the identifying
+//     keys the tests pick entries by (id, vmid, type, name).
+//
+// When the reference data is not there (a clone without it), pvefacts
+// says so and leaves the committed files alone.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+func main() {
+	src := flag.String("src", filepath.Join("..", "..", "..", "shared", "pve-api"), "the pve-api reference directory")
+	out := flag.String("out", "testdata", "the output directory")
+	pkg := flag.String("pkg", ".", "the package whose _test.go files name the recordings")
+	flag.Parse()
+	if _, err := os.Stat(filepath.Join(*src, "schema-subset.json")); err != nil {
+		fmt.Fprintf(os.Stderr, "pvefacts: no reference data at %s (%v); keeping the committed testdata\n", *src, err)
+		return
+	}
+	if err := run(*src, *out, *pkg); err != nil {
+		fmt.Fprintln(os.Stderr, "pvefacts:", err)
+		os.Exit(1)
+	}
+}
+
+const attribution = "Extracted by proxmoxsafe/proxmoxtest/internal/pvefacts (go generate) from the project's Proxmox VE reference data. " +
+	"%s See shared/pve-api/SOURCE.md of the project for sources and commits. Facts for tests only; regenerate, do not edit."
+
+func run(src, out, pkg string) error {
+	schema, err := schemaFacts(filepath.Join(src, "schema-subset.json"))
+	if err != nil {
+		return err
+	}
+	if err := write(filepath.Join(out, "pve-schema.json"), map[string]any{
+		"_about": fmt.Sprintf(attribution, "Source: the official PVE 9.1 API schema (pve-docs api-viewer/apidata.js, commit a8736b6d; AGPL-3.0-or-later, Proxmox Server Solutions GmbH)."),
+		"endpoints": schema,
+	}); err != nil {
+		return err
+	}
+	names, err := recordingNames(pkg)
+	if err != nil {
+		return err
+	}
+	recs := map[string]any{}
+	for _, n := range names {
+		b, err := os.ReadFile(filepath.Join(src, "responses", n))
+		if err != nil {
+			return err
+		}
+		var env struct{ Data any }
+		if err := json.Unmarshal(b, &env); err != nil {
+			return fmt.Errorf("%s: %w", n, err)
+		}
+		recs[n] = skeleton("", env.Data)
+	}
+	return write(filepath.Join(out, "pve-recorded.json"), map[string]any{
+		"_about": fmt.Sprintf(attribution, "Source: recorded responses (fog-proxmox VCR cassettes, GPL-3.0, and the other recordings listed in responses/INDEX.json with their licenses), reduced to their shape."),
+		"recordings": recs,
+	})
+}
+
+// endpoint is what the tests need of one schema endpoint.
+type endpoint struct {
+	Method     string           `json:"method"`
+	Path       string           `json:"path"`
+	Parameters map[string]param `json:"parameters"`
+	// Returns lists the property names "returns" declares (of the object,
+	// or of the array's items); nil when it declares none.
+	Returns []string `json:"returns"`
+}
+
+type param struct {
+	Type     string `json:"type"`
+	Optional bool   `json:"optional"`
+}
+
+func schemaFacts(file string) ([]endpoint, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Endpoints []struct {
+			Method     string
+			Path       string
+			Parameters struct {
+				Properties map[string]struct {
+					Type     string
+					Optional json.Number
+				}
+			}
+			Returns struct {
+				Properties map[string]json.RawMessage
+				Items      struct{ Properties map[string]json.RawMessage }
+			}
+		}
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, err
+	}
+	var out []endpoint
+	for _, e := range doc.Endpoints {
+		ep := endpoint{Method: e.Method, Path: e.Path, Parameters: map[string]param{}}
+		for name, p := range e.Parameters.Properties {
+			ep.Parameters[name] = param{Type: p.Type, Optional: p.Optional == "1"}
+		}
+		declared := e.Returns.Properties
+		if declared == nil {
+			declared = e.Returns.Items.Properties
+		}
+		for k := range declared {
+			ep.Returns = append(ep.Returns, k)
+		}
+		slices.Sort(ep.Returns)
+		out = append(out, ep)
+	}
+	slices.SortFunc(out, func(a, b endpoint) int { return strings.Compare(a.Path+" "+a.Method, b.Path+" "+b.Method) })
+	return out, nil
+}
+
+var recordingRe = regexp.MustCompile(`"(pve[0-9]+/[A-Za-z0-9._-]+\.json)"`)
+
+// recordingNames finds the recordings the package's tests name.
+func recordingNames(pkg string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(pkg, "*_test.go"))
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range recordingRe.FindAllStringSubmatch(string(b), -1) {
+			if !slices.Contains(names, m[1]) {
+				names = append(names, m[1])
+			}
+		}
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// keptValues are the keys whose values the tests pick entries by.
+var keptValues = map[string]bool{"id": true, "vmid": true, "type": true, "name": true}
+
+// skeleton keeps keys, nesting and JSON types and blanks the values.
+func skeleton(key string, v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = skeleton(k, x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = skeleton("", x)
+		}
+		return out
+	case string:
+		if keptValues[key] {
+			return v
+		}
+		return ""
+	case float64:
+		if keptValues[key] {
+			return v
+		}
+		return 0
+	case bool:
+		return false
+	}
+	return v
+}
+
+func write(file string, v any) error {
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, append(b, '\n'), 0o644)
+}
