@@ -56,7 +56,7 @@ func run(src, out, pkg string) error {
 		return err
 	}
 	if err := write(filepath.Join(out, "pve-schema.json"), map[string]any{
-		"_about": fmt.Sprintf(attribution, "Source: the official PVE 9.1 API schema (pve-docs api-viewer/apidata.js, commit a8736b6d; AGPL-3.0-or-later, Proxmox Server Solutions GmbH)."),
+		"_about":    fmt.Sprintf(attribution, "Source: the official PVE 9.1 API schema (pve-docs api-viewer/apidata.js, commit a8736b6d; AGPL-3.0-or-later, Proxmox Server Solutions GmbH)."),
 		"endpoints": schema,
 	}); err != nil {
 		return err
@@ -78,7 +78,7 @@ func run(src, out, pkg string) error {
 		recs[n] = skeleton("", env.Data)
 	}
 	return write(filepath.Join(out, "pve-recorded.json"), map[string]any{
-		"_about": fmt.Sprintf(attribution, "Source: recorded responses (fog-proxmox VCR cassettes, GPL-3.0, and the other recordings listed in responses/INDEX.json with their licenses), reduced to their shape."),
+		"_about":     fmt.Sprintf(attribution, "Source: recorded responses (fog-proxmox VCR cassettes, GPL-3.0, and the other recordings listed in responses/INDEX.json with their licenses), reduced to their shape."),
 		"recordings": recs,
 	})
 }
