@@ -76,7 +76,7 @@ type Server struct {
 	// expiry, so tests of expiry need not sleep (and do not flake when a
 	// loaded machine makes two logins take longer than a short lifetime).
 	ticketClock func() time.Time
-	logins     int    // full tickets issued
+	logins      int // full tickets issued
 
 	reqMu    sync.Mutex
 	requests []Request
