@@ -497,3 +497,38 @@ func TestTicketCredentialsNeverLeak(t *testing.T) {
 		})
 	}
 }
+
+// TestTicketRefusalsSendNothing: with a password login, a refused input or
+// policy sends no request at all (the login is lazy), and a refusal from
+// the guest's state sends no mutating one (the login is not one).
+func TestTicketRefusalsSendNothing(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		in   proxmoxsafe.GuestPowerInput
+		none bool // no request at all
+	}{
+		{"invalid vmid", powerIn("pve1", proxmoxsafe.TypeQEMU, 5, proxmoxsafe.ActionStop), true},
+		{"node not allowed", powerIn("pve3", proxmoxsafe.TypeQEMU, 300, proxmoxsafe.ActionStop), true},
+		{"protected guest", powerIn("pve1", proxmoxsafe.TypeQEMU, 106, proxmoxsafe.ActionStop), true},
+		{"wrong approval", proxmoxsafe.GuestPowerInput{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 100, Action: proxmoxsafe.ActionStop, Approval: "yes"}, false},
+		{"template", powerIn("pve1", proxmoxsafe.TypeQEMU, 103, proxmoxsafe.ActionStart), false},
+		{"locked", powerIn("pve1", proxmoxsafe.TypeQEMU, 104, proxmoxsafe.ActionShutdown), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := ticketEnv(t, nil, nil)
+			_, err := e.client.GuestPower(t.Context(), tc.in)
+			if err == nil || !strings.Contains(err.Error(), "no action was taken") {
+				t.Fatalf("err = %v, want a refusal", err)
+			}
+			if m := e.fake.MutatingRequests(); len(m) != 0 {
+				t.Errorf("mutating requests after a refusal: %v", reqLines(m))
+			}
+			if r := e.requests(); tc.none && len(r) != 0 {
+				t.Errorf("requests after a refusal: %v, want none (not even the login)", reqLines(r))
+			}
+			assertNoTicketSecret(t, e, "error", err.Error())
+		})
+	}
+}

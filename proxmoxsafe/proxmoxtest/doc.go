@@ -20,6 +20,12 @@
 // below HTTP, [Server.RotateCertificate] and [Server.StallHandshakes]
 // change or stall the TLS handshake.
 //
+// Besides API tokens, [Cluster.Users] log in with a password the way the
+// web UI does (POST /access/ticket): tickets expire after
+// [Server.TicketLifetime], writes need the CSRFPreventionToken header,
+// users with [User.SecondFactor] only get a half-authenticated ticket, and
+// [Server.RevokeTickets] forces the next request to 401.
+//
 // The token secret [DefaultTokenSecret] is a fake, well-known value; never
 // use it for a real server.
 package proxmoxtest
