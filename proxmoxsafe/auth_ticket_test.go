@@ -247,17 +247,20 @@ func TestTicketRenewalBeforeExpiry(t *testing.T) {
 	}
 }
 
-// TestTicketExpiredUpstreamLogsInAgain: the fake's tickets live one second
-// and the client does not know it: the read after expiry gets 401, the
+// TestTicketExpiredUpstreamLogsInAgain: the fake's tickets live three
+// seconds and the client does not know it: the read after expiry gets 401, the
 // client logs in with the password (the refused ticket cannot renew
 // itself) and the read succeeds on the second try.
 func TestTicketExpiredUpstreamLogsInAgain(t *testing.T) {
 	t.Parallel()
-	e := ticketEnv(t, func(s *proxmoxtest.Server) { s.TicketLifetime = time.Second }, nil)
+	e := ticketEnv(t, func(s *proxmoxtest.Server) { s.TicketLifetime = 3 * time.Second }, nil)
 	if _, err := e.client.Version(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2100 * time.Millisecond) // one-second timestamps: surely expired
+	// One-second timestamps: four seconds later the ticket is expired
+	// whatever the rounding. Three seconds (not one) leave a loaded
+	// machine time for the login and the retried read to use a fresh one.
+	time.Sleep(4100 * time.Millisecond)
 	e.fake.ResetRequests()
 	if _, err := e.client.Version(t.Context()); err != nil {
 		t.Fatalf("read after expiry: %v", err)
