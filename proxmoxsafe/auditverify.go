@@ -11,21 +11,22 @@ import (
 )
 
 // Verification outcomes that say more than "does not verify". Any other
-// verification error means the log was damaged or tampered with.
-var (
+// verification error means the log was damaged or tampered with. They are
+// constants, like every sentinel of this package.
+const (
 	// ErrAuditTornLine: the last line has no newline — what a write cut
 	// short by a full disk or a crash leaves. [RepairAuditLog] removes it.
-	ErrAuditTornLine = errors.New("torn final line")
+	ErrAuditTornLine Sentinel = "torn final line"
 	// ErrAuditSealBehind: the last record is valid but the seal still
 	// covers the one before it — the process stopped between writing a
 	// record and its seal. [RepairAuditLog] reseals and records that.
-	ErrAuditSealBehind = errors.New("seal one record behind")
+	ErrAuditSealBehind Sentinel = "seal one record behind"
 	// ErrAuditLegacyFormat: the log has no anchor record; it was written by
 	// an earlier version (an unkeyed chain, no seal). [VerifyAuditLog]
 	// without a key still checks its chain; it cannot be continued.
-	ErrAuditLegacyFormat = errors.New("log written by an earlier version")
+	ErrAuditLegacyFormat Sentinel = "log written by an earlier version"
 	// ErrAuditKey: the log is keyed and no key, or another key, was given.
-	ErrAuditKey = errors.New("audit key missing or wrong")
+	ErrAuditKey Sentinel = "audit key missing or wrong"
 )
 
 // AuditVerifyOptions configures [VerifyAuditLog] and [VerifyAuditFile].

@@ -10,8 +10,44 @@ import (
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
-	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 )
+
+// ClusterStatusResult is what [Client.ClusterStatus] returns.
+type ClusterStatusResult struct {
+	// Name is the cluster name; empty for a standalone node.
+	Name string `json:"name"`
+	// Clustered is false for a standalone node (no corosync cluster).
+	Clustered bool `json:"clustered"`
+	// Quorate is true when the cluster has quorum. A standalone node is
+	// always quorate.
+	Quorate bool `json:"quorate"`
+	// Version is the Proxmox VE version of the node that answered, e.g. "9.1.1".
+	Version string `json:"version"`
+	// Nodes lists every cluster member, ordered by name.
+	Nodes []ClusterNode `json:"nodes"`
+	// Warnings name what could not be read (e.g. usage figures); the rest
+	// of the result is still valid. Empty when everything was read.
+	Warnings []string `json:"warnings"`
+}
+
+// ClusterNode is one member of the cluster as /cluster/status reports it.
+type ClusterNode struct {
+	Name   string `json:"name"`
+	NodeID int    `json:"nodeid"`
+	Online bool   `json:"online"`
+	IP     string `json:"ip,omitempty"`
+	// Level is the subscription level ("c", "b", "s", "p"), empty without one.
+	Level string `json:"level,omitempty"`
+	// Local is true for the node that answered the API request.
+	Local bool `json:"local"`
+	// Usage is the node's CPU, memory, root disk and uptime from
+	// /cluster/resources; absent when the node is offline, when the token
+	// lacks Sys.Audit on it, or when the figures could not be read.
+	Usage *NodeUsage `json:"usage,omitempty"`
+	// Problem says in a few words why the node is offline or has no usage
+	// figures; empty for a healthy node.
+	Problem string `json:"problem,omitempty"`
+}
 
 type rawClusterStatusEntry struct {
 	Type    string     `json:"type"`
@@ -162,46 +198,4 @@ func (r *ClusterStatusResult) warn(msg string) {
 	if len(r.Warnings) < maxWarnings {
 		r.Warnings = append(r.Warnings, line(msg, maxErrorText))
 	}
-}
-
-// line sanitizes a single-line string from Proxmox and caps it.
-func line(s string, max int) string {
-	out, _ := sanitize.Cap(sanitize.Line(s), max)
-	return out
-}
-
-// logged writes the operation's log line and returns err unchanged.
-func (c *Client) logged(ctx context.Context, op Operation, start time.Time, err error, attrs ...slog.Attr) error {
-	attrs = append(attrs, slog.String("op", string(op)), slog.Duration("duration", time.Since(start)))
-	level := slog.LevelDebug
-	switch {
-	case err == nil:
-	case isRefusal(err):
-		// Refusals are expected outcomes the caller already sees.
-		attrs = append(attrs, slog.String("refused", err.Error()))
-		level = slog.LevelInfo
-	default:
-		attrs = append(attrs, slog.String("error", err.Error()))
-		level = slog.LevelWarn
-	}
-	c.log.LogAttrs(ctx, level, "proxmox operation", attrs...)
-	return err
-}
-
-func isRefusal(err error) bool {
-	for _, k := range []error{ErrInvalidInput, ErrNotAllowed, ErrPrecondition, ErrApprovalRequired} {
-		if errors.Is(err, k) {
-			return true
-		}
-	}
-	return false
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

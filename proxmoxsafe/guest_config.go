@@ -114,14 +114,11 @@ func redactConfig(key string, raw json.RawMessage) bool {
 // Truncated. Unknown keys pass through sanitized and capped. The node must
 // be on the allowlist; nothing is sent otherwise.
 func (c *Client) GuestConfig(ctx context.Context, in GuestConfigInput) (*GuestConfigResult, error) {
-	const op = "GuestConfig"
+	const op = OpGuestConfig
 	start := time.Now()
-	if err := c.check(in); err != nil {
-		return nil, c.logged(ctx, op, start, err)
-	}
-	attrs := guestAttrs(in.Target())
-	if err := c.policy.checkNode(in.Node); err != nil {
-		return nil, c.logged(ctx, op, start, err, attrs...)
+	attrs, err := c.openGuestRead(ctx, op, start, in, in.GuestRef)
+	if err != nil {
+		return nil, err
 	}
 	var raw map[string]json.RawMessage
 	if err := c.get(ctx, guestPath(in.Target(), "config"), nil, &raw); err != nil {

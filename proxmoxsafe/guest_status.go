@@ -2,7 +2,6 @@ package proxmoxsafe
 
 import (
 	"context"
-	"log/slog"
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
@@ -82,14 +81,11 @@ type rawGuestStatusFull struct {
 // guest-agent flags, name and tags. The node must be on the allowlist;
 // nothing is sent otherwise. One GET.
 func (c *Client) GuestStatus(ctx context.Context, in GuestStatusInput) (*GuestStatusResult, error) {
-	const op = "GuestStatus"
+	const op = OpGuestStatus
 	start := time.Now()
-	if err := c.check(in); err != nil {
-		return nil, c.logged(ctx, op, start, err)
-	}
-	attrs := guestAttrs(in.Target())
-	if err := c.policy.checkNode(in.Node); err != nil {
-		return nil, c.logged(ctx, op, start, err, attrs...)
+	attrs, err := c.openGuestRead(ctx, op, start, in, in.GuestRef)
+	if err != nil {
+		return nil, err
 	}
 	var raw rawGuestStatusFull
 	if err := c.get(ctx, statusPath(in.Target()), nil, &raw); err != nil {
@@ -133,22 +129,3 @@ func (c *Client) GuestStatus(ctx context.Context, in GuestStatusInput) (*GuestSt
 
 // statusPath is the guest's status/current path.
 func statusPath(t Target) string { return guestPath(t, "status", "current") }
-
-// capTags splits, sanitizes and caps a tag list; never nil.
-func capTags(s string) []string {
-	out := []string{}
-	for _, t := range splitTags(s) {
-		if len(out) == maxTags {
-			break
-		}
-		if t = line(t, maxTagLen); t != "" {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// guestAttrs are the log attributes naming a guest.
-func guestAttrs(t Target) []slog.Attr {
-	return []slog.Attr{slog.String("node", t.Node), slog.String("type", string(t.Type)), slog.Int("vmid", t.VMID)}
-}

@@ -12,6 +12,69 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 )
 
+// ListGuestsInput filters and pages [Client.ListGuests]. The zero value lists
+// the first [DefaultListLimit] guests of the whole cluster.
+type ListGuestsInput struct {
+	// Node keeps only guests on this node.
+	Node string `json:"node,omitempty" validate:"omitempty,pve_node" jsonschema:"Only guests on this node."`
+	// Type keeps only "qemu" or only "lxc" guests.
+	Type GuestType `json:"type,omitempty" validate:"omitempty,oneof=qemu lxc" jsonschema:"Only QEMU VMs (qemu) or only LXC containers (lxc)."`
+	// Status keeps only guests in this state ("running", "stopped", "unknown").
+	Status string `json:"status,omitempty" validate:"omitempty,oneof=running stopped unknown" jsonschema:"Only guests in this state."`
+	// Tag keeps only guests carrying this tag (exact, case-insensitive).
+	Tag string `json:"tag,omitempty" validate:"omitempty,pve_tag" jsonschema:"Only guests carrying this tag (exact match, case-insensitive)."`
+	// Name keeps only guests whose name contains this text (case-insensitive).
+	Name string `json:"name,omitempty" validate:"omitempty,max=128,printascii" jsonschema:"Only guests whose name contains this text (case-insensitive, printable ASCII)."`
+	// Limit caps the page size; 0 means [DefaultListLimit]; at most [MaxListLimit].
+	Limit int `json:"limit,omitempty" validate:"min=0,max=1000" jsonschema:"Page size: at most this many guests (0 or absent means 200)."`
+	// Cursor continues a listing from [ListGuestsResult.NextCursor].
+	Cursor string `json:"cursor,omitempty" validate:"omitempty,max=64,printascii" jsonschema:"The next_cursor of the previous page, to continue a listing."`
+}
+
+// Default and maximum page sizes of [Client.ListGuests].
+const (
+	DefaultListLimit = 200
+	MaxListLimit     = 1000
+)
+
+// ListGuestsResult is one page of guests, ordered by VMID.
+type ListGuestsResult struct {
+	Guests []Guest `json:"guests"`
+	// Total counts every guest that matched the filters, on all pages.
+	Total int `json:"total"`
+	// NextCursor is empty on the last page.
+	NextCursor string `json:"next_cursor,omitempty"`
+}
+
+// Guest is one QEMU VM or LXC container as /cluster/resources reports it.
+// Sizes are bytes, times seconds; strings are sanitized.
+type Guest struct {
+	VMID     int       `json:"vmid"`
+	Name     string    `json:"name"`
+	Node     string    `json:"node"`
+	Type     GuestType `json:"type"`
+	Status   string    `json:"status"`
+	Template bool      `json:"template"`
+	Lock     string    `json:"lock,omitempty"`
+	Tags     []string  `json:"tags"`
+	// HAState is the HA manager's state for the guest, empty when unmanaged.
+	HAState string  `json:"hastate,omitempty"`
+	CPU     float64 `json:"cpu"`
+	MaxCPU  int     `json:"maxcpu"`
+	Mem     uint64  `json:"mem"`
+	MaxMem  uint64  `json:"maxmem"`
+	Disk    uint64  `json:"disk"`
+	MaxDisk uint64  `json:"maxdisk"`
+	Uptime  int64   `json:"uptime"`
+	// Manageable reports whether the current policy would let a mutation
+	// target this guest (node allowlisted, guest not protected, some
+	// mutation class enabled). It says nothing about the guest's state.
+	Manageable bool `json:"manageable"`
+	// Protected is true when the operator protects the guest (by VMID,
+	// name, tag or pool): no mutation may touch it.
+	Protected bool `json:"protected"`
+}
+
 // Caps on guest fields: names are DNS names in Proxmox, but the API does not
 // promise it for every version, so we cap defensively.
 const (

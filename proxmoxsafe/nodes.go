@@ -8,6 +8,40 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 )
 
+// NodeStatusInput selects the node [Client.NodeStatus] reports on.
+type NodeStatusInput struct {
+	// Node must be on the policy's node allowlist.
+	Node string `json:"node" validate:"required,pve_node" jsonschema:"Name of the node to report on. It must be on the operator's node allowlist."`
+}
+
+// NodeStatusResult is what [Client.NodeStatus] returns. Sizes are bytes.
+type NodeStatusResult struct {
+	Node string `json:"node"`
+	// Uptime is in seconds.
+	Uptime int64 `json:"uptime"`
+	// CPU is the current CPU usage as a fraction of all cores (0…1).
+	CPU float64 `json:"cpu"`
+	// CPUs is the number of logical CPUs.
+	CPUs int `json:"cpus"`
+	// CPUModel is the CPU model name, sanitized.
+	CPUModel string `json:"cpu_model,omitempty"`
+	// LoadAvg holds the 1, 5 and 15 minute load averages.
+	LoadAvg [3]float64 `json:"loadavg"`
+	Memory  Usage      `json:"memory"`
+	Swap    Usage      `json:"swap"`
+	RootFS  Usage      `json:"rootfs"`
+	// Kernel is the running kernel release, e.g. "6.8.12-4-pve".
+	Kernel string `json:"kernel,omitempty"`
+	// PVEVersion is the node's pve-manager version string.
+	PVEVersion string `json:"pve_version,omitempty"`
+}
+
+// Usage is a used/total pair in bytes.
+type Usage struct {
+	Used  uint64 `json:"used"`
+	Total uint64 `json:"total"`
+}
+
 type rawUsage struct {
 	Total pve.Int `json:"total"`
 	Used  pve.Int `json:"used"`
@@ -67,13 +101,6 @@ func (c *Client) NodeStatus(ctx context.Context, in NodeStatusInput) (*NodeStatu
 
 func usage(u rawUsage) Usage {
 	return Usage{Used: nonNegative(u.Used), Total: nonNegative(u.Total)}
-}
-
-func nonNegative(n pve.Int) uint64 {
-	if n < 0 {
-		return 0
-	}
-	return uint64(n)
 }
 
 // kernelRelease prefers current-kernel.release (PVE 8+), else takes the

@@ -5,6 +5,32 @@ import (
 	"net/url"
 )
 
+// GuestPowerInput is a request to change a guest's power state.
+type GuestPowerInput struct {
+	Node   string      `json:"node" validate:"required,pve_node" jsonschema:"Node the guest runs on. It must be on the operator's node allowlist."`
+	Type   GuestType   `json:"type" validate:"required,oneof=qemu lxc" jsonschema:"Guest type: qemu (VM) or lxc (container)."`
+	VMID   int         `json:"vmid" validate:"required,pve_vmid" jsonschema:"The guest's VMID."`
+	Action PowerAction `json:"action" validate:"required,oneof=start shutdown reboot stop" jsonschema:"start boots a stopped guest; shutdown asks the guest OS to shut down cleanly; reboot asks it to reboot; stop cuts the power at once (unsaved data may be lost)."`
+	// Approval must be exactly [GuestPowerInput.ApprovalPhrase].
+	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Exactly \"APPROVE <action> <node>/<type>/<vmid>\", e.g. \"APPROVE shutdown pve1/qemu/101\". Omit it on the first call: the refusal gives the exact phrase, the guest's current state and the effect, for the user to approve."`
+	// Wait, when set, makes GuestPower wait for the task and verify the
+	// guest's power state before returning; see [Client.Verify]. nil
+	// returns the receipt at submission.
+	Wait *WaitOptions `json:"-"`
+}
+
+// Target returns the guest the input names.
+func (in GuestPowerInput) Target() Target {
+	return Target{Node: in.Node, Type: in.Type, VMID: in.VMID}
+}
+
+// ApprovalPhrase returns the phrase that approves this input:
+// [ApprovalPhrase] for its action and guest. No other field changes what
+// a power action does (Wait only changes how long the call waits).
+func (in GuestPowerInput) ApprovalPhrase() string {
+	return ApprovalPhrase(string(in.Action), in.Target())
+}
+
 // GuestPower starts, shuts down, reboots or stops one guest.
 //
 // It runs the full safety pipeline: the input is validated; the policy must

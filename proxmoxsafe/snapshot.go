@@ -7,6 +7,49 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 )
 
+// SnapshotGuestInput is a request to take a snapshot of a guest.
+type SnapshotGuestInput struct {
+	Node string    `json:"node" validate:"required,pve_node" jsonschema:"Node the guest runs on. It must be on the operator's node allowlist."`
+	Type GuestType `json:"type" validate:"required,oneof=qemu lxc" jsonschema:"Guest type: qemu (VM) or lxc (container)."`
+	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"The guest's VMID."`
+	// Name is the snapshot name: a letter, then 1 to 39 letters, digits,
+	// '_' or '-'; not a name Proxmox reserves.
+	Name string `json:"snapname" validate:"required,pve_snapname" jsonschema:"Name of the new snapshot: a letter, then 1 to 39 letters, digits, '_' or '-'. Reserved: current (any type), pending (qemu), vzdump (lxc)."`
+	// Description is free text stored with the snapshot (no control characters).
+	Description string `json:"description,omitempty" validate:"max=1024,pve_text" jsonschema:"Free text stored with the snapshot (no control, zero-width or bidirectional characters)."`
+	// VMState also saves the VM's RAM. QEMU only.
+	VMState bool `json:"vmstate,omitempty" jsonschema:"Also save the VM's memory (qemu only)."`
+	// Approval must be exactly [SnapshotGuestInput.ApprovalPhrase]: "snapshot",
+	// the target including the snapshot name, and " vmstate=1" with VMState.
+	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Exactly \"APPROVE snapshot <node>/<type>/<vmid>/<snapname>\", followed by \" vmstate=1\" when vmstate is true, e.g. \"APPROVE snapshot pve1/qemu/101/before-upgrade\". Omit it on the first call: the refusal gives the exact phrase, the guest's current state and the effect, for the user to approve."`
+	// Wait, when set, makes SnapshotGuest wait for the task and check that
+	// the snapshot is listed before returning; see [Client.Verify]. nil
+	// returns the receipt at submission.
+	Wait *WaitOptions `json:"-"`
+}
+
+// Target returns the snapshot the input names.
+func (in SnapshotGuestInput) Target() Target {
+	return Target{Node: in.Node, Type: in.Type, VMID: in.VMID, Snapshot: in.Name}
+}
+
+// ApprovalPhrase returns the phrase that approves this input:
+// [ApprovalPhrase] for "snapshot", the snapshot's target and, when VMState
+// is set, "vmstate=1", so approving a plain snapshot never approves saving
+// the VM's memory (or the reverse). Description is not part of it: it is
+// free text stored with the snapshot and changes nothing on the guest.
+func (in SnapshotGuestInput) ApprovalPhrase() string {
+	return ApprovalPhrase("snapshot", in.Target(), in.approvalParams()...)
+}
+
+// approvalParams are the parameters that change what the snapshot does.
+func (in SnapshotGuestInput) approvalParams() []ApprovalParam {
+	if in.VMState {
+		return []ApprovalParam{{Name: "vmstate", Value: "1"}}
+	}
+	return nil
+}
+
 type rawSnapshot struct {
 	Name pve.String `json:"name"`
 }

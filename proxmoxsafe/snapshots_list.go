@@ -94,14 +94,11 @@ type rawSnapshotEntry struct {
 // here!"), which becomes Current and Running. The node must be on the
 // allowlist; nothing is sent otherwise.
 func (c *Client) ListSnapshots(ctx context.Context, in ListSnapshotsInput) (*ListSnapshotsResult, error) {
-	const op = "ListSnapshots"
+	const op = OpListSnapshots
 	start := time.Now()
-	if err := c.check(in); err != nil {
-		return nil, c.logged(ctx, op, start, err)
-	}
-	attrs := guestAttrs(in.Target())
-	if err := c.policy.checkNode(in.Node); err != nil {
-		return nil, c.logged(ctx, op, start, err, attrs...)
+	attrs, err := c.openGuestRead(ctx, op, start, in, in.GuestRef)
+	if err != nil {
+		return nil, err
 	}
 	var raw []rawSnapshotEntry
 	if err := c.get(ctx, guestPath(in.Target(), "snapshot"), nil, &raw); err != nil {

@@ -2,6 +2,7 @@ package proxmoxsafe
 
 import (
 	"context"
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -56,4 +57,19 @@ func describe(t Target, s GuestState) string {
 		d += " (" + s.Name + ")"
 	}
 	return d + " on " + t.Node
+}
+
+// openGuestRead is the opening every per-guest read shares: validate the
+// input, then check the guest's node against the allowlist. A refusal is
+// logged and returned; nothing is sent. It returns the log attributes
+// naming the guest.
+func (c *Client) openGuestRead(ctx context.Context, op Operation, start time.Time, in any, g GuestRef) ([]slog.Attr, error) {
+	if err := c.check(in); err != nil {
+		return nil, c.logged(ctx, op, start, err)
+	}
+	attrs := guestAttrs(g.Target())
+	if err := c.policy.checkNode(g.Node); err != nil {
+		return nil, c.logged(ctx, op, start, err, attrs...)
+	}
+	return attrs, nil
 }

@@ -3,14 +3,12 @@ package proxmoxsafe
 import (
 	"cmp"
 	"context"
-	"log/slog"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
-	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 )
 
 // Caps on storage fields: ids are at most 64 characters in Proxmox, and a
@@ -185,12 +183,4 @@ func limitOr(limit int) int {
 		return DefaultListLimit
 	}
 	return min(limit, MaxListLimit)
-}
-
-func nodeAttr(node string) slog.Attr { return slog.String("node", node) }
-
-// capLine sanitizes a single line of text from Proxmox, caps it, and says
-// whether it was cut.
-func capLine(s string, max int) (string, bool) {
-	return sanitize.Cap(sanitize.Line(s), max)
 }

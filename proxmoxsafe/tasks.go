@@ -5,11 +5,39 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/upid"
 )
+
+// TaskStatusResult is the state of a Proxmox task.
+type TaskStatusResult struct {
+	UPID string  `json:"upid"`
+	Task TaskRef `json:"task"`
+	// Status is "running" or "stopped".
+	Status string `json:"status"`
+	// ExitStatus is set once stopped: "OK", "WARNINGS: <n>" or an error text.
+	ExitStatus string `json:"exitstatus,omitempty"`
+}
+
+// Running reports whether the task has not stopped yet.
+func (t *TaskStatusResult) Running() bool { return t.Status != "stopped" }
+
+// Succeeded reports whether the task stopped with "OK" or "WARNINGS: <n>".
+func (t *TaskStatusResult) Succeeded() bool {
+	return t.Status == "stopped" && exitStatusOK(t.ExitStatus)
+}
+
+func exitStatusOK(s string) bool {
+	if s == "OK" {
+		return true
+	}
+	var n int
+	_, err := fmt.Sscanf(s, "WARNINGS: %d", &n)
+	return err == nil && s == "WARNINGS: "+strconv.Itoa(n)
+}
 
 type rawTaskStatus struct {
 	Status     pve.String `json:"status"`

@@ -1,0 +1,40 @@
+package proxmoxsafe
+
+import "time"
+
+// Receipt says a mutation was submitted. It is not proof that it happened:
+// the task may still fail, and for HA-managed guests the HA manager carries
+// the change out later. Use [Client.Verify] (or the input's Wait field) to
+// learn the outcome.
+type Receipt struct {
+	// UPID identifies the Proxmox task that carries the mutation out.
+	UPID string `json:"upid"`
+	// Task is the parsed UPID.
+	Task TaskRef `json:"task"`
+	// Action is the mutation, e.g. "shutdown" or "snapshot".
+	Action string `json:"action"`
+	// Target is the guest (or snapshot) acted on.
+	Target Target `json:"target"`
+	// Before is the guest state read just before submitting.
+	Before GuestState `json:"before"`
+	// HAManaged is true when the HA manager will carry the change out; the
+	// task then ends before the guest changes state.
+	HAManaged bool `json:"ha_managed"`
+	// Note is a short human-readable remark, e.g. about HA.
+	Note string `json:"note,omitempty"`
+	// Outcome is set only when the input asked to wait (its Wait field):
+	// what [Client.Verify] established after submission.
+	Outcome *Outcome `json:"outcome,omitempty"`
+}
+
+// TaskRef is a parsed UPID.
+type TaskRef struct {
+	Node string `json:"node"`
+	// Type is the task type, e.g. "qmstart", "vzshutdown", "hastart".
+	Type string `json:"type"`
+	// ID is usually the VMID; it may be empty.
+	ID        string    `json:"id"`
+	User      string    `json:"user"`
+	StartTime time.Time `json:"start_time"`
+	PID       int       `json:"pid"`
+}
