@@ -44,7 +44,10 @@
 # the temporary directory.
 #
 # Environment:
-#   CONTAINER_KEEP=1   keep the temporary directory (for debugging)
+#   CONTAINER_KEEP=1        keep the temporary directory (for debugging)
+#   CONTAINER_FULL_BUILD=1  also build the whole Dockerfile on a stand-in
+#                           golang image and compare (ci/container-fullbuild.sh;
+#                           about 7 minutes, so not in .ci/run)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -101,6 +104,8 @@ default_ulimits = []
 runtime = "runc"
 cgroup_manager = "cgroupfs"
 events_logger = "file"
+[network]
+network_backend = "netavark"
 EOF
 # A podman that keeps everything under $W: a script, so that
 # podman-compose (ci/container-compose.sh) can use it too.
@@ -169,8 +174,8 @@ for f in .git .env secrets ci/.cache node_modules; do
   [[ ! -e "$W/src/$f" ]] || fail "$f is in the build context: add it to .dockerignore"
 done
 say "building the image files with deploy/container/rootfs.sh (from that context)"
-(cd "$W/src" && VERSION="ci-$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" \
-  sh deploy/container/rootfs.sh "$W/ctx/out")
+VERSION="ci-$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+(cd "$W/src" && VERSION="$VERSION" sh deploy/container/rootfs.sh "$W/ctx/out")
 say "building the Dockerfile's final stage (--build-context build=…)"
 pm build -q --format docker --build-context "build=$W/ctx" -f "$ROOT/Dockerfile" -t "$IMAGE" "$ROOT" >"$W/build.log" 2>&1 ||
   { cat "$W/build.log" >&2; fail "podman build"; }
@@ -347,5 +352,12 @@ CONTAINER_PODMAN="$W/bin/podman" CONTAINER_IMAGE="$IMAGE" CONTAINER_WORK="$W" \
 # --- deploy/systemd -----------------------------------------------------------
 CONTAINER_PODMAN="$W/bin/podman" CONTAINER_BINARY="$W/ctx/out/rootfs/proxmox-safe-mcp" CONTAINER_WORK="$W" \
   bash "$ROOT/ci/container-systemd.sh"
+
+# --- opt-in: the whole Dockerfile, build stage included (slow) ---------------
+if [[ "${CONTAINER_FULL_BUILD:-}" == 1 ]]; then
+  CONTAINER_PODMAN="$W/bin/podman" CONTAINER_VERSION="$VERSION" CONTAINER_WORK="$W" \
+    CONTAINER_BINARY="$W/ctx/out/rootfs/proxmox-safe-mcp" CONTAINER_FILES="$W/files.got" \
+    bash "$ROOT/ci/container-fullbuild.sh"
+fi
 
 say "all checks passed in $((SECONDS - START))s"
