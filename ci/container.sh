@@ -6,7 +6,8 @@
 #
 #   bash ci/container.sh          (as root; installs its Debian packages)
 #
-# How the image is built (docs/DEPLOYMENT.md, "How CI builds the image"):
+# How the image is built (docs/DEPLOYMENT.md, "How CI builds the image
+# without Docker"):
 # deploy/container/rootfs.sh assembles the image's files on the host, and
 # `podman build --build-context build=DIR` builds the Dockerfile's final
 # stage with that directory standing in for its "build" stage (whose
