@@ -19,7 +19,8 @@ type AuditRepair struct {
 	TornSHA256 string
 	// Resealed: the seal was one record behind and now covers the log.
 	Resealed bool
-	// Record is the "repaired" record it appended; zero if it did nothing.
+	// Record is the "repaired" record it appended (with its Seq); zero if
+	// it did nothing.
 	Record AuditRecord
 }
 
@@ -106,5 +107,6 @@ func RepairAuditLog(path string, opts *AuditLogOptions) (AuditRepair, error) {
 	if err := l.Record(context.Background(), rep.Record); err != nil {
 		return rep, err
 	}
+	rep.Record.Seq = l.seq
 	return rep, nil
 }

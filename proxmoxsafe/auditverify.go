@@ -140,7 +140,7 @@ func verifyAuditFile(r *io.SectionReader, seal *sealFile, chain chainKey, partia
 	if chainErr != nil && !errors.Is(chainErr, ErrAuditTornLine) {
 		return sum, chainErr
 	}
-	if sum.Legacy || (sum.Partial && seal == nil) {
+	if sum.Legacy || (partial && seal == nil) {
 		return sum, chainErr // nothing sealed to compare
 	}
 	var sealed *sealState

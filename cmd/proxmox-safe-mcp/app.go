@@ -76,14 +76,15 @@ func setup(cfg *config, logger, warn *slog.Logger, stderr io.Writer) (*app, erro
 	lib.Logger = logger
 	lib.MaxWait = cfg.MaxWait
 	lib.UserAgent = "proxmox-safe-mcp/" + versionString()
+	lib.LockDir = cfg.LockDir
 
 	switch {
 	case cfg.AuditLog != "" && !sendsNoMutation(cfg.Command):
-		al, err := proxmoxsafe.OpenAuditLog(cfg.AuditLog, nil)
+		al, closeAudit, err := openAudit(cfg, stderr) // audit_setup.go
 		if err != nil {
-			return nil, cfgErr("PROXMOX_SAFE_AUDIT_LOG (--audit-log): %v", err)
+			return nil, err
 		}
-		a.closers = append(a.closers, func() { _ = al.Close() })
+		a.closers = append(a.closers, closeAudit)
 		lib.Audit = al
 	case sendsNoMutation(cfg.Command):
 		// "tools" never runs a tool; a sink that refuses keeps the library's
@@ -141,6 +142,7 @@ var libFields = []struct{ field, setting string }{
 	{"Policy.Classes", "PROXMOX_SAFE_PROFILE (--profile)"},
 	{"Audit", "PROXMOX_SAFE_AUDIT_LOG (--audit-log)"},
 	{"MaxWait", "PROXMOX_SAFE_MAX_WAIT (--max-wait)"},
+	{"LockDir", "PROXMOX_SAFE_LOCK_DIR (--lock-dir)"},
 }
 
 // settingNames rewrites the Go field names a library message may mention

@@ -68,6 +68,10 @@ type config struct {
 	Profile           string
 	ReadOnly          bool
 	AuditLog          string
+	AuditKeyFile      string        // "": the log's path + ".key" (audit_setup.go)
+	AuditSyslog       string        // "": no syslog copy
+	LockDir           string        // "": <state dir>/locks (audit_setup.go)
+	auditDefault      bool          // AuditLog is the default path, not a setting
 	MaxWait           time.Duration // 0: the library's default cap
 	LogLevel          slog.Level
 	logLevelSet       bool
@@ -229,9 +233,18 @@ var settings = []*setting{
 	{flag: "read-only", env: "PROXMOX_SAFE_READ_ONLY", boolean: true, def: "false",
 		help: "refuse every mutation and send only GET requests to Proxmox, whatever the profile",
 		set:  boolSetter(func(c *config) *bool { return &c.ReadOnly })},
-	{flag: "audit-log", env: "PROXMOX_SAFE_AUDIT_LOG", def: "none",
-		help: "append-only JSON-lines audit log; required when the profile enables mutations",
+	{flag: "audit-log", env: "PROXMOX_SAFE_AUDIT_LOG", def: "$XDG_STATE_HOME/proxmox-safe-mcp/audit.jsonl when mutations are enabled",
+		help: "append-only, keyed and sealed JSON-lines audit log; missing parent directories are created (0700), the file 0600",
 		set:  stringSetter(func(c *config) *string { return &c.AuditLog })},
+	{flag: "audit-key-file", env: "PROXMOX_SAFE_AUDIT_KEY_FILE", def: "the audit log's path + .key",
+		help: "file holding the audit log's HMAC key (64 hex digits, e.g. openssl rand -hex 32); created 0600 with a new log; keep it where the log's readers cannot read it",
+		set:  stringSetter(func(c *config) *string { return &c.AuditKeyFile })},
+	{flag: "audit-syslog", env: "PROXMOX_SAFE_AUDIT_SYSLOG", def: "off",
+		help: "also send every audit record to syslog, to keep a copy off the host: local (the local syslog/journald socket), udp://HOST:PORT, tcp://HOST:PORT or unix:///PATH",
+		set:  setAuditSyslog},
+	{flag: "lock-dir", env: "PROXMOX_SAFE_LOCK_DIR", def: "$XDG_STATE_HOME/proxmox-safe-mcp/locks",
+		help: "directory of per-guest lock files shared by every server and call on this host, so two processes never change one guest at the same moment",
+		set:  stringSetter(func(c *config) *string { return &c.LockDir })},
 	{flag: "max-wait", env: "PROXMOX_SAFE_MAX_WAIT", def: proxmoxsafe.DefaultMaxWait.String(),
 		help: "longest a mutation tool may wait for its task and the result (tool parameter timeout_seconds is capped to it), a duration from 1s to 1h such as 120s or 5m",
 		set:  parseMaxWait},
@@ -422,6 +435,7 @@ func parseConfig(args []string, lookup func(string) (string, bool)) (*config, er
 		// (including the library's WARN for refusals) would repeat it.
 		c.LogLevel = slog.LevelError
 	}
+	defaultStatePaths(c, lookup) // audit_setup.go
 	if err := checkConfig(c); err != nil {
 		return c, err
 	}
@@ -472,7 +486,7 @@ func parseCommand(c *config, pos []string) error {
 			c.ToolArgs = pos[2]
 		}
 	default:
-		return cfgErr("unknown command %q (known: serve, tools, call, doctor, healthcheck)", c.Command)
+		return cfgErr("unknown command %q (known: serve, tools, call, doctor, healthcheck, audit)", c.Command)
 	}
 	return nil
 }
@@ -531,8 +545,8 @@ func checkConfigRest(c *config) error {
 	if c.TLSInsecure && (c.Fingerprint != "" || c.CAFile != "") {
 		return cfgErr("PVE_TLS_INSECURE (--tls-insecure) cannot be combined with PVE_TLS_FINGERPRINT or PVE_CA_FILE: pinning or a CA already handles self-signed certificates")
 	}
-	if !sendsNoMutation(c.Command) && c.mutating() && c.AuditLog == "" {
-		return cfgErr("PROXMOX_SAFE_AUDIT_LOG (--audit-log) is required when the %q profile enables mutations; set it to a file path, or run with PROXMOX_SAFE_READ_ONLY=true (--read-only)", c.Profile)
+	if !sendsNoMutation(c.Command) && c.mutating() && c.AuditLog == "" && !c.Demo {
+		return cfgErr("PROXMOX_SAFE_AUDIT_LOG (--audit-log) is required when the %q profile enables mutations, and there is no default because neither XDG_STATE_HOME nor HOME is set; set it to a file path, or run with PROXMOX_SAFE_READ_ONLY=true (--read-only)", c.Profile)
 	}
 	return nil
 }
@@ -596,6 +610,7 @@ Usage:
   proxmox-safe-mcp [flags]                       serve MCP over stdio (default; same as "serve")
   proxmox-safe-mcp [flags] --http 127.0.0.1:8000 serve MCP over streamable HTTP instead (needs MCP_AUTH_TOKEN)
   proxmox-safe-mcp healthcheck [--url URL]       probe a running HTTP server's /healthz (for containers)
+  proxmox-safe-mcp audit verify|repair [FILE]    check an audit log, or remove a torn final line (see audit --help)
   proxmox-safe-mcp [flags] tools [TOOL]          list the tools this configuration exposes, or one tool's parameters
   proxmox-safe-mcp [flags] call TOOL ['{json}']  run one tool and print its result ("wait": true shows progress on stderr)
   proxmox-safe-mcp [flags] doctor                check the setup: reachability, TLS, token, nodes, privileges

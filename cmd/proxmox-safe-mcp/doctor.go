@@ -126,6 +126,7 @@ func doctor(ctx context.Context, a *app, cfg *config, w io.Writer) int {
 		r.info("demo mode: this checks the simulated cluster, not a real one")
 	}
 	checkPolicy(r, cfg, pol) // doctor_policy.go
+	checkAudit(r, cfg)       // doctor_audit.go
 
 	hostport := base.Host
 	if base.Port() == "" {

@@ -55,6 +55,9 @@ func main() {
 // run is main without the process: tests call it with their own streams and
 // environment.
 func run(ctx context.Context, args []string, lookup func(string) (string, bool), stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == cmdAudit { // needs no Proxmox configuration (audit_cmd.go)
+		return auditCommand(args[1:], lookup, stdout, stderr)
+	}
 	if len(args) > 0 && args[0] == cmdHealthcheck { // needs no configuration (http.go)
 		return healthcheck(ctx, args[1:], lookup, stdout, stderr)
 	}

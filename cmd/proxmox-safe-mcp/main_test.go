@@ -39,6 +39,9 @@ func TestMain(m *testing.M) {
 		if binDir != "" {
 			os.RemoveAll(binDir)
 		}
+		if testStateDir != "" {
+			os.RemoveAll(testStateDir)
+		}
 	}))
 }
 
@@ -63,10 +66,20 @@ func binary(tb testing.TB) string {
 	return binPath
 }
 
+// testStateDir is XDG_STATE_HOME for the binaries tests start, so that a
+// default audit log or lock file never lands in the developer's home.
+var testStateDir = func() string {
+	d, err := os.MkdirTemp("", "proxmox-safe-mcp-test-state-")
+	if err != nil {
+		panic(err)
+	}
+	return d
+}()
+
 // cleanEnv is a minimal environment, so a developer's PVE_* variables
-// cannot leak into a test.
+// cannot leak into a test, and the state directory is the test's own.
 func cleanEnv(extra ...string) []string {
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "XDG_STATE_HOME=" + testStateDir}
 	if d := os.Getenv("TMPDIR"); d != "" {
 		env = append(env, "TMPDIR="+d)
 	}
@@ -490,11 +503,11 @@ func TestBadConfig(t *testing.T) {
 	}{
 		{"no url", nil, nil, "PVE_URL"},
 		{"bad bool", append(slices.Clone(full), "PROXMOX_SAFE_READ_ONLY=yes"), nil, "PROXMOX_SAFE_READ_ONLY"},
-		{"no audit log", full, nil, "PROXMOX_SAFE_AUDIT_LOG"},
+		{"no audit log and no state directory", append(slices.Clone(full), "HOME=", "XDG_STATE_HOME="), nil, "PROXMOX_SAFE_AUDIT_LOG"},
 		{"plain http", append([]string{"PVE_URL=http://pve:8006", "PVE_API_TOKEN_ID=a@pve!mcp", "PVE_API_TOKEN_SECRET=CANARY-x"}, "PROXMOX_SAFE_READ_ONLY=1"), nil, "PVE_URL"},
 		{"bad fingerprint", append(slices.Clone(full), "PROXMOX_SAFE_READ_ONLY=1", "PVE_TLS_FINGERPRINT=zz"), nil, "PVE_TLS_FINGERPRINT"},
 		{"missing ca file", append(slices.Clone(full), "PROXMOX_SAFE_READ_ONLY=1", "PVE_CA_FILE=/nonexistent/ca.pem"), nil, "PVE_CA_FILE"},
-		{"unwritable audit log", append(slices.Clone(full), "PROXMOX_SAFE_AUDIT_LOG=/nonexistent/dir/audit.jsonl"), nil, "PROXMOX_SAFE_AUDIT_LOG"},
+		{"unwritable audit log", append(slices.Clone(full), "PROXMOX_SAFE_AUDIT_LOG=/dev/null/dir/audit.jsonl"), nil, "PROXMOX_SAFE_AUDIT_LOG"},
 		{"unknown flag", nil, []string{"--bogus"}, "--bogus"},
 		{"unknown tool", nil, []string{"--demo", "call", "no_such_tool"}, "no_such_tool"},
 		{"bad json", nil, []string{"--demo", "call", "list_guests", "{nope"}, "JSON object"},

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+)
+
+// The binary's host-side state: the audit log, its key and seal, and the
+// per-guest lock files. With no setting they live in the user's state
+// directory (XDG Base Directory: $XDG_STATE_HOME, else ~/.local/state), so
+// that the minimal configuration — PVE_URL and a token — starts (issue 8)
+// and every server and `call` of one user shares one log and one set of
+// locks.
+
+// stateDirName is the directory under the state home.
+const stateDirName = "proxmox-safe-mcp"
+
+// stateDir returns $XDG_STATE_HOME/proxmox-safe-mcp, or
+// $HOME/.local/state/proxmox-safe-mcp, or "" when neither is set. A
+// relative XDG_STATE_HOME is ignored, as the specification says.
+func stateDir(lookup func(string) (string, bool)) string {
+	if v, ok := lookup("XDG_STATE_HOME"); ok && filepath.IsAbs(v) {
+		return filepath.Join(v, stateDirName)
+	}
+	if v, ok := lookup("HOME"); ok && filepath.IsAbs(v) {
+		return filepath.Join(v, ".local", "state", stateDirName)
+	}
+	return ""
+}
+
+// defaultStatePaths fills in the audit log (when the policy enables
+// mutations and none is set) and the lock directory. The demo keeps its own
+// temporary log and needs no locks: its cluster lives in the process.
+func defaultStatePaths(c *config, lookup func(string) (string, bool)) {
+	if c.Demo {
+		return
+	}
+	dir := stateDir(lookup)
+	if dir == "" {
+		return
+	}
+	if c.AuditLog == "" && c.mutating() {
+		c.AuditLog, c.auditDefault = filepath.Join(dir, "audit.jsonl"), true
+	}
+	if c.LockDir == "" {
+		c.LockDir = filepath.Join(dir, "locks")
+	}
+}
+
+// auditKeyFile is where the audit key lives.
+func auditKeyFile(c *config) string {
+	if c.AuditKeyFile != "" {
+		return c.AuditKeyFile
+	}
+	return c.AuditLog + ".key"
+}
+
+// openAudit opens (or creates) the audit log with its key and, if asked,
+// its syslog copy, and returns it with the function that closes both.
+// Missing parent directories are created 0700. Errors name the setting and
+// say what to do.
+func openAudit(c *config, stderr io.Writer) (*proxmoxsafe.AuditLog, func(), error) {
+	const name = "PROXMOX_SAFE_AUDIT_LOG (--audit-log)"
+	if err := os.MkdirAll(filepath.Dir(c.AuditLog), 0o700); err != nil {
+		return nil, nil, cfgErr("%s: cannot create its directory: %v", name, pathErr(err))
+	}
+	key, err := loadOrCreateAuditKey(auditKeyFile(c), c.AuditLog)
+	if err != nil {
+		return nil, nil, cfgErr("PROXMOX_SAFE_AUDIT_KEY_FILE (--audit-key-file): %v", err)
+	}
+	opts := &proxmoxsafe.AuditLogOptions{Key: key}
+	closeMirror := func() {}
+	if c.AuditSyslog != "" {
+		w, closer, err := dialAuditSyslog(c.AuditSyslog) // audit_syslog*.go
+		if err != nil {
+			return nil, nil, cfgErr("PROXMOX_SAFE_AUDIT_SYSLOG (--audit-syslog): %v", err)
+		}
+		opts.Mirror, closeMirror = w, closer
+	}
+	al, err := proxmoxsafe.OpenAuditLog(c.AuditLog, opts)
+	if err != nil {
+		closeMirror()
+		var oe *proxmoxsafe.AuditOpenError
+		if errors.As(err, &oe) {
+			return nil, nil, cfgErr("%s: %v (details: proxmox-safe-mcp audit verify %s)", name, err, c.AuditLog)
+		}
+		return nil, nil, cfgErr("%s: %v", name, err)
+	}
+	if c.auditDefault {
+		fmt.Fprintf(stderr, "proxmox-safe-mcp: audit log %s (the default; set PROXMOX_SAFE_AUDIT_LOG to choose another)\n", c.AuditLog)
+	}
+	return al, func() { _ = al.Close(); closeMirror() }, nil
+}
+
+// auditKeyBytes is the size of a key the binary creates.
+const auditKeyBytes = 32
+
+// loadOrCreateAuditKey reads the key file (hex, one trailing newline
+// allowed). A missing key file is created — 32 random bytes, 0600 — only
+// for a log that does not exist yet or is empty: a key made up for an
+// existing log could never verify it, so then the log is opened without a
+// key and the library says what is wrong (a keyed log: the key is
+// missing; a log from an earlier version: move it aside).
+func loadOrCreateAuditKey(path, logPath string) ([]byte, error) {
+	key, err := readAuditKey(path)
+	if err == nil || !errors.Is(err, os.ErrNotExist) {
+		return key, err
+	}
+	if st, err := os.Stat(logPath); err == nil && st.Size() > 0 {
+		return nil, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("cannot create its directory: %v", pathErr(err))
+	}
+	raw := make([]byte, auditKeyBytes)
+	if _, err := rand.Read(raw); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		// Another process created it a moment ago: use that one once written.
+		for range 50 {
+			if key, err := readAuditKey(path); err == nil {
+				return key, nil
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		return readAuditKey(path)
+	}
+	if err != nil {
+		return nil, pathErr(err)
+	}
+	_, werr := f.WriteString(hex.EncodeToString(raw) + "\n")
+	serr := f.Sync()
+	cerr := f.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		os.Remove(path)
+		return nil, err
+	}
+	return raw, nil
+}
+
+// readAuditKey reads a hex key file. The key itself never appears in an
+// error.
+func readAuditKey(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO must not block
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 4096))
+	if err != nil {
+		return nil, err
+	}
+	s := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+	key, err := hex.DecodeString(s)
+	if err != nil || len(key) < proxmoxsafe.MinAuditKeyBytes {
+		return nil, fmt.Errorf("%s must hold a key of at least %d bytes as hex digits and nothing else (e.g. openssl rand -hex 32 > %s; value not shown)", path, proxmoxsafe.MinAuditKeyBytes, path)
+	}
+	return key, nil
+}
+
+// setAuditSyslog checks PROXMOX_SAFE_AUDIT_SYSLOG at startup.
+func setAuditSyslog(c *config, v string) error {
+	v = strings.TrimSpace(v)
+	if _, _, err := parseAuditSyslog(v); err != nil {
+		return err
+	}
+	c.AuditSyslog = v
+	return nil
+}

@@ -1,0 +1,49 @@
+//go:build !windows && !plan9
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/syslog"
+	"strings"
+)
+
+// auditSyslogTag is the syslog tag of audit records; the journal's
+// SYSLOG_IDENTIFIER, so `journalctl -t proxmox-safe-mcp-audit -o cat`
+// prints exactly the log's lines.
+const auditSyslogTag = "proxmox-safe-mcp-audit"
+
+// parseAuditSyslog splits a PROXMOX_SAFE_AUDIT_SYSLOG value into what
+// syslog.Dial takes: "local" is the local syslog socket (journald's or
+// rsyslog's /dev/log), the others name a network and address.
+func parseAuditSyslog(v string) (network, addr string, err error) {
+	switch {
+	case v == "local":
+		return "", "", nil
+	case strings.HasPrefix(v, "udp://"), strings.HasPrefix(v, "tcp://"):
+		network, addr, _ = strings.Cut(v, "://")
+		if !strings.Contains(addr, ":") {
+			return "", "", fmt.Errorf("%q needs a port, e.g. %s://logs.example.com:514", v, network)
+		}
+		return network, addr, nil
+	case strings.HasPrefix(v, "unix:///"):
+		return "unixgram", strings.TrimPrefix(v, "unix://"), nil
+	}
+	return "", "", fmt.Errorf("must be local, udp://HOST:PORT, tcp://HOST:PORT or unix:///PATH (got %q)", v)
+}
+
+// dialAuditSyslog connects to syslog with facility authpriv (readable only
+// by administrators on most systems) and severity info. Each Write is one
+// message: the AuditLog writes one record per call.
+func dialAuditSyslog(v string) (io.Writer, func(), error) {
+	network, addr, err := parseAuditSyslog(v)
+	if err != nil {
+		return nil, nil, err
+	}
+	w, err := syslog.Dial(network, addr, syslog.LOG_AUTHPRIV|syslog.LOG_INFO, auditSyslogTag)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot connect to syslog (%s): %v", v, err)
+	}
+	return w, func() { _ = w.Close() }, nil
+}
