@@ -78,6 +78,12 @@ func TestHTTPConfig(t *testing.T) {
 		{"session timeout", []string{"--demo", "--http", "8000", "--session-timeout", "10"}, nil, "duration with a unit"},
 		{"stateless strict bool", []string{"--demo", "--http", "8000"}, map[string]string{"MCP_STATELESS": "yes"}, "must be one of"},
 		{"http ignored by tools", []string{"--demo", "tools"}, map[string]string{"MCP_HTTP_ADDR": "0.0.0.0:8000"}, ""},
+		{"sse on loopback", []string{"--demo", "--transport", "sse"}, nil, ""},
+		{"sse all interfaces without token", []string{"--demo"}, map[string]string{"MCP_TRANSPORT": "sse", "MCP_HOST": "0.0.0.0"}, "is not a loopback address"},
+		{"sse real cluster without token", []string{"--transport", "sse"}, real, "needs MCP_AUTH_TOKEN"},
+		{"sse stateless", []string{"--demo", "--transport", "sse", "--stateless"}, nil, "does not apply to MCP_TRANSPORT=sse"},
+		{"max sessions not a number", []string{"--demo", "--http", "8000", "--max-sessions", "many"}, nil, "must be a whole number"},
+		{"max in flight negative", []string{"--demo", "--http", "8000"}, map[string]string{"MCP_MAX_IN_FLIGHT": "-1"}, "must be a whole number"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lookup := func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }
@@ -431,6 +437,29 @@ func TestHTTPLegacySSE(t *testing.T) {
 	for where, text := range map[string]string{"results": seen.String(), "stderr": p.stderr.String()} {
 		if strings.Contains(text, httpCanary) || strings.Contains(text, httpToken) {
 			t.Errorf("a secret appears in %s", where)
+		}
+	}
+}
+
+// TestHTTPLimitSettings: 0 means "no limit" for the operator (mcphttp
+// spells that as negative; its zero is the default), unset keeps the
+// default.
+func TestHTTPLimitSettings(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		env                []string
+		sessions, inFlight int
+	}{
+		{nil, 0, 0},
+		{[]string{"MCP_MAX_SESSIONS", "0", "MCP_MAX_IN_FLIGHT", "0"}, -1, -1},
+		{[]string{"MCP_MAX_SESSIONS", "5", "MCP_MAX_IN_FLIGHT", "7"}, 5, 7},
+	} {
+		c, err := parseConfig([]string{"--demo", "--http", "8000"}, env(tc.env...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.HTTP.MaxSessions != tc.sessions || c.HTTP.MaxInFlight != tc.inFlight {
+			t.Errorf("%q: sessions %d in flight %d, want %d %d", tc.env, c.HTTP.MaxSessions, c.HTTP.MaxInFlight, tc.sessions, tc.inFlight)
 		}
 	}
 }
