@@ -30,13 +30,18 @@ func TestMaxTagsMatchConstants(t *testing.T) {
 		"WaitTaskInput.UPID":             proxmoxsafe.MaxUPIDLen,
 		"ListStorageInput.Limit":         proxmoxsafe.MaxListLimit,
 		"ListBackupsInput.Limit":         proxmoxsafe.MaxListLimit,
+		"GuardedPowerInput.Approval":     proxmoxsafe.MaxApprovalLen,
+		"ResetGuestInput.Approval":       proxmoxsafe.MaxApprovalLen,
+		"CleanupSnapshotsInput.Approval": proxmoxsafe.MaxApprovalLen,
+		"DeleteSnapshotInput.Approval":   proxmoxsafe.MaxApprovalLen,
 	}
 	inputs := []any{
 		proxmoxsafe.NodeStatusInput{}, proxmoxsafe.ListGuestsInput{}, proxmoxsafe.GuestStatusInput{},
 		proxmoxsafe.GuestConfigInput{}, proxmoxsafe.ListSnapshotsInput{}, proxmoxsafe.GuestPowerInput{},
 		proxmoxsafe.SnapshotGuestInput{}, proxmoxsafe.ListTasksInput{}, proxmoxsafe.TaskLogInput{},
 		proxmoxsafe.TaskStatusInput{}, proxmoxsafe.WaitTaskInput{}, proxmoxsafe.ListStorageInput{},
-		proxmoxsafe.ListBackupsInput{}, proxmoxsafe.WaitOptions{},
+		proxmoxsafe.ListBackupsInput{}, proxmoxsafe.WaitOptions{}, proxmoxsafe.GuardedPowerInput{},
+		proxmoxsafe.ResetGuestInput{}, proxmoxsafe.CleanupSnapshotsInput{}, proxmoxsafe.DeleteSnapshotInput{},
 	}
 	seen := map[string]bool{}
 	for _, in := range inputs {
