@@ -294,3 +294,23 @@ func TestWaitStatusNeverAnswers(t *testing.T) {
 		t.Errorf("text = %q", msg)
 	}
 }
+
+// BenchmarkResultContent measures the JSON copy of a full default page
+// (200 guests) in the text content, the cost content.go adds to a
+// list_guests call (compare with BenchmarkListGuestsMCP).
+func BenchmarkResultContent(b *testing.B) {
+	ctx := b.Context()
+	fake := proxmoxtest.NewServer(benchCluster())
+	b.Cleanup(fake.Close)
+	client := newClient(b, fake, defaultPolicy(), "", newMemAudit(), nil)
+	res, err := client.ListGuests(ctx, proxmoxsafe.ListGuestsInput{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if c := resultContent("Listed 200 of 300 guests", res); len(c) != 1 {
+			b.Fatal(len(c))
+		}
+	}
+}
