@@ -35,6 +35,11 @@ USER 65532:65532
 # refuses to start without MCP_AUTH_TOKEN or MCP_AUTH_TOKEN_FILE (set by
 # docker-compose.yml). Publish the port on 127.0.0.1 only.
 ENV MCP_HTTP_ADDR=0.0.0.0:8000
+# A published port changes the address clients use: accept the Host they
+# send for 127.0.0.1/localhost (any port), as `docker run -p
+# 127.0.0.1:8000:8000` needs. A DNS-rebinding page sends its own name, not
+# these; anything else still gets 403. Behind a proxy, set its name here.
+ENV MCP_ALLOWED_HOSTS=127.0.0.1,localhost
 EXPOSE 8000
 # The binary probes its own /healthz: there is no curl in this image.
 # "healthcheck" derives the URL from MCP_HTTP_ADDR (0.0.0.0 → 127.0.0.1).

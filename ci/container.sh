@@ -19,8 +19,9 @@
 #            expected files (binary, CA bundle, /tmp, /data owned by 65532)
 #   run      as docker-compose.yml does: port published on 127.0.0.1 only,
 #            read-only root, all capabilities dropped, no-new-privileges,
-#            token from a file mounted at /run/secrets, a volume on /data,
-#            MCP_ALLOWED_HOSTS for the mapped port; --demo (no Proxmox here)
+#            token from a file mounted at /run/secrets, a volume on /data;
+#            --demo (no Proxmox here). The image's own MCP_ALLOWED_HOSTS
+#            must let the client reach it through the mapped port
 #   health   GET /healthz is "ok"; the image's own HEALTHCHECK passes
 #   MCP      over streamable HTTP through the published port: no token → 401,
 #            foreign Host → 403; with the bearer token: initialize,
@@ -189,7 +190,9 @@ cfg="$(jq .Config <<<"$img")"
 [[ $(jq -c .Healthcheck.Test <<<"$img") == '["CMD","/proxmox-safe-mcp","healthcheck"]' ]] ||
   fail "HEALTHCHECK missing from the image: $(jq -c .Healthcheck <<<"$img")"
 [[ $(jq -r .StopSignal <<<"$cfg") == SIGTERM ]] || fail "stop signal $(jq -r .StopSignal <<<"$cfg")"
-jq -e '.Env | index("MCP_HTTP_ADDR=0.0.0.0:8000")' <<<"$cfg" >/dev/null || fail "MCP_HTTP_ADDR not in the image's environment"
+for e in MCP_HTTP_ADDR=0.0.0.0:8000 MCP_ALLOWED_HOSTS=127.0.0.1,localhost; do
+  jq -e --arg e "$e" '.Env | index($e)' <<<"$cfg" >/dev/null || fail "$e not in the image's environment"
+done
 # The complete file list, with owner and mode: nothing else may be in it.
 pm create --name "$NAME-files" "$IMAGE" >/dev/null 2>&1
 pm export "$NAME-files" | tar -tvf - --numeric-owner |
@@ -235,7 +238,6 @@ CID="$(pm run -d --name "$NAME" \
   -v "$W/secrets/mcp_auth_token:/run/secrets/mcp_auth_token:ro" \
   -e MCP_AUTH_TOKEN_FILE=/run/secrets/mcp_auth_token \
   -e PROXMOX_SAFE_AUDIT_LOG=/data/audit.jsonl \
-  -e "MCP_ALLOWED_HOSTS=127.0.0.1:$PORT,localhost:$PORT" \
   "$IMAGE" --demo 2>"$W/run.log")" || { cat "$W/run.log" >&2; fail "podman run"; }
 
 BASE="http://127.0.0.1:$PORT"
