@@ -244,26 +244,27 @@ func New(server *mcp.Server, opts *Options) (*Handler, error) {
 		h.metaPath = wellKnownPRM + h.path
 	}
 
-	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{
-		Stateless:           o.Stateless,
-		SessionTimeout:      timeout,
-		MaxRequestBodyBytes: h.maxBody,
-		Logger:              o.Logger,
-		// The guard checks Host on every connection, loopback or not;
-		// go-sdk's own check would also refuse the AllowedHosts.
-		DisableLocalhostProtection: true,
-	})
 	// Outermost last: guard → authentication → body → in-flight bound →
 	// session cap → JSON-RPC fixes → go-sdk.
-	var inner http.Handler = sdk
-	inner = h.methodNotFound(inner)
-	if h.stateful {
-		inner = h.refuseDiscover(inner)
-		inner = h.limitSessions(inner)
-	}
+	var inner http.Handler
 	if o.LegacySSE {
 		h.sse = newSSEHandler(h) // caps its sessions itself, on GET
 		inner = h.sse
+	} else {
+		inner = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{
+			Stateless:           o.Stateless,
+			SessionTimeout:      timeout,
+			MaxRequestBodyBytes: h.maxBody,
+			Logger:              o.Logger,
+			// The guard checks Host on every connection, loopback or not;
+			// go-sdk's own check would also refuse the AllowedHosts.
+			DisableLocalhostProtection: true,
+		})
+		inner = h.methodNotFound(inner)
+		if h.stateful {
+			inner = h.refuseDiscover(inner)
+			inner = h.limitSessions(inner)
+		}
 	}
 	// The in-flight bound counts requests whose body is in: a client
 	// trickling bodies must not hold the slots others need (the body

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -447,8 +448,8 @@ func (w slogWriter) Write(p []byte) (int, error) {
 
 // healthcheck implements "proxmox-safe-mcp healthcheck [--url URL]
 // [--timeout D]": exit 0 when the URL answers 200 "ok", 1 otherwise. The
-// default URL is /healthz on MCP_HTTP_ADDR (an unspecified host becomes
-// 127.0.0.1), else on 127.0.0.1:8000. Distroless and scratch images have no
+// default URL is /healthz on MCP_HTTP_ADDR, or on MCP_HOST/MCP_PORT (an
+// unspecified host becomes 127.0.0.1), else on 127.0.0.1:8000. Distroless and scratch images have no
 // curl, so the binary probes itself.
 func healthcheck(ctx context.Context, args []string, lookup func(string) (string, bool), stdout, stderr io.Writer) int {
 	target, timeout := "", 5*time.Second
@@ -487,10 +488,17 @@ func healthcheck(ctx context.Context, args []string, lookup func(string) (string
 	}
 	if target == "" {
 		hostport := net.JoinHostPort(defaultHTTPHost, defaultHTTPPort)
-		if v, ok := lookup("MCP_HTTP_ADDR"); ok && strings.TrimSpace(v) != "" {
-			l, _, err := parseListenAddr(strings.TrimSpace(v))
+		get := func(k string) string { v, _ := lookup(k); return strings.TrimSpace(v) }
+		addr, from := get("MCP_HTTP_ADDR"), "MCP_HTTP_ADDR"
+		if host, port := get("MCP_HOST"), get("MCP_PORT"); addr == "" && (host != "" || port != "") {
+			// The aliases' halves (MCP_HOST, MCP_PORT), with the same
+			// defaults as serve uses.
+			addr, from = net.JoinHostPort(cmp.Or(strings.Trim(host, "[]"), defaultHTTPHost), cmp.Or(port, defaultHTTPPort)), "MCP_HOST/MCP_PORT"
+		}
+		if addr != "" {
+			l, _, err := parseListenAddr(addr)
 			if err != nil {
-				fmt.Fprintf(stderr, "proxmox-safe-mcp healthcheck: MCP_HTTP_ADDR: %v\n", err)
+				fmt.Fprintf(stderr, "proxmox-safe-mcp healthcheck: %s: %v\n", from, err)
 				return exitUsage
 			}
 			h, p, _ := net.SplitHostPort(l)

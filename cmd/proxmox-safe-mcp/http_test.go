@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -460,6 +462,30 @@ func TestHTTPLimitSettings(t *testing.T) {
 		}
 		if c.HTTP.MaxSessions != tc.sessions || c.HTTP.MaxInFlight != tc.inFlight {
 			t.Errorf("%q: sessions %d in flight %d, want %d %d", tc.env, c.HTTP.MaxSessions, c.HTTP.MaxInFlight, tc.sessions, tc.inFlight)
+		}
+	}
+}
+
+// TestHealthcheckFindsAliasAddress: a container configured with MCP_HOST
+// and MCP_PORT (the aliases) is probed on that port, not on 8000.
+func TestHealthcheckFindsAliasAddress(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" {
+			fmt.Fprint(w, "ok")
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	for _, kv := range [][]string{
+		{"MCP_HOST", "0.0.0.0", "MCP_PORT", port},
+		{"MCP_PORT", port},
+	} {
+		var out, errb strings.Builder
+		if code := healthcheck(t.Context(), nil, env(kv...), &out, &errb); code != exitOK {
+			t.Errorf("%q: exit %d: %s", kv, code, errb.String())
 		}
 	}
 }
