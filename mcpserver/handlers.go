@@ -46,6 +46,10 @@ func typed[In, Out any](h handlerFunc[In, Out]) func(*mcp.Server, *mcp.Tool, *ad
 			}
 			ctx = withRequest(ctx, req)
 			text, out, err := h(a, ctx, in)
+			if res, ok := inputRequired(err); ok { // elicit.go
+				var zero Out
+				return res, zero, nil
+			}
 			if err != nil {
 				var zero Out
 				return nil, zero, toolError(name, err)

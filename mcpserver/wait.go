@@ -114,6 +114,9 @@ func typedMutation[In any](h handlerFunc[In, *proxmoxsafe.Receipt]) func(*mcp.Se
 			}
 			ctx = withRequest(ctx, req)
 			text, r, err := h(a, ctx, in)
+			if res, ok := inputRequired(err); ok { // elicit.go
+				return res, nil, nil
+			}
 			var se *submittedError
 			if errors.As(err, &se) {
 				w := wireReceipt(se.receipt)

@@ -73,6 +73,10 @@ func setup(cfg *config, logger, warn *slog.Logger, stderr io.Writer) (*app, erro
 	a.trust = trustConfig{pin: lib.Fingerprint, caPEM: lib.CACertPEM, caFile: cfg.CAFile, insecure: lib.InsecureSkipVerify} // for doctor
 	lib.Policy.Classes = classes
 	lib.Policy.ReadOnly = cfg.ReadOnly
+	lib.Policy.Approvals = cfg.Approvals
+	if lib.Approvers, err = approvers(); err != nil { // approvals.go
+		return nil, err
+	}
 	lib.Logger = logger
 	lib.MaxWait = cfg.MaxWait
 	lib.UserAgent = "proxmox-safe-mcp/" + versionString()
@@ -141,6 +145,8 @@ var libFields = []struct{ field, setting string }{
 	{"Policy.AllowedNodes", "PVE_ALLOWED_NODES (--allowed-nodes)"},
 	{"Policy.Classes", "PROXMOX_SAFE_PROFILE (--profile)"},
 	{"Audit", "PROXMOX_SAFE_AUDIT_LOG (--audit-log)"},
+	{"Policy.Approvals", "PROXMOX_SAFE_APPROVALS (--approvals)"},
+	{"Approvers", "PROXMOX_SAFE_APPROVALS (--approvals)"},
 	{"MaxWait", "PROXMOX_SAFE_MAX_WAIT (--max-wait)"},
 	{"LockDir", "PROXMOX_SAFE_LOCK_DIR (--lock-dir)"},
 }

@@ -68,11 +68,12 @@ type config struct {
 	Profile           string
 	ReadOnly          bool
 	AuditLog          string
-	AuditKeyFile      string        // "": the log's path + ".key" (audit_setup.go)
-	AuditSyslog       string        // "": no syslog copy
-	LockDir           string        // "": <state dir>/locks (audit_setup.go)
-	auditDefault      bool          // AuditLog is the default path, not a setting
-	MaxWait           time.Duration // 0: the library's default cap
+	AuditKeyFile      string                                            // "": the log's path + ".key" (audit_setup.go)
+	AuditSyslog       string                                            // "": no syslog copy
+	LockDir           string                                            // "": <state dir>/locks (audit_setup.go)
+	auditDefault      bool                                              // AuditLog is the default path, not a setting
+	Approvals         map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel // approvals.go
+	MaxWait           time.Duration                                     // 0: the library's default cap
 	LogLevel          slog.Level
 	logLevelSet       bool
 	HTTP              httpConfig // --http and MCP_* (http.go)
@@ -233,6 +234,9 @@ var settings = []*setting{
 	{flag: "read-only", env: "PROXMOX_SAFE_READ_ONLY", boolean: true, def: "false",
 		help: "refuse every mutation and send only GET requests to Proxmox, whatever the profile",
 		set:  boolSetter(func(c *config) *bool { return &c.ReadOnly })},
+	{flag: "approvals", env: "PROXMOX_SAFE_APPROVALS", def: "phrase for every class",
+		help: "how each mutation class is approved, levels in order of preference: CLASS=LEVEL[,LEVEL…] separated by ';', e.g. power=elicit,phrase;snapshot=elicit; levels: none, phrase (the exact APPROVE phrase), elicit (the person at the MCP client confirms in a form; a client that cannot elicit gets the next level or a refusal)",
+		set:  parseApprovals},
 	{flag: "audit-log", env: "PROXMOX_SAFE_AUDIT_LOG", def: "$XDG_STATE_HOME/proxmox-safe-mcp/audit.jsonl when mutations are enabled",
 		help: "append-only, keyed and sealed JSON-lines audit log; missing parent directories are created (0700), the file 0600",
 		set:  stringSetter(func(c *config) *string { return &c.AuditLog })},

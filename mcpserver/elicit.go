@@ -1,0 +1,346 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/seal"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+)
+
+// MaxElicitTTL is the longest an elicitation stays answerable.
+const MaxElicitTTL = 5 * time.Minute
+
+// elicitInputID is the key of the one input request an approval sends.
+const elicitInputID = "approve"
+
+// elicitPurpose binds sealed states to this use and format version.
+const elicitPurpose = "proxmox-safe-mcp/elicit/v1"
+
+// firstMRTRVersion is the first protocol version whose clients retry a
+// call with input responses themselves. Older clients get the server's
+// MRTR middleware, which asks once and re-invokes the handler once.
+const firstMRTRVersion = "2026-07-28"
+
+// ElicitOptions configures [NewElicitApprover]. The zero value is fine.
+type ElicitOptions struct {
+	// Key is the AES-256 key ([seal.KeySize] bytes) that seals the request
+	// state the client echoes back. Nil means a random key made at start:
+	// an elicitation then cannot be answered across a restart.
+	Key []byte
+	// TTL is how long a person has to answer. Zero means [MaxElicitTTL];
+	// longer is refused.
+	TTL time.Duration
+}
+
+// ElicitApprover is the "elicit" approval level ([proxmoxsafe.LevelElicit]):
+// it asks the person at the MCP client through an MCP elicitation, in the
+// multi-round-trip form that works on every protocol version. The first
+// call returns a form showing the plan (action, target, current state,
+// effect, risk) that asks the person to type the guest's VMID, with a
+// sealed request state that binds the tool, a digest of the arguments,
+// the target, a fingerprint of the state shown, a single-use nonce and an
+// expiry. The retry is approved only when all of those still hold and the
+// typed confirmation matches.
+//
+// A client that did not declare the form elicitation capability is never
+// sent a request: the approver reports [proxmoxsafe.ErrApproverUnavailable]
+// and the class's next approval level decides (or the call is refused).
+//
+// An elicitation proves that the client host answered, not that a person
+// did: a compromised or agent-driven client can answer it. See
+// docs/SECURITY.md.
+type ElicitApprover struct {
+	sealer *seal.Sealer
+	ttl    time.Duration
+	now    func() time.Time
+
+	mu   sync.Mutex
+	used map[string]time.Time // nonce → expiry; pruned as they expire
+}
+
+// NewElicitApprover returns an approver for the "elicit" level; opts may
+// be nil.
+func NewElicitApprover(opts *ElicitOptions) (*ElicitApprover, error) {
+	var o ElicitOptions
+	if opts != nil {
+		o = *opts
+	}
+	switch {
+	case o.TTL == 0:
+		o.TTL = MaxElicitTTL
+	case o.TTL < 0 || o.TTL > MaxElicitTTL:
+		return nil, fmt.Errorf("elicitation TTL %s is out of range (up to %s)", o.TTL, MaxElicitTTL)
+	}
+	s, err := seal.New(o.Key)
+	if err != nil {
+		return nil, err
+	}
+	return &ElicitApprover{sealer: s, ttl: o.TTL, now: time.Now, used: map[string]time.Time{}}, nil
+}
+
+// Name implements [proxmoxsafe.Approver]: "elicit".
+func (*ElicitApprover) Name() string { return string(proxmoxsafe.LevelElicit) }
+
+// elicitState is what the sealed request state carries.
+type elicitState struct {
+	Tool    string `json:"tool"`
+	Args    string `json:"args"` // hex SHA-256 of the canonical arguments
+	Action  string `json:"action"`
+	Target  string `json:"target"`
+	Params  string `json:"params"`
+	State   string `json:"state"` // stateFingerprint of the state shown
+	Nonce   string `json:"nonce"`
+	Expires int64  `json:"exp"` // Unix seconds
+}
+
+// InputRequiredError is what [ElicitApprover] returns on a call it has to
+// ask about: the tool handler turns it into an input-required result
+// carrying Requests and the sealed State. It matches
+// [proxmoxsafe.ErrApprovalRequired], so the pipeline audits it as a
+// refusal and sends nothing.
+type InputRequiredError struct {
+	// Requests is the one elicitation form.
+	Requests mcp.InputRequestMap
+	// State is the sealed request state the client must echo back.
+	State string
+	// Reason says why the person is asked (first ask or a re-ask).
+	Reason string
+}
+
+// Error says that approval is required and nothing was done.
+func (e *InputRequiredError) Error() string {
+	return "approval required: " + e.Reason + "; no action was taken"
+}
+
+// Is makes the error match proxmoxsafe.ErrApprovalRequired.
+func (e *InputRequiredError) Is(target error) bool { return target == proxmoxsafe.ErrApprovalRequired }
+
+// Approve implements [proxmoxsafe.Approver].
+func (e *ElicitApprover) Approve(ctx context.Context, ar proxmoxsafe.ApprovalRequest) error {
+	req := RequestFromContext(ctx)
+	if req == nil || req.Params == nil {
+		return fmt.Errorf("%w: not an MCP tool call", proxmoxsafe.ErrApproverUnavailable)
+	}
+	p := req.Params
+	if p.RequestState == "" {
+		if len(p.InputResponses) > 0 {
+			return refuseElicit("input responses arrived on a call that asked for none (unsolicited); they are ignored")
+		}
+		if !canElicitForm(req.ClientCapabilities()) {
+			return fmt.Errorf("%w: the MCP client did not declare the form elicitation capability", proxmoxsafe.ErrApproverUnavailable)
+		}
+		return e.ask(req, ar, "the person at the MCP client must confirm this in the elicitation form")
+	}
+	raw, err := e.sealer.Open(elicitPurpose, p.RequestState)
+	var st elicitState
+	if err == nil {
+		err = json.Unmarshal(raw, &st)
+	}
+	if err != nil {
+		return refuseElicit("the request state does not unseal (tampered, from another server or from before a restart)")
+	}
+	now := e.now()
+	if !e.consume(st.Nonce, time.Unix(st.Expires, 0), now) {
+		return refuseElicit("this elicitation was already answered (a request state is good for one answer)")
+	}
+	if now.After(time.Unix(st.Expires, 0)) {
+		return refuseElicit("the elicitation expired; call again to be asked again")
+	}
+	digest, err := argsDigest(p.Arguments)
+	if err != nil || !same(st.Tool, p.Name) || !same(st.Args, digest) || !same(st.Action, ar.Action) ||
+		!same(st.Target, ar.Target.String()) || !same(st.Params, paramsText(ar.Params)) {
+		return refuseElicit("the arguments differ from those the person was asked about")
+	}
+	resp, _ := p.InputResponses[elicitInputID].(*mcp.ElicitResult)
+	if resp == nil || len(p.InputResponses) != 1 {
+		return refuseElicit("the retry carries no answer to the elicitation")
+	}
+	switch resp.Action {
+	case "accept":
+	case "decline":
+		return refuseElicit("the person declined")
+	case "cancel":
+		return refuseElicit("the person cancelled")
+	default:
+		return refuseElicit("the elicitation answer has an unknown action")
+	}
+	if !same(st.State, stateFingerprint(ar.State)) {
+		if req.ProtocolVersion() >= firstMRTRVersion {
+			return e.ask(req, ar, "the guest's state changed since the person was asked; they are asked again with the new state")
+		}
+		return refuseElicit("the guest's state changed since the person was asked; call again to be asked with the new state")
+	}
+	typed, _ := resp.Content["confirm"].(string)
+	if !same(strings.TrimSpace(typed), strconv.Itoa(ar.Target.VMID)) {
+		return refuseElicit("the typed confirmation does not match the guest's VMID")
+	}
+	return nil
+}
+
+// ask builds the form and its sealed state.
+func (e *ElicitApprover) ask(req *mcp.CallToolRequest, ar proxmoxsafe.ApprovalRequest, reason string) error {
+	digest, err := argsDigest(req.Params.Arguments)
+	if err != nil {
+		return refuseElicit("the arguments could not be digested")
+	}
+	nonce := make([]byte, 16)
+	if _, err := rand.Read(nonce); err != nil {
+		return fmt.Errorf("elicitation nonce: %w", err)
+	}
+	st := elicitState{
+		Tool: req.Params.Name, Args: digest, Action: ar.Action, Target: ar.Target.String(),
+		Params: paramsText(ar.Params), State: stateFingerprint(ar.State),
+		Nonce: hex.EncodeToString(nonce), Expires: e.now().Add(e.ttl).Unix(),
+	}
+	raw, _ := json.Marshal(st)
+	sealed, err := e.sealer.Seal(elicitPurpose, raw)
+	if err != nil {
+		return fmt.Errorf("elicitation state: %w", err)
+	}
+	vmid := strconv.Itoa(ar.Target.VMID)
+	form := &mcp.ElicitParams{
+		Mode:    "form",
+		Message: planText(ar, e.ttl),
+		RequestedSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"confirm": map[string]any{
+					"type":        "string",
+					"title":       "Type the VMID " + vmid + " to approve",
+					"description": "Read the plan above. Type the guest's VMID to approve it; decline or cancel to refuse.",
+				},
+			},
+			"required": []string{"confirm"},
+		},
+	}
+	return &InputRequiredError{Requests: mcp.InputRequestMap{elicitInputID: form}, State: sealed, Reason: reason}
+}
+
+// planText is the form's message: what will happen, to what, from which
+// state, and what can go wrong. Only validated input and sanitized state.
+func planText(ar proxmoxsafe.ApprovalRequest, ttl time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Approve a Proxmox change requested through this MCP client?\n")
+	fmt.Fprintf(&b, "Action: %s\n", ar.Action)
+	if ps := paramsText(ar.Params); ps != "" {
+		fmt.Fprintf(&b, "Parameters: %s\n", ps)
+	}
+	name := ""
+	if ar.State.Name != "" {
+		name = " (" + clean(ar.State.Name, 64) + ")"
+	}
+	fmt.Fprintf(&b, "Target: %s%s\n", ar.Target.String(), name)
+	fmt.Fprintf(&b, "Current state: %s\n", stateText(ar.State))
+	fmt.Fprintf(&b, "Effect: approving will %s.\n", clean(ar.Effect, 512))
+	fmt.Fprintf(&b, "Risk: %s\n", riskText(ar.Action))
+	fmt.Fprintf(&b, "This request expires in %s and can be answered once.", ttl)
+	return b.String()
+}
+
+// riskText says in one line what can go wrong with an action.
+func riskText(action string) string {
+	switch action {
+	case "stop", "reset":
+		return "the guest loses power without a clean shutdown; unsaved data can be lost."
+	case "shutdown", "reboot", "suspend":
+		return "services on the guest are interrupted until it is running again."
+	case "start", "resume":
+		return "the guest starts using CPU, memory and network; check it should run here."
+	case "snapshot":
+		return "the snapshot uses storage until deleted; a snapshot with vmstate also saves memory."
+	case "delsnapshot", "snapshot-cleanup":
+		return "a deleted snapshot cannot be restored."
+	}
+	return "review the effect above."
+}
+
+// refuseElicit is a refusal of the elicit level; it stops the fallback
+// chain (the level was available and said no).
+func refuseElicit(reason string) error {
+	return &proxmoxsafe.RefusalError{Kind: proxmoxsafe.ErrApprovalRequired, Reason: "elicitation: " + reason}
+}
+
+// consume marks a nonce used, reporting false when it already was.
+func (e *ElicitApprover) consume(nonce string, expires, now time.Time) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for n, exp := range e.used {
+		if now.After(exp.Add(time.Minute)) {
+			delete(e.used, n)
+		}
+	}
+	if _, ok := e.used[nonce]; ok || nonce == "" {
+		return false
+	}
+	e.used[nonce] = expires
+	return true
+}
+
+// canElicitForm reports whether the client accepts form elicitations. An
+// empty elicitation capability (clients before 2025-11-25) means form.
+func canElicitForm(c *mcp.ClientCapabilities) bool {
+	if c == nil || c.Elicitation == nil {
+		return false
+	}
+	return c.Elicitation.Form != nil || c.Elicitation.URL == nil
+}
+
+// argsDigest is the SHA-256 of the arguments in canonical JSON (keys
+// sorted, numbers as written), so a re-encoding client still matches.
+func argsDigest(raw json.RawMessage) (string, error) {
+	var v any
+	if len(raw) > 0 {
+		dec := json.NewDecoder(strings.NewReader(string(raw)))
+		dec.UseNumber()
+		if err := dec.Decode(&v); err != nil {
+			return "", err
+		}
+	}
+	canon, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(canon)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// stateFingerprint digests the parts of a guest's state that were shown
+// to the person (not the uptime, which moves every second).
+func stateFingerprint(s proxmoxsafe.GuestState) string {
+	raw, _ := json.Marshal([]any{s.Status, s.QMPStatus, s.Name, s.Lock, s.Template, s.HAManaged, s.HAState})
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:16])
+}
+
+func paramsText(ps []proxmoxsafe.ApprovalParam) string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Name + "=" + p.Value
+	}
+	return strings.Join(out, " ")
+}
+
+func same(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
+
+// inputRequired turns an [InputRequiredError] into the tool's
+// input-required result.
+func inputRequired(err error) (*mcp.CallToolResult, bool) {
+	var ir *InputRequiredError
+	if !errors.As(err, &ir) {
+		return nil, false
+	}
+	return &mcp.CallToolResult{InputRequests: ir.Requests, RequestState: ir.State}, true
+}
