@@ -39,21 +39,21 @@ func stateDir(lookup func(string) (string, bool)) string {
 }
 
 // defaultStatePaths fills in the audit log (when the policy enables
-// mutations and none is set) and the lock directory. The demo keeps its own
-// temporary log and needs no locks: its cluster lives in the process.
+// mutations and none is set) and the lock directory (beside the audit
+// log). The demo keeps its own temporary log and needs no locks: its
+// cluster lives in the process.
 func defaultStatePaths(c *config, lookup func(string) (string, bool)) {
 	if c.Demo {
 		return
 	}
-	dir := stateDir(lookup)
-	if dir == "" {
-		return
-	}
-	if c.AuditLog == "" && c.mutating() {
+	if dir := stateDir(lookup); dir != "" && c.AuditLog == "" && c.mutating() {
 		c.AuditLog, c.auditDefault = filepath.Join(dir, "audit.jsonl"), true
 	}
-	if c.LockDir == "" {
-		c.LockDir = filepath.Join(dir, "locks")
+	if c.LockDir == "" && c.AuditLog != "" {
+		// Beside the audit log: a place known to be writable (a container's
+		// /data volume, systemd's StateDirectory), shared by every process
+		// that shares the log.
+		c.LockDir = filepath.Join(filepath.Dir(c.AuditLog), "locks")
 	}
 }
 

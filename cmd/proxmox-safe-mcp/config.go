@@ -246,7 +246,7 @@ var settings = []*setting{
 	{flag: "audit-syslog", env: "PROXMOX_SAFE_AUDIT_SYSLOG", def: "off",
 		help: "also send every audit record to syslog, to keep a copy off the host: local (the local syslog/journald socket), udp://HOST:PORT, tcp://HOST:PORT or unix:///PATH",
 		set:  setAuditSyslog},
-	{flag: "lock-dir", env: "PROXMOX_SAFE_LOCK_DIR", def: "$XDG_STATE_HOME/proxmox-safe-mcp/locks",
+	{flag: "lock-dir", env: "PROXMOX_SAFE_LOCK_DIR", def: "locks/ beside the audit log",
 		help: "directory of per-guest lock files shared by every server and call on this host, so two processes never change one guest at the same moment",
 		set:  stringSetter(func(c *config) *string { return &c.LockDir })},
 	{flag: "max-wait", env: "PROXMOX_SAFE_MAX_WAIT", def: proxmoxsafe.DefaultMaxWait.String(),

@@ -67,6 +67,7 @@ func setupDemo(a *app, cfg *config, stderr io.Writer) (proxmoxsafe.Config, error
 			if b, err := os.ReadFile(name); cfg.Command == cmdCall || (err == nil && bytes.Count(b, []byte("\n")) <= 1) {
 				os.Remove(name) // a log with only its anchor recorded nothing
 				os.Remove(name + ".seal")
+				os.Remove(name + ".key")
 			}
 		})
 	}
