@@ -152,7 +152,8 @@ type Handler struct {
 	drained  chan struct{} // closed when closing and inflight == 0
 }
 
-// New returns a handler serving server over streamable HTTP with the checks
+// New returns a handler serving server over streamable HTTP (or, with
+// [Options.LegacySSE], the legacy HTTP+SSE transport) with the checks
 // described in the package documentation. opts may be nil. New reports
 // invalid options (a malformed origin or host, a bad path, incomplete
 // metadata) as an error; it panics if server is nil, a programmer error.
