@@ -180,3 +180,24 @@ func TestCallWait(t *testing.T) {
 		})
 	}
 }
+
+// TestProgressLive: on a terminal the status line is rewritten in place
+// and blanked before the result, so the terminal shows one line at a time.
+func TestProgressLive(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	p := &progressPrinter{w: &b, live: true}
+	p.start("guest_power")
+	p.update("task qmshutdown still running (poll 1)")
+	p.update("task qmshutdown still running (poll 1)") // repeated: not printed again
+	p.update("completed")
+	p.done()
+	out := b.String()
+	if strings.Contains(out, "\n") || strings.Count(out, "still running") != 1 || !strings.HasSuffix(out, "\r") ||
+		!strings.Contains(out, "\rproxmox-safe-mcp: guest_power: completed") {
+		t.Errorf("live output %q", out)
+	}
+	if isTerminal(&b) {
+		t.Error("a buffer is not a terminal")
+	}
+}

@@ -379,8 +379,8 @@ func checkPrivileges(ctx context.Context, r *report, a *app) {
 			}
 		}
 		if m.Optional {
-			r.warn("privileges: optional %s on %s missing (%s return less: %s)", strings.Join(m.Privileges, ", "), m.Path, strings.Join(who, ", "),
-				"Proxmox silently leaves entries out")
+			r.warn("privileges: optional %s on %s missing (%s: Proxmox silently leaves out what the token cannot see)",
+				strings.Join(m.Privileges, ", "), m.Path, strings.Join(who, ", "))
 		} else {
 			missing++
 			r.fail("privileges: %s on %s missing, needed by %s", strings.Join(m.Privileges, ", "), m.Path, strings.Join(who, ", "))
