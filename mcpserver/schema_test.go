@@ -17,17 +17,21 @@ import (
 // validArgs are arguments every tool's schema and the library accept; the
 // differential test varies one property at a time from them.
 var validArgs = map[string]map[string]any{
-	ToolNodeStatus:    {"node": "pve1"},
-	ToolGuestStatus:   {"node": "pve1", "type": "qemu", "vmid": 100},
-	ToolGuestConfig:   {"node": "pve1", "type": "qemu", "vmid": 100},
-	ToolSnapshotList:  {"node": "pve1", "type": "qemu", "vmid": 100},
-	ToolTaskStatus:    {"node": "pve1", "upid": "UPID:pve1:00001234:00005678:5FBE5E6D:qmstart:100:root@pam:"},
-	ToolTaskList:      {"node": "pve1"},
-	ToolStorageList:   {},
-	ToolBackupList:    {"node": "pve1", "storage": "local"},
-	ToolListGuests:    {},
-	ToolGuestPower:    {"node": "pve1", "type": "qemu", "vmid": 100, "action": "stop"},
-	ToolSnapshotGuest: {"node": "pve1", "type": "qemu", "vmid": 100, "snapname": "s1"},
+	ToolNodeStatus:      {"node": "pve1"},
+	ToolGuestStatus:     {"node": "pve1", "type": "qemu", "vmid": 100},
+	ToolGuestConfig:     {"node": "pve1", "type": "qemu", "vmid": 100},
+	ToolSnapshotList:    {"node": "pve1", "type": "qemu", "vmid": 100},
+	ToolTaskStatus:      {"node": "pve1", "upid": "UPID:pve1:00001234:00005678:5FBE5E6D:qmstart:100:root@pam:"},
+	ToolTaskList:        {"node": "pve1"},
+	ToolStorageList:     {},
+	ToolBackupList:      {"node": "pve1", "storage": "local"},
+	ToolListGuests:      {},
+	ToolGuestPower:      {"node": "pve1", "type": "qemu", "vmid": 100, "action": "stop"},
+	ToolSnapshotGuest:   {"node": "pve1", "type": "qemu", "vmid": 100, "snapname": "s1"},
+	ToolVMStart:         {"node": "pve1", "type": "qemu", "vmid": 100},
+	ToolVMReboot:        {"node": "pve1", "type": "lxc", "vmid": 100},
+	ToolVMReset:         {"node": "pve1", "type": "qemu", "vmid": 100},
+	ToolSnapshotCleanup: {"node": "pve1", "type": "qemu", "vmid": 100},
 }
 
 // edgeStrings is the corpus for string properties: boundaries of every

@@ -146,6 +146,7 @@ func allTools() []toolDef {
 	tools = append(tools, guestReadTools()...)
 	tools = append(tools, infraReadTools()...)
 	tools = append(tools, mutationTools()...)
+	tools = append(tools, responderTools()...) // tools_responder.go
 	return tools
 }
 

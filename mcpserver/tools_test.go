@@ -37,6 +37,11 @@ func TestAnnotations(t *testing.T) {
 		ToolCephStatus:       {readOnly: true, destructive: false, idempotent: true, openWorld: false},
 		ToolHAStatus:         {readOnly: true, destructive: false, idempotent: true, openWorld: false},
 		ToolPermissionsCheck: {readOnly: true, destructive: false, idempotent: true, openWorld: false},
+		// Responder tools (tools_responder.go).
+		ToolVMStart:         {readOnly: false, destructive: false, idempotent: false, openWorld: false},
+		ToolVMReboot:        {readOnly: false, destructive: true, idempotent: false, openWorld: false},
+		ToolVMReset:         {readOnly: false, destructive: true, idempotent: false, openWorld: false},
+		ToolSnapshotCleanup: {readOnly: false, destructive: true, idempotent: false, openWorld: false},
 	}
 	tools := Tools(nil, nil)
 	if len(tools) != len(tests) {
@@ -149,18 +154,21 @@ func goldenTools(t *testing.T, cs *mcp.ClientSession) []byte {
 
 func TestGoldenToolList(t *testing.T) {
 	t.Parallel()
+	responder := proxmoxsafe.Policy{AllowedNodes: []string{"pve1", "pve2"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassResponder}}
 	tests := []struct {
 		file     string
 		readOnly bool
+		policy   *proxmoxsafe.Policy
 	}{
 		{file: "tools-default.golden.json"},
 		{file: "tools-readonly.golden.json", readOnly: true},
+		{file: "tools-responder.golden.json", policy: &responder},
 	}
 	for _, tt := range tests {
 		for i, pv := range protocols {
 			t.Run(tt.file+"/"+protoName(pv), func(t *testing.T) {
 				t.Parallel()
-				f := newFixture(t, t.Context(), pv, fixtureConfig{opts: Options{ReadOnly: tt.readOnly}})
+				f := newFixture(t, t.Context(), pv, fixtureConfig{opts: Options{ReadOnly: tt.readOnly}, policy: tt.policy})
 				got := goldenTools(t, f.cs)
 				path := filepath.Join("testdata", tt.file)
 				if *update {

@@ -163,7 +163,7 @@ func (c *Client) submit(ctx context.Context, m *mutation, state GuestState) (*Re
 		// The request went out; we cannot take it back. Say so loudly.
 		c.log.ErrorContext(ctx, "audit record of a submitted mutation could not be written", slog.String("upid", id), slog.String("error", aerr.Error()))
 	}
-	r := &Receipt{UPID: id, Task: ref, Action: m.action, Target: m.target, Before: state, HAManaged: state.HAManaged}
+	r := &Receipt{UPID: id, Task: ref, Action: m.action, Target: m.target, Before: state, HAManaged: state.HAManaged, op: m.op}
 	if state.HAManaged && (m.action == string(ActionStart) || m.action == string(ActionStop) || m.action == string(ActionShutdown)) {
 		r.Note = "the guest is HA-managed: this task only asks the HA manager, which carries the change out afterwards; check the guest's status, not just the task"
 	}

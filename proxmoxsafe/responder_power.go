@@ -15,13 +15,12 @@ import (
 // GuardedPowerInput names the guest of [Client.StartGuest] and
 // [Client.RebootGuest].
 type GuardedPowerInput struct {
-	// Node must be on the policy's node allowlist.
-	Node string    `json:"node" validate:"required,pve_node"`
-	Type GuestType `json:"type" validate:"required,oneof=qemu lxc"`
-	VMID int       `json:"vmid" validate:"required,pve_vmid"`
+	Node string    `json:"node" validate:"required,pve_node" jsonschema:"Node the guest runs on. It must be on the operator's node allowlist."`
+	Type GuestType `json:"type" validate:"required,oneof=qemu lxc" jsonschema:"Guest type: qemu (VM) or lxc (container)."`
+	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"The guest's VMID."`
 	// Approval is the approval text when the operator requires one: the
 	// phrase [ApprovalPhrase] for "start" or "reboot" and the guest.
-	Approval string `json:"approval,omitempty" validate:"max=256"`
+	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Only when the operator requires approval for these tools: exactly \"APPROVE <start|reboot> <node>/<type>/<vmid>\". By default none is needed: omit it."`
 	// Wait, when set, waits for the task and verifies the guest's power
 	// state before returning, as [GuestPowerInput.Wait] does.
 	Wait *WaitOptions `json:"-"`
@@ -79,14 +78,16 @@ const DefaultAgentPingTimeout = 10 * time.Second
 // ResetGuestInput names the VM [Client.ResetGuest] resets. Only QEMU VMs
 // have a reset; containers do not.
 type ResetGuestInput struct {
-	// Node must be on the policy's node allowlist.
-	Node string `json:"node" validate:"required,pve_node"`
+	Node string `json:"node" validate:"required,pve_node" jsonschema:"Node the guest runs on. It must be on the operator's node allowlist."`
 	// Type must be "qemu": Proxmox has no reset for containers.
-	Type GuestType `json:"type" validate:"required,oneof=qemu"`
-	VMID int       `json:"vmid" validate:"required,pve_vmid"`
+	Type GuestType `json:"type" validate:"required,oneof=qemu" jsonschema:"Must be qemu: containers have no reset (reboot them with vm_reboot)."`
+	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"The VM's VMID."`
 	// Approval is the approval text when the operator requires one: the
 	// phrase [ApprovalPhrase] for "reset" and the VM.
-	Approval string `json:"approval,omitempty" validate:"max=256"`
+	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Only when the operator requires approval for these tools: exactly \"APPROVE reset <node>/qemu/<vmid>\". By default none is needed: omit it."`
+	// Wait, when set, waits for the task and verifies that the VM runs
+	// again with a fresh uptime, as [GuestPowerInput.Wait] does for reboot.
+	Wait *WaitOptions `json:"-"`
 	// AgentTimeout bounds the guest-agent ping; zero means
 	// [DefaultAgentPingTimeout]. A ping still unanswered then counts as
 	// "the agent no longer answers".
@@ -112,7 +113,7 @@ func (c *Client) ResetGuest(ctx context.Context, in ResetGuestInput) (*Receipt, 
 	if timeout == 0 {
 		timeout = DefaultAgentPingTimeout
 	}
-	return c.run(ctx, &mutation{
+	return c.waitIfAsked(ctx, in.Wait, &mutation{
 		op:     OpResetGuest,
 		class:  ClassResponder,
 		action: "reset",

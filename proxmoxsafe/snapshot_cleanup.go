@@ -14,17 +14,16 @@ import (
 // CleanupSnapshotsInput names the guest whose snapshots
 // [Client.CleanupSnapshots] prunes.
 type CleanupSnapshotsInput struct {
-	// Node must be on the policy's node allowlist.
-	Node string    `json:"node" validate:"required,pve_node"`
-	Type GuestType `json:"type" validate:"required,oneof=qemu lxc"`
-	VMID int       `json:"vmid" validate:"required,pve_vmid"`
+	Node string    `json:"node" validate:"required,pve_node" jsonschema:"Node the guest runs on. It must be on the operator's node allowlist."`
+	Type GuestType `json:"type" validate:"required,oneof=qemu lxc" jsonschema:"Guest type: qemu (VM) or lxc (container)."`
+	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"The guest's VMID."`
 	// Apply executes the plan. Without it the call is a dry run: it
 	// returns the exact plan and sends nothing that changes anything.
-	Apply bool `json:"apply,omitempty"`
+	Apply bool `json:"apply,omitempty" jsonschema:"true deletes the planned snapshots, one at a time. Default false: a dry run that returns the exact plan and changes nothing."`
 	// Approval is the approval text when the operator requires one: the
 	// phrase [ApprovalPhrase] for "snapshot-cleanup" and the guest. Only
 	// Apply needs it.
-	Approval string `json:"approval,omitempty" validate:"max=256"`
+	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Only when the operator requires approval for these tools, and only with apply: exactly \"APPROVE snapshot-cleanup <node>/<type>/<vmid>\". By default none is needed: omit it."`
 }
 
 // Target returns the guest the input names.
@@ -208,6 +207,7 @@ func (c *Client) cleanupStep(ctx context.Context, parent *mutation, state GuestS
 	t := parent.target
 	t.Snapshot = step.Name
 	sub := c.deleteSnapshotMutation(parent.op, parent.class, nil, t, "")
+	sub.approvedBy = parent.approvedBy // the run's approval covers each deletion
 	if recheck {
 		snaps, err := c.retentionView(ctx, parent.target)
 		if err != nil {

@@ -8,15 +8,14 @@ import (
 
 // DeleteSnapshotInput names the snapshot [Client.DeleteSnapshot] deletes.
 type DeleteSnapshotInput struct {
-	// Node must be on the policy's node allowlist.
-	Node string    `json:"node" validate:"required,pve_node"`
-	Type GuestType `json:"type" validate:"required,oneof=qemu lxc"`
-	VMID int       `json:"vmid" validate:"required,pve_vmid"`
+	Node string    `json:"node" validate:"required,pve_node" jsonschema:"Node the guest runs on. It must be on the operator's node allowlist."`
+	Type GuestType `json:"type" validate:"required,oneof=qemu lxc" jsonschema:"Guest type: qemu (VM) or lxc (container)."`
+	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"The guest's VMID."`
 	// Name is the snapshot to delete; it must exist.
-	Name string `json:"snapname" validate:"required,pve_snapname"`
+	Name string `json:"snapname" validate:"required,pve_snapname" jsonschema:"The snapshot to delete."`
 	// Approval is the approval text when the operator requires one: the
 	// phrase [ApprovalPhrase] for "delsnapshot" and the snapshot's target.
-	Approval string `json:"approval,omitempty" validate:"max=256"`
+	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Exactly \"APPROVE delsnapshot <node>/<type>/<vmid>/<snapname>\" unless the operator set another approval level."`
 }
 
 // Target returns the snapshot the input names.

@@ -21,7 +21,8 @@ func expectFor(action string, t Target) (expectation, error) {
 	switch action {
 	case string(ActionStart):
 		return expectation{status: "running"}, nil
-	case string(ActionReboot):
+	case string(ActionReboot), "reset":
+		// A reset restarts the guest like a reboot, only without asking it.
 		return expectation{status: "running", reboot: true}, nil
 	case string(ActionShutdown), string(ActionStop):
 		return expectation{status: "stopped"}, nil
@@ -31,7 +32,7 @@ func expectFor(action string, t Target) (expectation, error) {
 		}
 		return expectation{snapshot: t.Snapshot}, nil
 	}
-	return expectation{}, &ValidationError{Fields: []FieldError{{Field: "action", Problem: "is not an action Verify knows (start, shutdown, reboot, stop, snapshot with a snapshot name)"}}}
+	return expectation{}, &ValidationError{Fields: []FieldError{{Field: "action", Problem: "is not an action Verify knows (start, shutdown, reboot, reset, stop, snapshot with a snapshot name)"}}}
 }
 
 // Verify waits for the task of a receipt and checks its effect from fresh
@@ -381,9 +382,13 @@ func (w *waiter) audit(ctx context.Context) {
 	if w.c.audit == nil {
 		return
 	}
-	op := OpGuestPower
-	if w.exp.snapshot != "" {
+	op := w.r.op
+	switch {
+	case op != "":
+	case w.exp.snapshot != "":
 		op = OpSnapshotGuest
+	default:
+		op = OpGuestPower
 	}
 	m := &mutation{op: op, action: w.r.Action, target: w.r.Target}
 	if err := w.c.record(ctx, m, ev, line(reason, maxErrorText), w.r.UPID); err != nil {

@@ -77,6 +77,7 @@ func setup(cfg *config, logger, warn *slog.Logger, stderr io.Writer) (*app, erro
 	if lib.Approvers, err = approvers(); err != nil { // approvals.go
 		return nil, err
 	}
+	applyGuards(&lib.Policy, cfg.Guards) // responder.go; after Approvals: it fills the responder class's default
 	lib.Logger = logger
 	lib.MaxWait = cfg.MaxWait
 	lib.UserAgent = "proxmox-safe-mcp/" + versionString()
@@ -144,6 +145,11 @@ var libFields = []struct{ field, setting string }{
 	{"InsecureSkipVerify", "PVE_TLS_INSECURE (--tls-insecure)"},
 	{"Policy.AllowedNodes", "PVE_ALLOWED_NODES (--allowed-nodes)"},
 	{"Policy.Classes", "PROXMOX_SAFE_PROFILE (--profile)"},
+	{"Policy.ProtectedNames", "PROXMOX_SAFE_PROTECTED (--protected)"},
+	{"Policy.ProtectedTags", "PROXMOX_SAFE_PROTECTED (--protected)"},
+	{"Policy.ProtectedPools", "PROXMOX_SAFE_PROTECTED (--protected)"},
+	{"Policy.ProtectedGuests", "PROXMOX_SAFE_PROTECTED (--protected)"},
+	{"Policy.Retention", "PROXMOX_SAFE_SNAPSHOT_MAX_AGE, PROXMOX_SAFE_SNAPSHOT_MAX_COUNT or PROXMOX_SAFE_AUTOSNAP_MARKER"},
 	{"Audit", "PROXMOX_SAFE_AUDIT_LOG (--audit-log)"},
 	{"Policy.Approvals", "PROXMOX_SAFE_APPROVALS (--approvals)"},
 	{"Approvers", "PROXMOX_SAFE_APPROVALS (--approvals)"},

@@ -76,7 +76,8 @@ type config struct {
 	MaxWait           time.Duration                                     // 0: the library's default cap
 	LogLevel          slog.Level
 	logLevelSet       bool
-	HTTP              httpConfig // --http and MCP_* (http.go)
+	HTTP              httpConfig  // --http and MCP_* (http.go)
+	Guards            guardConfig // protected guests, uptime, retention (responder.go)
 
 	// warnings are logged once the logger exists.
 	warnings []string
@@ -160,7 +161,7 @@ func stringSetter(dst func(c *config) *string) func(*config, string) error {
 
 // settings is the single list behind flag parsing, environment lookup,
 // --help and docs/CONFIGURATION.md.
-var settings = []*setting{
+var settings = append([]*setting{
 	{flag: "demo", boolean: true,
 		help: "run against an in-process simulated Proxmox VE cluster; ignores every PVE_* variable",
 		set:  boolSetter(func(c *config) *bool { return &c.Demo })},
@@ -222,15 +223,16 @@ var settings = []*setting{
 			return nil
 		}},
 	{flag: "profile", env: "PROXMOX_SAFE_PROFILE", def: string(proxmoxsafe.ProfileSafe),
-		help: "mutation profile: readonly, or safe (power + snapshot)",
+		help: "mutation profile: readonly; safe (power + snapshot); or responder (alias claptrap: the read tools plus vm_start, vm_reboot, vm_reset and snapshot_cleanup, guarded, for an automated responder)",
 		set: func(c *config, v string) error {
 			v = strings.TrimSpace(v)
 			if _, err := proxmoxsafe.Profile(v).Classes(); err != nil {
-				return fmt.Errorf("unknown profile %q (known: %s, %s)", v, proxmoxsafe.ProfileReadOnly, proxmoxsafe.ProfileSafe)
+				return fmt.Errorf("unknown profile %q (known: %s, %s, %s or its alias %s)", v, proxmoxsafe.ProfileReadOnly, proxmoxsafe.ProfileSafe, proxmoxsafe.ProfileResponder, proxmoxsafe.ProfileClaptrap)
 			}
 			c.Profile = v
 			return nil
-		}},
+		},
+		aliases: []alias{sameAlias("MCP_PROXMOX_PROFILE")}},
 	{flag: "read-only", env: "PROXMOX_SAFE_READ_ONLY", boolean: true, def: "false",
 		help: "refuse every mutation and send only GET requests to Proxmox, whatever the profile",
 		set:  boolSetter(func(c *config) *bool { return &c.ReadOnly })},
@@ -238,8 +240,9 @@ var settings = []*setting{
 		help: "how each mutation class is approved, levels in order of preference: CLASS=LEVEL[,LEVEL…] separated by ';', e.g. power=elicit,phrase;snapshot=elicit; levels: none, phrase (the exact APPROVE phrase), elicit (the person at the MCP client confirms in a form; a client that cannot elicit gets the next level or a refusal)",
 		set:  parseApprovals},
 	{flag: "audit-log", env: "PROXMOX_SAFE_AUDIT_LOG", def: "$XDG_STATE_HOME/proxmox-safe-mcp/audit.jsonl when mutations are enabled",
-		help: "append-only, keyed and sealed JSON-lines audit log; missing parent directories are created (0700), the file 0600",
-		set:  stringSetter(func(c *config) *string { return &c.AuditLog })},
+		help:    "append-only, keyed and sealed JSON-lines audit log; missing parent directories are created (0700), the file 0600",
+		set:     stringSetter(func(c *config) *string { return &c.AuditLog }),
+		aliases: []alias{sameAlias("MCP_PROXMOX_AUDIT_LOG")}},
 	{flag: "audit-key-file", env: "PROXMOX_SAFE_AUDIT_KEY_FILE", def: "the audit log's path + .key",
 		help: "file holding the audit log's HMAC key (64 hex digits, e.g. openssl rand -hex 32); created 0600 with a new log; keep it where the log's readers cannot read it",
 		set:  stringSetter(func(c *config) *string { return &c.AuditKeyFile })},
@@ -321,7 +324,7 @@ var settings = []*setting{
 	{flag: "version", boolean: true,
 		help: "print the version and exit",
 		set:  boolSetter(func(c *config) *bool { return &c.Version })},
-}
+}, responderSettings()...)
 
 // settingValue adapts a setting to flag.Value. It keeps its own error in
 // *failed, so the message reaches the user without the flag package's

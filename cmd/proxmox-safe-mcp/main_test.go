@@ -24,6 +24,7 @@ import (
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/testutil"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
@@ -624,10 +625,14 @@ func TestCLI(t *testing.T) {
 // syncBuffer is a bytes.Buffer safe for concurrent writers.
 type syncBuffer = testutil.SyncBuffer
 
-// allToolNames lists every tool, sorted: the list grows with each release.
+// allToolNames lists every tool the safe profile offers (all but the
+// responder profile's), sorted: the list grows with each release.
 func allToolNames() []string {
 	var names []string
 	for _, ti := range mcpserver.Tools(nil, nil) {
+		if ti.Class == proxmoxsafe.ClassResponder {
+			continue
+		}
 		names = append(names, ti.Name)
 	}
 	slices.Sort(names)

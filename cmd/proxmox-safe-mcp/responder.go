@@ -1,0 +1,167 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+)
+
+// The responder profile's settings (issue 10): guards that apply in every
+// profile (protected guests, minimum uptime) and the snapshot retention
+// policy, each with the MCP_PROXMOX_* name an existing deployment of the
+// responder uses as an accepted alias.
+
+// guardConfig is the binary's form of the guard and retention settings.
+type guardConfig struct {
+	ProtectedIDs   []int
+	ProtectedNames []string
+	ProtectedTags  []string
+	ProtectedPools []string
+	// MinUptime: 0 = the library's default (1 h); minUptimeOff = no guard.
+	MinUptime         time.Duration
+	ResetWithoutAgent bool
+	Retention         proxmoxsafe.RetentionPolicy
+}
+
+// minUptimeOff is what "0" means for PROXMOX_SAFE_MIN_UPTIME: no guard.
+const minUptimeOff = -1
+
+// responderSettings are appended to the settings table (config.go).
+func responderSettings() []*setting {
+	return []*setting{
+		{flag: "protected", env: "PROXMOX_SAFE_PROTECTED", def: "none",
+			help: "comma-separated guests no mutation may touch: a VMID (101), a name (db also protects db.example.com), tag:NAME or pool:NAME",
+			set:  setProtected, aliases: []alias{sameAlias("MCP_PROXMOX_PROTECTED")}},
+		{flag: "min-uptime", env: "PROXMOX_SAFE_MIN_UPTIME", def: proxmoxsafe.DefaultMinUptime.String(),
+			help: "refuse a reboot or reset (guest_power reboot, vm_reboot, vm_reset) of a guest up for less, a Go duration such as 1h or 90m; 0 turns the guard off",
+			set:  setMinUptime, aliases: []alias{sameAlias("MCP_PROXMOX_MIN_UPTIME")}},
+		{flag: "snapshot-max-age", env: "PROXMOX_SAFE_SNAPSHOT_MAX_AGE", def: proxmoxsafe.DefaultSnapshotMaxAge.String(),
+			help: "snapshot_cleanup deletes snapshots older than this (unless keep-marked), a Go duration such as 24h or 168h",
+			set:  setSnapshotMaxAge, aliases: []alias{sameAlias("MCP_PROXMOX_SNAPSHOT_MAX_AGE")}},
+		{flag: "snapshot-max-count", env: "PROXMOX_SAFE_SNAPSHOT_MAX_COUNT", def: strconv.Itoa(proxmoxsafe.DefaultSnapshotMaxCount),
+			help: fmt.Sprintf("snapshot_cleanup then deletes the oldest snapshots while more than this many remain (manual before automatic ones), 1 to %d", proxmoxsafe.MaxSnapshotMaxCount),
+			set:  setSnapshotMaxCount, aliases: []alias{sameAlias("MCP_PROXMOX_SNAPSHOT_MAX_COUNT")}},
+		{flag: "autosnap-marker", env: "PROXMOX_SAFE_AUTOSNAP_MARKER", def: proxmoxsafe.DefaultAutosnapMarker,
+			help: "text in a snapshot's description that marks it as automatic (deleted by count only as a last resort)",
+			set:  setAutosnapMarker, aliases: []alias{sameAlias("MCP_PROXMOX_AUTOSNAP_MARKER")}},
+		{flag: "reset-without-agent", env: "PROXMOX_SAFE_RESET_WITHOUT_AGENT", boolean: true, def: "false",
+			help: "let vm_reset reset a VM that has no guest agent configured (without one, a hung guest cannot be told from a busy one)",
+			set:  boolSetter(func(c *config) *bool { return &c.Guards.ResetWithoutAgent })},
+	}
+}
+
+// setProtected parses "101, db, tag:critical, pool:prod". A bare number
+// is a VMID; "name:" may be written out; anything else bare is a name.
+func setProtected(c *config, v string) error {
+	c.Guards.ProtectedIDs, c.Guards.ProtectedNames, c.Guards.ProtectedTags, c.Guards.ProtectedPools = nil, nil, nil, nil
+	for _, item := range splitList(v) {
+		kind, val, ok := strings.Cut(item, ":")
+		if !ok {
+			kind, val = "", item
+		}
+		val = strings.TrimSpace(val)
+		switch strings.ToLower(strings.TrimSpace(kind)) {
+		case "":
+			if id, err := strconv.Atoi(val); err == nil {
+				if !proxmoxsafe.ValidVMID(id) {
+					return fmt.Errorf("%q is not a VMID (100 to 999999999)", item)
+				}
+				c.Guards.ProtectedIDs = append(c.Guards.ProtectedIDs, id)
+				continue
+			}
+			c.Guards.ProtectedNames = append(c.Guards.ProtectedNames, val)
+		case "name":
+			c.Guards.ProtectedNames = append(c.Guards.ProtectedNames, val)
+		case "tag":
+			c.Guards.ProtectedTags = append(c.Guards.ProtectedTags, val)
+		case "pool":
+			c.Guards.ProtectedPools = append(c.Guards.ProtectedPools, val)
+		case "vmid", "id":
+			id, err := strconv.Atoi(val)
+			if err != nil || !proxmoxsafe.ValidVMID(id) {
+				return fmt.Errorf("%q is not a VMID (100 to 999999999)", item)
+			}
+			c.Guards.ProtectedIDs = append(c.Guards.ProtectedIDs, id)
+		default:
+			return fmt.Errorf("%q: unknown kind %q (use a VMID, a name, name:NAME, tag:NAME or pool:NAME)", item, kind)
+		}
+	}
+	return nil
+}
+
+// goDuration parses a positive Go duration with a unit ("24h", "90m").
+func goDuration(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("must be a duration with a unit such as 24h or 90m (got %q)", v)
+	}
+	return d, nil
+}
+
+func setMinUptime(c *config, v string) error {
+	if strings.TrimSpace(v) == "0" {
+		c.Guards.MinUptime = minUptimeOff
+		return nil
+	}
+	d, err := goDuration(v)
+	if err != nil {
+		return fmt.Errorf("%w, or 0 for no guard", err)
+	}
+	c.Guards.MinUptime = d
+	return nil
+}
+
+func setSnapshotMaxAge(c *config, v string) error {
+	d, err := goDuration(v)
+	if err != nil {
+		return err
+	}
+	c.Guards.Retention.MaxAge = d
+	return nil
+}
+
+func setSnapshotMaxCount(c *config, v string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 || n > proxmoxsafe.MaxSnapshotMaxCount {
+		return fmt.Errorf("must be a whole number from 1 to %d (got %q)", proxmoxsafe.MaxSnapshotMaxCount, v)
+	}
+	c.Guards.Retention.MaxCount = n
+	return nil
+}
+
+func setAutosnapMarker(c *config, v string) error {
+	v = strings.TrimSpace(v)
+	if len(v) > 64 || strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return fmt.Errorf("must be at most 64 printable characters")
+	}
+	c.Guards.Retention.AutosnapMarker = v
+	return nil
+}
+
+// applyGuards puts the guard and retention settings into the policy, and
+// the responder class's approval level: "none" unless PROXMOX_SAFE_APPROVALS
+// names the class (an unattended responder has nobody to type a phrase;
+// its guards and the audit are the safety).
+func applyGuards(p *proxmoxsafe.Policy, g guardConfig) {
+	p.ProtectedGuests = g.ProtectedIDs
+	p.ProtectedNames = g.ProtectedNames
+	p.ProtectedTags = g.ProtectedTags
+	p.ProtectedPools = g.ProtectedPools
+	p.MinUptime = g.MinUptime
+	p.ResetWithoutAgent = g.ResetWithoutAgent
+	p.Retention = g.Retention
+	if _, set := p.Approvals[proxmoxsafe.ClassResponder]; set {
+		return
+	}
+	approvals := maps.Clone(p.Approvals)
+	if approvals == nil {
+		approvals = map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{}
+	}
+	approvals[proxmoxsafe.ClassResponder] = []proxmoxsafe.ApprovalLevel{proxmoxsafe.LevelNone}
+	p.Approvals = approvals
+}
