@@ -106,6 +106,16 @@ func TestMinimalConfigDefaultAuditLog(t *testing.T) {
 			if bytes.Contains(b, []byte(proxmoxtest.DefaultTokenSecret)) {
 				t.Error("the token secret is in the audit log")
 			}
+			// The audit key is a secret too: never in the log, the output,
+			// or doctor's report.
+			keyHex, _ := os.ReadFile(path + ".key")
+			keyHex = bytes.TrimSpace(keyHex)
+			dout, derr, _ := runWith(t, env, "doctor")
+			for where, text := range map[string]string{"audit log": string(b), "stdout": stdout, "stderr": stderr, "verify": out, "doctor": dout + derr} {
+				if len(keyHex) < 32 || strings.Contains(text, string(keyHex)) {
+					t.Errorf("the audit key appears in the %s", where)
+				}
+			}
 		})
 	}
 }
