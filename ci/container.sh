@@ -35,8 +35,8 @@
 #   secrets  the token appears in no log line and no audit record
 #   stop     SIGTERM (podman stop) ends it with exit code 0
 #   aliases  started with another server's MCP_TRANSPORT (streamable-http
-#            or sse), MCP_HOST, MCP_PORT instead, it serves and its
-#            HEALTHCHECK passes
+#            or sse), MCP_HOST, MCP_PORT instead (port 8000, or 3000 with
+#            MCP_HTTP_ADDR cleared), it serves and its HEALTHCHECK passes
 #   compose  ci/container-compose.sh: docker-compose.yml checked with
 #            compose-go and run as shipped with podman-compose
 #   systemd  ci/container-systemd.sh: the unit as shipped, under systemd
@@ -332,25 +332,32 @@ say "token in no log or audit record; SIGTERM → exit 0"
 
 # Switching images: a compose file written for another Proxmox MCP server
 # sets MCP_TRANSPORT/MCP_HOST/MCP_PORT (issue 12's aliases), with either
-# HTTP transport. They agree with the image's MCP_HTTP_ADDR, so the server
-# starts and the image's HEALTHCHECK finds it. No published port needed:
-# the probe runs inside.
-for transport in streamable-http sse; do
-  pm run -d --name "$NAME-$transport" --network none \
-    -e "MCP_TRANSPORT=$transport" -e MCP_HOST=0.0.0.0 -e MCP_PORT=8000 \
+# HTTP transport. On port 8000 they agree with the image's MCP_HTTP_ADDR;
+# on another port the documented way is to clear MCP_HTTP_ADDR. Each must
+# start, and the image's HEALTHCHECK must find it (it runs inside: no
+# published port needed).
+settings=(
+  "MCP_TRANSPORT=streamable-http MCP_HOST=0.0.0.0 MCP_PORT=8000"
+  "MCP_TRANSPORT=sse MCP_HOST=0.0.0.0 MCP_PORT=8000"
+  "MCP_HTTP_ADDR= MCP_TRANSPORT=streamable-http MCP_HOST=0.0.0.0 MCP_PORT=3000"
+)
+for n in "${!settings[@]}"; do
+  env_args=()
+  for kv in ${settings[$n]}; do env_args+=(-e "$kv"); done
+  pm run -d --name "$NAME-alias$n" --network none "${env_args[@]}" \
     -e MCP_AUTH_TOKEN_FILE=/run/secrets/mcp_auth_token \
     -v "$W/secrets/mcp_auth_token:/run/secrets/mcp_auth_token:ro" \
-    "$IMAGE" --demo >/dev/null 2>"$W/alias.log" || { cat "$W/alias.log" >&2; fail "podman run (MCP_TRANSPORT=$transport)"; }
+    "$IMAGE" --demo >/dev/null 2>"$W/alias.log" || { cat "$W/alias.log" >&2; fail "podman run (${settings[$n]})"; }
   for i in $(seq 1 50); do
-    pm healthcheck run "$NAME-$transport" >/dev/null 2>&1 && break
-    [[ $(pm inspect -f '{{.State.Running}}' "$NAME-$transport") == true ]] ||
-      fail "with MCP_TRANSPORT=$transport MCP_HOST MCP_PORT the server exited: $(pm logs "$NAME-$transport" 2>&1 | tail -n 3)"
-    ((i < 50)) || fail "with MCP_TRANSPORT=$transport MCP_HOST MCP_PORT the HEALTHCHECK never passed"
+    pm healthcheck run "$NAME-alias$n" >/dev/null 2>&1 && break
+    [[ $(pm inspect -f '{{.State.Running}}' "$NAME-alias$n") == true ]] ||
+      fail "with ${settings[$n]} the server exited: $(pm logs "$NAME-alias$n" 2>&1 | tail -n 3)"
+    ((i < 50)) || fail "with ${settings[$n]} the HEALTHCHECK never passed"
     sleep 0.2
   done
-  pm rm -f -t 5 "$NAME-$transport" >/dev/null 2>&1
+  pm rm -f -t 5 "$NAME-alias$n" >/dev/null 2>&1
+  say "another server's settings (${settings[$n]}): starts, HEALTHCHECK healthy"
 done
-say "MCP_TRANSPORT=streamable-http|sse MCP_HOST=0.0.0.0 MCP_PORT=8000 (another server's settings): starts, HEALTHCHECK healthy"
 
 # --- docker-compose.yml -----------------------------------------------------
 CONTAINER_PODMAN="$W/bin/podman" CONTAINER_IMAGE="$IMAGE" CONTAINER_WORK="$W" \
