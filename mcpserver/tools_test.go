@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
@@ -202,37 +201,6 @@ func toolNamed(t testing.TB, name string) ToolInfo {
 	}
 	t.Fatalf("no tool %s", name)
 	return ToolInfo{}
-}
-
-func mustUnmarshal(t *testing.T, raw []byte, v any) {
-	t.Helper()
-	if err := json.Unmarshal(raw, v); err != nil {
-		t.Fatalf("unmarshal %s: %v", raw, err)
-	}
-}
-
-// jsonValue round-trips v through JSON, as the server sees arguments.
-func jsonValue(t *testing.T, v any) any {
-	t.Helper()
-	var out any
-	mustUnmarshal(t, []byte(mustJSON(t, v)), &out)
-	return out
-}
-
-func enumStrings(s *jsonschema.Schema) []string {
-	var out []string
-	for _, v := range s.Enum {
-		out = append(out, v.(string))
-	}
-	return out
-}
-
-func powerActionStrings() []string {
-	var out []string
-	for _, a := range proxmoxsafe.PowerActions() {
-		out = append(out, string(a))
-	}
-	return out
 }
 
 func TestToolsReturnsCopies(t *testing.T) {
