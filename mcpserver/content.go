@@ -2,10 +2,12 @@ package mcpserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"reflect"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -28,7 +30,9 @@ import (
 // An error result carries, after its message, one JSON line
 // {"error":{...}} with the machine-readable parts: kind, whether anything
 // was done, and for an approval refusal the exact phrase, the effect and the
-// guest's current state. It is not put in structuredContent: the official
+// guest's current state; the same object is in the result's _meta under
+// ErrorMetaKey (servers built with New, or with Middleware installed). It is
+// not put in structuredContent: the official
 // TypeScript SDK (1.32) validates structuredContent against the tool's
 // output schema even when isError is set, and a refusal does not have the
 // shape of the tool's result, so such clients would reject the whole answer.
@@ -214,4 +218,42 @@ func notFoundHint(tool string) string {
 		return "not found (check the node name with cluster_status): "
 	}
 	return "not found (check node, type and vmid with list_guests): "
+}
+
+// ErrorMetaKey is the `_meta` key under which an error result carries the
+// same machine-readable object as its last text line ({"kind": …,
+// "action_taken": …, "approval_phrase": …}), for programs that read
+// results through an MCP SDK rather than text.
+const ErrorMetaKey = "com.github.proxmoxsafe/error"
+
+// errorMetaMiddleware copies the {"error":{…}} line of an error result
+// into `_meta` (ErrorMetaKey). It parses the line rather than the Go error
+// so every path that writes one (tool errors, schema refusals, recovered
+// panics) is covered the same way.
+func errorMetaMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		ctr, ok := res.(*mcp.CallToolResult)
+		if method != "tools/call" || err != nil || !ok || ctr == nil || !ctr.IsError || len(ctr.Content) == 0 {
+			return res, err
+		}
+		tc, ok := ctr.Content[len(ctr.Content)-1].(*mcp.TextContent)
+		if !ok {
+			return res, err
+		}
+		last := tc.Text[strings.LastIndexByte(tc.Text, '\n')+1:]
+		var line struct {
+			Error map[string]any `json:"error"`
+		}
+		if !strings.HasPrefix(last, `{"error":`) || json.Unmarshal([]byte(last), &line) != nil || line.Error == nil {
+			return res, err
+		}
+		m := ctr.GetMeta()
+		if m == nil {
+			m = map[string]any{}
+		}
+		m[ErrorMetaKey] = line.Error
+		ctr.SetMeta(m)
+		return res, err
+	}
 }

@@ -122,7 +122,12 @@ func TestMachineReadableRefusals(t *testing.T) {
 			ctx := t.Context()
 			f := newFixture(t, ctx, pv, fixtureConfig{})
 
-			e := errorOf(t, f.call(t, ctx, ToolGuestPower, map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "action": "shutdown"}))
+			res := f.call(t, ctx, ToolGuestPower, map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "action": "shutdown"})
+			// The same object in _meta, for programs reading through an SDK.
+			if m, _ := res.Meta[ErrorMetaKey].(map[string]any); m["approval_phrase"] != "APPROVE shutdown pve1/qemu/100" || m["kind"] != "approval_required" {
+				t.Errorf("_meta[%s] = %v", ErrorMetaKey, res.Meta[ErrorMetaKey])
+			}
+			e := errorOf(t, res)
 			d := e.Error
 			if d.Kind != "approval_required" || d.ActionTaken != "none" || d.ApprovalPhrase != "APPROVE shutdown pve1/qemu/100" ||
 				d.ApprovalGiven == nil || *d.ApprovalGiven || d.Action != "shutdown" ||
@@ -140,7 +145,11 @@ func TestMachineReadableRefusals(t *testing.T) {
 				t.Errorf("policy refusal = %+v", e.Error)
 			}
 
-			e = errorOf(t, f.call(t, ctx, ToolGuestPower, map[string]any{"node": "pve1", "type": "qemu", "vmid": 5, "action": "shutdown"}))
+			res = f.call(t, ctx, ToolGuestPower, map[string]any{"node": "pve1", "type": "qemu", "vmid": 5, "action": "shutdown"})
+			if m, _ := res.Meta[ErrorMetaKey].(map[string]any); m["kind"] != "invalid_input" {
+				t.Errorf("schema refusal _meta = %v", res.Meta)
+			}
+			e = errorOf(t, res)
 			if e.Error.Kind != "invalid_input" || len(e.Error.Fields) != 1 || e.Error.Fields[0] != (proxmoxsafe.FieldError{Field: "vmid", Problem: "must be at least 100"}) {
 				t.Errorf("schema refusal = %+v", e.Error)
 			}

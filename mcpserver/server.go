@@ -79,8 +79,10 @@ func New(client *proxmoxsafe.Client, opts *Options) *mcp.Server {
 }
 
 // Middleware returns the receiving middleware [New] installs, outermost
-// first: [LoggingMiddleware], [SchemaRefusalMiddleware], [RecoverMiddleware],
-// and one that treats `"arguments": null` like `{}`. A server built with
+// first: [LoggingMiddleware], one that copies an error result's
+// machine-readable line into `_meta` ([ErrorMetaKey]),
+// [SchemaRefusalMiddleware], [RecoverMiddleware], and one that treats
+// `"arguments": null` like `{}`. A server built with
 // [AddTools] keeps every promise of one built with New once it installs
 // them: server.AddReceivingMiddleware(mcpserver.Middleware(client, opts)...).
 // They apply to every method of the server, so the caller's own tools get
@@ -88,7 +90,7 @@ func New(client *proxmoxsafe.Client, opts *Options) *mcp.Server {
 func Middleware(client *proxmoxsafe.Client, opts *Options) []mcp.Middleware {
 	o := opts.orDefault()
 	// Logging outermost, so it also sees the result of a recovered panic.
-	return []mcp.Middleware{LoggingMiddleware(o.Logger), SchemaRefusalMiddleware(client), RecoverMiddleware(o.Logger), nullArgumentsMiddleware}
+	return []mcp.Middleware{LoggingMiddleware(o.Logger), errorMetaMiddleware, SchemaRefusalMiddleware(client), RecoverMiddleware(o.Logger), nullArgumentsMiddleware}
 }
 
 // AddTools registers the tools of [Tools] for client on server, so they can
