@@ -55,6 +55,10 @@ type AuditRecord struct {
 	UPID string `json:"upid,omitempty"`
 	// Approver names the approver that approved, e.g. "phrase".
 	Approver string `json:"approver,omitempty"`
+	// Grant and Operator are set when an out-of-band grant approved the
+	// mutation: the grant's code and the operator who approved it.
+	Grant    string `json:"grant,omitempty"`
+	Operator string `json:"operator,omitempty"`
 
 	// Format and KeyID are set only on the anchor record: the line format
 	// ([AuditFormat]) and an id of the key the chain is keyed with (empty

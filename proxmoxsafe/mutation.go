@@ -37,6 +37,8 @@ type mutation struct {
 	form   url.Values
 	// approvedBy names the approver that approved, for the audit record.
 	approvedBy string
+	// approvalNote is what the approver added with NoteApproval.
+	approvalNote ApprovalNote
 	// release ends the claim on the guest (see claim); nil before it.
 	release func()
 	// holdClaim keeps the claim after run returns, for a wait that follows.
@@ -190,10 +192,11 @@ func (c *Client) approve(ctx context.Context, m *mutation, s GuestState) (Approv
 			return nil, nil
 		}
 		a := c.approvers[level]
-		err := a.Approve(ctx, req)
+		note := &ApprovalNote{}
+		err := a.Approve(withApprovalNote(ctx, note), req) // approval_note.go
 		switch {
 		case err == nil:
-			m.approvedBy = a.Name()
+			m.approvedBy, m.approvalNote = a.Name(), *note
 			return a, nil
 		case errors.Is(err, ErrApproverUnavailable):
 			unavailable = append(unavailable, string(level)+" ("+err.Error()+")")
@@ -290,6 +293,7 @@ func (c *Client) record(ctx context.Context, m *mutation, ev AuditEvent, reason,
 	}
 	if ev == AuditApproved || ev == AuditSubmitted {
 		rec.Approver = m.approvedBy
+		rec.Grant, rec.Operator = m.approvalNote.Grant, m.approvalNote.Operator
 	}
 	return c.audit.Record(ctx, rec)
 }

@@ -8,9 +8,8 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
 
-// approvalLevels are the levels the binary can serve. "grant" needs the
-// out-of-band grant store, which this version does not ship.
-var approvalLevels = []proxmoxsafe.ApprovalLevel{proxmoxsafe.LevelNone, proxmoxsafe.LevelPhrase, proxmoxsafe.LevelElicit}
+// approvalLevels are the levels the binary can serve.
+var approvalLevels = []proxmoxsafe.ApprovalLevel{proxmoxsafe.LevelNone, proxmoxsafe.LevelPhrase, proxmoxsafe.LevelElicit, proxmoxsafe.LevelGrant}
 
 // parseApprovals reads PROXMOX_SAFE_APPROVALS: per mutation class, the
 // approval levels in order of preference, e.g.
@@ -43,7 +42,7 @@ func parseApprovals(c *config, v string) error {
 		for l := range strings.SplitSeq(list, ",") {
 			level := proxmoxsafe.ApprovalLevel(strings.TrimSpace(l))
 			if !knownLevel(level) {
-				return fmt.Errorf("class %q: unknown approval level %q (known: none, phrase, elicit)", class, level)
+				return fmt.Errorf("class %q: unknown approval level %q (known: none, phrase, elicit, grant)", class, level)
 			}
 			levels = append(levels, level)
 		}
@@ -65,11 +64,19 @@ func knownLevel(l proxmoxsafe.ApprovalLevel) bool {
 // approvers are the approvers the binary offers to the policy: the
 // elicitation approver, with a key made at start (an elicitation is
 // answered within minutes, and one in flight during a restart is asked
-// again).
-func approvers() ([]proxmoxsafe.Approver, error) {
+// again), and the grant store when a class uses grants (approve.go).
+func approvers(c *config) ([]proxmoxsafe.Approver, error) {
 	el, err := mcpserver.NewElicitApprover(nil)
 	if err != nil {
 		return nil, err
 	}
-	return []proxmoxsafe.Approver{el}, nil
+	out := []proxmoxsafe.Approver{el}
+	gs, err := grantStore(c)
+	if err != nil {
+		return nil, cfgErr("PROXMOX_SAFE_APPROVALS (--approvals): %v", err)
+	}
+	if gs != nil {
+		out = append(out, gs)
+	}
+	return out, nil
 }

@@ -29,7 +29,7 @@ func TestParseApprovals(t *testing.T) {
 		"power=":                   "is not CLASS=LEVEL",
 		"=elicit":                  "is not CLASS=LEVEL",
 		"power=elicit;power=none":  "listed twice",
-		"power=grant":              `unknown approval level "grant"`,
+		"power=token":              `unknown approval level "token"`,
 		"power=elicit,,phrase":     `unknown approval level ""`,
 		"snapshot=ELICIT":          `unknown approval level "ELICIT"`,
 		"power=elicit;snapshot=pw": `unknown approval level "pw"`,

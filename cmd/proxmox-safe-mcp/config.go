@@ -73,6 +73,7 @@ type config struct {
 	LockDir           string                                            // "": <state dir>/locks (audit_setup.go)
 	auditDefault      bool                                              // AuditLog is the default path, not a setting
 	Approvals         map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel // approvals.go
+	GrantDir          string                                            // "": beside the audit log (approve.go)
 	MaxWait           time.Duration                                     // 0: the library's default cap
 	LogLevel          slog.Level
 	logLevelSet       bool
@@ -237,8 +238,11 @@ var settings = append([]*setting{
 		help: "refuse every mutation and send only GET requests to Proxmox, whatever the profile",
 		set:  boolSetter(func(c *config) *bool { return &c.ReadOnly })},
 	{flag: "approvals", env: "PROXMOX_SAFE_APPROVALS", def: "phrase for every class",
-		help: "how each mutation class is approved, levels in order of preference: CLASS=LEVEL[,LEVEL…] separated by ';', e.g. power=elicit,phrase;snapshot=elicit; levels: none, phrase (the exact APPROVE phrase), elicit (the person at the MCP client confirms in a form; a client that cannot elicit gets the next level or a refusal)",
+		help: "how each mutation class is approved, levels in order of preference: CLASS=LEVEL[,LEVEL…] separated by ';', e.g. power=elicit,phrase;snapshot=elicit; levels: none, phrase (the exact APPROVE phrase), elicit (the person at the MCP client confirms in a form; a client that cannot elicit gets the next level or a refusal), grant (the operator runs proxmox-safe-mcp approve CODE on the host)",
 		set:  parseApprovals},
+	{flag: "grant-dir", env: "PROXMOX_SAFE_GRANT_DIR", def: "grants beside the audit log",
+		help: "directory of out-of-band grants (approval level grant); the approve, deny and grants commands find it the same way",
+		set:  stringSetter(func(c *config) *string { return &c.GrantDir })},
 	{flag: "audit-log", env: "PROXMOX_SAFE_AUDIT_LOG", def: "$XDG_STATE_HOME/proxmox-safe-mcp/audit.jsonl when mutations are enabled",
 		help:    "append-only, keyed and sealed JSON-lines audit log; missing parent directories are created (0700), the file 0600",
 		set:     stringSetter(func(c *config) *string { return &c.AuditLog }),

@@ -58,6 +58,9 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if len(args) > 0 && args[0] == cmdAudit { // needs no Proxmox configuration (audit_cmd.go)
 		return auditCommand(args[1:], lookup, stdout, stderr)
 	}
+	if isGrantCommand(args) { // needs no Proxmox configuration (approve.go)
+		return grantCommand(args, lookup, stdin, stdout, stderr)
+	}
 	if len(args) > 0 && args[0] == cmdHealthcheck { // needs no configuration (http.go)
 		return healthcheck(ctx, args[1:], lookup, stdout, stderr)
 	}

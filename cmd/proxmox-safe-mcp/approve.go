@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+)
+
+// The operator's grant commands. They need no Proxmox settings: only the
+// grant directory, which the server and these commands find the same way
+// (grantDirFrom).
+const (
+	cmdApprove = "approve"
+	cmdDeny    = "deny"
+	cmdGrants  = "grants"
+)
+
+const grantUsage = `Usage:
+  proxmox-safe-mcp approve CODE   show the plan, confirm on the terminal, approve
+  proxmox-safe-mcp deny CODE      deny a pending grant
+  proxmox-safe-mcp grants list    list grants (pending, approved, denied, used)
+
+The grant directory is PROXMOX_SAFE_GRANT_DIR, else "grants" beside
+PROXMOX_SAFE_AUDIT_LOG, else $XDG_STATE_HOME/proxmox-safe-mcp/grants: the
+same one the server uses. The operator named in the audit log is the login
+name of the user running approve or deny.
+`
+
+func isGrantCommand(args []string) bool {
+	return len(args) > 0 && (args[0] == cmdApprove || args[0] == cmdDeny || args[0] == cmdGrants)
+}
+
+// grantDirFrom finds the grant directory from the environment.
+func grantDirFrom(lookup func(string) (string, bool)) string {
+	if v, ok := lookup("PROXMOX_SAFE_GRANT_DIR"); ok && strings.TrimSpace(v) != "" {
+		return strings.TrimSpace(v)
+	}
+	if v, ok := lookup("PROXMOX_SAFE_AUDIT_LOG"); ok && strings.TrimSpace(v) != "" {
+		return filepath.Join(filepath.Dir(strings.TrimSpace(v)), "grants")
+	}
+	if d := stateDir(lookup); d != "" {
+		return filepath.Join(d, "grants")
+	}
+	return ""
+}
+
+// grantCommand runs approve, deny and grants list.
+func grantCommand(args []string, lookup func(string) (string, bool), stdin io.Reader, stdout, stderr io.Writer) int {
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "proxmox-safe-mcp %s: %s\n", args[0], fmt.Sprintf(format, a...))
+		return exitUsage
+	}
+	if len(args) != 2 || (args[0] == cmdGrants && args[1] != "list") || strings.HasPrefix(args[1], "-") {
+		fmt.Fprint(stderr, grantUsage)
+		return exitUsage
+	}
+	dir := grantDirFrom(lookup)
+	if dir == "" {
+		return fail("no grant directory: set PROXMOX_SAFE_GRANT_DIR (or HOME / XDG_STATE_HOME)")
+	}
+	store, err := proxmoxsafe.OpenGrantStore(dir, nil)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if args[0] == cmdGrants {
+		return listGrants(store, stdout, stderr)
+	}
+	code := args[1]
+	g, err := store.Get(code)
+	if err != nil {
+		return fail("%v; nothing was changed", err)
+	}
+	printPlan(stdout, g)
+	operator := operatorName(lookup)
+	approve := args[0] == cmdApprove
+	if approve {
+		fmt.Fprintf(stdout, "Type the code %s again to approve (anything else cancels): ", g.Code)
+		line, _ := bufio.NewReader(stdin).ReadString('\n')
+		if strings.ToUpper(strings.TrimSpace(line)) != g.Code {
+			fmt.Fprintln(stdout)
+			fmt.Fprintln(stderr, "proxmox-safe-mcp approve: not confirmed; nothing was changed")
+			return exitToolError
+		}
+	}
+	if g, err = store.Decide(code, approve, operator); err != nil {
+		return fail("%v", err)
+	}
+	if approve {
+		fmt.Fprintf(stdout, "Approved %s as %s. The same call, repeated unchanged before %s, runs once.\n", g.Code, operator, g.Expires.Local().Format(time.Kitchen))
+	} else {
+		fmt.Fprintf(stdout, "Denied %s as %s.\n", g.Code, operator)
+	}
+	return exitOK
+}
+
+func printPlan(w io.Writer, g proxmoxsafe.Grant) {
+	fmt.Fprintf(w, "Grant %s (%s)\n", g.Code, g.Status)
+	fmt.Fprintf(w, "  Action:  %s\n", g.Action)
+	fmt.Fprintf(w, "  Target:  %s\n", g.Target)
+	if len(g.Params) > 0 {
+		fmt.Fprintf(w, "  Params:  %s\n", strings.Join(g.Params, " "))
+	}
+	fmt.Fprintf(w, "  State:   %s\n", g.State)
+	fmt.Fprintf(w, "  Effect:  approving will %s\n", g.Effect)
+	fmt.Fprintf(w, "  Asked:   %s, expires %s\n", g.Created.Local().Format(time.DateTime), g.Expires.Local().Format(time.DateTime))
+}
+
+func listGrants(store *proxmoxsafe.GrantStore, stdout, stderr io.Writer) int {
+	grants, err := store.List()
+	if err != nil {
+		fmt.Fprintln(stderr, "proxmox-safe-mcp grants: "+err.Error())
+		return exitUsage
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CODE\tSTATUS\tEXPIRES\tACTION\tTARGET\tOPERATOR")
+	now := time.Now()
+	for _, g := range grants {
+		status := string(g.Status)
+		if now.After(g.Expires) && (g.Status == proxmoxsafe.GrantPending || g.Status == proxmoxsafe.GrantApproved) {
+			status += " (expired)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", g.Code, status, g.Expires.Local().Format(time.DateTime), g.Action, g.Target, g.Operator)
+	}
+	if err := tw.Flush(); err != nil {
+		return exitUsage
+	}
+	return exitOK
+}
+
+// operatorName is the login name of the user deciding, for the audit log.
+func operatorName(lookup func(string) (string, bool)) string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	if v, ok := lookup("USER"); ok && v != "" {
+		return v
+	}
+	return "unknown"
+}
+
+// grantStore opens the server's grant store when a class uses the grant
+// level, else returns nil.
+func grantStore(c *config) (*proxmoxsafe.GrantStore, error) {
+	uses := false
+	for _, levels := range c.Approvals {
+		for _, l := range levels {
+			uses = uses || l == proxmoxsafe.LevelGrant
+		}
+	}
+	if !uses {
+		return nil, nil
+	}
+	dir := c.GrantDir
+	if dir == "" && c.AuditLog != "" {
+		dir = filepath.Join(filepath.Dir(c.AuditLog), "grants")
+	}
+	if dir == "" {
+		return nil, errors.New("the grant level needs a grant directory: set PROXMOX_SAFE_GRANT_DIR or PROXMOX_SAFE_AUDIT_LOG")
+	}
+	return proxmoxsafe.OpenGrantStore(dir, nil)
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var grantCodeRe = regexp.MustCompile(`grant ([0-9A-Z]{4}-[0-9A-Z]{4})`)
+
+// grantCLI runs the built binary's approve/deny/grants with stdin.
+func grantCLI(t *testing.T, env []string, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(binary(t), args...)
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return out.String(), errOut.String(), cmd.ProcessState.ExitCode()
+}
+
+func askedCode(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	m := grantCodeRe.FindStringSubmatch(textOf(res))
+	if !res.IsError || m == nil || !strings.Contains(textOf(res), "proxmox-safe-mcp approve "+m[1]) || !strings.Contains(textOf(res), "no action was taken") {
+		t.Fatalf("want a grant refusal with a code, got isError %t: %s", res.IsError, textOf(res))
+	}
+	return m[1]
+}
+
+// TestGrantCLI: against a running stdio server (the built binary, power
+// approved only by grants), a refused call gets a code; "deny" makes it
+// useless; "approve" shows the plan and needs the code typed again; the
+// repeated call then runs once and the audit log names the level, the
+// code and the operator; "grants list" shows each state; a restarted
+// server does not use the grant again.
+func TestGrantCLI(t *testing.T) {
+	t.Parallel()
+	gdir := t.TempDir()
+	env := cleanEnv("PROXMOX_SAFE_GRANT_DIR="+gdir, "USER=tester")
+	var stderr syncBuffer
+	cmd := exec.Command(binary(t), "--demo", "--approvals", "power=grant")
+	cmd.Env = env
+	cmd.Stderr = &stderr
+	cs, err := newClient().Connect(t.Context(), &mcp.CommandTransport{Command: cmd, TerminateDuration: terminateWait}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	defer cs.Close()
+
+	stop100 := map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "action": "stop"}
+	denied := askedCode(t, call(t, cs, "guest_power", stop100))
+	if out, errOut, code := grantCLI(t, env, "", "deny", denied); code != 0 || !strings.Contains(out, "Denied "+denied) {
+		t.Fatalf("deny: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if again := askedCode(t, call(t, cs, "guest_power", stop100)); again == denied {
+		t.Fatal("a denied grant was offered again")
+	}
+
+	code := askedCode(t, call(t, cs, "guest_power", shutdown100))
+	out, _, _ := grantCLI(t, env, "", "grants", "list")
+	if !regexp.MustCompile(code+`\s+pending`).MatchString(out) || !regexp.MustCompile(denied+`\s+denied`).MatchString(out) {
+		t.Errorf("grants list:\n%s", out)
+	}
+	if out, errOut, ec := grantCLI(t, env, "yes\n", "approve", code); ec == 0 || !strings.Contains(errOut, "not confirmed") {
+		t.Fatalf("approve without typing the code: exit %d\n%s\n%s", ec, out, errOut)
+	}
+	if res := call(t, cs, "guest_power", shutdown100); askedCode(t, res) != code {
+		t.Fatal("an unconfirmed approve changed the grant")
+	}
+	out, errOut, ec := grantCLI(t, env, strings.ToLower(code)+"\n", "approve", code)
+	if ec != 0 {
+		t.Fatalf("approve: exit %d\n%s\n%s", ec, out, errOut)
+	}
+	for _, want := range []string{"Action:  shutdown", "Target:  pve1/qemu/100", "State:   running", "Effect:  approving will", "Approved " + code} {
+		if !strings.Contains(out, want) {
+			t.Errorf("approve output lacks %q:\n%s", want, out)
+		}
+	}
+	res := call(t, cs, "guest_power", shutdown100)
+	if res.IsError || !strings.Contains(textOf(res), "UPID:") {
+		t.Fatalf("the approved call: %s", textOf(res))
+	}
+	if res := call(t, cs, "guest_power", shutdown100); !res.IsError {
+		t.Fatalf("a repeat after use was not refused: %s", textOf(res))
+	}
+	out, _, _ = grantCLI(t, env, "", "grants", "list")
+	if !regexp.MustCompile(code + `\s+used`).MatchString(out) {
+		t.Errorf("grants list after use:\n%s", out)
+	}
+	if _, errOut, ec := grantCLI(t, env, code+"\n", "approve", code); ec == 0 || !strings.Contains(errOut, "used") {
+		t.Errorf("approving a used grant: exit %d %s", ec, errOut)
+	}
+	if _, errOut, ec := grantCLI(t, env, "", "deny", "NOPE-NOPE"); ec != exitUsage || !strings.Contains(errOut, "not a grant code") {
+		t.Errorf("deny of a malformed code: exit %d %s", ec, errOut)
+	}
+
+	// A restarted server (fresh demo cluster, same grant directory) does
+	// not take the used grant again.
+	cmd2 := exec.Command(binary(t), "--demo", "--approvals", "power=grant")
+	cmd2.Env = env
+	cs2, err := newClient().Connect(t.Context(), &mcp.CommandTransport{Command: cmd2, TerminateDuration: terminateWait}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again := askedCode(t, call(t, cs2, "guest_power", shutdown100)); again == code {
+		t.Error("after a restart the used grant's code was offered again")
+	}
+	cs2.Close()
+
+	cs.Close()
+	m := auditLineRe.FindStringSubmatch(stderr.String())
+	if m == nil {
+		t.Fatalf("no audit log path in stderr:\n%s", stderr.String())
+	}
+	audit, err := os.ReadFile(strings.TrimSpace(m[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	approved := regexp.MustCompile(`"event":"approved".*"approver":"grant","grant":"` + code + `","operator":"[^"]+"`)
+	if !approved.Match(audit) {
+		t.Errorf("audit log lacks an approved record naming grant %s and its operator:\n%s", code, audit)
+	}
+	if n := strings.Count(string(audit), `"event":"submitted"`); n != 1 {
+		t.Errorf("%d submitted records, want 1", n)
+	}
+}

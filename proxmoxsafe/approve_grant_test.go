@@ -1,0 +1,223 @@
+package proxmoxsafe_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
+)
+
+// grantEnv is an env whose power class is approved only by grants kept in
+// dir.
+func grantEnv(t *testing.T, dir string) (*env, *proxmoxsafe.GrantStore) {
+	t.Helper()
+	store, err := proxmoxsafe.OpenGrantStore(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, func(c *proxmoxsafe.Config) {
+		c.Approvers = []proxmoxsafe.Approver{store}
+		c.Policy.Approvals = map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassPower: {proxmoxsafe.LevelGrant}}
+	})
+	return e, store
+}
+
+// askGrant calls in and expects a grant refusal; it returns the code.
+func askGrant(t *testing.T, e *env, in proxmoxsafe.GuestPowerInput) string {
+	t.Helper()
+	before := len(e.fake.MutatingRequests())
+	_, err := e.client.GuestPower(t.Context(), in)
+	var gr *proxmoxsafe.GrantRequiredError
+	if !errors.As(err, &gr) || !errors.Is(err, proxmoxsafe.ErrApprovalRequired) {
+		t.Fatalf("GuestPower: %v, want a grant refusal", err)
+	}
+	if n := len(e.fake.MutatingRequests()); n != before {
+		t.Fatalf("a refused call sent %d mutating requests", n-before)
+	}
+	for _, want := range []string{gr.Grant.Code, "proxmox-safe-mcp approve " + gr.Grant.Code, "no action was taken", string(in.Action)} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("refusal %q does not say %q", err, want)
+		}
+	}
+	return gr.Grant.Code
+}
+
+// TestGrantFlow: a refused call gets a code (the same one when repeated);
+// the operator approves it; the repeated call runs once, audited with the
+// level, the code and the operator; the next repeat needs a new grant.
+func TestGrantFlow(t *testing.T) {
+	t.Parallel()
+	e, store := grantEnv(t, t.TempDir())
+	in := powerIn("pve1", "qemu", 100, proxmoxsafe.ActionShutdown)
+	code := askGrant(t, e, in)
+	if again := askGrant(t, e, in); again != code {
+		t.Errorf("a repeated call got a new code %s, want the pending %s", again, code)
+	}
+	if !strings.Contains(e.audit.String(), `"event":"refused"`) {
+		t.Error("the refusal is not audited")
+	}
+	if _, err := store.Decide(code, true, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client.GuestPower(t.Context(), in); err != nil {
+		t.Fatalf("approved call: %v", err)
+	}
+	if n := len(e.fake.MutatingRequests()); n != 1 {
+		t.Fatalf("%d mutating requests, want 1", n)
+	}
+	for _, want := range []string{`"approver":"grant"`, `"grant":"` + code + `"`, `"operator":"alice"`} {
+		if !strings.Contains(e.audit.String(), want) {
+			t.Errorf("audit log lacks %s:\n%s", want, e.audit.String())
+		}
+	}
+	// The guest now has a task running, so the pipeline would refuse a
+	// repeat before asking; TestGrantSurvivesRestart repeats the call.
+	if g, err := store.Get(code); err != nil || g.Status != proxmoxsafe.GrantUsed || g.Operator != "alice" {
+		t.Errorf("after use: %+v %v", g, err)
+	}
+	if _, err := store.Decide(code, true, "alice"); err == nil || !strings.Contains(err.Error(), "used") {
+		t.Errorf("approving a used grant: %v", err)
+	}
+}
+
+// TestGrantBinding: a grant approves only the action, target and state it
+// was asked for.
+func TestGrantBinding(t *testing.T) {
+	t.Parallel()
+	e, store := grantEnv(t, t.TempDir())
+	in := powerIn("pve1", "qemu", 100, proxmoxsafe.ActionShutdown)
+	code := askGrant(t, e, in)
+	if _, err := store.Decide(code, true, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	for name, other := range map[string]proxmoxsafe.GuestPowerInput{
+		"other action": powerIn("pve1", "qemu", 100, proxmoxsafe.ActionStop),
+		"other target": powerIn("pve1", "qemu", 102, proxmoxsafe.ActionStop),
+	} {
+		if c := askGrant(t, e, other); c == code {
+			t.Errorf("%s: offered the approved code", name)
+		}
+	}
+	changeGuest(e.fake, 100, func(g *proxmoxtest.Guest) { g.Name = "renamed" })
+	if c := askGrant(t, e, in); c == code {
+		t.Error("state changed: the approved grant was offered")
+	}
+	changeGuest(e.fake, 100, func(g *proxmoxtest.Guest) { g.Name = "web1" })
+	if _, err := e.client.GuestPower(t.Context(), in); err != nil {
+		t.Fatalf("the grant no longer approves its own call: %v", err)
+	}
+}
+
+// TestGrantDenyAndExpiry: a denied or expired grant approves nothing and
+// cannot be decided again.
+func TestGrantDenyAndExpiry(t *testing.T) {
+	t.Parallel()
+	e, store := grantEnv(t, t.TempDir())
+	in := powerIn("pve1", "qemu", 100, proxmoxsafe.ActionShutdown)
+	code := askGrant(t, e, in)
+	if g, err := store.Decide(code, false, "bob"); err != nil || g.Status != proxmoxsafe.GrantDenied {
+		t.Fatalf("deny: %+v %v", g, err)
+	}
+	fresh := askGrant(t, e, in)
+	if fresh == code {
+		t.Fatal("a denied grant was offered again")
+	}
+	if _, err := store.Decide(fresh, true, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	proxmoxsafe.SetGrantClock(store, func() time.Time { return time.Now().Add(proxmoxsafe.DefaultGrantTTL + time.Second) })
+	askGrant(t, e, in)
+	if _, err := store.Decide(askGrant(t, e, in), true, "alice"); err != nil {
+		t.Fatal(err) // a fresh grant under the moved clock is fine
+	}
+	third := askGrant(t, e, powerIn("pve1", "qemu", 100, proxmoxsafe.ActionStop))
+	proxmoxsafe.SetGrantClock(store, func() time.Time { return time.Now().Add(2*proxmoxsafe.DefaultGrantTTL + 2*time.Second) })
+	if _, err := store.Decide(third, true, "alice"); err == nil || !strings.Contains(err.Error(), "expired") {
+		t.Errorf("approving an expired grant: %v", err)
+	}
+	if n := len(e.fake.MutatingRequests()); n != 0 {
+		t.Fatalf("%d mutating requests, want 0", n)
+	}
+}
+
+// TestGrantSurvivesRestart: an approved grant is still approved after a
+// restart (a new store on the same directory), and a used one stays used;
+// the files are 0600 in a 0700 directory.
+func TestGrantSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "grants")
+	e, store := grantEnv(t, dir)
+	in := powerIn("pve1", "qemu", 100, proxmoxsafe.ActionShutdown)
+	code := askGrant(t, e, in)
+	if _, err := store.Decide(code, true, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	e2, _ := grantEnv(t, dir) // "restarted" server, fresh fake
+	if _, err := e2.client.GuestPower(t.Context(), in); err != nil {
+		t.Fatalf("after a restart the approved grant does not approve: %v", err)
+	}
+	e3, _ := grantEnv(t, dir)
+	askGrant(t, e3, in)
+	if n := len(e3.fake.MutatingRequests()); n != 0 {
+		t.Fatalf("a used grant approved again after a restart: %d mutating requests", n)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("grant dir: %v %v", fi.Mode(), err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, code+".json")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("grant file: %v %v", fi.Mode(), err)
+	}
+}
+
+// TestGrantConcurrentUse: many stores on one directory (as several
+// processes would) race to use one approved grant: exactly one wins.
+func TestGrantConcurrentUse(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	first, err := proxmoxsafe.OpenGrantStore(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := proxmoxsafe.ApprovalRequest{
+		Action: "shutdown", Target: proxmoxsafe.Target{Node: "pve1", Type: "qemu", VMID: 100},
+		State: proxmoxsafe.GuestState{Status: "running", Name: "web1"}, Effect: "shut down VM 100",
+	}
+	var gr *proxmoxsafe.GrantRequiredError
+	if err := first.Approve(t.Context(), req); !errors.As(err, &gr) {
+		t.Fatalf("first ask: %v", err)
+	}
+	if _, err := first.Decide(gr.Grant.Code, true, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	const n = 16
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	approved := 0
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := proxmoxsafe.OpenGrantStore(dir, nil)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if s.Approve(context.Background(), req) == nil {
+				mu.Lock()
+				approved++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if approved != 1 {
+		t.Fatalf("%d of %d concurrent retries approved, want exactly 1", approved, n)
+	}
+}
