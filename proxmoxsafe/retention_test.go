@@ -298,3 +298,26 @@ func FuzzPlanRetention(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkPlanRetention plans over a 500-snapshot history (MaxSnapshots),
+// a third of them automatic and some keep-marked.
+func BenchmarkPlanRetention(b *testing.B) {
+	var snaps []proxmoxsafe.SnapshotInfo
+	for i := range 500 {
+		s := snap(fmt.Sprintf("s%03d", i), "", time.Duration(i)*17*time.Minute)
+		switch i % 10 {
+		case 0, 3, 6:
+			s.Description = auto
+		case 9:
+			s.Description = "keep"
+		}
+		snaps = append(snaps, s)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		plan := proxmoxsafe.PlanRetention(snaps, proxmoxsafe.RetentionPolicy{}, retentionNow)
+		if len(plan.Delete) == 0 {
+			b.Fatal("nothing planned")
+		}
+	}
+}
