@@ -34,7 +34,11 @@ USER 65532:65532
 # through a published port. That is a non-loopback bind, so the binary
 # refuses to start without MCP_AUTH_TOKEN or MCP_AUTH_TOKEN_FILE (set by
 # docker-compose.yml). Publish the port on 127.0.0.1 only.
-ENV MCP_HTTP_ADDR=0.0.0.0:8000
+# MCP_IMAGE_HTTP_ADDR is the lowest-priority default: a deployment's own
+# MCP_HTTP_ADDR, or another server's MCP_TRANSPORT/MCP_HOST/MCP_PORT,
+# override it without conflict (MCP_PORT=3000 alone listens on
+# 0.0.0.0:3000; MCP_TRANSPORT=stdio serves stdio).
+ENV MCP_IMAGE_HTTP_ADDR=0.0.0.0:8000
 # A published port changes the address clients use: accept the Host they
 # send for 127.0.0.1/localhost (any port), as `docker run -p
 # 127.0.0.1:8000:8000` needs. A DNS-rebinding page sends its own name, not
@@ -42,7 +46,8 @@ ENV MCP_HTTP_ADDR=0.0.0.0:8000
 ENV MCP_ALLOWED_HOSTS=127.0.0.1,localhost
 EXPOSE 8000
 # The binary probes its own /healthz: there is no curl in this image.
-# "healthcheck" derives the URL from MCP_HTTP_ADDR (0.0.0.0 → 127.0.0.1).
+# "healthcheck" derives the URL from MCP_HTTP_ADDR, MCP_HOST/MCP_PORT or
+# MCP_IMAGE_HTTP_ADDR (0.0.0.0 → 127.0.0.1).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=5s --retries=3 \
   CMD ["/proxmox-safe-mcp", "healthcheck"]
 # SIGTERM: stop accepting, let calls in flight finish (MCP_SHUTDOWN_TIMEOUT,

@@ -35,8 +35,9 @@
 #   secrets  the token appears in no log line and no audit record
 #   stop     SIGTERM (podman stop) ends it with exit code 0
 #   aliases  started with another server's MCP_TRANSPORT (streamable-http
-#            or sse), MCP_HOST, MCP_PORT instead (port 8000, or 3000 with
-#            MCP_HTTP_ADDR cleared), it serves and its HEALTHCHECK passes
+#            or sse), MCP_HOST, MCP_PORT instead (port 8000, or 3000: the
+#            image's MCP_IMAGE_HTTP_ADDR yields), it serves and its
+#            HEALTHCHECK passes
 #   compose  ci/container-compose.sh: docker-compose.yml checked with
 #            compose-go and run as shipped with podman-compose
 #   systemd  ci/container-systemd.sh: the unit as shipped, under systemd
@@ -191,7 +192,7 @@ cfg="$(jq .Config <<<"$img")"
 [[ $(jq -c .Healthcheck.Test <<<"$img") == '["CMD","/proxmox-safe-mcp","healthcheck"]' ]] ||
   fail "HEALTHCHECK missing from the image: $(jq -c .Healthcheck <<<"$img")"
 [[ $(jq -r .StopSignal <<<"$cfg") == SIGTERM ]] || fail "stop signal $(jq -r .StopSignal <<<"$cfg")"
-for e in MCP_HTTP_ADDR=0.0.0.0:8000 MCP_ALLOWED_HOSTS=127.0.0.1,localhost; do
+for e in MCP_IMAGE_HTTP_ADDR=0.0.0.0:8000 MCP_ALLOWED_HOSTS=127.0.0.1,localhost; do
   jq -e --arg e "$e" '.Env | index($e)' <<<"$cfg" >/dev/null || fail "$e not in the image's environment"
 done
 # The complete file list, with owner and mode: nothing else may be in it.
@@ -332,14 +333,15 @@ say "token in no log or audit record; SIGTERM → exit 0"
 
 # Switching images: a compose file written for another Proxmox MCP server
 # sets MCP_TRANSPORT/MCP_HOST/MCP_PORT (issue 12's aliases), with either
-# HTTP transport. On port 8000 they agree with the image's MCP_HTTP_ADDR;
-# on another port the documented way is to clear MCP_HTTP_ADDR. Each must
-# start, and the image's HEALTHCHECK must find it (it runs inside: no
+# HTTP transport. The image's address is only MCP_IMAGE_HTTP_ADDR, the
+# lowest default, so any port works without touching our own names. Each
+# must start, and the image's HEALTHCHECK must find it (it runs inside: no
 # published port needed).
 settings=(
   "MCP_TRANSPORT=streamable-http MCP_HOST=0.0.0.0 MCP_PORT=8000"
   "MCP_TRANSPORT=sse MCP_HOST=0.0.0.0 MCP_PORT=8000"
-  "MCP_HTTP_ADDR= MCP_TRANSPORT=streamable-http MCP_HOST=0.0.0.0 MCP_PORT=3000"
+  "MCP_TRANSPORT=streamable-http MCP_HOST=0.0.0.0 MCP_PORT=3000"
+  "MCP_PORT=3001"
 )
 for n in "${!settings[@]}"; do
   env_args=()

@@ -51,9 +51,13 @@ const (
 // httpConfig is the HTTP transport's part of config. After checkHTTPConfig,
 // Addr "" means stdio, else Transport says which HTTP transport.
 type httpConfig struct {
-	Transport       string // "" until checkHTTPConfig: stdio, or streamable-http when Addr is set
-	Addr            string // as given
-	host, port      string // MCP_HOST, MCP_PORT: Addr in two parts
+	Transport  string // "" until checkHTTPConfig: stdio, or streamable-http when Addr is set
+	Addr       string // as given
+	host, port string // MCP_HOST, MCP_PORT: Addr in two parts
+	// imageAddr is MCP_IMAGE_HTTP_ADDR: the lowest-priority default a
+	// container image sets, so that a deployment's own transport and
+	// address settings (ours or the aliases) override it without conflict.
+	imageAddr       string
 	listen          string // host:port to listen on, after defaults
 	loopback        bool
 	Path            string
@@ -179,14 +183,22 @@ func setTransport(c *config, v string) error {
 // HTTP transport, is refused: one of the two is a mistake, and guessing
 // would either ignore the address or open a port the user did not ask for.
 func resolveTransport(h *httpConfig) error {
+	defHost, defPort := defaultHTTPHost, defaultHTTPPort
+	if h.imageAddr != "" {
+		l, _, err := parseListenAddr(h.imageAddr)
+		if err != nil {
+			return cfgErr("MCP_IMAGE_HTTP_ADDR: %v", err)
+		}
+		defHost, defPort, _ = net.SplitHostPort(l)
+	}
 	parts := ""
 	if h.host != "" || h.port != "" {
 		host, port := h.host, h.port
 		if host == "" {
-			host = defaultHTTPHost
+			host = defHost
 		}
 		if port == "" {
-			port = defaultHTTPPort
+			port = defPort
 		}
 		if !allDigitString(port) {
 			return cfgErr("MCP_PORT: must be a port number (got %q)", port)
@@ -195,10 +207,12 @@ func resolveTransport(h *httpConfig) error {
 	}
 	switch h.Transport {
 	case "":
-		if h.Addr == "" && parts != "" {
+		if h.Addr == "" && parts != "" && h.imageAddr == "" {
 			return cfgErr("MCP_HOST/MCP_PORT are set but the transport is stdio: set MCP_TRANSPORT=streamable-http (or sse) to serve HTTP, or unset them")
 		}
-		if h.Addr != "" {
+		if h.Addr != "" || parts != "" || h.imageAddr != "" {
+			// An image that sets MCP_IMAGE_HTTP_ADDR serves HTTP unless
+			// the deployment asks for stdio.
 			h.Transport = transportStreamable
 		} else {
 			h.Transport = transportStdio
@@ -213,7 +227,7 @@ func resolveTransport(h *httpConfig) error {
 	}
 	switch {
 	case h.Addr == "" && parts == "":
-		h.Addr = net.JoinHostPort(defaultHTTPHost, defaultHTTPPort)
+		h.Addr = net.JoinHostPort(defHost, defPort)
 	case h.Addr == "":
 		if _, _, err := parseListenAddr(parts); err != nil {
 			return cfgErr("MCP_HOST/MCP_PORT: %v", err)
@@ -448,8 +462,9 @@ func (w slogWriter) Write(p []byte) (int, error) {
 
 // healthcheck implements "proxmox-safe-mcp healthcheck [--url URL]
 // [--timeout D]": exit 0 when the URL answers 200 "ok", 1 otherwise. The
-// default URL is /healthz on MCP_HTTP_ADDR, or on MCP_HOST/MCP_PORT (an
-// unspecified host becomes 127.0.0.1), else on 127.0.0.1:8000. Distroless and scratch images have no
+// default URL is /healthz on MCP_HTTP_ADDR, or on MCP_HOST/MCP_PORT, or on
+// MCP_IMAGE_HTTP_ADDR (an unspecified host becomes 127.0.0.1), else on
+// 127.0.0.1:8000. Distroless and scratch images have no
 // curl, so the binary probes itself.
 func healthcheck(ctx context.Context, args []string, lookup func(string) (string, bool), stdout, stderr io.Writer) int {
 	target, timeout := "", 5*time.Second
@@ -490,10 +505,19 @@ func healthcheck(ctx context.Context, args []string, lookup func(string) (string
 		hostport := net.JoinHostPort(defaultHTTPHost, defaultHTTPPort)
 		get := func(k string) string { v, _ := lookup(k); return strings.TrimSpace(v) }
 		addr, from := get("MCP_HTTP_ADDR"), "MCP_HTTP_ADDR"
-		if host, port := get("MCP_HOST"), get("MCP_PORT"); addr == "" && (host != "" || port != "") {
+		defHost, defPort := defaultHTTPHost, defaultHTTPPort
+		if img := get("MCP_IMAGE_HTTP_ADDR"); img != "" {
+			if l, _, err := parseListenAddr(img); err == nil {
+				defHost, defPort, _ = net.SplitHostPort(l)
+			}
+			if addr == "" {
+				addr, from = img, "MCP_IMAGE_HTTP_ADDR"
+			}
+		}
+		if host, port := get("MCP_HOST"), get("MCP_PORT"); get("MCP_HTTP_ADDR") == "" && (host != "" || port != "") {
 			// The aliases' halves (MCP_HOST, MCP_PORT), with the same
 			// defaults as serve uses.
-			addr, from = net.JoinHostPort(cmp.Or(strings.Trim(host, "[]"), defaultHTTPHost), cmp.Or(port, defaultHTTPPort)), "MCP_HOST/MCP_PORT"
+			addr, from = net.JoinHostPort(cmp.Or(strings.Trim(host, "[]"), defHost), cmp.Or(port, defPort)), "MCP_HOST/MCP_PORT"
 		}
 		if addr != "" {
 			l, _, err := parseListenAddr(addr)
