@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
@@ -36,19 +35,6 @@ import (
 // TypeScript SDK (1.32) validates structuredContent against the tool's
 // output schema even when isError is set, and a refusal does not have the
 // shape of the tool's result, so such clients would reject the whole answer.
-
-// resultContent is the content of a successful (or submitted-then-failed)
-// result: the summary, then out as compact JSON.
-func resultContent(summary string, out any) []mcp.Content {
-	text := summary
-	if j := compactJSON(out); j != "" {
-		if text != "" {
-			text += "\n"
-		}
-		text += j
-	}
-	return []mcp.Content{&mcp.TextContent{Text: text}}
-}
 
 // compactJSON marshals v on one line without HTML escaping (the reader is a
 // model or a script, not a browser); "" for nil or what does not marshal.
@@ -200,7 +186,7 @@ func describeError(tool string, err error) errorDetail {
 // tools; anything else (read tools, and names we do not know) cannot have
 // changed anything through this package.
 func isMutationTool(tool string) bool {
-	for _, d := range allTools() {
+	for _, d := range toolList() {
 		if d.info.Name == tool {
 			return d.info.Class != ""
 		}

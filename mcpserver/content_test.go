@@ -304,9 +304,9 @@ func TestWaitStatusNeverAnswers(t *testing.T) {
 	}
 }
 
-// BenchmarkResultContent measures the JSON copy of a full default page
-// (200 guests) in the text content, the cost content.go adds to a
-// list_guests call (compare with BenchmarkListGuestsMCP).
+// BenchmarkResultContent measures building the result of a full default
+// page (200 guests): one marshal for structuredContent and its copy in the
+// text content (compare with BenchmarkListGuestsMCP).
 func BenchmarkResultContent(b *testing.B) {
 	ctx := b.Context()
 	fake := proxmoxtest.NewServer(benchCluster())
@@ -318,8 +318,8 @@ func BenchmarkResultContent(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if c := resultContent("Listed 200 of 300 guests", res); len(c) != 1 {
-			b.Fatal(len(c))
+		if r := structuredResult("Listed 200 of 300 guests", res); len(r.Content) != 1 {
+			b.Fatal(len(r.Content))
 		}
 	}
 }

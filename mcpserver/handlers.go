@@ -27,17 +27,16 @@ type adapter struct {
 // short text for humans, the typed structured output and an error.
 type handlerFunc[In, Out any] func(a *adapter, ctx context.Context, in In) (string, Out, error)
 
-// typed turns a handlerFunc into a registration: the go-sdk handler recovers
-// its own panics, maps errors to tool errors and sets the one text content.
-func typed[In, Out any](h handlerFunc[In, Out]) func(*mcp.Server, *mcp.Tool, *adapter) {
-	return func(s *mcp.Server, t *mcp.Tool, a *adapter) {
-		name := t.Name
-		mcp.AddTool(s, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
+// typed turns a handlerFunc into a registration: the handler recovers its
+// own panics, maps errors to tool errors and sets the one text content.
+func typed[In, Out any](h handlerFunc[In, Out]) func(*mcp.Server, *servedSchemas, *adapter) {
+	return func(s *mcp.Server, st *servedSchemas, a *adapter) {
+		name := st.tool.Name
+		addServed(s, st, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out any, err error) {
 			defer func() {
 				if v := recover(); v != nil {
 					logPanic(ctx, a.log, "tools/call", name, v)
-					var zero Out
-					res, out, err = nil, zero, panicError(name)
+					res, out, err = nil, nil, panicError(name)
 				}
 			}()
 			markHandlerEntered(ctx)
@@ -45,16 +44,14 @@ func typed[In, Out any](h handlerFunc[In, Out]) func(*mcp.Server, *mcp.Tool, *ad
 				a.beforeCall(name)
 			}
 			ctx = withRequest(ctx, req)
-			text, out, err := h(a, ctx, in)
+			text, o, err := h(a, ctx, in)
 			if res, ok := inputRequired(err); ok { // elicit.go
-				var zero Out
-				return res, zero, nil
+				return res, nil, nil
 			}
 			if err != nil {
-				var zero Out
-				return nil, zero, toolError(name, err)
+				return nil, nil, toolError(name, err)
 			}
-			return &mcp.CallToolResult{Content: resultContent(text, out)}, out, nil // content.go
+			return structuredResult(text, o), o, nil // served.go
 		})
 	}
 }

@@ -119,10 +119,16 @@ func (a *adapter) permissionsCheck(ctx context.Context, _ noArgs) (string, *Perm
 // [Tools] offers for client and opts needs (see [ToolOperations]). The
 // binary's doctor and startup check use it too.
 func CheckPermissions(ctx context.Context, client *proxmoxsafe.Client, opts *Options) (*PermissionsCheckResult, error) {
-	tools := Tools(client, opts)
+	// The enabled declarations, not Tools: their schemas are not needed here.
+	o := opts.orDefault()
+	var tools []toolDef
 	var ops []proxmoxsafe.Operation
-	for _, t := range tools {
-		for _, op := range ToolOperations(t.Name) {
+	for _, d := range toolList() {
+		if !d.enabled(client, o) {
+			continue
+		}
+		tools = append(tools, d)
+		for _, op := range d.ops {
 			if !slices.Contains(ops, op) {
 				ops = append(ops, op)
 			}
@@ -137,10 +143,10 @@ func CheckPermissions(ctx context.Context, client *proxmoxsafe.Client, opts *Opt
 		Dangerous: rep.Dangerous, RoleCommand: rep.RoleCommand, OptionalRoleCommand: rep.OptionalRoleCommand,
 		Privileges: rep.Privileges, PathsTotal: rep.PathsTotal, Notes: rep.Notes,
 	}
-	for _, t := range tools {
-		tp := ToolPermission{Tool: t.Name, OK: true, Checks: []proxmoxsafe.PrivilegeCheck{}}
+	for _, d := range tools {
+		tp := ToolPermission{Tool: d.info.Name, OK: true, Checks: []proxmoxsafe.PrivilegeCheck{}}
 		for _, ch := range rep.Checks {
-			if slices.Contains(ToolOperations(t.Name), ch.Operation) {
+			if slices.Contains(d.ops, ch.Operation) {
 				tp.Checks = append(tp.Checks, ch)
 				if ch.Status == "missing" && !ch.Optional {
 					tp.OK = false

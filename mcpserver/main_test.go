@@ -19,6 +19,9 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func TestMain(m *testing.M) {
+	// Production skips it (served.go); here every tool result a test sees
+	// is checked against the output schema the tool advertises.
+	validateOutputs = true
 	goleak.VerifyTestMain(m)
 }
 

@@ -71,7 +71,7 @@ func markHandlerEntered(ctx context.Context) {
 
 // isOurTool reports whether name is one of this package's tools.
 func isOurTool(name string) bool {
-	for _, d := range allTools() {
+	for _, d := range toolList() {
 		if d.info.Name == name {
 			return true
 		}

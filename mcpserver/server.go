@@ -112,9 +112,9 @@ func AddTools(server *mcp.Server, client *proxmoxsafe.Client, opts *Options) {
 	}
 	o := opts.orDefault()
 	a := &adapter{client: client, readOnly: o.ReadOnly, log: o.logger(), beforeCall: o.beforeCall}
-	for _, d := range allTools() {
+	for _, d := range toolList() {
 		if d.enabled(client, o) {
-			d.register(server, d.build().mcpTool(), a)
+			d.register(server, d.served(client.MaxWait()), a) // served.go
 		}
 	}
 }

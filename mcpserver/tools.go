@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -98,7 +99,7 @@ type toolDef struct {
 	// input is the handler's input type (tests decode arguments into it).
 	input reflect.Type
 	// register adds the tool with its typed handler to s.
-	register func(s *mcp.Server, t *mcp.Tool, a *adapter)
+	register func(s *mcp.Server, t *servedSchemas, a *adapter)
 	// outputDescriptions describe top-level output fields.
 	outputDescriptions map[string]string
 }
@@ -137,6 +138,18 @@ var (
 		OpenWorldHint:   ptr(false),
 	}
 )
+
+// toolList returns allTools, built once: the declarations never change,
+// and several lookups by name run on every call.
+func toolList() []toolDef {
+	builtTools.once.Do(func() { builtTools.list = allTools() })
+	return builtTools.list
+}
+
+var builtTools struct {
+	once sync.Once
+	list []toolDef
+}
 
 // allTools is the one explicit list of tools, in listing order: the
 // original read tools, the wider read coverage, then the mutations.
@@ -235,7 +248,7 @@ func (d toolDef) enabled(client *proxmoxsafe.Client, o *Options) bool {
 func Tools(client *proxmoxsafe.Client, opts *Options) []ToolInfo {
 	o := opts.orDefault()
 	var out []ToolInfo
-	for _, d := range allTools() {
+	for _, d := range toolList() {
 		if d.enabled(client, o) {
 			info := d.build()
 			applyWaitCap(&info, client)

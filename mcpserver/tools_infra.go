@@ -19,7 +19,7 @@ const (
 // ToolOperations returns the proxmoxsafe operations (as in
 // [proxmoxsafe.Operations]) a tool calls; nil for an unknown tool.
 func ToolOperations(tool string) []proxmoxsafe.Operation {
-	for _, d := range allTools() {
+	for _, d := range toolList() {
 		if d.info.Name == tool {
 			return slices.Clone(d.ops)
 		}

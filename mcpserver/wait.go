@@ -93,15 +93,12 @@ func (e *submittedError) Unwrap() error { return e.err }
 // typedMutation is typed for the mutation tools: it also hands the request
 // to the handler through ctx (for progress notifications), and turns a
 // *submittedError into a tool error that keeps the structured receipt.
-func typedMutation[In any](h handlerFunc[In, *proxmoxsafe.Receipt]) func(*mcp.Server, *mcp.Tool, *adapter) {
-	return func(s *mcp.Server, t *mcp.Tool, a *adapter) {
-		name := t.Name
-		// The served schema states this client's cap, so a client learns the
-		// real limit (Tools does the same for listings).
-		if in, ok := t.InputSchema.(*jsonschema.Schema); ok && in.Properties["timeout_seconds"] != nil {
-			setTimeoutCap(in.Properties["timeout_seconds"], a.client.MaxWait())
-		}
-		mcp.AddTool(s, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out *receiptResult, err error) {
+func typedMutation[In any](h handlerFunc[In, *proxmoxsafe.Receipt]) func(*mcp.Server, *servedSchemas, *adapter) {
+	return func(s *mcp.Server, st *servedSchemas, a *adapter) {
+		name := st.tool.Name
+		// The served schema states this client's cap (served.go), so a
+		// client learns the real limit (Tools does the same for listings).
+		addServed(s, st, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out any, err error) {
 			defer func() {
 				if v := recover(); v != nil {
 					logPanic(ctx, a.log, "tools/call", name, v)
@@ -120,7 +117,7 @@ func typedMutation[In any](h handlerFunc[In, *proxmoxsafe.Receipt]) func(*mcp.Se
 			var se *submittedError
 			if errors.As(err, &se) {
 				w := wireReceipt(se.receipt)
-				res := &mcp.CallToolResult{Content: resultContent(text, w)}
+				res := structuredResult(text, w)
 				res.SetError(se.err) // keeps the library error for LoggingMiddleware
 				return res, w, nil
 			}
@@ -128,7 +125,7 @@ func typedMutation[In any](h handlerFunc[In, *proxmoxsafe.Receipt]) func(*mcp.Se
 				return nil, nil, toolError(name, err)
 			}
 			w := wireReceipt(r)
-			return &mcp.CallToolResult{Content: resultContent(text, w)}, w, nil
+			return structuredResult(text, w), w, nil
 		})
 	}
 }

@@ -1,0 +1,91 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestServedOutputValidatedInTests: production does not validate a tool's
+// output against its output schema on every call (served.go), so the
+// tests must: with validateOutputs on (TestMain), an output that does not
+// match the advertised schema fails the call instead of reaching a client.
+func TestServedOutputValidatedInTests(t *testing.T) {
+	t.Parallel()
+	if !validateOutputs {
+		t.Fatal("TestMain must turn validateOutputs on")
+	}
+	ctx := t.Context()
+	in := &jsonschema.Schema{Type: "object", AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}}}
+	out := &jsonschema.Schema{Type: "object", Required: []string{"n"}, Properties: map[string]*jsonschema.Schema{"n": {Type: "integer"}}}
+	resolve := func(s *jsonschema.Schema) func() (*jsonschema.Resolved, error) {
+		return func() (*jsonschema.Resolved, error) { return s.Resolve(nil) }
+	}
+	st := &servedSchemas{
+		tool: &mcp.Tool{Name: "probe", InputSchema: mustMarshal(in), OutputSchema: mustMarshal(out)},
+		in:   resolve(in), out: resolve(out),
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "0"}, nil)
+	addServed(s, st, func(_ context.Context, _ *mcp.CallToolRequest, args map[string]any) (*mcp.CallToolResult, any, error) {
+		o := map[string]any{"n": args["n"]}
+		return structuredResult("probe", o), o, nil
+	})
+	ct, st2 := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(ctx, st2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "0"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	// The argument schema here allows nothing; a property is refused
+	// before the handler runs, with go-sdk's wording.
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "probe", Arguments: map[string]any{"n": 1}})
+	if err != nil || !res.IsError || !strings.HasPrefix(res.Content[0].(*mcp.TextContent).Text, argumentsPrefix) {
+		t.Fatalf("extra argument: err %v, result %+v", err, res)
+	}
+	// No argument: the handler's output {"n": null} is not an integer.
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "probe", Arguments: map[string]any{}})
+	if err == nil || !strings.Contains(err.Error(), "validating tool output") {
+		t.Fatalf("output not matching the schema: err %v, want a validation error", err)
+	}
+}
+
+// TestServedSchemasAreTools: the pre-marshalled schemas served in
+// tools/list are exactly those Tools reports, cap included.
+func TestServedSchemasAreTools(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	f := newFixture(t, ctx, "", fixtureConfig{})
+	listed, err := f.cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]ToolInfo{}
+	for _, ti := range Tools(f.client, nil) {
+		want[ti.Name] = ti
+	}
+	if len(listed.Tools) != len(want) {
+		t.Fatalf("%d tools listed, Tools has %d", len(listed.Tools), len(want))
+	}
+	for _, tl := range listed.Tools {
+		w := want[tl.Name]
+		for _, pair := range [][2]any{{tl.InputSchema, w.InputSchema}, {tl.OutputSchema, w.OutputSchema}} {
+			got, w := mustJSON(t, pair[0]), mustJSON(t, pair[1])
+			var a, b any
+			json.Unmarshal([]byte(got), &a)
+			json.Unmarshal([]byte(w), &b)
+			if mustJSON(t, a) != mustJSON(t, b) {
+				t.Errorf("%s: served schema\n%s\nTools\n%s", tl.Name, got, w)
+			}
+		}
+	}
+}
