@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"strings"
 
-
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
 
