@@ -183,10 +183,10 @@ func (a *adapter) snapshotCleanup(ctx context.Context, in proxmoxsafe.CleanupSna
 // typedPartial is typed for tools whose library call can fail after it
 // changed something: an error that comes with a result is a tool error
 // that still carries the result (what was done) as structured content.
-func typedPartial[In, Out any](h handlerFunc[In, *Out]) func(*mcp.Server, *mcp.Tool, *adapter) {
-	return func(s *mcp.Server, t *mcp.Tool, a *adapter) {
-		name := t.Name
-		mcp.AddTool(s, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out *Out, err error) {
+func typedPartial[In, Out any](h handlerFunc[In, *Out]) func(*mcp.Server, *servedSchemas, *adapter) {
+	return func(s *mcp.Server, st *servedSchemas, a *adapter) {
+		name := st.tool.Name
+		addServed(s, st, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out any, err error) {
 			defer func() {
 				if v := recover(); v != nil {
 					logPanic(ctx, a.log, "tools/call", name, v)
@@ -198,18 +198,18 @@ func typedPartial[In, Out any](h handlerFunc[In, *Out]) func(*mcp.Server, *mcp.T
 				a.beforeCall(name)
 			}
 			ctx = withRequest(ctx, req)
-			text, out, err := h(a, ctx, in)
+			text, o, err := h(a, ctx, in)
 			switch {
-			case err != nil && out != nil:
-				res := &mcp.CallToolResult{Content: resultContent(text, out)}
-				res.SetError(err) // keeps the library error for LoggingMiddleware
-				return res, out, nil
+			case err != nil && o != nil:
+				res := structuredResult(text, o) // served.go
+				res.SetError(err)                // keeps the library error for LoggingMiddleware
+				return res, o, nil
 			case err != nil:
 				return nil, nil, toolError(name, err)
-			case out == nil:
+			case o == nil:
 				return nil, nil, toolError(name, errors.New("no result"))
 			}
-			return &mcp.CallToolResult{Content: resultContent(text, out)}, out, nil
+			return structuredResult(text, o), o, nil
 		})
 	}
 }
