@@ -7,6 +7,8 @@ import (
 	"errors"
 	"net/http"
 	"reflect"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"strings"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
