@@ -203,13 +203,17 @@ func TestWaitTimeout(t *testing.T) {
 	e := envFor(t, fake, false, nil)
 	in := powerIn("pve1", "qemu", 101, proxmoxsafe.ActionStart)
 	in.Wait = fastVerify()
-	in.Wait.Timeout = 50 * time.Millisecond
+	// Long enough for a status poll to answer on a loaded machine under
+	// -race (50 ms was not: with no poll answered the outcome rightly says
+	// the status could not be read, which TestWaitStatusNeverAnswers covers).
+	const timeout = 2 * time.Second
+	in.Wait.Timeout = timeout
 	r, err := e.client.GuestPower(t.Context(), in)
 	if err != nil {
 		t.Fatalf("a timeout is not an error: %v", err)
 	}
 	o := r.Outcome
-	if o.Status != proxmoxsafe.OutcomeTimeout || o.TaskStatus != "running" || o.ExitStatus != "" || o.Verified || o.Timeout != 50*time.Millisecond {
+	if o.Status != proxmoxsafe.OutcomeTimeout || o.TaskStatus != "running" || o.ExitStatus != "" || o.Verified || o.Timeout != timeout {
 		t.Errorf("outcome = %+v", o)
 	}
 	if !strings.Contains(o.Message, "still running") || !strings.Contains(o.Message, r.UPID) {
