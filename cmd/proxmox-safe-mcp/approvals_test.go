@@ -43,7 +43,8 @@ func TestParseApprovals(t *testing.T) {
 // TestApprovalsProfileDefaults: the safe profile keeps the phrase when
 // PROXMOX_SAFE_APPROVALS is unset (existing users do not break); with
 // power=elicit a client that cannot elicit (the call command) is refused
-// with what to do, and power=elicit,phrase falls back to the phrase. An
+// with what to do, power=elicit,phrase falls back to the phrase and
+// power=elicit,grant to a grant code. An
 // unknown class is refused at start, naming the setting.
 func TestApprovalsProfileDefaults(t *testing.T) {
 	t.Parallel()
@@ -60,6 +61,13 @@ func TestApprovalsProfileDefaults(t *testing.T) {
 	}
 	if out, errOut, code := runIn(t, none, "--demo", "--approvals", "power=elicit,phrase", "--audit-log", audit(), "call", "guest_power", args); code != 0 || !strings.Contains(out, "UPID:") {
 		t.Fatalf("elicit,phrase: exit %d\n%s\n%s", code, out, errOut)
+	}
+	// elicit,grant: a client that cannot elicit gets a grant code, not the
+	// phrase (the phrase is not a level this class allows).
+	grants := map[string]string{"PROXMOX_SAFE_GRANT_DIR": t.TempDir()}
+	out, errOut, code = runIn(t, grants, "--demo", "--approvals", "power=elicit,grant", "--audit-log", audit(), "call", "guest_power", args)
+	if code == 0 || strings.Contains(out, "UPID:") || !strings.Contains(out+errOut, "proxmox-safe-mcp approve ") {
+		t.Fatalf("elicit,grant without elicitation: exit %d\n%s\n%s", code, out, errOut)
 	}
 	_, errOut, code = runIn(t, none, "--demo", "--approvals", "teleport=elicit", "--audit-log", audit(), "call", "list_guests")
 	if code == 0 || !strings.Contains(errOut, "Approvals") || !strings.Contains(errOut, `unknown mutation class "teleport"`) {

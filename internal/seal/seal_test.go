@@ -80,3 +80,19 @@ func FuzzOpen(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkSealOpen measures one seal and one open of an elicitation-sized
+// state: go test -run XXX -bench . ./internal/seal
+func BenchmarkSealOpen(b *testing.B) {
+	s, _ := New(nil)
+	pt := bytes.Repeat([]byte("x"), 300)
+	for b.Loop() {
+		tok, err := s.Seal("elicit/v1", pt)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Open("elicit/v1", tok); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
