@@ -152,7 +152,7 @@ func TestProfiles(t *testing.T) {
 	if cl, err := proxmoxsafe.ProfileReadOnly.Classes(); err != nil || len(cl) != 0 {
 		t.Errorf("readonly = %v, %v", cl, err)
 	}
-	if _, err := proxmoxsafe.Profile("admin").Classes(); err == nil {
+	if _, err := proxmoxsafe.Profile("root").Classes(); err == nil {
 		t.Error("unknown profile accepted")
 	}
 }

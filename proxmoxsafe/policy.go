@@ -66,6 +66,11 @@ const (
 	// ProfileClaptrap is another name of [ProfileResponder], the one its
 	// users know.
 	ProfileClaptrap Profile = "claptrap"
+	// ProfileAdmin enables the interactive admin surface: power,
+	// snapshot, snapshot-admin and power-extra, each operation behind its
+	// class's approval. It leaves out the responder class, whose tools are
+	// meant to run unattended. Never the default.
+	ProfileAdmin Profile = "admin"
 )
 
 // Classes returns the mutation classes the profile enables.
@@ -77,8 +82,10 @@ func (p Profile) Classes() ([]Class, error) {
 		return []Class{ClassPower, ClassSnapshot}, nil
 	case ProfileResponder, ProfileClaptrap:
 		return []Class{ClassResponder}, nil
+	case ProfileAdmin:
+		return []Class{ClassPower, ClassSnapshot, ClassSnapshotAdmin, ClassPowerExtra}, nil
 	}
-	return nil, fmt.Errorf("unknown profile %q (known: %s, %s, %s or its alias %s)", p, ProfileReadOnly, ProfileSafe, ProfileResponder, ProfileClaptrap)
+	return nil, fmt.Errorf("unknown profile %q (known: %s, %s, %s or its alias %s, %s)", p, ProfileReadOnly, ProfileSafe, ProfileResponder, ProfileClaptrap, ProfileAdmin)
 }
 
 // policy is the compiled form of Policy: sets for O(1) checks.

@@ -35,6 +35,9 @@ const (
 	OpResetGuest       Operation = "ResetGuest"
 	OpCleanupSnapshots Operation = "CleanupSnapshots"
 	OpDeleteSnapshot   Operation = "DeleteSnapshot"
+	// The power-extra class.
+	OpSuspendGuest Operation = "SuspendGuest"
+	OpResumeGuest  Operation = "ResumeGuest"
 )
 
 // Requirement is one Proxmox privilege an operation of this package needs
@@ -115,6 +118,16 @@ var requirements = []Requirement{
 	{Operation: OpDeleteSnapshot, Class: ClassSnapshotAdmin, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true,
 		Note: "the preconditions read the guest's state, snapshots and running tasks first"},
 	{Operation: OpDeleteSnapshot, Class: ClassSnapshotAdmin, Path: pathVMs, Privilege: "VM.Snapshot", NodeTargeted: true},
+	{Operation: OpSuspendGuest, Class: ClassPowerExtra, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true,
+		Note: "the preconditions read the VM's state and running tasks first"},
+	{Operation: OpSuspendGuest, Class: ClassPowerExtra, Path: pathVMs, Privilege: "VM.PowerMgmt", NodeTargeted: true},
+	{Operation: OpSuspendGuest, Class: ClassPowerExtra, Path: pathVMs, Privilege: "VM.Config.Disk", NodeTargeted: true, Optional: true,
+		Note: "only for todisk (hibernation), with Datastore.AllocateSpace on the storage for the memory state"},
+	{Operation: OpSuspendGuest, Class: ClassPowerExtra, Path: pathStorage, Privilege: "Datastore.AllocateSpace", NodeTargeted: true, Optional: true,
+		Note: "only for todisk: the storage that receives the memory state"},
+	{Operation: OpResumeGuest, Class: ClassPowerExtra, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true,
+		Note: "the preconditions read the VM's state and running tasks first"},
+	{Operation: OpResumeGuest, Class: ClassPowerExtra, Path: pathVMs, Privilege: "VM.PowerMgmt", NodeTargeted: true},
 }
 
 // permissionFreeOps need no privilege at all.

@@ -69,6 +69,11 @@ var classRoutes = map[Class][]route{
 	ClassSnapshotAdmin: {
 		mkRoute(http.MethodDelete, `/nodes/`+segNode+`/`+segType+`/`+segVMID+`/snapshot/`+segSnap),
 	},
+	// Suspend and resume exist for containers too, but only QEMU is
+	// offered (see power_extra.go).
+	ClassPowerExtra: {
+		mkRoute(http.MethodPost, `/nodes/`+segNode+`/qemu/`+segVMID+`/status/(suspend|resume)`),
+	},
 	// The responder's guarded operations. agent/ping is a POST but changes
 	// nothing: it is how ResetGuest learns whether the guest still answers.
 	ClassResponder: {

@@ -55,11 +55,14 @@ const (
 	// [Client.ResetGuest] (QEMU only, only when its guest agent no longer
 	// answers) and [Client.CleanupSnapshots] (the retention policy).
 	ClassResponder Class = "responder"
+	// ClassPowerExtra covers suspending (pause or hibernate) and resuming
+	// a QEMU VM ([Client.SuspendGuest], [Client.ResumeGuest]).
+	ClassPowerExtra Class = "power-extra"
 )
 
 // classOrder lists every class this version implements, in the order
 // policies report them.
-var classOrder = []Class{ClassPower, ClassSnapshot, ClassSnapshotAdmin, ClassResponder}
+var classOrder = []Class{ClassPower, ClassSnapshot, ClassSnapshotAdmin, ClassResponder, ClassPowerExtra}
 
 // Target names one guest, or one snapshot of a guest, exactly as the approval
 // phrase spells it: node/type/vmid[/snapshot].

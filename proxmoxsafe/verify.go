@@ -15,6 +15,8 @@ type expectation struct {
 	status   string // "running" or "stopped" for power actions
 	reboot   bool   // also require an uptime younger than the task
 	snapshot string // snapshot name that must be listed
+	paused   bool   // running and paused (suspend)
+	lock     string // a lock the state must show ("suspended" after a hibernation)
 }
 
 func expectFor(action string, t Target) (expectation, error) {
@@ -26,13 +28,28 @@ func expectFor(action string, t Target) (expectation, error) {
 		return expectation{status: "running", reboot: true}, nil
 	case string(ActionShutdown), string(ActionStop):
 		return expectation{status: "stopped"}, nil
+	case "resume":
+		return expectation{status: "running"}, nil
 	case "snapshot":
 		if t.Snapshot == "" {
 			break
 		}
 		return expectation{snapshot: t.Snapshot}, nil
 	}
-	return expectation{}, &ValidationError{Fields: []FieldError{{Field: "action", Problem: "is not an action Verify knows (start, shutdown, reboot, reset, stop, snapshot with a snapshot name)"}}}
+	return expectation{}, &ValidationError{Fields: []FieldError{{Field: "action", Problem: "is not an action Verify knows (start, shutdown, reboot, reset, stop, suspend, resume, snapshot with a snapshot name)"}}}
+}
+
+// expectForTask refines expectFor by the task type where one action has
+// two effects: a suspend task qmpause pauses the VM, qmsuspend (todisk)
+// hibernates it (stopped, locked "suspended").
+func expectForTask(action string, t Target, ref TaskRef) (expectation, error) {
+	if action == "suspend" {
+		if ref.Type == "qmsuspend" {
+			return expectation{status: "stopped", lock: "suspended"}, nil
+		}
+		return expectation{status: "running", paused: true}, nil
+	}
+	return expectFor(action, t)
 }
 
 // Verify waits for the task of a receipt and checks its effect from fresh
@@ -102,7 +119,7 @@ func (c *Client) verify(ctx context.Context, r *Receipt, opts *WaitOptions, star
 	if err != nil {
 		return nil, err
 	}
-	exp, err := expectFor(r.Action, r.Target)
+	exp, err := expectForTask(r.Action, r.Target, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -282,7 +299,10 @@ func (w *waiter) observe(ctx context.Context) (bool, error) {
 	if s.Paused() {
 		w.out.Observed += " (paused)"
 	}
-	if s.Status != w.exp.status || (w.exp.status == "running" && s.Paused()) {
+	if w.exp.lock != "" && s.Lock != "" {
+		w.out.Observed += ", locked (" + s.Lock + ")"
+	}
+	if s.Status != w.exp.status || (w.exp.status == "running" && s.Paused() != w.exp.paused) || (w.exp.lock != "" && s.Lock != w.exp.lock) {
 		return false, nil
 	}
 	if w.exp.reboot && uptime > 0 {
@@ -351,6 +371,10 @@ func (w *waiter) expected() string {
 		return "snapshot " + w.exp.snapshot + " in the snapshot list"
 	case w.exp.reboot:
 		return "the guest running again after the reboot"
+	case w.exp.paused:
+		return "the guest paused"
+	case w.exp.lock != "":
+		return "the guest " + w.exp.status + " and locked (" + w.exp.lock + ")"
 	}
 	return "the guest " + w.exp.status
 }

@@ -224,11 +224,11 @@ var settings = append([]*setting{
 			return nil
 		}},
 	{flag: "profile", env: "PROXMOX_SAFE_PROFILE", def: string(proxmoxsafe.ProfileSafe),
-		help: "mutation profile: readonly; safe (power + snapshot); or responder (alias claptrap: the read tools plus vm_start, vm_reboot, vm_reset and snapshot_cleanup, guarded, for an automated responder)",
+		help: "mutation profile: readonly; safe (power + snapshot); responder (alias claptrap: the read tools plus vm_start, vm_reboot, vm_reset and snapshot_cleanup, guarded, for an automated responder); or admin (safe plus power-extra and snapshot-admin: suspend, resume, delete snapshots; each behind its approval)",
 		set: func(c *config, v string) error {
 			v = strings.TrimSpace(v)
 			if _, err := proxmoxsafe.Profile(v).Classes(); err != nil {
-				return fmt.Errorf("unknown profile %q (known: %s, %s, %s or its alias %s)", v, proxmoxsafe.ProfileReadOnly, proxmoxsafe.ProfileSafe, proxmoxsafe.ProfileResponder, proxmoxsafe.ProfileClaptrap)
+				return fmt.Errorf("unknown profile %q (known: %s, %s, %s or its alias %s, %s)", v, proxmoxsafe.ProfileReadOnly, proxmoxsafe.ProfileSafe, proxmoxsafe.ProfileResponder, proxmoxsafe.ProfileClaptrap, proxmoxsafe.ProfileAdmin)
 			}
 			c.Profile = v
 			return nil

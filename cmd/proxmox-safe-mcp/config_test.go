@@ -195,7 +195,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"bad bool env", nil, with("PROXMOX_SAFE_READ_ONLY", "yes"), `PROXMOX_SAFE_READ_ONLY (--read-only): must be one of true, false, 1, 0 (got "yes")`},
 		{"bool TRUE is not accepted", nil, with("PVE_TLS_INSECURE", "TRUE"), "PVE_TLS_INSECURE (--tls-insecure): must be one of"},
 		{"bad bool flag", []string{"--read-only=t"}, base, `--read-only (PROXMOX_SAFE_READ_ONLY): must be one of true, false, 1, 0 (got "t")`},
-		{"bad profile", nil, with("PROXMOX_SAFE_PROFILE", "admin"), `PROXMOX_SAFE_PROFILE (--profile): unknown profile "admin"`},
+		{"bad profile", nil, with("PROXMOX_SAFE_PROFILE", "root"), `PROXMOX_SAFE_PROFILE (--profile): unknown profile "root"`},
 		{"bad node flag with colon", []string{"--allowed-nodes", "pve1,a: b"}, base, `--allowed-nodes (PVE_ALLOWED_NODES): "a: b" is not a valid Proxmox node name`},
 		{"bad node", nil, with("PVE_ALLOWED_NODES", "pve1,pve 2"), `PVE_ALLOWED_NODES (--allowed-nodes): "pve 2" is not a valid Proxmox node name`},
 		{"bad log level", []string{"--log-level=loud"}, base, "--log-level (PROXMOX_SAFE_LOG_LEVEL): must be one of"},

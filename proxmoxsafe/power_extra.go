@@ -1,0 +1,165 @@
+package proxmoxsafe
+
+import (
+	"context"
+	"net/url"
+)
+
+// The "power-extra" class: suspend and resume a QEMU VM. Containers are
+// left out on purpose: Proxmox has no freeze endpoint for containers, and
+// its LXC suspend is an experimental CRIU checkpoint (the API itself says
+// "This is experimental"), which this server does not expose.
+
+// SuspendGuestInput names the VM [Client.SuspendGuest] suspends.
+type SuspendGuestInput struct {
+	Node string `json:"node" validate:"required,pve_node" jsonschema:"Node the VM runs on. It must be on the operator's node allowlist."`
+	// Type must be "qemu": containers have no supported suspend.
+	Type GuestType `json:"type" validate:"required,oneof=qemu" jsonschema:"Must be qemu: Proxmox's container suspend is an experimental checkpoint and is not offered."`
+	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"The VM's VMID."`
+	// ToDisk hibernates the VM: its memory is written to a state volume
+	// and the VM stops (locked "suspended") until it is resumed or
+	// started. false pauses it in memory. It is part of the approval
+	// phrase (" todisk=1").
+	ToDisk bool `json:"todisk,omitempty" jsonschema:"Hibernate: write the VM's memory to disk and stop it (it resumes from there). Default false: pause it in memory."`
+	// Approval is the phrase of [SuspendGuestInput.ApprovalPhrase].
+	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Exactly \"APPROVE suspend <node>/qemu/<vmid>\", followed by \" todisk=1\" when todisk is true, unless the operator set another approval level. Omit it on the first call: the refusal gives the exact phrase, the VM's current state and the effect."`
+	// Wait, when set, waits for the task and verifies that the VM is
+	// paused (or, with ToDisk, stopped and locked "suspended").
+	Wait *WaitOptions `json:"-"`
+}
+
+// Target returns the VM the input names.
+func (in SuspendGuestInput) Target() Target {
+	return Target{Node: in.Node, Type: in.Type, VMID: in.VMID}
+}
+
+// approvalParams binds todisk into the phrase: approving a pause never
+// approves a hibernation, which writes the memory to a storage and stops
+// the VM.
+func (in SuspendGuestInput) approvalParams() []ApprovalParam {
+	if in.ToDisk {
+		return []ApprovalParam{{Name: "todisk", Value: "1"}}
+	}
+	return nil
+}
+
+// ApprovalPhrase returns the phrase that approves this input.
+func (in SuspendGuestInput) ApprovalPhrase() string {
+	return ApprovalPhrase("suspend", in.Target(), in.approvalParams()...)
+}
+
+// ResumeGuestInput names the VM [Client.ResumeGuest] resumes.
+type ResumeGuestInput struct {
+	Node string `json:"node" validate:"required,pve_node" jsonschema:"Node the VM runs on. It must be on the operator's node allowlist."`
+	// Type must be "qemu", as for [SuspendGuestInput].
+	Type GuestType `json:"type" validate:"required,oneof=qemu" jsonschema:"Must be qemu: containers cannot be suspended through this server."`
+	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"The VM's VMID."`
+	// Approval is the phrase [ApprovalPhrase] for "resume" and the VM.
+	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Exactly \"APPROVE resume <node>/qemu/<vmid>\" unless the operator set another approval level. Omit it on the first call: the refusal gives the exact phrase, the VM's current state and the effect."`
+	// Wait, when set, waits for the task and verifies that the VM runs
+	// and is no longer paused.
+	Wait *WaitOptions `json:"-"`
+}
+
+// Target returns the VM the input names.
+func (in ResumeGuestInput) Target() Target {
+	return Target{Node: in.Node, Type: in.Type, VMID: in.VMID}
+}
+
+// SuspendGuest pauses a running QEMU VM, or with ToDisk hibernates it
+// (class "power-extra"; POST …/status/suspend, a qmpause or qmsuspend
+// task). It runs the pipeline of [Client.GuestPower]: the VM must be
+// running and not paused, not locked, not a template; a hibernation of an
+// HA-managed VM is refused (Proxmox refuses it too). The approval phrase
+// includes " todisk=1" for a hibernation.
+func (c *Client) SuspendGuest(ctx context.Context, in SuspendGuestInput) (*Receipt, error) {
+	t := in.Target()
+	form := url.Values{}
+	if in.ToDisk {
+		form.Set("todisk", "1")
+	}
+	return c.waitIfAsked(ctx, in.Wait, &mutation{
+		op:     OpSuspendGuest,
+		class:  ClassPowerExtra,
+		action: "suspend",
+		input:  in,
+		target: t,
+		params: in.approvalParams(),
+		given:  in.Approval,
+		precondition: func(_ context.Context, s GuestState) error {
+			return suspendPrecondition(t, s, in.ToDisk)
+		},
+		effect: func(s GuestState) string {
+			if in.ToDisk {
+				return "hibernate " + describe(t, s) + ": write its memory to a state volume on disk and stop it; it stays locked (suspended) until resumed or started"
+			}
+			return "pause " + describe(t, s) + " in memory: its CPUs stop, nothing runs until it is resumed"
+		},
+		path: guestPath(t, "status", "suspend"),
+		form: form,
+	})
+}
+
+// ResumeGuest resumes a paused or hibernated QEMU VM (class
+// "power-extra"; POST …/status/resume, a qmresume task). It refuses a VM
+// that is neither paused nor hibernated (locked "suspended"), a template
+// and a VM locked for anything else.
+func (c *Client) ResumeGuest(ctx context.Context, in ResumeGuestInput) (*Receipt, error) {
+	t := in.Target()
+	return c.waitIfAsked(ctx, in.Wait, &mutation{
+		op:     OpResumeGuest,
+		class:  ClassPowerExtra,
+		action: "resume",
+		input:  in,
+		target: t,
+		given:  in.Approval,
+		precondition: func(_ context.Context, s GuestState) error {
+			return resumePrecondition(t, s)
+		},
+		effect: func(s GuestState) string {
+			if hibernated(s) {
+				return "resume " + describe(t, s) + " from hibernation: start it from the memory state saved on disk"
+			}
+			return "resume " + describe(t, s) + ": its CPUs run again"
+		},
+		path: guestPath(t, "status", "resume"),
+		form: url.Values{},
+	})
+}
+
+// hibernated reports a VM suspended to disk: stopped, locked "suspended".
+func hibernated(s GuestState) bool { return s.Status == "stopped" && s.Lock == "suspended" }
+
+func suspendPrecondition(t Target, s GuestState, toDisk bool) error {
+	who := describe(t, s)
+	switch {
+	case s.Template:
+		return refuse(ErrPrecondition, "%s is a template; templates do not run", who)
+	case s.Lock != "":
+		return refuse(ErrPrecondition, "%s is locked (%s); wait for the operation holding the lock to finish", who, s.Lock)
+	case s.Status != "running":
+		return refuse(ErrPrecondition, "%s is not running (%s); only a running VM can be suspended", who, s.Status)
+	case s.Paused():
+		return refuse(ErrPrecondition, "%s is already paused", who)
+	case toDisk && s.HAManaged:
+		return refuse(ErrPrecondition, "%s is HA-managed; Proxmox does not suspend an HA-managed VM to disk (pause it without todisk, or remove it from HA first)", who)
+	}
+	return nil
+}
+
+func resumePrecondition(t Target, s GuestState) error {
+	who := describe(t, s)
+	switch {
+	case s.Template:
+		return refuse(ErrPrecondition, "%s is a template; templates do not run", who)
+	case hibernated(s):
+		return nil
+	case s.Lock != "":
+		return refuse(ErrPrecondition, "%s is locked (%s); wait for the operation holding the lock to finish", who, s.Lock)
+	case s.Status == "running" && s.Paused():
+		return nil
+	case s.Status == "running":
+		return refuse(ErrPrecondition, "%s is running and not paused; there is nothing to resume", who)
+	}
+	return refuse(ErrPrecondition, "%s is %s and not suspended; resume only continues a paused or hibernated VM (start it instead)", who, s.Status)
+}
