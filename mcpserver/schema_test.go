@@ -32,6 +32,8 @@ var validArgs = map[string]map[string]any{
 	ToolVMReboot:        {"node": "pve1", "type": "lxc", "vmid": 100},
 	ToolVMReset:         {"node": "pve1", "type": "qemu", "vmid": 100},
 	ToolSnapshotCleanup: {"node": "pve1", "type": "qemu", "vmid": 100},
+	ToolGuestSuspend:    {"node": "pve1", "type": "qemu", "vmid": 100, "todisk": true},
+	ToolGuestResume:     {"node": "pve1", "type": "qemu", "vmid": 100},
 }
 
 // edgeStrings is the corpus for string properties: boundaries of every

@@ -160,6 +160,7 @@ func allTools() []toolDef {
 	tools = append(tools, infraReadTools()...)
 	tools = append(tools, mutationTools()...)
 	tools = append(tools, responderTools()...) // tools_responder.go
+	tools = append(tools, adminTools()...)     // tools_admin.go
 	return tools
 }
 

@@ -41,6 +41,9 @@ func TestAnnotations(t *testing.T) {
 		ToolVMReboot:        {readOnly: false, destructive: true, idempotent: false, openWorld: false},
 		ToolVMReset:         {readOnly: false, destructive: true, idempotent: false, openWorld: false},
 		ToolSnapshotCleanup: {readOnly: false, destructive: true, idempotent: false, openWorld: false},
+		// Admin tools (tools_admin.go): a suspend stops the guest's service.
+		ToolGuestSuspend: {readOnly: false, destructive: true, idempotent: false, openWorld: false},
+		ToolGuestResume:  {readOnly: false, destructive: false, idempotent: false, openWorld: false},
 	}
 	tools := Tools(nil, nil)
 	if len(tools) != len(tests) {
@@ -154,6 +157,8 @@ func goldenTools(t *testing.T, cs *mcp.ClientSession) []byte {
 func TestGoldenToolList(t *testing.T) {
 	t.Parallel()
 	responder := proxmoxsafe.Policy{AllowedNodes: []string{"pve1", "pve2"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassResponder}}
+	adminClasses, _ := proxmoxsafe.ProfileAdmin.Classes()
+	admin := proxmoxsafe.Policy{AllowedNodes: []string{"pve1", "pve2"}, Classes: adminClasses}
 	tests := []struct {
 		file     string
 		readOnly bool
@@ -162,6 +167,7 @@ func TestGoldenToolList(t *testing.T) {
 		{file: "tools-default.golden.json"},
 		{file: "tools-readonly.golden.json", readOnly: true},
 		{file: "tools-responder.golden.json", policy: &responder},
+		{file: "tools-admin.golden.json", policy: &admin},
 	}
 	for _, tt := range tests {
 		for i, pv := range protocols {

@@ -1,0 +1,86 @@
+package mcpserver
+
+import (
+	"context"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+)
+
+// Tool names of the admin surface (issue 11), each off unless its class
+// is enabled (the binary's admin profile enables them).
+const (
+	ToolGuestSuspend = "guest_suspend"
+	ToolGuestResume  = "guest_resume"
+)
+
+// The admin tools' arguments: the library inputs plus waitArgs.
+type (
+	suspendGuestArgs struct {
+		proxmoxsafe.SuspendGuestInput
+		waitArgs
+	}
+	resumeGuestArgs struct {
+		proxmoxsafe.ResumeGuestInput
+		waitArgs
+	}
+)
+
+// adminTools are the tools of the admin classes. Suspend and resume are
+// two tools, not one with an action: their preconditions, effects and
+// parameters (todisk) differ, and each approval phrase names its verb.
+func adminTools() []toolDef {
+	return []toolDef{
+		mutationTool(ToolInfo{
+			Name:  ToolGuestSuspend,
+			Title: "Suspend a VM",
+			Description: "Pause one running QEMU VM in memory, or with todisk: true hibernate it (its memory is written to disk and the VM stops, locked \"suspended\", until guest_resume or a start). Containers are not supported (Proxmox's container suspend is experimental). " +
+				"Refused (nothing is done) unless the operator enabled the power-extra class, allows the node and does not protect the guest, and the VM is running, not already paused, not locked and not a template; an HA-managed VM cannot be hibernated. " +
+				"Needs the approval phrase \"APPROVE suspend <node>/qemu/<vmid>\" (plus \" todisk=1\" for a hibernation) unless the operator set another approval level: call without approval first and show the user the refusal (exact phrase, current state, effect). " +
+				"Returns a receipt with the task UPID (qmpause, or qmsuspend for todisk); with wait: true it waits (timeout_seconds) until the VM is paused (or stopped and locked suspended).",
+			Class:          proxmoxsafe.ClassPowerExtra,
+			Annotations:    powerAnnotations,
+			ApprovalFormat: "APPROVE suspend <node>/qemu/<vmid>[ todisk=1]",
+		}, ops(proxmoxsafe.OpSuspendGuest), (*adapter).guestSuspend),
+		mutationTool(ToolInfo{
+			Name:  ToolGuestResume,
+			Title: "Resume a VM",
+			Description: "Resume one paused QEMU VM, or start a hibernated one (stopped, locked \"suspended\") from its saved memory. " +
+				"Refused (nothing is done) unless the operator enabled the power-extra class, allows the node and does not protect the guest, and the VM is paused or hibernated (a running or simply stopped VM is refused: use guest_power start), not otherwise locked and not a template. " +
+				"Needs the approval phrase \"APPROVE resume <node>/qemu/<vmid>\" unless the operator set another approval level. " +
+				"Returns a receipt with the task UPID (qmresume); with wait: true it waits (timeout_seconds) until the VM runs unpaused.",
+			Class:          proxmoxsafe.ClassPowerExtra,
+			Annotations:    startAnnotations,
+			ApprovalFormat: "APPROVE resume <node>/qemu/<vmid>",
+		}, ops(proxmoxsafe.OpResumeGuest), (*adapter).guestResume),
+	}
+}
+
+func (a *adapter) guestSuspend(ctx context.Context, in suspendGuestArgs) (string, *proxmoxsafe.Receipt, error) {
+	if a.readOnly {
+		return "", nil, readOnlyRefusal()
+	}
+	lib := in.SuspendGuestInput
+	lib.Wait = in.options(ctx)
+	r, err := a.client.SuspendGuest(ctx, lib)
+	if r == nil {
+		return "", nil, err
+	}
+	what := "suspend of "
+	if lib.ToDisk {
+		what = "suspend to disk of "
+	}
+	return submitted(what+guestLabel(r.Target, r.Before.Name), r, err)
+}
+
+func (a *adapter) guestResume(ctx context.Context, in resumeGuestArgs) (string, *proxmoxsafe.Receipt, error) {
+	if a.readOnly {
+		return "", nil, readOnlyRefusal()
+	}
+	lib := in.ResumeGuestInput
+	lib.Wait = in.options(ctx)
+	r, err := a.client.ResumeGuest(ctx, lib)
+	if r == nil {
+		return "", nil, err
+	}
+	return submitted("resume of "+guestLabel(r.Target, r.Before.Name), r, err)
+}
