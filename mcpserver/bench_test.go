@@ -14,6 +14,7 @@ func benchCluster() *proxmoxtest.Cluster { return proxmoxtest.GenerateCluster(3,
 // in-memory MCP session: the library call plus schema validation, JSON
 // encoding and the transport. Compare with BenchmarkListGuestsLibrary.
 func BenchmarkListGuestsMCP(b *testing.B) {
+	productionMode(b)
 	ctx := b.Context()
 	f := newFixture(b, ctx, "", fixtureConfig{cluster: benchCluster()})
 	b.ReportAllocs()
@@ -41,4 +42,12 @@ func BenchmarkListGuestsLibrary(b *testing.B) {
 			b.Fatalf("%d guests", len(res.Guests))
 		}
 	}
+}
+
+// productionMode turns off the output validation TestMain turns on for
+// tests (served.go), so a benchmark measures what production runs.
+// Benchmarks run one at a time, after the tests.
+func productionMode(b *testing.B) {
+	validateOutputs = false
+	b.Cleanup(func() { validateOutputs = true })
 }
