@@ -89,3 +89,19 @@ func TestTransportGuard(t *testing.T) {
 		})
 	}
 }
+
+// TestRoutePatternsCompile: the guard compiles its patterns on its first
+// request (not at init, issue 14), so a pattern that does not compile must
+// be caught here rather than by a panic at a user's first request.
+func TestRoutePatternsCompile(t *testing.T) {
+	t.Parallel()
+	routes := append([]route{loginRoute}, readRoutes...)
+	for _, rs := range classRoutes {
+		routes = append(routes, rs...)
+	}
+	for _, r := range routes {
+		if r.re() == nil {
+			t.Errorf("%s route has no pattern", r.method)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Path-segment patterns for the guard. They are tighter than what the
@@ -21,14 +22,17 @@ const (
 	segSnap = `[A-Za-z][A-Za-z0-9_-]*`
 )
 
-// route is one (method, path pattern) pair the guard lets through.
+// route is one (method, path pattern) pair the guard lets through. The
+// pattern is compiled on the guard's first request, not at package init:
+// a server answers initialize and tools/list without any upstream request,
+// and the ~30 patterns were most of this package's start-up (issue 14).
 type route struct {
 	method string
-	re     *regexp.Regexp
+	re     func() *regexp.Regexp
 }
 
 func mkRoute(method, pattern string) route {
-	return route{method: method, re: regexp.MustCompile("^" + pattern + "$")}
+	return route{method: method, re: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^" + pattern + "$") })}
 }
 
 // readRoutes are the GET requests every operation may need.
@@ -124,7 +128,7 @@ func (g *guard) check(req *http.Request) error {
 	rest, ok := strings.CutPrefix(p, g.basePath)
 	if ok && strings.HasPrefix(rest, "/") {
 		for _, r := range g.allow {
-			if r.method == req.Method && r.re.MatchString(rest) {
+			if r.method == req.Method && r.re().MatchString(rest) {
 				return nil
 			}
 		}
