@@ -1,8 +1,11 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,7 +22,7 @@ import (
 // (initialize, tools/list, stdin close, exit), in --demo mode, which also
 // starts the simulated cluster.
 func BenchmarkColdStart(b *testing.B) {
-	bin := binary(b)
+	bin := builtBinary(b)
 	audit := filepath.Join(b.TempDir(), "audit.jsonl")
 	for b.Loop() {
 		cmd := exec.Command(bin, "--demo", "--log-level", "error", "--audit-log", audit)
@@ -43,7 +46,7 @@ func BenchmarkColdStart(b *testing.B) {
 // cluster in this process. Both reach the fake over loopback TLS.
 func BenchmarkListGuests(b *testing.B) {
 	b.Run("stdio", func(b *testing.B) {
-		cmd := exec.Command(binary(b), "--demo", "--log-level", "error", "--audit-log", filepath.Join(b.TempDir(), "audit.jsonl"))
+		cmd := exec.Command(builtBinary(b), "--demo", "--log-level", "error", "--audit-log", filepath.Join(b.TempDir(), "audit.jsonl"))
 		cmd.Env = cleanEnv()
 		cs, err := newClient().Connect(b.Context(), &mcp.CommandTransport{Command: cmd}, nil)
 		if err != nil {
@@ -77,3 +80,26 @@ func BenchmarkListGuests(b *testing.B) {
 		}
 	})
 }
+
+// builtBinary builds the command as users get it (go build), once per
+// benchmark run: benchmarks measure the shipped binary, not the test
+// binary the tests start (binary).
+func builtBinary(b *testing.B) string {
+	b.Helper()
+	builtOnce.Do(func() {
+		builtPath = filepath.Join(os.TempDir(), fmt.Sprintf("proxmox-safe-mcp-bench-%d", os.Getpid()))
+		if out, err := exec.Command("go", "build", "-o", builtPath, ".").CombinedOutput(); err != nil {
+			builtErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if builtErr != nil {
+		b.Fatal(builtErr)
+	}
+	return builtPath
+}
+
+var (
+	builtOnce sync.Once
+	builtPath string
+	builtErr  error
+)

@@ -35,7 +35,21 @@ var (
 	binErr  error
 )
 
+// binName is the name the tests start the command under. The command is
+// this test binary itself, copied to that name: TestMain runs main when it
+// is started under it. That spares every test run a go build of the
+// command (seconds on a loaded machine, issue 14), and the code under test
+// is the same package main.
+const binName = "proxmox-safe-mcp"
+
+// runningAsCommand reports whether this process was started by binary's
+// path, to be the command rather than run tests.
+func runningAsCommand() bool { return filepath.Base(os.Args[0]) == binName }
+
 func TestMain(m *testing.M) {
+	if runningAsCommand() {
+		main() // exits
+	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) {
 		if binDir != "" {
 			os.RemoveAll(binDir)
@@ -43,11 +57,14 @@ func TestMain(m *testing.M) {
 		if testStateDir != "" {
 			os.RemoveAll(testStateDir)
 		}
+		if builtPath != "" {
+			os.Remove(builtPath)
+		}
 	}))
 }
 
-// binary builds the command once per test run (go build -o <tmp>/proxmox-safe-mcp)
-// and returns its path. Tests drive the real binary over real pipes.
+// binary returns the path of the command, a copy of this test binary
+// (see binName) made once per test run. Tests drive it over real pipes.
 func binary(tb testing.TB) string {
 	tb.Helper()
 	binOnce.Do(func() {
@@ -55,11 +72,8 @@ func binary(tb testing.TB) string {
 		if binErr != nil {
 			return
 		}
-		binPath = filepath.Join(binDir, "proxmox-safe-mcp")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
+		binPath = filepath.Join(binDir, binName)
+		binErr = copyExecutable(binPath)
 	})
 	if binErr != nil {
 		tb.Fatal(binErr)
@@ -67,9 +81,35 @@ func binary(tb testing.TB) string {
 	return binPath
 }
 
+// copyExecutable copies this test binary to path. A copy, not a link: the
+// command resolves its own path (os.Executable) for the demo banner.
+func copyExecutable(path string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	src, err := os.Open(self)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o700)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return err
+	}
+	return dst.Close()
+}
+
 // testStateDir is XDG_STATE_HOME for the binaries tests start, so that a
 // default audit log or lock file never lands in the developer's home.
 var testStateDir = func() string {
+	if runningAsCommand() {
+		return ""
+	}
 	d, err := os.MkdirTemp("", "proxmox-safe-mcp-test-state-")
 	if err != nil {
 		panic(err)
