@@ -1,0 +1,38 @@
+package proxmoxsafe
+
+import (
+	"net/url"
+	"testing"
+)
+
+// The routes the admin classes (issue 11) open, and only those.
+func TestTransportGuardAdmin(t *testing.T) {
+	t.Parallel()
+	extra := Policy{AllowedNodes: []string{"pve1"}, Classes: []Class{ClassPowerExtra}}
+	safe := Policy{AllowedNodes: []string{"pve1"}, Classes: []Class{ClassPower, ClassSnapshot, ClassResponder}}
+	tests := []struct {
+		name, method, path string
+		policy             Policy
+		pass               bool
+	}{
+		{"suspend qemu", "POST", "/nodes/pve1/qemu/100/status/suspend", extra, true},
+		{"resume qemu", "POST", "/nodes/pve1/qemu/100/status/resume", extra, true},
+		{"suspend lxc (experimental checkpoint)", "POST", "/nodes/pve1/lxc/200/status/suspend", extra, false},
+		{"resume lxc", "POST", "/nodes/pve1/lxc/200/status/resume", extra, false},
+		{"power-extra has no stop", "POST", "/nodes/pve1/qemu/100/status/stop", extra, false},
+		{"power-extra has no start", "POST", "/nodes/pve1/qemu/100/status/start", extra, false},
+		{"suspend escaped", "POST", "/nodes/pve1/qemu/100/status/suspend%2F..", extra, false},
+		{"safe and responder have no suspend", "POST", "/nodes/pve1/qemu/100/status/suspend", safe, false},
+		{"safe and responder have no resume", "POST", "/nodes/pve1/qemu/100/status/resume", safe, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, net := guardedClient(t, tc.policy)
+			err := c.api.Do(t.Context(), tc.method, tc.path, url.Values{}, nil)
+			if reached := net.n.Load() == 1; reached != tc.pass {
+				t.Fatalf("%s %s reached the network: %v (err %v), want %v", tc.method, tc.path, reached, err, tc.pass)
+			}
+		})
+	}
+}
