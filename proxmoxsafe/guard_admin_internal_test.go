@@ -9,6 +9,7 @@ import (
 func TestTransportGuardAdmin(t *testing.T) {
 	t.Parallel()
 	extra := Policy{AllowedNodes: []string{"pve1"}, Classes: []Class{ClassPowerExtra}}
+	snapAdmin := Policy{AllowedNodes: []string{"pve1"}, Classes: []Class{ClassSnapshotAdmin}}
 	safe := Policy{AllowedNodes: []string{"pve1"}, Classes: []Class{ClassPower, ClassSnapshot, ClassResponder}}
 	tests := []struct {
 		name, method, path string
@@ -24,6 +25,13 @@ func TestTransportGuardAdmin(t *testing.T) {
 		{"suspend escaped", "POST", "/nodes/pve1/qemu/100/status/suspend%2F..", extra, false},
 		{"safe and responder have no suspend", "POST", "/nodes/pve1/qemu/100/status/suspend", safe, false},
 		{"safe and responder have no resume", "POST", "/nodes/pve1/qemu/100/status/resume", safe, false},
+		{"rollback qemu", "POST", "/nodes/pve1/qemu/100/snapshot/s1/rollback", snapAdmin, true},
+		{"rollback lxc", "POST", "/nodes/pve1/lxc/200/snapshot/s1/rollback", snapAdmin, true},
+		{"rollback escaped snapshot", "POST", "/nodes/pve1/qemu/100/snapshot/a%2F..%2Fx/rollback", snapAdmin, false},
+		{"rollback with GET", "GET", "/nodes/pve1/qemu/100/snapshot/s1/rollback", snapAdmin, false},
+		{"snapshot-admin has no snapshot create", "POST", "/nodes/pve1/qemu/100/snapshot", snapAdmin, false},
+		{"snapshot-admin has no suspend", "POST", "/nodes/pve1/qemu/100/status/suspend", snapAdmin, false},
+		{"safe and responder have no rollback", "POST", "/nodes/pve1/qemu/100/snapshot/s1/rollback", safe, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

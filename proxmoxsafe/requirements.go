@@ -38,6 +38,8 @@ const (
 	// The power-extra class.
 	OpSuspendGuest Operation = "SuspendGuest"
 	OpResumeGuest  Operation = "ResumeGuest"
+	// Rollback, with DeleteSnapshot the snapshot-admin class.
+	OpRollbackSnapshot Operation = "RollbackSnapshot"
 )
 
 // Requirement is one Proxmox privilege an operation of this package needs
@@ -118,6 +120,12 @@ var requirements = []Requirement{
 	{Operation: OpDeleteSnapshot, Class: ClassSnapshotAdmin, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true,
 		Note: "the preconditions read the guest's state, snapshots and running tasks first"},
 	{Operation: OpDeleteSnapshot, Class: ClassSnapshotAdmin, Path: pathVMs, Privilege: "VM.Snapshot", NodeTargeted: true},
+	{Operation: OpRollbackSnapshot, Class: ClassSnapshotAdmin, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true,
+		Note: "the preconditions read the guest's state, snapshots and running tasks first"},
+	{Operation: OpRollbackSnapshot, Class: ClassSnapshotAdmin, Path: pathVMs, Privilege: "VM.Snapshot.Rollback", NodeTargeted: true,
+		Note: "VM.Snapshot also suffices"},
+	{Operation: OpRollbackSnapshot, Class: ClassSnapshotAdmin, Path: pathVMs, Privilege: "VM.PowerMgmt", NodeTargeted: true, Optional: true,
+		Note: "only for start=1"},
 	{Operation: OpSuspendGuest, Class: ClassPowerExtra, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true,
 		Note: "the preconditions read the VM's state and running tasks first"},
 	{Operation: OpSuspendGuest, Class: ClassPowerExtra, Path: pathVMs, Privilege: "VM.PowerMgmt", NodeTargeted: true},

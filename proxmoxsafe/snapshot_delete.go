@@ -15,7 +15,14 @@ type DeleteSnapshotInput struct {
 	Name string `json:"snapname" validate:"required,pve_snapname" jsonschema:"The snapshot to delete."`
 	// Approval is the approval text when the operator requires one: the
 	// phrase [ApprovalPhrase] for "delsnapshot" and the snapshot's target.
-	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Exactly \"APPROVE delsnapshot <node>/<type>/<vmid>/<snapname>\" unless the operator set another approval level."`
+	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Exactly \"APPROVE delsnapshot <node>/<type>/<vmid>/<snapname>\", followed by \" force=1\" when force is true, unless the operator set another approval level."`
+	// Force removes the snapshot from the configuration even when
+	// removing its disk snapshots fails (Proxmox's force). It is part of
+	// the approval phrase.
+	Force bool `json:"force,omitempty" jsonschema:"Remove the snapshot from the configuration even if removing its disk snapshots fails (they may be left behind on the storage)."`
+	// Wait, when set, waits for the task and verifies that the snapshot
+	// is gone from the snapshot list.
+	Wait *WaitOptions `json:"-"`
 }
 
 // Target returns the snapshot the input names.
@@ -27,12 +34,19 @@ func (in DeleteSnapshotInput) Target() Target {
 // DELETE …/snapshot/{snapname}, which Proxmox runs as a qmdelsnapshot or
 // vzdelsnapshot task). It runs the pipeline of [Client.GuestPower]: the
 // guest must not be protected, locked or a template, and the snapshot must
-// exist in the fresh snapshot list. The [Receipt] proves submission only;
-// wait for the task ([Client.WaitTask]) to learn whether Proxmox deleted
-// it. It does not look at keep markers: it deletes what it is told to;
+// exist in the fresh snapshot list. Without in.Wait the [Receipt] proves
+// submission only. It does not look at keep markers: it deletes what it is told to;
 // [Client.CleanupSnapshots] is the operation that honours them.
+//
+// With in.Force the phrase ends in " force=1". With in.Wait set it waits
+// for the task and verifies that the snapshot is gone.
 func (c *Client) DeleteSnapshot(ctx context.Context, in DeleteSnapshotInput) (*Receipt, error) {
-	return c.run(ctx, c.deleteSnapshotMutation(OpDeleteSnapshot, ClassSnapshotAdmin, in, in.Target(), in.Approval))
+	m := c.deleteSnapshotMutation(OpDeleteSnapshot, ClassSnapshotAdmin, in, in.Target(), in.Approval)
+	if in.Force {
+		m.params = []ApprovalParam{{Name: "force", Value: "1"}}
+		m.form.Set("force", "1")
+	}
+	return c.waitIfAsked(ctx, in.Wait, m)
 }
 
 // deleteSnapshotMutation is the one DELETE of a snapshot, shared by

@@ -72,6 +72,7 @@ var classRoutes = map[Class][]route{
 	},
 	ClassSnapshotAdmin: {
 		mkRoute(http.MethodDelete, `/nodes/`+segNode+`/`+segType+`/`+segVMID+`/snapshot/`+segSnap),
+		mkRoute(http.MethodPost, `/nodes/`+segNode+`/`+segType+`/`+segVMID+`/snapshot/`+segSnap+`/rollback`),
 	},
 	// Suspend and resume exist for containers too, but only QEMU is
 	// offered (see power_extra.go).

@@ -47,7 +47,8 @@ const (
 	// ClassSnapshot covers creating a snapshot.
 	ClassSnapshot Class = "snapshot"
 	// ClassSnapshotAdmin covers deleting a named snapshot
-	// ([Client.DeleteSnapshot]).
+	// ([Client.DeleteSnapshot]) and rolling back to one
+	// ([Client.RollbackSnapshot]).
 	ClassSnapshotAdmin Class = "snapshot-admin"
 	// ClassResponder covers the guarded self-healing operations of an
 	// unattended responder: [Client.StartGuest] (only a stopped guest),

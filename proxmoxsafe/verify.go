@@ -16,6 +16,10 @@ type expectation struct {
 	reboot   bool   // also require an uptime younger than the task
 	snapshot string // snapshot name that must be listed
 	paused   bool   // running and paused (suspend)
+	// snapOp is "rollback" (the current state's parent must be snapshot)
+	// or "delsnapshot" (snapshot must be gone); "" means snapshot must be
+	// listed.
+	snapOp string
 	lock     string // a lock the state must show ("suspended" after a hibernation)
 }
 
@@ -30,13 +34,18 @@ func expectFor(action string, t Target) (expectation, error) {
 		return expectation{status: "stopped"}, nil
 	case "resume":
 		return expectation{status: "running"}, nil
+	case "rollback", "delsnapshot":
+		if t.Snapshot == "" {
+			break
+		}
+		return expectation{snapshot: t.Snapshot, snapOp: action}, nil
 	case "snapshot":
 		if t.Snapshot == "" {
 			break
 		}
 		return expectation{snapshot: t.Snapshot}, nil
 	}
-	return expectation{}, &ValidationError{Fields: []FieldError{{Field: "action", Problem: "is not an action Verify knows (start, shutdown, reboot, reset, stop, suspend, resume, snapshot with a snapshot name)"}}}
+	return expectation{}, &ValidationError{Fields: []FieldError{{Field: "action", Problem: "is not an action Verify knows (start, shutdown, reboot, reset, stop, suspend, resume; snapshot, rollback, delsnapshot with a snapshot name)"}}}
 }
 
 // expectForTask refines expectFor by the task type where one action has
@@ -278,6 +287,17 @@ func (w *waiter) pollState(wctx context.Context) (bool, error) {
 // expected result is there.
 func (w *waiter) observe(ctx context.Context) (bool, error) {
 	w.out.StatePolls++
+	if w.exp.snapOp == "rollback" {
+		parent, err := w.c.currentParent(ctx, w.r.Target)
+		if err != nil {
+			return false, err
+		}
+		w.out.Observed = "current state based on " + parent
+		if parent == "" {
+			w.out.Observed = "current state based on no snapshot"
+		}
+		return parent == w.exp.snapshot, nil
+	}
 	if w.exp.snapshot != "" {
 		present, err := w.c.snapshotPresent(ctx, w.r.Target)
 		if err != nil {
@@ -288,7 +308,7 @@ func (w *waiter) observe(ctx context.Context) (bool, error) {
 		} else {
 			w.out.Observed = "snapshot " + w.exp.snapshot + " not in the snapshot list"
 		}
-		return present, nil
+		return present == (w.exp.snapOp != "delsnapshot"), nil
 	}
 	s, uptime, err := w.c.readState(ctx, w.r.Target)
 	if err != nil {
@@ -367,6 +387,10 @@ func (w *waiter) what() string {
 
 func (w *waiter) expected() string {
 	switch {
+	case w.exp.snapOp == "rollback":
+		return "the current state based on snapshot " + w.exp.snapshot
+	case w.exp.snapOp == "delsnapshot":
+		return "snapshot " + w.exp.snapshot + " gone from the snapshot list"
 	case w.exp.snapshot != "":
 		return "snapshot " + w.exp.snapshot + " in the snapshot list"
 	case w.exp.reboot:

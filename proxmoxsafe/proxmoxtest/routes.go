@@ -69,10 +69,11 @@ func buildRoutes() []*route {
 			rs = append(rs, &route{method: "POST", path: base + "/status/" + action, params: ps, perm: vmPower, proxy: true, handle: handlePower(typ, action)})
 		}
 	}
-	rs = append(rs, infraRoutes()...)          // storage, backups, Ceph, HA: routes_storage.go, routes_ceph.go, routes_ha.go
-	rs = append(rs, agentRoutes()...)          // routes_agent.go
-	rs = append(rs, snapshotDeleteRoutes()...) // routes_snapshot_delete.go
-	rs = append(rs, accessRoutes()...)         // routes_access.go
+	rs = append(rs, infraRoutes()...)            // storage, backups, Ceph, HA: routes_storage.go, routes_ceph.go, routes_ha.go
+	rs = append(rs, agentRoutes()...)            // routes_agent.go
+	rs = append(rs, snapshotDeleteRoutes()...)   // routes_snapshot_delete.go
+	rs = append(rs, snapshotRollbackRoutes()...) // routes_snapshot_rollback.go
+	rs = append(rs, accessRoutes()...)           // routes_access.go
 	for _, rt := range rs {
 		rt.segs = strings.Split(strings.Trim(rt.path, "/"), "/")
 	}
