@@ -9,8 +9,10 @@ import (
 // Tool names of the admin surface (issue 11), each off unless its class
 // is enabled (the binary's admin profile enables them).
 const (
-	ToolGuestSuspend = "guest_suspend"
-	ToolGuestResume  = "guest_resume"
+	ToolGuestSuspend     = "guest_suspend"
+	ToolGuestResume      = "guest_resume"
+	ToolSnapshotRollback = "snapshot_rollback"
+	ToolSnapshotDelete   = "snapshot_delete"
 )
 
 // The admin tools' arguments: the library inputs plus waitArgs.
@@ -21,6 +23,14 @@ type (
 	}
 	resumeGuestArgs struct {
 		proxmoxsafe.ResumeGuestInput
+		waitArgs
+	}
+	rollbackSnapshotArgs struct {
+		proxmoxsafe.RollbackSnapshotInput
+		waitArgs
+	}
+	deleteSnapshotArgs struct {
+		proxmoxsafe.DeleteSnapshotInput
 		waitArgs
 	}
 )
@@ -52,6 +62,28 @@ func adminTools() []toolDef {
 			Annotations:    startAnnotations,
 			ApprovalFormat: "APPROVE resume <node>/qemu/<vmid>",
 		}, ops(proxmoxsafe.OpResumeGuest), (*adapter).guestResume),
+		mutationTool(ToolInfo{
+			Name:  ToolSnapshotRollback,
+			Title: "Roll back to a snapshot",
+			Description: "Roll one guest back to one of its snapshots. Everything that changed since the snapshot (disks, configuration, and the memory of a running guest) is lost; Proxmox stops a running guest first. A VM snapshot that includes RAM runs the VM again afterwards; otherwise the guest stays stopped unless start: true. " +
+				"Refused (nothing is done) unless the operator enabled the snapshot-admin class, allows the node and does not protect the guest, and the snapshot exists (not current), the guest is not locked and not a template. " +
+				"Needs the approval phrase \"APPROVE rollback <node>/<type>/<vmid>/<snapname>\" (plus \" start=1\" with start) unless the operator set another approval level: call without approval first and show the user the refusal, which says what will be lost and whether the snapshot has RAM. " +
+				"Returns a receipt with the task UPID (qmrollback or vzrollback); with wait: true it waits (timeout_seconds) until the guest's current state is based on the snapshot.",
+			Class:          proxmoxsafe.ClassSnapshotAdmin,
+			Annotations:    powerAnnotations,
+			ApprovalFormat: "APPROVE rollback <node>/<type>/<vmid>/<snapname>[ start=1]",
+		}, ops(proxmoxsafe.OpRollbackSnapshot), (*adapter).snapshotRollback),
+		mutationTool(ToolInfo{
+			Name:  ToolSnapshotDelete,
+			Title: "Delete a snapshot",
+			Description: "Delete one named snapshot of a guest (it cannot be restored afterwards); force: true removes it from the configuration even if removing its disk snapshots fails. Keep markers are not consulted: this deletes what it is told to (snapshot_cleanup applies the retention policy). " +
+				"Refused (nothing is done) unless the operator enabled the snapshot-admin class, allows the node and does not protect the guest, and the snapshot exists (not current), the guest is not locked and not a template. " +
+				"Needs the approval phrase \"APPROVE delsnapshot <node>/<type>/<vmid>/<snapname>\" (plus \" force=1\" with force) unless the operator set another approval level. " +
+				"Returns a receipt with the task UPID (qmdelsnapshot or vzdelsnapshot); with wait: true it waits (timeout_seconds) until the snapshot is gone from the list.",
+			Class:          proxmoxsafe.ClassSnapshotAdmin,
+			Annotations:    cleanupAnnotations,
+			ApprovalFormat: "APPROVE delsnapshot <node>/<type>/<vmid>/<snapname>[ force=1]",
+		}, ops(proxmoxsafe.OpDeleteSnapshot), (*adapter).snapshotDelete),
 	}
 }
 
@@ -83,4 +115,30 @@ func (a *adapter) guestResume(ctx context.Context, in resumeGuestArgs) (string, 
 		return "", nil, err
 	}
 	return submitted("resume of "+guestLabel(r.Target, r.Before.Name), r, err)
+}
+
+func (a *adapter) snapshotRollback(ctx context.Context, in rollbackSnapshotArgs) (string, *proxmoxsafe.Receipt, error) {
+	if a.readOnly {
+		return "", nil, readOnlyRefusal()
+	}
+	lib := in.RollbackSnapshotInput
+	lib.Wait = in.options(ctx)
+	r, err := a.client.RollbackSnapshot(ctx, lib)
+	if r == nil {
+		return "", nil, err
+	}
+	return submitted("rollback of "+guestLabel(r.Target, r.Before.Name)+" to snapshot "+clean(r.Target.Snapshot, 64), r, err)
+}
+
+func (a *adapter) snapshotDelete(ctx context.Context, in deleteSnapshotArgs) (string, *proxmoxsafe.Receipt, error) {
+	if a.readOnly {
+		return "", nil, readOnlyRefusal()
+	}
+	lib := in.DeleteSnapshotInput
+	lib.Wait = in.options(ctx)
+	r, err := a.client.DeleteSnapshot(ctx, lib)
+	if r == nil {
+		return "", nil, err
+	}
+	return submitted("deletion of snapshot "+clean(r.Target.Snapshot, 64)+" of "+guestLabel(r.Target, r.Before.Name), r, err)
 }

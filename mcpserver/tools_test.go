@@ -42,8 +42,10 @@ func TestAnnotations(t *testing.T) {
 		ToolVMReset:         {readOnly: false, destructive: true, idempotent: false, openWorld: false},
 		ToolSnapshotCleanup: {readOnly: false, destructive: true, idempotent: false, openWorld: false},
 		// Admin tools (tools_admin.go): a suspend stops the guest's service.
-		ToolGuestSuspend: {readOnly: false, destructive: true, idempotent: false, openWorld: false},
-		ToolGuestResume:  {readOnly: false, destructive: false, idempotent: false, openWorld: false},
+		ToolGuestSuspend:     {readOnly: false, destructive: true, idempotent: false, openWorld: false},
+		ToolGuestResume:      {readOnly: false, destructive: false, idempotent: false, openWorld: false},
+		ToolSnapshotRollback: {readOnly: false, destructive: true, idempotent: false, openWorld: false},
+		ToolSnapshotDelete:   {readOnly: false, destructive: true, idempotent: false, openWorld: false},
 	}
 	tools := Tools(nil, nil)
 	if len(tools) != len(tests) {

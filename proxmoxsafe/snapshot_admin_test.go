@@ -178,7 +178,7 @@ func TestSnapshotAdminRefusals(t *testing.T) {
 			call: func(ctx context.Context, c *proxmoxsafe.Client) error {
 				_, err := c.RollbackSnapshot(ctx, rollbackIn(107, "qemu", "current", false))
 				return err
-			}, kind: proxmoxsafe.ErrPrecondition, mention: "no snapshot named current"},
+			}, kind: proxmoxsafe.ErrInvalidInput, mention: "snapname", noReq: true},
 		{name: "rollback of a locked guest",
 			call: func(ctx context.Context, c *proxmoxsafe.Client) error {
 				_, err := c.RollbackSnapshot(ctx, rollbackIn(110, "qemu", "auto1", false))
@@ -191,9 +191,9 @@ func TestSnapshotAdminRefusals(t *testing.T) {
 			}, kind: proxmoxsafe.ErrPrecondition, mention: "template"},
 		{name: "delete current",
 			call: func(ctx context.Context, c *proxmoxsafe.Client) error {
-				_, err := c.DeleteSnapshot(ctx, delSnapIn(107, "current", false))
+				_, err := c.DeleteSnapshot(ctx, delSnapIn(107, "Current", false))
 				return err
-			}, kind: proxmoxsafe.ErrPrecondition, mention: "no snapshot named current"},
+			}, kind: proxmoxsafe.ErrInvalidInput, mention: "snapname", noReq: true},
 		{name: "delete of a locked guest",
 			call: func(ctx context.Context, c *proxmoxsafe.Client) error {
 				_, err := c.DeleteSnapshot(ctx, delSnapIn(110, "auto1", false))

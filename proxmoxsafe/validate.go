@@ -147,6 +147,13 @@ func newValidator() *validator.Validate {
 			sl.ReportError(in.VMState, "vmstate", "VMState", "qemu_only", "")
 		}
 	}, SnapshotGuestInput{})
+	// "current" is the snapshot list's pseudo-entry (the present state),
+	// not a snapshot: nothing can be rolled back to or deleted by it.
+	v.RegisterStructValidation(func(sl validator.StructLevel) {
+		if name := sl.Current().FieldByName("Name").String(); strings.EqualFold(name, "current") {
+			sl.ReportError(name, "snapname", "Name", "pve_snapname_reserved", "")
+		}
+	}, RollbackSnapshotInput{}, DeleteSnapshotInput{})
 	return v
 }
 
