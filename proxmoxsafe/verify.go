@@ -20,7 +20,7 @@ type expectation struct {
 	// or "delsnapshot" (snapshot must be gone); "" means snapshot must be
 	// listed.
 	snapOp string
-	lock     string // a lock the state must show ("suspended" after a hibernation)
+	lock   string // a lock the state must show ("suspended" after a hibernation)
 }
 
 func expectFor(action string, t Target) (expectation, error) {
