@@ -431,7 +431,7 @@ func TestDeleteSnapshot(t *testing.T) {
 	if _, err := e.client.DeleteSnapshot(ctx, in("nope")); !errors.Is(err, proxmoxsafe.ErrPrecondition) || !strings.Contains(err.Error(), "no snapshot named nope") {
 		t.Errorf("missing snapshot: %v", err)
 	}
-	if _, err := e.client.DeleteSnapshot(ctx, in("current")); !errors.Is(err, proxmoxsafe.ErrPrecondition) {
+	if _, err := e.client.DeleteSnapshot(ctx, in("current")); !errors.Is(err, proxmoxsafe.ErrInvalidInput) { // refused before any request
 		t.Errorf("the current pseudo-snapshot: %v", err)
 	}
 	if m := nonGET(e); len(m) != 0 {
