@@ -379,7 +379,7 @@ func checkPrivileges(ctx context.Context, r *report, a *app) {
 			}
 		}
 		if m.Optional {
-			r.warn("privileges: optional %s on %s missing (%s: Proxmox silently leaves out what the token cannot see)",
+			r.warn("privileges: optional %s on %s missing (%s work without it, but Proxmox then silently leaves out what the token cannot see, or refuses the option that needs it, such as guest_suspend todisk; docs/TOOLS.md says which)",
 				strings.Join(m.Privileges, ", "), m.Path, strings.Join(who, ", "))
 		} else {
 			missing++

@@ -406,3 +406,24 @@ func TestReadmeRole(t *testing.T) {
 		t.Error("README still names the role MCPOperator")
 	}
 }
+
+// The admin profile's privileges: the safe profile's role covers rollback
+// and delete (VM.Snapshot) and suspend (VM.PowerMgmt); the hibernation's
+// VM.Config.Disk is optional and reported as such.
+func TestDoctorAdminProfile(t *testing.T) {
+	t.Parallel()
+	srv := proxmoxtest.NewServer(doctorCluster(wellScopedPrivileges()))
+	defer srv.Close()
+	out, _, code := runDoctor(t, srv, "PROXMOX_SAFE_PROFILE", "admin")
+	if code != 0 || strings.Contains(out, "[FAIL]") {
+		t.Fatalf("exit %d, want 0\n%s", code, out)
+	}
+	wantLines(t, out,
+		"mutation classes power, snapshot, snapshot-admin, power-extra",
+		"[warn] privileges: optional VM.Config.Disk on /vms missing (guest_suspend work without it",
+	)
+	srv2 := proxmoxtest.NewServer(doctorCluster(map[string][]string{"/": {"Sys.Audit"}, "/vms": {"VM.Audit"}, "/storage": {"Datastore.Audit"}}))
+	defer srv2.Close()
+	out, _, _ = runDoctor(t, srv2, "PROXMOX_SAFE_PROFILE", "admin")
+	wantLines(t, out, "guest_suspend", "guest_resume", "snapshot_rollback", "snapshot_delete")
+}
