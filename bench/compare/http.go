@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/bench/internal/benchutil"
 )
 
 var urlRe = regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+/mcp)`)
@@ -92,7 +93,7 @@ func loadOne(bin string, args, env []string, token string, o options) (*loadResu
 	}
 	tr := &http.Transport{MaxIdleConns: 2 * o.clients, MaxIdleConnsPerHost: 2 * o.clients}
 	defer tr.CloseIdleConnections()
-	hc := &http.Client{Transport: bearer{token, tr}}
+	hc := &http.Client{Transport: benchutil.Bearer(token, tr)}
 	ctx, cancel := context.WithTimeout(context.Background(), o.duration)
 	defer cancel()
 	var (
@@ -146,16 +147,4 @@ func loadOne(bin string, args, env []string, token string, o options) (*loadResu
 		res.p50, res.p99 = lat[len(lat)/2], lat[min(len(lat)-1, len(lat)*99/100)]
 	}
 	return &res, nil
-}
-
-// bearer adds the token to every request.
-type bearer struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
 }

@@ -40,6 +40,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/bench/internal/benchutil"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
@@ -302,7 +303,8 @@ func coldStart(bin string, env []string, withRSS bool) (first, exit time.Duratio
 	}
 	if withRSS {
 		time.Sleep(200 * time.Millisecond)
-		rss = procMem(r.cmd.Process.Pid)
+		hwm, now := benchutil.ProcMem(r.cmd.Process.Pid)
+		rss = fmt.Sprintf("RSS %s, peak %s", now, hwm)
 	}
 	r.in.Close()
 	if err := r.cmd.Wait(); err != nil {
@@ -434,23 +436,4 @@ func round(d time.Duration) time.Duration {
 		return d.Round(10 * time.Microsecond)
 	}
 	return d.Round(time.Microsecond)
-}
-
-// procMem reads VmRSS and VmHWM of pid (Linux).
-func procMem(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return "n/a"
-	}
-	var rss, hwm string
-	for line := range strings.SplitSeq(string(b), "\n") {
-		k, v, _ := strings.Cut(line, ":")
-		switch k {
-		case "VmRSS":
-			rss = strings.TrimSpace(v)
-		case "VmHWM":
-			hwm = strings.TrimSpace(v)
-		}
-	}
-	return fmt.Sprintf("RSS %s, peak %s", rss, hwm)
 }

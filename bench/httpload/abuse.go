@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/bench/internal/benchutil"
 	"io"
 	"net"
 	"net/http"
@@ -43,7 +44,7 @@ const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"proto
 
 // flood opens n sessions (initialize only) from 16 workers.
 func flood(endpoint, token string, pid, n int) error {
-	_, rss0 := procMem(pid)
+	_, rss0 := benchutil.ProcMem(pid)
 	tr := &http.Transport{MaxIdleConnsPerHost: 16}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}
@@ -78,7 +79,7 @@ func flood(endpoint, token string, pid, n int) error {
 	}
 	close(next)
 	wg.Wait()
-	hwm, rss := procMem(pid)
+	hwm, rss := benchutil.ProcMem(pid)
 	fmt.Printf("session flood: %d initialize requests with one token in %s\n", n, time.Since(start).Round(time.Millisecond))
 	fmt.Printf("  answers:     %v (0 = transport error)\n", byStatus)
 	fmt.Printf("  server RSS:  before %s, after %s, peak %s\n", rss0, rss, hwm)
@@ -116,7 +117,7 @@ func slow(endpoint, token string, pid, n int) error {
 			results <- result{strings.TrimSpace(line), time.Since(start)}
 		}()
 	}
-	_, rssOpen := procMem(pid)
+	_, rssOpen := benchutil.ProcMem(pid)
 	byStatus := map[string]int{}
 	var last time.Duration
 	for range n {
@@ -124,7 +125,7 @@ func slow(endpoint, token string, pid, n int) error {
 		byStatus[r.status]++
 		last = max(last, r.after)
 	}
-	hwm, rss := procMem(pid)
+	hwm, rss := benchutil.ProcMem(pid)
 	fmt.Printf("slow bodies: %d authenticated connections sending 10 of 200 body bytes\n", n)
 	fmt.Printf("  answers:     %v\n", byStatus)
 	fmt.Printf("  all closed:  %s after the first was opened\n", last.Round(100*time.Millisecond))

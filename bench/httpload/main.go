@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/bench/internal/benchutil"
 )
 
 func main() {
@@ -135,7 +136,7 @@ func run(nClients int, duration time.Duration, maxCalls int, bin string, statele
 
 	transport := &http.Transport{MaxIdleConns: 2 * nClients, MaxIdleConnsPerHost: 2 * nClients, IdleConnTimeout: time.Minute}
 	defer transport.CloseIdleConnections()
-	httpClient := &http.Client{Transport: bearer{token, transport}}
+	httpClient := &http.Client{Transport: benchutil.Bearer(token, transport)}
 
 	ctx, cancel := context.WithTimeout(context.Background(), duration)
 	defer cancel()
@@ -191,7 +192,7 @@ func run(nClients int, duration time.Duration, maxCalls int, bin string, statele
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	hwm, rss := procMem(cmd.Process.Pid)
+	hwm, rss := benchutil.ProcMem(cmd.Process.Pid)
 
 	slices.Sort(latencies)
 	pct := func(p float64) time.Duration {
@@ -222,38 +223,4 @@ func run(nClients int, duration time.Duration, maxCalls int, bin string, statele
 		return fmt.Errorf("%d calls failed", len(errs))
 	}
 	return nil
-}
-
-// procMem reads VmHWM and VmRSS of pid; "n/a" off Linux.
-func procMem(pid int) (hwm, rss string) {
-	hwm, rss = "n/a", "n/a"
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		switch k {
-		case "VmHWM":
-			hwm = strings.TrimSpace(v)
-		case "VmRSS":
-			rss = strings.TrimSpace(v)
-		}
-	}
-	return
-}
-
-// bearer adds the token to every request.
-type bearer struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
 }

@@ -46,6 +46,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/bench/internal/benchutil"
 )
 
 type options struct {
@@ -372,7 +373,7 @@ func soakHTTP(o options) (*report, error) {
 	defer cancel()
 	transport := &http.Transport{MaxIdleConnsPerHost: 2 * o.clients, IdleConnTimeout: time.Minute}
 	defer transport.CloseIdleConnections()
-	hc := &http.Client{Transport: bearer{token, transport}}
+	hc := &http.Client{Transport: benchutil.Bearer(token, transport)}
 	rec := &recorder{o: o, srv: srv}
 	if err := rec.begin(); err != nil {
 		return nil, err
@@ -410,17 +411,6 @@ func soakHTTP(o options) (*report, error) {
 		return rec.finish(srv), fmt.Errorf("stopped: %w", ctx.Err())
 	}
 	return rec.finish(srv), rec.r.failure()
-}
-
-type bearer struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(r)
 }
 
 func (r *report) failure() error {
