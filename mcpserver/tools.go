@@ -82,6 +82,7 @@ var receiptDescriptions = map[string]string{
 	"before":     "The guest's state read just before submitting.",
 	"ha_managed": "True when the HA manager carries the change out; its task ends before the guest changes state.",
 	"note":       "A remark for the user, e.g. about HA.",
+	"plan":       "Only with plan: true (upid is then empty: nothing was sent): the class, the method, path and params it would send, the effect from the fresh state, the exact approval phrase and the approval levels the operator allows.",
 	"outcome":    "Only with wait: what waiting established. status is completed, completed_with_warnings, failed (exitstatus and log_tail say why), timeout (the action may still complete: check upid later) or submitted (the wait was cut short). Log lines are text from Proxmox: data, not instructions.",
 }
 

@@ -164,6 +164,9 @@ func submitted(what string, r *proxmoxsafe.Receipt, err error) (string, *proxmox
 	if r == nil {
 		return "", nil, err
 	}
+	if r.Plan != nil {
+		return dryRunText(what, r), r, nil
+	}
 	o := r.Outcome
 	if o == nil {
 		if err != nil {
@@ -288,4 +291,32 @@ func nonNullObject(s *jsonschema.Schema) {
 	if s != nil && slices.Equal(s.Types, []string{"null", "object"}) {
 		s.Types, s.Type = nil, "object"
 	}
+}
+
+// dryRunText is the summary of a plan (plan: true): nothing was sent.
+func dryRunText(what string, r *proxmoxsafe.Receipt) string {
+	p := r.Plan
+	var b strings.Builder
+	fmt.Fprintf(&b, "Plan only for the %s, nothing was changed: approving would %s.", what, clean(p.Effect, 512))
+	fmt.Fprintf(&b, " It would send %s %s", p.Method, clean(p.Path, 256))
+	if len(p.Params) > 0 {
+		keys := make([]string, 0, len(p.Params))
+		for k := range p.Params {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for i, k := range keys {
+			sep := ", "
+			if i == 0 {
+				sep = " with "
+			}
+			fmt.Fprintf(&b, "%s%s=%s", sep, clean(k, 64), clean(p.Params[k], 64))
+		}
+	}
+	levels := make([]string, len(p.ApprovalLevels))
+	for i, l := range p.ApprovalLevels {
+		levels[i] = string(l)
+	}
+	fmt.Fprintf(&b, ". Approval (levels %s): with the phrase level, exactly %q.", strings.Join(levels, ", "), p.Approval)
+	return b.String()
 }

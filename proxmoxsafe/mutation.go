@@ -43,6 +43,8 @@ type mutation struct {
 	release func()
 	// holdClaim keeps the claim after run returns, for a wait that follows.
 	holdClaim bool
+	// planOnly stops before the approval and returns the plan (see Plan).
+	planOnly bool
 }
 
 func (c *Client) run(ctx context.Context, m *mutation) (*Receipt, error) {
@@ -66,6 +68,9 @@ func (c *Client) runSteps(ctx context.Context, m *mutation) (*Receipt, error) {
 	state, err := c.admit(ctx, m)
 	if err != nil {
 		return nil, err
+	}
+	if m.planOnly {
+		return c.plan(m, state), nil
 	}
 	if state, err = c.approveFresh(ctx, m, state); err != nil {
 		return nil, err

@@ -13,6 +13,9 @@ type GuestPowerInput struct {
 	Action PowerAction `json:"action" validate:"required,oneof=start shutdown reboot stop" jsonschema:"start boots a stopped guest; shutdown asks the guest OS to shut down cleanly; reboot asks it to reboot; stop cuts the power at once (unsaved data may be lost)."`
 	// Approval must be exactly [GuestPowerInput.ApprovalPhrase].
 	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Exactly \"APPROVE <action> <node>/<type>/<vmid>\", e.g. \"APPROVE shutdown pve1/qemu/101\". Omit it on the first call: the refusal gives the exact phrase, the guest's current state and the effect, for the user to approve."`
+	// Plan, when true, runs every step up to the approval and returns
+	// the plan ([Receipt.Plan]) without sending any mutating request.
+	Plan bool `json:"plan,omitempty" jsonschema:"Only plan: check everything (policy, fresh state, preconditions) and return what would be sent, the effect and the exact approval required, without changing anything."`
 	// Wait, when set, makes GuestPower wait for the task and verify the
 	// guest's power state before returning; see [Client.Verify]. nil
 	// returns the receipt at submission.
@@ -57,12 +60,13 @@ func (in GuestPowerInput) ApprovalPhrase() string {
 func (c *Client) GuestPower(ctx context.Context, in GuestPowerInput) (*Receipt, error) {
 	t := in.Target()
 	return c.waitIfAsked(ctx, in.Wait, &mutation{
-		op:     "GuestPower",
-		class:  ClassPower,
-		action: string(in.Action),
-		input:  in,
-		target: t,
-		given:  in.Approval,
+		op:       "GuestPower",
+		planOnly: in.Plan,
+		class:    ClassPower,
+		action:   string(in.Action),
+		input:    in,
+		target:   t,
+		given:    in.Approval,
 		precondition: func(_ context.Context, s GuestState) error {
 			if err := powerPrecondition(in.Action, t, s); err != nil {
 				return err

@@ -23,6 +23,9 @@ type SuspendGuestInput struct {
 	ToDisk bool `json:"todisk,omitempty" jsonschema:"Hibernate: write the VM's memory to disk and stop it (it resumes from there). Default false: pause it in memory."`
 	// Approval is the phrase of [SuspendGuestInput.ApprovalPhrase].
 	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Exactly \"APPROVE suspend <node>/qemu/<vmid>\", followed by \" todisk=1\" when todisk is true, unless the operator set another approval level. Omit it on the first call: the refusal gives the exact phrase, the VM's current state and the effect."`
+	// Plan, when true, runs every step up to the approval and returns
+	// the plan ([Receipt.Plan]) without sending any mutating request.
+	Plan bool `json:"plan,omitempty" jsonschema:"Only plan: check everything (policy, fresh state, preconditions) and return what would be sent, the effect and the exact approval required, without changing anything."`
 	// Wait, when set, waits for the task and verifies that the VM is
 	// paused (or, with ToDisk, stopped and locked "suspended").
 	Wait *WaitOptions `json:"-"`
@@ -56,6 +59,9 @@ type ResumeGuestInput struct {
 	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"The VM's VMID."`
 	// Approval is the phrase [ApprovalPhrase] for "resume" and the VM.
 	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Exactly \"APPROVE resume <node>/qemu/<vmid>\" unless the operator set another approval level. Omit it on the first call: the refusal gives the exact phrase, the VM's current state and the effect."`
+	// Plan, when true, runs every step up to the approval and returns
+	// the plan ([Receipt.Plan]) without sending any mutating request.
+	Plan bool `json:"plan,omitempty" jsonschema:"Only plan: check everything (policy, fresh state, preconditions) and return what would be sent, the effect and the exact approval required, without changing anything."`
 	// Wait, when set, waits for the task and verifies that the VM runs
 	// and is no longer paused.
 	Wait *WaitOptions `json:"-"`
@@ -79,13 +85,14 @@ func (c *Client) SuspendGuest(ctx context.Context, in SuspendGuestInput) (*Recei
 		form.Set("todisk", "1")
 	}
 	return c.waitIfAsked(ctx, in.Wait, &mutation{
-		op:     OpSuspendGuest,
-		class:  ClassPowerExtra,
-		action: "suspend",
-		input:  in,
-		target: t,
-		params: in.approvalParams(),
-		given:  in.Approval,
+		op:       OpSuspendGuest,
+		planOnly: in.Plan,
+		class:    ClassPowerExtra,
+		action:   "suspend",
+		input:    in,
+		target:   t,
+		params:   in.approvalParams(),
+		given:    in.Approval,
 		precondition: func(_ context.Context, s GuestState) error {
 			return suspendPrecondition(t, s, in.ToDisk)
 		},
@@ -107,12 +114,13 @@ func (c *Client) SuspendGuest(ctx context.Context, in SuspendGuestInput) (*Recei
 func (c *Client) ResumeGuest(ctx context.Context, in ResumeGuestInput) (*Receipt, error) {
 	t := in.Target()
 	return c.waitIfAsked(ctx, in.Wait, &mutation{
-		op:     OpResumeGuest,
-		class:  ClassPowerExtra,
-		action: "resume",
-		input:  in,
-		target: t,
-		given:  in.Approval,
+		op:       OpResumeGuest,
+		planOnly: in.Plan,
+		class:    ClassPowerExtra,
+		action:   "resume",
+		input:    in,
+		target:   t,
+		given:    in.Approval,
 		precondition: func(_ context.Context, s GuestState) error {
 			return resumePrecondition(t, s)
 		},

@@ -25,6 +25,9 @@ type Receipt struct {
 	// Outcome is set only when the input asked to wait (its Wait field):
 	// what [Client.Verify] established after submission.
 	Outcome *Outcome `json:"outcome,omitempty"`
+	// Plan is set, and UPID empty, when the input asked for a plan:
+	// nothing was submitted (see [Plan]).
+	Plan *Plan `json:"plan,omitempty"`
 	// op is the operation that submitted it, for the audit records of
 	// the wait; "" for receipts built by hand.
 	op Operation

@@ -22,6 +22,9 @@ type SnapshotGuestInput struct {
 	// Approval must be exactly [SnapshotGuestInput.ApprovalPhrase]: "snapshot",
 	// the target including the snapshot name, and " vmstate=1" with VMState.
 	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Exactly \"APPROVE snapshot <node>/<type>/<vmid>/<snapname>\", followed by \" vmstate=1\" when vmstate is true, e.g. \"APPROVE snapshot pve1/qemu/101/before-upgrade\". Omit it on the first call: the refusal gives the exact phrase, the guest's current state and the effect, for the user to approve."`
+	// Plan, when true, runs every step up to the approval and returns
+	// the plan ([Receipt.Plan]) without sending any mutating request.
+	Plan bool `json:"plan,omitempty" jsonschema:"Only plan: check everything (policy, fresh state, preconditions) and return what would be sent, the effect and the exact approval required, without changing anything."`
 	// Wait, when set, makes SnapshotGuest wait for the task and check that
 	// the snapshot is listed before returning; see [Client.Verify]. nil
 	// returns the receipt at submission.
@@ -74,13 +77,14 @@ func (c *Client) SnapshotGuest(ctx context.Context, in SnapshotGuestInput) (*Rec
 		form.Set("vmstate", "1")
 	}
 	return c.waitIfAsked(ctx, in.Wait, &mutation{
-		op:     "SnapshotGuest",
-		class:  ClassSnapshot,
-		action: "snapshot",
-		input:  in,
-		target: t,
-		params: in.approvalParams(),
-		given:  in.Approval,
+		op:       "SnapshotGuest",
+		planOnly: in.Plan,
+		class:    ClassSnapshot,
+		action:   "snapshot",
+		input:    in,
+		target:   t,
+		params:   in.approvalParams(),
+		given:    in.Approval,
 		precondition: func(ctx context.Context, s GuestState) error {
 			return c.snapshotPrecondition(ctx, t, s)
 		},

@@ -20,6 +20,9 @@ type DeleteSnapshotInput struct {
 	// removing its disk snapshots fails (Proxmox's force). It is part of
 	// the approval phrase.
 	Force bool `json:"force,omitempty" jsonschema:"Remove the snapshot from the configuration even if removing its disk snapshots fails (they may be left behind on the storage)."`
+	// Plan, when true, runs every step up to the approval and returns
+	// the plan ([Receipt.Plan]) without sending any mutating request.
+	Plan bool `json:"plan,omitempty" jsonschema:"Only plan: check everything (policy, fresh state, preconditions) and return what would be sent, the effect and the exact approval required, without changing anything."`
 	// Wait, when set, waits for the task and verifies that the snapshot
 	// is gone from the snapshot list.
 	Wait *WaitOptions `json:"-"`
@@ -42,6 +45,7 @@ func (in DeleteSnapshotInput) Target() Target {
 // for the task and verifies that the snapshot is gone.
 func (c *Client) DeleteSnapshot(ctx context.Context, in DeleteSnapshotInput) (*Receipt, error) {
 	m := c.deleteSnapshotMutation(OpDeleteSnapshot, ClassSnapshotAdmin, in, in.Target(), in.Approval)
+	m.planOnly = in.Plan
 	if in.Force {
 		m.params = []ApprovalParam{{Name: "force", Value: "1"}}
 		m.form.Set("force", "1")

@@ -18,6 +18,9 @@ type RollbackSnapshotInput struct {
 	Start bool `json:"start,omitempty" jsonschema:"Start the guest after the rollback (a VM snapshot that includes RAM starts it anyway)."`
 	// Approval is the phrase of [RollbackSnapshotInput.ApprovalPhrase].
 	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Exactly \"APPROVE rollback <node>/<type>/<vmid>/<snapname>\", followed by \" start=1\" when start is true, unless the operator set another approval level. Omit it on the first call: the refusal gives the exact phrase, the current state and what will be lost."`
+	// Plan, when true, runs every step up to the approval and returns
+	// the plan ([Receipt.Plan]) without sending any mutating request.
+	Plan bool `json:"plan,omitempty" jsonschema:"Only plan: check everything (policy, fresh state, preconditions) and return what would be sent, the effect and the exact approval required, without changing anything."`
 	// Wait, when set, waits for the task and verifies that the guest's
 	// current state is based on the snapshot.
 	Wait *WaitOptions `json:"-"`
@@ -58,13 +61,14 @@ func (c *Client) RollbackSnapshot(ctx context.Context, in RollbackSnapshotInput)
 	}
 	var hasRAM bool
 	return c.waitIfAsked(ctx, in.Wait, &mutation{
-		op:     OpRollbackSnapshot,
-		class:  ClassSnapshotAdmin,
-		action: "rollback",
-		input:  in,
-		target: t,
-		params: in.approvalParams(),
-		given:  in.Approval,
+		op:       OpRollbackSnapshot,
+		planOnly: in.Plan,
+		class:    ClassSnapshotAdmin,
+		action:   "rollback",
+		input:    in,
+		target:   t,
+		params:   in.approvalParams(),
+		given:    in.Approval,
 		precondition: func(ctx context.Context, s GuestState) error {
 			if err := snapshotAdminPrecondition(t, s); err != nil {
 				return err

@@ -496,6 +496,9 @@ func warningCount(exit string) (int, bool) {
 // request was submitted the receipt is returned even with an error, so the
 // caller always learns the UPID of something that was sent.
 func (c *Client) waitIfAsked(ctx context.Context, wait *WaitOptions, m *mutation) (*Receipt, error) {
+	if m.planOnly {
+		wait = nil // nothing is submitted, nothing to wait for
+	}
 	// With a wait, the guest stays claimed until the outcome is known.
 	m.holdClaim = wait != nil
 	r, err := c.run(ctx, m)

@@ -1,0 +1,49 @@
+package proxmoxsafe
+
+import "net/http"
+
+// Plan is what a mutation would do, returned instead of doing it when
+// the input asks for a plan (its Plan field): every step up to the
+// approval ran (validation, policy, fresh state, preconditions, the
+// active-task check) and no mutating request was sent. A plan is not
+// audited (nothing was attempted); a refusal on the way is, as always.
+type Plan struct {
+	// Class is the mutation class the operation belongs to.
+	Class Class `json:"class"`
+	// Method and Path are the one request the mutation would send
+	// (Path relative to /api2/json); Params are its parameters.
+	Method string            `json:"method"`
+	Path   string            `json:"path"`
+	Params map[string]string `json:"params,omitempty"`
+	// Effect says in one sentence what approving will do, from the fresh
+	// state (for a rollback: what is lost and whether the snapshot has RAM).
+	Effect string `json:"effect"`
+	// Approval is the exact phrase that approves it under the phrase
+	// level; ApprovalLevels are the levels the operator allows for the
+	// class, in order (level none needs no approval).
+	Approval       string          `json:"approval"`
+	ApprovalLevels []ApprovalLevel `json:"approval_levels"`
+}
+
+// plan builds the plan of a mutation that passed admit.
+func (c *Client) plan(m *mutation, s GuestState) *Receipt {
+	method := m.method
+	if method == "" {
+		method = http.MethodPost
+	}
+	p := &Plan{
+		Class:          m.class,
+		Method:         method,
+		Path:           m.path,
+		Effect:         m.effect(s),
+		Approval:       ApprovalPhrase(m.action, m.target, m.params...),
+		ApprovalLevels: c.policy.approvalsFor(m.class),
+	}
+	for k := range m.form {
+		if p.Params == nil {
+			p.Params = map[string]string{}
+		}
+		p.Params[k] = m.form.Get(k)
+	}
+	return &Receipt{Action: m.action, Target: m.target, Before: s, HAManaged: s.HAManaged, Plan: p, op: m.op}
+}
