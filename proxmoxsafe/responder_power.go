@@ -21,6 +21,9 @@ type GuardedPowerInput struct {
 	// Approval is the approval text when the operator requires one: the
 	// phrase [ApprovalPhrase] for "start" or "reboot" and the guest.
 	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Only when the operator requires approval for these tools: exactly \"APPROVE <start|reboot> <node>/<type>/<vmid>\". By default none is needed: omit it."`
+	// Plan, when true, runs every step up to the approval and returns
+	// the plan ([Receipt.Plan]) without sending any mutating request.
+	Plan bool `json:"plan,omitempty" jsonschema:"Only plan: check everything (policy, fresh state, preconditions) and return what would be sent, the effect and the exact approval required, without changing anything."`
 	// Wait, when set, waits for the task and verifies the guest's power
 	// state before returning, as [GuestPowerInput.Wait] does.
 	Wait *WaitOptions `json:"-"`
@@ -49,12 +52,13 @@ func (c *Client) RebootGuest(ctx context.Context, in GuardedPowerInput) (*Receip
 func (c *Client) guardedPower(ctx context.Context, in GuardedPowerInput, a PowerAction, op Operation) (*Receipt, error) {
 	t := in.Target()
 	return c.waitIfAsked(ctx, in.Wait, &mutation{
-		op:     op,
-		class:  ClassResponder,
-		action: string(a),
-		input:  in,
-		target: t,
-		given:  in.Approval,
+		op:       op,
+		planOnly: in.Plan,
+		class:    ClassResponder,
+		action:   string(a),
+		input:    in,
+		target:   t,
+		given:    in.Approval,
 		precondition: func(_ context.Context, s GuestState) error {
 			if err := powerPrecondition(a, t, s); err != nil {
 				return err
@@ -85,6 +89,9 @@ type ResetGuestInput struct {
 	// Approval is the approval text when the operator requires one: the
 	// phrase [ApprovalPhrase] for "reset" and the VM.
 	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Only when the operator requires approval for these tools: exactly \"APPROVE reset <node>/qemu/<vmid>\". By default none is needed: omit it."`
+	// Plan, when true, runs every step up to the approval and returns
+	// the plan ([Receipt.Plan]) without sending any mutating request.
+	Plan bool `json:"plan,omitempty" jsonschema:"Only plan: check everything (policy, fresh state, preconditions) and return what would be sent, the effect and the exact approval required, without changing anything."`
 	// Wait, when set, waits for the task and verifies that the VM runs
 	// again with a fresh uptime, as [GuestPowerInput.Wait] does for reboot.
 	Wait *WaitOptions `json:"-"`
@@ -114,12 +121,13 @@ func (c *Client) ResetGuest(ctx context.Context, in ResetGuestInput) (*Receipt, 
 		timeout = DefaultAgentPingTimeout
 	}
 	return c.waitIfAsked(ctx, in.Wait, &mutation{
-		op:     OpResetGuest,
-		class:  ClassResponder,
-		action: "reset",
-		input:  in,
-		target: t,
-		given:  in.Approval,
+		op:       OpResetGuest,
+		planOnly: in.Plan,
+		class:    ClassResponder,
+		action:   "reset",
+		input:    in,
+		target:   t,
+		given:    in.Approval,
 		precondition: func(ctx context.Context, s GuestState) error {
 			if err := resetPrecondition(t, s); err != nil {
 				return err

@@ -772,3 +772,24 @@ func TestResponderApprovalNone(t *testing.T) {
 		}
 	}
 }
+
+// The responder's tools plan too: a reset plan pings the agent (a POST
+// that changes nothing) and sends nothing else.
+func TestResponderPlan(t *testing.T) {
+	t.Parallel()
+	e := newResponderEnv(t, nil)
+	in := resetIn(105)
+	in.Plan, in.Approval = true, ""
+	r, err := e.client.ResetGuest(t.Context(), in)
+	if err != nil || r.Plan == nil || r.UPID != "" || r.Plan.Path != "/nodes/pve1/qemu/105/status/reset" {
+		t.Fatalf("reset plan = %+v, %v", r, err)
+	}
+	st := guarded(107, "qemu", "start")
+	st.Plan = true
+	if r, err := e.client.StartGuest(t.Context(), st); err != nil || r.Plan == nil || r.Plan.Approval != "APPROVE start pve1/qemu/107" {
+		t.Errorf("start plan = %+v, %v", r, err)
+	}
+	if got := nonGET(e); !slices.Equal(got, []string{"POST /nodes/pve1/qemu/105/agent/ping"}) {
+		t.Errorf("non-GET requests = %v", got)
+	}
+}
