@@ -27,24 +27,35 @@ type adapter struct {
 // short text for humans, the typed structured output and an error.
 type handlerFunc[In, Out any] func(a *adapter, ctx context.Context, in In) (string, Out, error)
 
-// typed turns a handlerFunc into a registration: the handler recovers its
-// own panics, maps errors to tool errors and sets the one text content.
+// serveTool registers h for st with what every tool does around its
+// library call: panic recovery, marking the handler as entered (a panic
+// after that point may have changed something), the beforeCall hook and
+// the request in the context (RequestFromContext). finish turns the call's
+// outcome into the result; the variants below differ only there.
+func serveTool[In, Out any](s *mcp.Server, st *servedSchemas, a *adapter, h handlerFunc[In, Out],
+	finish func(name, text string, o Out, err error) (*mcp.CallToolResult, any, error)) {
+	name := st.tool.Name
+	addServed(s, st, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out any, err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				logPanic(ctx, a.log, "tools/call", name, v)
+				res, out, err = nil, nil, panicError(name)
+			}
+		}()
+		markHandlerEntered(ctx)
+		if a.beforeCall != nil {
+			a.beforeCall(name)
+		}
+		text, o, err := h(a, withRequest(ctx, req), in)
+		return finish(name, text, o, err)
+	})
+}
+
+// typed turns a handlerFunc into a registration: errors become tool
+// errors (or an elicitation, elicit.go), results the one text content.
 func typed[In, Out any](h handlerFunc[In, Out]) func(*mcp.Server, *servedSchemas, *adapter) {
 	return func(s *mcp.Server, st *servedSchemas, a *adapter) {
-		name := st.tool.Name
-		addServed(s, st, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out any, err error) {
-			defer func() {
-				if v := recover(); v != nil {
-					logPanic(ctx, a.log, "tools/call", name, v)
-					res, out, err = nil, nil, panicError(name)
-				}
-			}()
-			markHandlerEntered(ctx)
-			if a.beforeCall != nil {
-				a.beforeCall(name)
-			}
-			ctx = withRequest(ctx, req)
-			text, o, err := h(a, ctx, in)
+		serveTool(s, st, a, h, func(name, text string, o Out, err error) (*mcp.CallToolResult, any, error) {
 			if res, ok := inputRequired(err); ok { // elicit.go
 				return res, nil, nil
 			}

@@ -185,20 +185,7 @@ func (a *adapter) snapshotCleanup(ctx context.Context, in proxmoxsafe.CleanupSna
 // that still carries the result (what was done) as structured content.
 func typedPartial[In, Out any](h handlerFunc[In, *Out]) func(*mcp.Server, *servedSchemas, *adapter) {
 	return func(s *mcp.Server, st *servedSchemas, a *adapter) {
-		name := st.tool.Name
-		addServed(s, st, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out any, err error) {
-			defer func() {
-				if v := recover(); v != nil {
-					logPanic(ctx, a.log, "tools/call", name, v)
-					res, out, err = nil, nil, panicError(name)
-				}
-			}()
-			markHandlerEntered(ctx)
-			if a.beforeCall != nil {
-				a.beforeCall(name)
-			}
-			ctx = withRequest(ctx, req)
-			text, o, err := h(a, ctx, in)
+		serveTool(s, st, a, h, func(name, text string, o *Out, err error) (*mcp.CallToolResult, any, error) {
 			switch {
 			case err != nil && o != nil:
 				res := structuredResult(text, o) // served.go

@@ -94,23 +94,10 @@ func (e *submittedError) Unwrap() error { return e.err }
 // to the handler through ctx (for progress notifications), and turns a
 // *submittedError into a tool error that keeps the structured receipt.
 func typedMutation[In any](h handlerFunc[In, *proxmoxsafe.Receipt]) func(*mcp.Server, *servedSchemas, *adapter) {
+	// The served schema states this client's cap (served.go), so a client
+	// learns the real limit (Tools does the same for listings).
 	return func(s *mcp.Server, st *servedSchemas, a *adapter) {
-		name := st.tool.Name
-		// The served schema states this client's cap (served.go), so a
-		// client learns the real limit (Tools does the same for listings).
-		addServed(s, st, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out any, err error) {
-			defer func() {
-				if v := recover(); v != nil {
-					logPanic(ctx, a.log, "tools/call", name, v)
-					res, out, err = nil, nil, panicError(name)
-				}
-			}()
-			markHandlerEntered(ctx)
-			if a.beforeCall != nil {
-				a.beforeCall(name)
-			}
-			ctx = withRequest(ctx, req)
-			text, r, err := h(a, ctx, in)
+		serveTool(s, st, a, h, func(name, text string, r *proxmoxsafe.Receipt, err error) (*mcp.CallToolResult, any, error) {
 			if res, ok := inputRequired(err); ok { // elicit.go
 				return res, nil, nil
 			}
