@@ -2,6 +2,7 @@ package proxmoxsafe_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"testing"
@@ -137,5 +138,28 @@ func useApprover(c *proxmoxsafe.Config, a proxmoxsafe.Approver) {
 	level := []proxmoxsafe.ApprovalLevel{proxmoxsafe.ApprovalLevel(a.Name())}
 	c.Policy.Approvals = map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{
 		proxmoxsafe.ClassPower: level, proxmoxsafe.ClassSnapshot: level,
+	}
+}
+
+// assertRefusedNothingSent checks a refusal the way every refusal table
+// does: the error kind, that it names mention and says no action was
+// taken, no non-GET request (none at all with noReq), and exactly one
+// refused audit record.
+func assertRefusedNothingSent(t *testing.T, e *env, err error, kind error, mention string, noReq bool) {
+	t.Helper()
+	if !errors.Is(err, kind) {
+		t.Fatalf("err = %v, want %v", err, kind)
+	}
+	if !strings.Contains(err.Error(), mention) || !strings.Contains(err.Error(), "no action was taken") {
+		t.Errorf("err = %q, want it to mention %q and that no action was taken", err, mention)
+	}
+	if got := nonGET(e); len(got) != 0 {
+		t.Errorf("non-GET requests = %v, want none", got)
+	}
+	if noReq && len(e.requests()) != 0 {
+		t.Errorf("requests = %v, want none", reqLines(e.requests()))
+	}
+	if ev := auditSummary(t, e); len(ev) != 1 || !strings.HasPrefix(ev[0], "refused ") {
+		t.Errorf("audit = %v, want exactly one refused record", ev)
 	}
 }

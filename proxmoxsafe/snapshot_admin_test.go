@@ -232,22 +232,7 @@ func TestSnapshotAdminRefusals(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			e := newSnapshotAdminEnv(t, tt.mod)
-			err := tt.call(t.Context(), e.client)
-			if !errors.Is(err, tt.kind) {
-				t.Fatalf("err = %v, want %v", err, tt.kind)
-			}
-			if !strings.Contains(err.Error(), tt.mention) || !strings.Contains(err.Error(), "no action was taken") {
-				t.Errorf("err = %q, want it to mention %q and that no action was taken", err, tt.mention)
-			}
-			if got := nonGET(e); len(got) != 0 {
-				t.Errorf("non-GET requests = %v, want none", got)
-			}
-			if tt.noReq && len(e.requests()) != 0 {
-				t.Errorf("requests = %v, want none", reqLines(e.requests()))
-			}
-			if ev := auditSummary(t, e); len(ev) != 1 || !strings.HasPrefix(ev[0], "refused ") {
-				t.Errorf("audit = %v, want exactly one refused record", ev)
-			}
+			assertRefusedNothingSent(t, e, tt.call(t.Context(), e.client), tt.kind, tt.mention, tt.noReq)
 		})
 	}
 }
