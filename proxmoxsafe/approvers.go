@@ -29,9 +29,21 @@ const (
 	LevelGrant ApprovalLevel = "grant"
 )
 
-// DefaultApprovals is the approval of a class [Policy.Approvals] does not
-// name: the phrase.
-func DefaultApprovals() []ApprovalLevel { return []ApprovalLevel{LevelPhrase} }
+// DefaultApprovals returns the approval levels of a class
+// [Policy.Approvals] does not name. It is the phrase for every class
+// whose effect can be undone or repeated; a class that destroys data
+// without a way back defaults to levels only a person can give (no
+// phrase), so that leaving the class out of Policy.Approvals never lets a
+// model approve it by typing. The slice is new on every call.
+func DefaultApprovals(class Class) []ApprovalLevel {
+	if humanOnlyClasses[class] {
+		return []ApprovalLevel{LevelElicit, LevelGrant}
+	}
+	return []ApprovalLevel{LevelPhrase}
+}
+
+// humanOnlyClasses are the classes whose default approval has no phrase.
+var humanOnlyClasses = map[Class]bool{}
 
 // ErrApproverUnavailable is what an [Approver] returns (possibly wrapped)
 // when it cannot serve this request at all, for example an elicitation

@@ -27,7 +27,8 @@ type Policy struct {
 	// approver is available for the request decides (an approver that
 	// cannot serve it, e.g. elicitation with a client that cannot elicit,
 	// passes to the next); a request is never approved by a level not
-	// listed. A class not in the map uses [DefaultApprovals] (the phrase).
+	// listed. A class not in the map uses [DefaultApprovals] (the phrase for
+	// every class but those that destroy without a way back).
 	// Levels other than [LevelPhrase] and [LevelNone] need an approver of
 	// that name in [Config.Approvers].
 	Approvals map[Class][]ApprovalLevel
@@ -193,7 +194,7 @@ func (p *policy) approvalsFor(class Class) []ApprovalLevel {
 	if levels, ok := p.approvals[class]; ok {
 		return levels
 	}
-	return DefaultApprovals()
+	return DefaultApprovals(class)
 }
 
 func knownClass(cl Class) bool { return slices.Contains(classOrder, cl) }
