@@ -21,6 +21,9 @@ type adapter struct {
 	readOnly   bool
 	log        *slog.Logger
 	beforeCall func(tool string)
+	// fresh: the server was made by New and is not connected yet
+	// (addServed).
+	fresh bool
 }
 
 // handlerFunc is the shape of every tool implementation: it returns the
@@ -35,7 +38,7 @@ type handlerFunc[In, Out any] func(a *adapter, ctx context.Context, in In) (stri
 func serveTool[In, Out any](s *mcp.Server, st *servedSchemas, a *adapter, h handlerFunc[In, Out],
 	finish func(name, text string, o Out, err error) (*mcp.CallToolResult, any, error)) {
 	name := st.tool.Name
-	addServed(s, st, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out any, err error) {
+	addServed(s, st, a.fresh, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out any, err error) {
 		defer func() {
 			if v := recover(); v != nil {
 				logPanic(ctx, a.log, "tools/call", name, v)

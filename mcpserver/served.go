@@ -10,6 +10,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
 
 // How a tool is served (issue 14, "start like an empty server, add almost
@@ -54,25 +56,71 @@ type servedKey struct {
 var servedCache sync.Map // servedKey → *servedSchemas
 
 // served returns d's wire form for a client whose wait cap is maxWait.
+//
+// The schemas come from generatedSchemas (schemas_generated.go, written by
+// TestGeneratedSchemas from the same inference and checked against it in
+// every test run), so a start builds none: inferring and marshalling them
+// was most of this server's start-up. A tool missing from that table (a
+// new tool before the file was regenerated) and a tool whose input schema
+// states a wait cap other than the default are built here, as before.
 func (d toolDef) served(maxWait time.Duration) *servedSchemas {
 	key := servedKey{d.info.Name, maxWait}
 	if s, ok := servedCache.Load(key); ok {
 		return s.(*servedSchemas)
 	}
+	var in, out json.RawMessage
+	if g := generatedFor(d.info.Name); g != nil && (!g.waitCap || maxWait == proxmoxsafe.DefaultMaxWait) {
+		in, out = json.RawMessage(g.in), json.RawMessage(g.out)
+	} else {
+		in, out = d.marshalSchemas(maxWait)
+	}
+	t := d.wireInfo().mcpTool()
+	t.InputSchema, t.OutputSchema = in, out
+	s := &servedSchemas{tool: t, in: resolveJSON(in), out: resolveJSON(out)}
+	actual, _ := servedCache.LoadOrStore(key, s)
+	return actual.(*servedSchemas)
+}
+
+// marshalSchemas infers d's schemas, states the wait cap maxWait in the
+// input schema (if it has timeout_seconds) and marshals both.
+func (d toolDef) marshalSchemas(maxWait time.Duration) (in, out json.RawMessage) {
 	info := d.build()
 	if p := info.InputSchema.Properties["timeout_seconds"]; p != nil {
 		setTimeoutCap(p, maxWait)
 	}
-	t := info.mcpTool()
-	t.InputSchema, t.OutputSchema = mustMarshal(info.InputSchema), mustMarshal(info.OutputSchema)
-	resolve := func(s *jsonschema.Schema) func() (*jsonschema.Resolved, error) {
-		return sync.OnceValues(func() (*jsonschema.Resolved, error) {
-			return s.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
-		})
+	return mustMarshal(info.InputSchema), mustMarshal(info.OutputSchema)
+}
+
+// generatedFor returns the generated schemas of the named tool, or nil.
+func generatedFor(name string) *generatedSchema {
+	for i := range generatedSchemas {
+		if generatedSchemas[i].name == name {
+			return &generatedSchemas[i]
+		}
 	}
-	s := &servedSchemas{tool: t, in: resolve(info.InputSchema), out: resolve(info.OutputSchema)}
-	actual, _ := servedCache.LoadOrStore(key, s)
-	return actual.(*servedSchemas)
+	return nil
+}
+
+// generatedSchema is one tool's schemas as served with the default wait
+// cap (proxmoxsafe.DefaultMaxWait); waitCap says the input schema states
+// that cap (it has timeout_seconds).
+type generatedSchema struct {
+	name    string
+	waitCap bool
+	in, out string
+}
+
+// resolveJSON returns a function that resolves the schema b, once, on
+// first use: the schema a tool is validated against is parsed from exactly
+// the JSON the client was sent.
+func resolveJSON(b json.RawMessage) func() (*jsonschema.Resolved, error) {
+	return sync.OnceValues(func() (*jsonschema.Resolved, error) {
+		var s jsonschema.Schema
+		if err := json.Unmarshal(b, &s); err != nil {
+			return nil, err
+		}
+		return s.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	})
 }
 
 func mustMarshal(s *jsonschema.Schema) json.RawMessage {
@@ -83,6 +131,10 @@ func mustMarshal(s *jsonschema.Schema) json.RawMessage {
 	return b
 }
 
+// objectSchema stands in for a tool's input schema while New registers it
+// (see addServed).
+var objectSchema = &jsonschema.Schema{Type: "object"}
+
 // callFunc is a tool call after its arguments were validated and decoded:
 // it returns the result (Content and IsError set) and the structured
 // output, or an error that becomes the tool error.
@@ -90,8 +142,19 @@ type callFunc[In any] func(ctx context.Context, req *mcp.CallToolRequest, in In)
 
 // addServed registers s on server with call behind the argument checks
 // mcp.AddTool makes.
-func addServed[In any](server *mcp.Server, s *servedSchemas, call callFunc[In]) {
-	server.AddTool(s.tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+//
+// fresh says server was just made by New and is not connected yet. Then
+// the tool is registered with a one-line placeholder input schema and no
+// output schema, and its real (pre-marshalled) schemas are put into the
+// registered Tool right after: Server.AddTool decodes a pre-marshalled
+// schema again only to check that it is an object (a few milliseconds for
+// all tools, on every start), which the placeholder passes at no cost, and
+// go-sdk lists the Tool it keeps. No session can list the tool in between.
+// Nothing reads it before the server is connected; TestServedSchemasAreTools
+// and the golden files check what tools/list serves. For a server of the
+// caller's (AddTools), the Tool is registered as it is.
+func addServed[In any](server *mcp.Server, s *servedSchemas, fresh bool, call callFunc[In]) {
+	h := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		in, err := decodeArguments[In](req.Params.Arguments, s.in)
 		if err != nil {
 			var res mcp.CallToolResult
@@ -113,7 +176,15 @@ func addServed[In any](server *mcp.Server, s *servedSchemas, call callFunc[In]) 
 			}
 		}
 		return res, nil
-	})
+	}
+	if !fresh {
+		server.AddTool(s.tool, h)
+		return
+	}
+	t := *s.tool
+	t.InputSchema, t.OutputSchema = objectSchema, nil
+	server.AddTool(&t, h)
+	t.InputSchema, t.OutputSchema = s.tool.InputSchema, s.tool.OutputSchema
 }
 
 // decodeArguments validates raw against the input schema (applying its

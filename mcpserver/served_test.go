@@ -30,7 +30,7 @@ func TestServedOutputValidatedInTests(t *testing.T) {
 		in:   resolve(in), out: resolve(out),
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "0"}, nil)
-	addServed(s, st, func(_ context.Context, _ *mcp.CallToolRequest, args map[string]any) (*mcp.CallToolResult, any, error) {
+	addServed(s, st, false, func(_ context.Context, _ *mcp.CallToolRequest, args map[string]any) (*mcp.CallToolResult, any, error) {
 		o := map[string]any{"n": args["n"]}
 		return structuredResult("probe", o), o, nil
 	})

@@ -73,7 +73,7 @@ func New(client *proxmoxsafe.Client, opts *Options) *mcp.Server {
 		// go-sdk logs every connection at INFO; only its warnings matter here.
 		Logger: slog.New(minLevel{o.logger().Handler(), slog.LevelWarn}),
 	})
-	AddTools(s, client, o)
+	addTools(s, client, o, true)
 	s.AddReceivingMiddleware(Middleware(client, o)...)
 	return s
 }
@@ -110,8 +110,12 @@ func AddTools(server *mcp.Server, client *proxmoxsafe.Client, opts *Options) {
 	if server == nil || client == nil {
 		panic("mcpserver.AddTools: nil server or client")
 	}
-	o := opts.orDefault()
-	a := &adapter{client: client, readOnly: o.ReadOnly, log: o.logger(), beforeCall: o.beforeCall}
+	addTools(server, client, opts.orDefault(), false)
+}
+
+// addTools is AddTools; fresh says New just made server (addServed).
+func addTools(server *mcp.Server, client *proxmoxsafe.Client, o *Options, fresh bool) {
+	a := &adapter{client: client, readOnly: o.ReadOnly, log: o.logger(), beforeCall: o.beforeCall, fresh: fresh}
 	for _, d := range toolList() {
 		if d.enabled(client, o) {
 			d.register(server, d.served(client.MaxWait()), a) // served.go

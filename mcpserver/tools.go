@@ -213,10 +213,8 @@ func nonNullArrays(s *jsonschema.Schema) {
 
 // build fills the tool's schemas.
 func (d toolDef) build() ToolInfo {
-	info := d.info
+	info := d.wireInfo()
 	info.Privileges = privilegesOf(d.ops)
-	info.Annotations.DestructiveHint = ptr(*d.info.Annotations.DestructiveHint)
-	info.Annotations.OpenWorldHint = ptr(*d.info.Annotations.OpenWorldHint)
 	in, out := d.schemas()
 	for name, desc := range d.outputDescriptions {
 		if p := out.Properties[name]; p != nil && p.Description == "" {
@@ -224,6 +222,15 @@ func (d toolDef) build() ToolInfo {
 		}
 	}
 	info.InputSchema, info.OutputSchema = in, out
+	return info
+}
+
+// wireInfo is the tool's info without schemas or privileges, its
+// annotations copied so that no caller can change the declaration's.
+func (d toolDef) wireInfo() ToolInfo {
+	info := d.info
+	info.Annotations.DestructiveHint = ptr(*d.info.Annotations.DestructiveHint)
+	info.Annotations.OpenWorldHint = ptr(*d.info.Annotations.OpenWorldHint)
 	return info
 }
 
