@@ -48,6 +48,7 @@ type options struct {
 	runs, calls, clients int
 	duration             time.Duration
 	skipHTTP             bool
+	profile              string
 }
 
 func main() {
@@ -57,6 +58,7 @@ func main() {
 	flag.IntVar(&o.clients, "clients", 64, "concurrent HTTP clients")
 	flag.DurationVar(&o.duration, "duration", 5*time.Second, "HTTP load duration per server")
 	flag.BoolVar(&o.skipHTTP, "skip-http", false, "skip the HTTP concurrency comparison")
+	flag.StringVar(&o.profile, "profile", "", "instead of comparing, write CPU and allocation profiles of ours to this directory: each cold start, and one session of -calls list_guests calls (profile.go)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
@@ -78,8 +80,13 @@ func run(o options) error {
 	}
 	defer os.RemoveAll(dir)
 	ours, minimal := filepath.Join(dir, "proxmox-safe-mcp"), filepath.Join(dir, "minimal")
+	var tags []string
+	if o.profile != "" {
+		tags = []string{"-tags", "benchprofile"} // cmd/proxmox-safe-mcp/profile_hook.go
+	}
 	for bin, pkg := range map[string]string{ours: "./cmd/proxmox-safe-mcp", minimal: "./bench/compare/minimal"} {
-		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+		args := append(append([]string{"build"}, tags...), "-o", bin, pkg)
+		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
 			return fmt.Errorf("go build %s (run from the module root): %v\n%s", pkg, err, out)
 		}
 	}
@@ -102,6 +109,9 @@ func run(o options) error {
 	}
 	oursEnv := env(fake, "pve1,pve2,pve3")
 	minEnv := append(env(fake, ""), "PVE_CA_FILE="+caFile)
+	if o.profile != "" {
+		return profile(ours, oursEnv, o)
+	}
 
 	var rows []row
 	fmt.Printf("bench/compare: %s, %d CPUs, %s; cold starts ×%d, calls ×%d\n",

@@ -49,8 +49,15 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.LookupEnv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
+	for _, h := range exitHooks {
+		h()
+	}
 	os.Exit(code)
 }
+
+// exitHooks run just before main exits. Only a benchmark build sets them
+// (profile_hook.go, build tag benchprofile); the shipped binary has none.
+var exitHooks []func()
 
 // run is main without the process: tests call it with their own streams and
 // environment.
