@@ -29,8 +29,8 @@ import (
 //
 // An error result carries, after its message, one JSON line
 // {"error":{...}} with the machine-readable parts: kind, whether anything
-// was done, and for an approval refusal the exact phrase, the effect and the
-// guest's current state; the same object is in the result's _meta under
+// was done, and for an approval refusal the exact phrase, the effect, the
+// guest's current state and the plan (the one plan: true returns); the same object is in the result's _meta under
 // ErrorMetaKey (servers built with New, or with Middleware installed). It is
 // not put in structuredContent: the official
 // TypeScript SDK (1.32) validates structuredContent against the tool's
@@ -119,6 +119,9 @@ type errorDetail struct {
 	Target         *proxmoxsafe.Target     `json:"target,omitempty"`
 	Effect         string                  `json:"effect,omitempty"`
 	CurrentState   *proxmoxsafe.GuestState `json:"current_state,omitempty"`
+	// Plan is, on an approval refusal, the same plan the tool returns
+	// with plan: true for the same input and state (issue 11).
+	Plan *proxmoxsafe.Plan `json:"plan,omitempty"`
 }
 
 // withErrorJSON appends the {"error":{...}} line for err to text.
@@ -180,7 +183,28 @@ func describeError(tool string, err error) errorDetail {
 			d.ActionTaken = actionNone
 		}
 	}
+	if d.Kind == kindApprovalRequired {
+		d.Plan = refusalPlan(err)
+	}
 	return d
+}
+
+// refusalPlan returns the plan an approval refusal carries, or nil.
+func refusalPlan(err error) *proxmoxsafe.Plan {
+	var (
+		ae *proxmoxsafe.ApprovalError
+		ge *proxmoxsafe.GrantRequiredError
+		re *proxmoxsafe.RefusalError
+	)
+	switch {
+	case errors.As(err, &ae):
+		return ae.Plan
+	case errors.As(err, &ge):
+		return ge.Plan
+	case errors.As(err, &re):
+		return re.Plan
+	}
+	return nil
 }
 
 // isMutationTool reports whether tool is one of this package's mutation

@@ -50,7 +50,8 @@ type ElicitOptions struct {
 // multi-round-trip form that works on every protocol version. The first
 // call returns a form showing the plan (action, target, current state,
 // effect, risk) that asks the person to type the guest's VMID, with a
-// sealed request state that binds the tool, a digest of the arguments,
+// sealed request state that binds the tool, the digest of the arguments
+// ([proxmoxsafe.ApprovalRequest.Arguments], the same one grants bind),
 // the target, a fingerprint of the state shown, a single-use nonce and an
 // expiry. The retry is approved only when all of those still hold and the
 // typed confirmation matches.
@@ -97,7 +98,7 @@ func (*ElicitApprover) Name() string { return string(proxmoxsafe.LevelElicit) }
 // elicitState is what the sealed request state carries.
 type elicitState struct {
 	Tool    string `json:"tool"`
-	Args    string `json:"args"` // hex SHA-256 of the canonical arguments
+	Args    string `json:"args"` // proxmoxsafe.ArgumentsDigest of the call
 	Action  string `json:"action"`
 	Target  string `json:"target"`
 	Params  string `json:"params"`
@@ -159,8 +160,7 @@ func (e *ElicitApprover) Approve(ctx context.Context, ar proxmoxsafe.ApprovalReq
 	if now.After(time.Unix(st.Expires, 0)) {
 		return refuseElicit("the elicitation expired; call again to be asked again")
 	}
-	digest, err := argsDigest(p.Arguments)
-	if err != nil || !same(st.Tool, p.Name) || !same(st.Args, digest) || !same(st.Action, ar.Action) ||
+	if ar.Arguments == "" || !same(st.Tool, p.Name) || !same(st.Args, ar.Arguments) || !same(st.Action, ar.Action) ||
 		!same(st.Target, ar.Target.String()) || !same(st.Params, paramsText(ar.Params)) {
 		return refuseElicit("the arguments differ from those the person was asked about")
 	}
@@ -192,16 +192,15 @@ func (e *ElicitApprover) Approve(ctx context.Context, ar proxmoxsafe.ApprovalReq
 
 // ask builds the form and its sealed state.
 func (e *ElicitApprover) ask(req *mcp.CallToolRequest, ar proxmoxsafe.ApprovalRequest, reason string) error {
-	digest, err := argsDigest(req.Params.Arguments)
-	if err != nil {
-		return refuseElicit("the arguments could not be digested")
+	if ar.Arguments == "" {
+		return refuseElicit("the request carries no arguments digest to bind the answer to")
 	}
 	nonce := make([]byte, 16)
 	if _, err := rand.Read(nonce); err != nil {
 		return fmt.Errorf("elicitation nonce: %w", err)
 	}
 	st := elicitState{
-		Tool: req.Params.Name, Args: digest, Action: ar.Action, Target: ar.Target.String(),
+		Tool: req.Params.Name, Args: ar.Arguments, Action: ar.Action, Target: ar.Target.String(),
 		Params: paramsText(ar.Params), State: stateFingerprint(ar.State),
 		Nonce: hex.EncodeToString(nonce), Expires: e.now().Add(e.ttl).Unix(),
 	}
@@ -296,25 +295,6 @@ func canElicitForm(c *mcp.ClientCapabilities) bool {
 		return false
 	}
 	return c.Elicitation.Form != nil || c.Elicitation.URL == nil
-}
-
-// argsDigest is the SHA-256 of the arguments in canonical JSON (keys
-// sorted, numbers as written), so a re-encoding client still matches.
-func argsDigest(raw json.RawMessage) (string, error) {
-	var v any
-	if len(raw) > 0 {
-		dec := json.NewDecoder(strings.NewReader(string(raw)))
-		dec.UseNumber()
-		if err := dec.Decode(&v); err != nil {
-			return "", err
-		}
-	}
-	canon, err := json.Marshal(v)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(canon)
-	return hex.EncodeToString(sum[:]), nil
 }
 
 // stateFingerprint digests the parts of a guest's state that were shown

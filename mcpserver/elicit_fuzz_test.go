@@ -22,10 +22,11 @@ func FuzzElicitState(f *testing.F) {
 	}
 	args := json.RawMessage(`{"node":"pve1","type":"qemu","vmid":101,"action":"shutdown"}`)
 	ar := proxmoxsafe.ApprovalRequest{
-		Action: "shutdown",
-		Target: proxmoxsafe.Target{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 101},
-		State:  proxmoxsafe.GuestState{Status: "running", Name: "web1"},
-		Effect: "shut down VM 101",
+		Action:    "shutdown",
+		Target:    proxmoxsafe.Target{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 101},
+		Arguments: "digest-of-the-arguments",
+		State:     proxmoxsafe.GuestState{Status: "running", Name: "web1"},
+		Effect:    "shut down VM 101",
 	}
 	first := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: ToolGuestPower, Arguments: args}}
 	var ir *InputRequiredError

@@ -35,7 +35,7 @@ func newElicitFixture(t *testing.T, levels ...proxmoxsafe.ApprovalLevel) *elicit
 		t.Fatal(err)
 	}
 	pol := defaultPolicy()
-	pol.Approvals = map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassPower: levels}
+	pol.Approvals = map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassPower: levels, proxmoxsafe.ClassSnapshot: levels}
 	audit := newMemAudit()
 	client, err := proxmoxsafe.New(proxmoxsafe.Config{
 		URL: fake.URL, TokenID: proxmoxtest.DefaultTokenID, TokenSecret: proxmoxtest.DefaultTokenSecret,
@@ -326,9 +326,9 @@ func TestElicitForgedRetries(t *testing.T) {
 				stop := map[string]any{"node": "pve1", "type": "qemu", "vmid": 101, "action": "stop"}
 				return &mcp.CallToolParams{Name: ToolGuestPower, Arguments: stop, InputResponses: yes, RequestState: s}
 			}, "arguments differ"},
-			{"extra argument", func(_ *testing.T, _ *elicitFixture, s string) *mcp.CallToolParams {
-				more := map[string]any{"node": "pve1", "type": "qemu", "vmid": 101, "action": "shutdown", "wait": true}
-				return &mcp.CallToolParams{Name: ToolGuestPower, Arguments: more, InputResponses: yes, RequestState: s}
+			{"other guest", func(_ *testing.T, _ *elicitFixture, s string) *mcp.CallToolParams {
+				other := map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "action": "shutdown"}
+				return &mcp.CallToolParams{Name: ToolGuestPower, Arguments: other, InputResponses: yes, RequestState: s}
 			}, "arguments differ"},
 			{"expired", func(_ *testing.T, f *elicitFixture, s string) *mcp.CallToolParams {
 				f.approver.now = func() time.Time { return time.Now().Add(MaxElicitTTL + time.Second) }
@@ -398,5 +398,50 @@ func TestElicitReplayAfterApproval(t *testing.T) {
 	}
 	if n := len(f.fake.MutatingRequests()); n != 1 {
 		t.Fatalf("%d mutating requests, want 1", n)
+	}
+}
+
+// TestElicitBindsArguments: the sealed state binds the digest of the
+// library input (proxmoxsafe.ArgumentsDigest), the same one grants bind:
+// a retry whose snapshot description differs (same action, target and
+// effect parameters) is refused with zero mutating requests and audited;
+// the same arguments plus wait (how the call waits, not what it does)
+// are approved once.
+func TestElicitBindsArguments(t *testing.T) {
+	t.Parallel()
+	f := newElicitFixture(t)
+	raw := f.connectWith(t, "", &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			t.Error("the raw client was asked directly")
+			return nil, nil
+		},
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+	})
+	snap := func(desc string, extra map[string]any) map[string]any {
+		m := map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "snapname": "before_upgrade", "description": desc}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	res, err := raw.CallTool(t.Context(), &mcp.CallToolParams{Name: ToolSnapshotGuest, Arguments: snap("first", nil)})
+	if err != nil || res.RequestState == "" {
+		t.Fatalf("first call: %v %s", err, mustJSON(t, res))
+	}
+	yes := mcp.InputResponseMap{elicitInputID: accept("100")}
+	res, err = raw.CallTool(t.Context(), &mcp.CallToolParams{Name: ToolSnapshotGuest, Arguments: snap("other", nil), InputResponses: yes, RequestState: res.RequestState})
+	if err != nil || !res.IsError || !strings.Contains(text(t, res), "arguments differ") || len(f.fake.MutatingRequests()) != 0 {
+		t.Fatalf("another description: %v, %d mutating: %s", err, len(f.fake.MutatingRequests()), mustJSON(t, res))
+	}
+	if rec := f.lastAudit(t); rec.Event != proxmoxsafe.AuditRefused || !strings.Contains(rec.Reason, "arguments differ") {
+		t.Errorf("audit %+v, want the refusal", rec)
+	}
+	res, err = raw.CallTool(t.Context(), &mcp.CallToolParams{Name: ToolSnapshotGuest, Arguments: snap("first", nil)})
+	if err != nil || res.RequestState == "" {
+		t.Fatalf("asking again: %v %s", err, mustJSON(t, res))
+	}
+	res, err = raw.CallTool(t.Context(), &mcp.CallToolParams{Name: ToolSnapshotGuest, Arguments: snap("first", map[string]any{"wait": true, "timeout_seconds": 30}), InputResponses: yes, RequestState: res.RequestState})
+	if err != nil || res.IsError || len(f.fake.MutatingRequests()) != 1 {
+		t.Fatalf("same arguments plus wait: %v, %d mutating: %s", err, len(f.fake.MutatingRequests()), mustJSON(t, res))
 	}
 }

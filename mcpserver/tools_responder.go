@@ -183,9 +183,14 @@ func (a *adapter) snapshotCleanup(ctx context.Context, in proxmoxsafe.CleanupSna
 // typedPartial is typed for tools whose library call can fail after it
 // changed something: an error that comes with a result is a tool error
 // that still carries the result (what was done) as structured content.
+// An approval that asks the person at the client (level elicit) becomes
+// the elicitation, as in typed and typedMutation.
 func typedPartial[In, Out any](h handlerFunc[In, *Out]) func(*mcp.Server, *servedSchemas, *adapter) {
 	return func(s *mcp.Server, st *servedSchemas, a *adapter) {
 		serveTool(s, st, a, h, func(name, text string, o *Out, err error) (*mcp.CallToolResult, any, error) {
+			if res, ok := inputRequired(err); ok && o == nil { // elicit.go
+				return res, nil, nil
+			}
 			switch {
 			case err != nil && o != nil:
 				res := structuredResult(text, o) // served.go

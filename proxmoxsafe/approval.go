@@ -45,6 +45,11 @@ type ApprovalRequest struct {
 	// Action and Target (e.g. vmstate=1); empty when there are none. An
 	// approver that binds an approval to a request must bind these too.
 	Params []ApprovalParam
+	// Arguments is the digest of the call's exact arguments
+	// ([ArgumentsDigest]): an approver that binds an approval to a request
+	// must bind it too, so that an approval given for one argument set is
+	// refused for another, even where the difference is not in Params.
+	Arguments string
 	// Phrase is the exact phrase that approves this request.
 	Phrase string
 	// Given is the approval text the caller supplied (may be empty).
@@ -53,6 +58,12 @@ type ApprovalRequest struct {
 	State GuestState
 	// Effect says in one sentence what approving will do.
 	Effect string
+	// Plan is what the mutation will send, as a call with plan: true
+	// returns it ([Plan]); nil for operations that send more than one
+	// request ([Client.CleanupSnapshots]: its dry run is the plan). A
+	// refusal should carry it, so the caller sees what it is asked to
+	// approve ([ApprovalError.Plan], [GrantRequiredError.Plan]).
+	Plan *Plan
 }
 
 // An Approver decides whether a mutation may go ahead. Approvers run after
@@ -97,5 +108,6 @@ func (PhraseApprover) Approve(_ context.Context, req ApprovalRequest) error {
 		Target:   req.Target,
 		State:    req.State,
 		Effect:   req.Effect,
+		Plan:     req.Plan,
 	}
 }

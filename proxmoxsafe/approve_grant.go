@@ -38,7 +38,8 @@ const (
 // Grant is one out-of-band approval: asked for by a refused call, decided
 // by the operator outside the MCP session, used at most once by the same
 // call repeated. It is bound to the action, the target, the parameters
-// that change the effect and a fingerprint of the guest state shown.
+// that change the effect, the digest of the exact arguments and a
+// fingerprint of the guest state shown.
 type Grant struct {
 	// Code names the grant to the operator, e.g. "K7QF-3MZD".
 	Code string `json:"code"`
@@ -46,11 +47,16 @@ type Grant struct {
 	Action string   `json:"action"`
 	Target Target   `json:"target"`
 	Params []string `json:"params,omitempty"`
-	// Effect and State are the plan the operator is shown.
+	// Arguments is the digest of the call's arguments
+	// ([ArgumentsDigest]): only a call with the same arguments matches.
+	Arguments string `json:"arguments"`
+	// Effect and State are the plan the operator is shown; Plan is the
+	// request it would send (nil for operations without a single one).
 	Effect string `json:"effect"`
 	State  string `json:"state"`
-	// Binding digests action, target, parameters and the state
-	// fingerprint; a call matches only with the same digest.
+	Plan   *Plan  `json:"plan,omitempty"`
+	// Binding digests action, target, parameters, arguments digest and
+	// the state fingerprint; a call matches only with the same digest.
 	Binding string `json:"binding"`
 	// Created and Expires bound its life.
 	Created time.Time `json:"created"`
@@ -145,8 +151,8 @@ func (s *GrantStore) Approve(ctx context.Context, req ApprovalRequest) error {
 			return nil
 		}
 		g := Grant{
-			Action: req.Action, Target: req.Target, Params: paramStrings(req.Params),
-			Effect: req.Effect, State: stateSummary(req.State), Binding: binding,
+			Action: req.Action, Target: req.Target, Params: paramStrings(req.Params), Arguments: req.Arguments,
+			Effect: req.Effect, State: stateSummary(req.State), Plan: req.Plan, Binding: binding,
 			Created: now.UTC(), Expires: now.Add(s.ttl).UTC(), Status: GrantPending,
 		}
 		for range 5 {
@@ -170,7 +176,7 @@ func (s *GrantStore) Approve(ctx context.Context, req ApprovalRequest) error {
 		NoteApproval(ctx, ApprovalNote{Grant: used.Code, Operator: used.Operator})
 		return nil
 	}
-	return &GrantRequiredError{Grant: *pending}
+	return &GrantRequiredError{Grant: *pending, Plan: req.Plan}
 }
 
 // GrantRequiredError is the refusal of the grant level: the operator must
@@ -179,6 +185,9 @@ func (s *GrantStore) Approve(ctx context.Context, req ApprovalRequest) error {
 type GrantRequiredError struct {
 	// Grant is the pending grant, with the plan the operator will see.
 	Grant Grant
+	// Plan is the same plan a call with plan: true returns for this
+	// input and state; nil for operations without one.
+	Plan *Plan
 }
 
 // Error says what the operator must do; it holds the code and the plan,
@@ -259,7 +268,7 @@ func normalizeGrantCode(code string) string {
 
 // grantBinding digests what a grant approves.
 func grantBinding(req ApprovalRequest) string {
-	raw, _ := json.Marshal([]any{req.Action, req.Target.String(), paramStrings(req.Params), stateFingerprint(req.State)})
+	raw, _ := json.Marshal([]any{req.Action, req.Target.String(), paramStrings(req.Params), req.Arguments, stateFingerprint(req.State)})
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:])
 }

@@ -3,6 +3,7 @@ package proxmoxsafe
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 )
 
@@ -44,6 +45,25 @@ func DefaultApprovals(class Class) []ApprovalLevel {
 
 // humanOnlyClasses are the classes whose default approval has no phrase.
 var humanOnlyClasses = map[Class]bool{}
+
+// ApprovalLevels returns the approval levels the policy gives class, in
+// order: Approvals[class] when set, else [DefaultApprovals]. It says
+// nothing about whether the class is enabled.
+func (p Policy) ApprovalLevels(class Class) []ApprovalLevel {
+	if levels, ok := p.Approvals[class]; ok {
+		return slices.Clone(levels)
+	}
+	return DefaultApprovals(class)
+}
+
+// levelList names levels for messages: "elicit,grant".
+func levelList(levels []ApprovalLevel) string {
+	s := make([]string, len(levels))
+	for i, l := range levels {
+		s[i] = string(l)
+	}
+	return strings.Join(s, ",")
+}
 
 // ErrApproverUnavailable is what an [Approver] returns (possibly wrapped)
 // when it cannot serve this request at all, for example an elicitation

@@ -246,6 +246,18 @@ func approverTable(list []Approver, pol *policy) (map[ApprovalLevel]Approver, er
 			}
 		}
 	}
+	// A class left out of Policy.Approvals uses DefaultApprovals, which for
+	// a class that destroys without a way back names approvers too.
+	for _, cl := range pol.src.Classes {
+		if _, set := pol.approvals[cl]; set {
+			continue
+		}
+		for _, l := range DefaultApprovals(cl) {
+			if l != LevelNone && table[l] == nil {
+				return nil, configError("Approvers", "Approvers: class %q defaults to the approval levels %s (DefaultApprovals), but no approver named %q is in Approvers; add one, or set Policy.Approvals for the class", cl, levelList(DefaultApprovals(cl)), l)
+			}
+		}
+	}
 	return table, nil
 }
 

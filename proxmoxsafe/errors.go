@@ -48,6 +48,10 @@ const noAction = "no action was taken"
 type RefusalError struct {
 	Kind   error
 	Reason string
+	// Plan is set on an approval refusal (Kind [ErrApprovalRequired])
+	// that came after every other check: the same plan a call with plan:
+	// true returns. It is nil on every other refusal.
+	Plan *Plan
 }
 
 // Error implements the error interface.
@@ -106,6 +110,9 @@ type ApprovalError struct {
 	State GuestState
 	// Effect describes in one sentence what approving will do.
 	Effect string
+	// Plan is the same plan a call with plan: true returns for this
+	// input and state ([Receipt.Plan]); nil for operations without one.
+	Plan *Plan
 }
 
 // Error implements the error interface.

@@ -181,15 +181,29 @@ func (c *Client) submit(ctx context.Context, m *mutation, state GuestState) (*Re
 // that is available decides. It returns the approver that approved (nil
 // for level "none") and records its name in m.
 func (c *Client) approve(ctx context.Context, m *mutation, s GuestState) (Approver, error) {
-	req := ApprovalRequest{
-		Action: m.action,
-		Target: m.target,
-		Params: m.params,
-		Phrase: ApprovalPhrase(m.action, m.target, m.params...),
-		Given:  m.given,
-		State:  s,
-		Effect: m.effect(s),
+	args, err := ArgumentsDigest(m.op, m.input)
+	if err != nil {
+		return nil, refuse(ErrApprovalRequired, "the arguments could not be digested for the approval (%v)", err)
 	}
+	req := ApprovalRequest{
+		Action:    m.action,
+		Target:    m.target,
+		Params:    m.params,
+		Arguments: args,
+		Phrase:    ApprovalPhrase(m.action, m.target, m.params...),
+		Given:     m.given,
+		State:     s,
+		Effect:    m.effect(s),
+	}
+	if m.path != "" { // one request: the plan says which
+		req.Plan = c.plan(m, s).Plan
+	}
+	approver, err := c.askApprovers(ctx, m, req)
+	return approver, withPlan(err, req.Plan)
+}
+
+// askApprovers asks the class's approval levels in order (see approve).
+func (c *Client) askApprovers(ctx context.Context, m *mutation, req ApprovalRequest) (Approver, error) {
 	var unavailable []string
 	for _, level := range c.policy.approvalsFor(m.class) {
 		if level == LevelNone {
@@ -215,6 +229,38 @@ func (c *Client) approve(ctx context.Context, m *mutation, s GuestState) (Approv
 		return nil, &RefusalError{Kind: ErrApprovalRequired, Reason: err.Error()}
 	}
 	return nil, refuse(ErrApprovalRequired, "no approval level the operator allows for the %q class can serve this request: %s", m.class, strings.Join(unavailable, "; "))
+}
+
+// withPlan returns an approval refusal carrying plan, so the caller sees
+// what it is asked to approve (issue 11: the refusal returns the same plan
+// as plan: true). The error is copied, never changed in place: an
+// approver may return a shared value. Errors of other types pass as they
+// are.
+func withPlan(err error, plan *Plan) error {
+	if plan == nil {
+		return err
+	}
+	switch e := err.(type) {
+	case *ApprovalError:
+		if e.Plan == nil {
+			cp := *e
+			cp.Plan = plan
+			return &cp
+		}
+	case *GrantRequiredError:
+		if e.Plan == nil {
+			cp := *e
+			cp.Plan = plan
+			return &cp
+		}
+	case *RefusalError:
+		if e.Plan == nil && e.Kind == ErrApprovalRequired {
+			cp := *e
+			cp.Plan = plan
+			return &cp
+		}
+	}
+	return err
 }
 
 // recheck reads the guest's state again after an approval that may have

@@ -137,7 +137,7 @@ func compilePolicy(p Policy) (*policy, error) {
 			return nil, configError("Policy.Approvals", "Policy.Approvals: unknown mutation class %q (known: %s)", cl, knownClassList())
 		}
 		if len(levels) == 0 {
-			return nil, configError("Policy.Approvals", "Policy.Approvals: class %q lists no approval level (leave it out for the default, phrase)", cl)
+			return nil, configError("Policy.Approvals", "Policy.Approvals: class %q lists no approval level (leave it out for the class's default, DefaultApprovals)", cl)
 		}
 		for i, l := range levels {
 			if l == "" || slices.Contains(levels[:i], l) {

@@ -1,0 +1,174 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
+)
+
+// planRefusalArgs are arguments each mutation tool accepts on the demo
+// cluster up to the approval (every precondition holds). A mutation tool
+// added later needs a row here: TestRefusalCarriesPlan fails until it
+// has one.
+var planRefusalArgs = map[string]map[string]any{
+	ToolGuestPower:       {"node": "pve1", "type": "qemu", "vmid": 100, "action": "stop"},
+	ToolSnapshotGuest:    {"node": "pve1", "type": "qemu", "vmid": 100, "snapname": "plan_check", "description": "before the change", "vmstate": true},
+	ToolGuestSuspend:     {"node": "pve1", "type": "qemu", "vmid": 100, "todisk": true},
+	ToolGuestResume:      {"node": "pve2", "type": "qemu", "vmid": 104},
+	ToolSnapshotRollback: {"node": "pve1", "type": "qemu", "vmid": 100, "snapname": "pre-upgrade", "start": true},
+	ToolSnapshotDelete:   {"node": "pve1", "type": "qemu", "vmid": 100, "snapname": "weekly-2025-01"},
+	ToolVMStart:          {"node": "pve3", "type": "qemu", "vmid": 107},
+	ToolVMReboot:         {"node": "pve1", "type": "qemu", "vmid": 100},
+	ToolVMReset:          {"node": "pve3", "type": "qemu", "vmid": 106},
+}
+
+// planlessTools have no single request to plan: snapshot_cleanup's dry run
+// (apply omitted) is its plan, and its approval refusal carries none.
+var planlessTools = []string{ToolSnapshotCleanup}
+
+// TestRefusalCarriesPlan (issue 11, "without plan and without approval the
+// refusal returns the same plan"): for every mutation tool, the refusal
+// without approval carries in its {"error":…} line and in _meta the very
+// plan that plan: true returns for the same input and state; nothing
+// mutating is sent and the refusal is audited.
+func TestRefusalCarriesPlan(t *testing.T) {
+	t.Parallel()
+	pol := proxmoxsafe.Policy{
+		AllowedNodes: []string{"pve1", "pve2", "pve3"},
+		// Every class by the phrase, so the refusal is the phrase's.
+		Approvals:         map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{},
+		MinUptime:         -1,
+		ResetWithoutAgent: true,
+	}
+	for _, info := range Tools(nil, nil) {
+		if cl := info.Class; cl != "" && pol.Approvals[cl] == nil {
+			pol.Classes = append(pol.Classes, cl)
+			pol.Approvals[cl] = []proxmoxsafe.ApprovalLevel{proxmoxsafe.LevelPhrase}
+		}
+	}
+	seen := 0
+	for _, info := range Tools(nil, nil) {
+		if info.ReadOnly() || slices.Contains(planlessTools, info.Name) {
+			continue
+		}
+		seen++
+		args, ok := planRefusalArgs[info.Name]
+		if !ok {
+			t.Errorf("mutation tool %s has no row in planRefusalArgs (mcpserver/plan_refusal_test.go): add arguments that pass every check up to the approval", info.Name)
+			continue
+		}
+		t.Run(info.Name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, t.Context(), "", fixtureConfig{policy: &pol})
+			planned := f.call(t, t.Context(), info.Name, with(args, "plan", true))
+			if planned.IsError {
+				t.Fatalf("plan: true: %s", text(t, planned))
+			}
+			var receipt struct {
+				Plan map[string]any `json:"plan"`
+			}
+			structured(t, planned, &receipt)
+			if receipt.Plan == nil {
+				t.Fatalf("plan: true returned no plan: %s", mustJSON(t, planned))
+			}
+			res := f.call(t, t.Context(), info.Name, args)
+			line, meta := refusalDetail(t, res)
+			if line["kind"] != kindApprovalRequired {
+				t.Fatalf("not an approval refusal: %s", text(t, res))
+			}
+			if !reflect.DeepEqual(line["plan"], receipt.Plan) {
+				t.Errorf("refusal plan %v\nwant the plan of plan: true %v", line["plan"], receipt.Plan)
+			}
+			if !reflect.DeepEqual(meta["plan"], receipt.Plan) {
+				t.Errorf("_meta plan %v\nwant %v", meta["plan"], receipt.Plan)
+			}
+			for _, m := range f.fake.MutatingRequests() {
+				// vm_reset pings the guest agent (a POST that changes
+				// nothing) in its precondition, for plan and call alike.
+				if !strings.HasSuffix(m.Path, "/agent/ping") {
+					t.Errorf("mutating request: %s %s", m.Method, m.Path)
+				}
+			}
+			if recs := f.audit.records(t); len(recs) != 1 || recs[0].Event != proxmoxsafe.AuditRefused {
+				t.Errorf("audit = %+v, want one refusal", recs)
+			}
+		})
+	}
+	if seen < len(planRefusalArgs) {
+		t.Errorf("%d mutation tools with a plan, but %d rows: a row names no tool", seen, len(planRefusalArgs))
+	}
+}
+
+// TestGrantRefusalCarriesPlan: the grant level's refusal (a code for the
+// operator) carries the plan too.
+func TestGrantRefusalCarriesPlan(t *testing.T) {
+	t.Parallel()
+	store, err := proxmoxsafe.OpenGrantStore(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol := defaultPolicy()
+	pol.Approvals = map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassPower: {proxmoxsafe.LevelGrant}}
+	f := &fixture{audit: newMemAudit(), fake: proxmoxtest.NewServer(nil)}
+	t.Cleanup(f.fake.Close)
+	c, err := proxmoxsafe.New(proxmoxsafe.Config{
+		URL: f.fake.URL, TokenID: proxmoxtest.DefaultTokenID, TokenSecret: proxmoxtest.DefaultTokenSecret, Fingerprint: f.fake.Fingerprint(),
+		Policy: pol, Audit: f.audit, Approvers: []proxmoxsafe.Approver{store},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.cs = connect(t, t.Context(), New(c, nil), "")
+	args := planRefusalArgs[ToolGuestPower]
+	planned := f.call(t, t.Context(), ToolGuestPower, with(args, "plan", true))
+	var receipt struct {
+		Plan map[string]any `json:"plan"`
+	}
+	structured(t, planned, &receipt)
+	res := f.call(t, t.Context(), ToolGuestPower, args)
+	line, meta := refusalDetail(t, res)
+	if !strings.Contains(text(t, res), "proxmox-safe-mcp approve ") || receipt.Plan == nil ||
+		!reflect.DeepEqual(line["plan"], receipt.Plan) || !reflect.DeepEqual(meta["plan"], receipt.Plan) {
+		t.Errorf("grant refusal %s\nwant the plan %v", text(t, res), receipt.Plan)
+	}
+	if m := f.fake.MutatingRequests(); len(m) != 0 {
+		t.Errorf("mutating requests: %v", m)
+	}
+}
+
+// with returns a copy of args with k set to v.
+func with(args map[string]any, k string, v any) map[string]any {
+	out := map[string]any{k: v}
+	for key, val := range args {
+		out[key] = val
+	}
+	return out
+}
+
+// refusalDetail returns the {"error":…} object of an error result's last
+// text line and the one in _meta.
+func refusalDetail(t *testing.T, res *mcp.CallToolResult) (line, meta map[string]any) {
+	t.Helper()
+	if !res.IsError {
+		t.Fatalf("not refused: %s", mustJSON(t, res))
+	}
+	txt := text(t, res)
+	var l struct {
+		Error map[string]any `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(txt[strings.LastIndexByte(txt, '\n')+1:]), &l); err != nil || l.Error == nil {
+		t.Fatalf("no error line in %q: %v", txt, err)
+	}
+	m, _ := res.Meta[ErrorMetaKey].(map[string]any)
+	if m == nil {
+		t.Fatalf("no %s in _meta: %s", ErrorMetaKey, mustJSON(t, res))
+	}
+	return l.Error, m
+}
