@@ -250,21 +250,7 @@ func planText(ar proxmoxsafe.ApprovalRequest, ttl time.Duration) string {
 }
 
 // riskText says in one line what can go wrong with an action.
-func riskText(action string) string {
-	switch action {
-	case "stop", "reset":
-		return "the guest loses power without a clean shutdown; unsaved data can be lost."
-	case "shutdown", "reboot", "suspend":
-		return "services on the guest are interrupted until it is running again."
-	case "start", "resume":
-		return "the guest starts using CPU, memory and network; check it should run here."
-	case "snapshot":
-		return "the snapshot uses storage until deleted; a snapshot with vmstate also saves memory."
-	case "delsnapshot", "snapshot-cleanup":
-		return "a deleted snapshot cannot be restored."
-	}
-	return "review the effect above."
-}
+func riskText(action string) string { return proxmoxsafe.ActionRisk(action) }
 
 // refuseElicit is a refusal of the elicit level; it stops the fallback
 // chain (the level was available and said no).

@@ -1,0 +1,20 @@
+package proxmoxsafe
+
+// ActionRisk says in one line what can go wrong with an action, for the
+// plans shown to the person who approves it (the elicitation form, the
+// approval page). Unknown actions get a generic line.
+func ActionRisk(action string) string {
+	switch action {
+	case "stop", "reset":
+		return "the guest loses power without a clean shutdown; unsaved data can be lost."
+	case "shutdown", "reboot", "suspend":
+		return "services on the guest are interrupted until it is running again."
+	case "start", "resume":
+		return "the guest starts using CPU, memory and network; check it should run here."
+	case "snapshot":
+		return "the snapshot uses storage until deleted; a snapshot with vmstate also saves memory."
+	case "delsnapshot", "snapshot-cleanup":
+		return "a deleted snapshot cannot be restored."
+	}
+	return "review the effect above."
+}
