@@ -1,0 +1,460 @@
+package approvalweb
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const (
+	opSecret  = "operator-secret-0123456789abcdef"
+	mcpToken  = "mcp-bearer-token-0123456789abcdef0123456789"
+	testVMID  = 101
+	testVMIDs = "101"
+)
+
+// page is an approval page on a test server, over a fresh grant store.
+type page struct {
+	t     *testing.T
+	store *proxmoxsafe.GrantStore
+	dir   string
+	h     *Handler
+	srv   *httptest.Server
+	mu    sync.Mutex
+	now   time.Time
+}
+
+func newPage(t *testing.T) *page {
+	t.Helper()
+	dir := t.TempDir()
+	store, err := proxmoxsafe.OpenGrantStore(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := New(store, &Options{Secret: opSecret, OtherSecrets: []string{mcpToken}, Operator: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &page{t: t, store: store, dir: dir, h: h, now: time.Now()}
+	h.now = func() time.Time { p.mu.Lock(); defer p.mu.Unlock(); return p.now }
+	p.srv = httptest.NewServer(h)
+	t.Cleanup(p.srv.Close)
+	return p
+}
+
+func (p *page) advance(d time.Duration) { p.mu.Lock(); p.now = p.now.Add(d); p.mu.Unlock() }
+
+// ask makes a pending grant the way a refused call does and returns its
+// code.
+func (p *page) ask() string {
+	p.t.Helper()
+	err := p.store.Approve(context.Background(), proxmoxsafe.ApprovalRequest{
+		Action: "shutdown", Target: proxmoxsafe.Target{Node: "pve1", Type: "qemu", VMID: testVMID},
+		State: proxmoxsafe.GuestState{Status: "running", QMPStatus: "running", Name: "web<b>1</b>"}, Effect: "shut the guest down cleanly",
+	})
+	var gr *proxmoxsafe.GrantRequiredError
+	if !errors.As(err, &gr) {
+		p.t.Fatalf("Approve: %v, want a grant refusal", err)
+	}
+	return gr.Grant.Code
+}
+
+// status is the grant's status in the store.
+func (p *page) status(code string) proxmoxsafe.GrantStatus {
+	p.t.Helper()
+	g, err := p.store.Get(code)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return g.Status
+}
+
+type answer struct {
+	status int
+	header http.Header
+	body   string
+}
+
+// do sends a request without following redirects. hdr are extra headers
+// ("Origin", "Cookie", …).
+func (p *page) do(method, path string, form url.Values, hdr map[string]string) answer {
+	p.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, p.srv.URL+path, body)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Do(req)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return answer{resp.StatusCode, resp.Header, string(b)}
+}
+
+// sameOrigin are the headers a browser sends with a form post from the
+// page itself.
+func (p *page) sameOrigin(cookie string) map[string]string {
+	return map[string]string{"Origin": p.srv.URL, "Sec-Fetch-Site": "same-origin", "Cookie": cookie}
+}
+
+// login logs in and returns the Cookie header value.
+func (p *page) login() string {
+	p.t.Helper()
+	a := p.do("POST", "/approve/login", url.Values{"secret": {opSecret}}, p.sameOrigin(""))
+	if a.status != http.StatusSeeOther {
+		p.t.Fatalf("login: %d %s", a.status, a.body)
+	}
+	for _, c := range (&http.Response{Header: a.header}).Cookies() {
+		if c.Name == cookieName {
+			return c.Name + "=" + c.Value
+		}
+	}
+	p.t.Fatal("login set no session cookie")
+	return ""
+}
+
+var csrfRE = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// csrf reads the CSRF token from the grant's page.
+func (p *page) csrf(cookie, code string) string {
+	p.t.Helper()
+	a := p.do("GET", "/approve/grant/"+code, nil, map[string]string{"Cookie": cookie})
+	m := csrfRE.FindStringSubmatch(a.body)
+	if a.status != http.StatusOK || m == nil {
+		p.t.Fatalf("grant page: %d, no CSRF token:\n%s", a.status, a.body)
+	}
+	return m[1]
+}
+
+func approveForm(csrf string) url.Values {
+	return url.Values{"csrf": {csrf}, "decision": {"approve"}, "confirm": {testVMIDs}}
+}
+
+// assertHeaders checks the security headers every answer must carry.
+func assertHeaders(t *testing.T, what string, h http.Header) {
+	t.Helper()
+	want := map[string]string{
+		"X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store",
+		"X-Content-Type-Options": "nosniff",
+	}
+	for k, v := range want {
+		if got := h.Get(k); got != v {
+			t.Errorf("%s: %s = %q, want %q", what, k, got, v)
+		}
+	}
+	c := h.Get("Content-Security-Policy")
+	for _, d := range []string{"default-src 'none'", "form-action 'self'", "frame-ancestors 'none'", "base-uri 'none'", "style-src 'sha256-"} {
+		if !strings.Contains(c, d) {
+			t.Errorf("%s: Content-Security-Policy %q lacks %q", what, c, d)
+		}
+	}
+	if strings.Contains(c, "script-src") || strings.Contains(c, "unsafe") {
+		t.Errorf("%s: Content-Security-Policy %q allows script or unsafe sources", what, c)
+	}
+}
+
+// TestApproveOnce: log in, see the plan, approve with the VMID typed in;
+// the grant is approved by the page's operator; the same form again, and
+// a deny, change nothing.
+func TestApproveOnce(t *testing.T) {
+	t.Parallel()
+	p := newPage(t)
+	code := p.ask()
+	cookie := p.login()
+
+	list := p.do("GET", "/approve/", nil, map[string]string{"Cookie": cookie})
+	for _, want := range []string{code, "shutdown", "pve1/qemu/101", "running", "shut the guest down cleanly"} {
+		if !strings.Contains(list.body, want) {
+			t.Errorf("the list lacks %q:\n%s", want, list.body)
+		}
+	}
+	g := p.do("GET", "/approve/grant/"+code, nil, map[string]string{"Cookie": cookie})
+	for _, want := range []string{"approving will shut the guest down cleanly", proxmoxsafe.ActionRisk("shutdown"), "Type the VMID", `value="approve"`, `value="deny"`} {
+		if !strings.Contains(g.body, want) {
+			t.Errorf("the grant page lacks %q:\n%s", want, g.body)
+		}
+	}
+	if strings.Contains(g.body, "<b>1</b>") || strings.Contains(g.body, "<script") {
+		t.Error("the grant page shows unescaped text or has a script")
+	}
+	token := p.csrf(cookie, code)
+	a := p.do("POST", "/approve/grant/"+code, approveForm(token), p.sameOrigin(cookie))
+	if a.status != http.StatusSeeOther {
+		t.Fatalf("approve: %d %s", a.status, a.body)
+	}
+	got, _ := p.store.Get(code)
+	if got.Status != proxmoxsafe.GrantApproved || got.Operator != OperatorPrefix+"alice" {
+		t.Fatalf("after approve: %+v", got)
+	}
+	// Replay of the approve, then a deny: refused, nothing changes.
+	for _, form := range []url.Values{approveForm(token), {"csrf": {token}, "decision": {"deny"}}} {
+		a = p.do("POST", "/approve/grant/"+code, form, p.sameOrigin(cookie))
+		if a.status != http.StatusConflict || !strings.Contains(a.body, "not pending") {
+			t.Errorf("second decision: %d %s", a.status, a.body)
+		}
+	}
+	if again, _ := p.store.Get(code); again.Status != got.Status || again.Operator != got.Operator || !again.Decided.Equal(got.Decided) {
+		t.Errorf("a second decision changed the grant: %+v", again)
+	}
+	// The grant's page now says who approved, with no forms.
+	g = p.do("GET", "/approve/grant/"+code, nil, map[string]string{"Cookie": cookie})
+	if !strings.Contains(g.body, "approval-page:alice") || strings.Contains(g.body, `value="approve"`) {
+		t.Errorf("the decided grant's page:\n%s", g.body)
+	}
+}
+
+// TestDeny: a denied grant is denied, by the page's operator.
+func TestDeny(t *testing.T) {
+	t.Parallel()
+	p := newPage(t)
+	code := p.ask()
+	cookie := p.login()
+	a := p.do("POST", "/approve/grant/"+code, url.Values{"csrf": {p.csrf(cookie, code)}, "decision": {"deny"}}, p.sameOrigin(cookie))
+	if a.status != http.StatusSeeOther || p.status(code) != proxmoxsafe.GrantDenied {
+		t.Fatalf("deny: %d %s; grant %s", a.status, a.body, p.status(code))
+	}
+}
+
+// TestRefusals: every way of deciding without the right to leaves the
+// grant pending.
+func TestRefusals(t *testing.T) {
+	t.Parallel()
+	p := newPage(t)
+	code := p.ask()
+	cookie := p.login()
+	token := p.csrf(cookie, code)
+	other := newPage(t) // another server's session and token
+	otherCookie := other.login()
+
+	cases := []struct {
+		name   string
+		form   url.Values
+		hdr    map[string]string
+		status int
+		says   string
+	}{
+		{"no login", approveForm(token), p.sameOrigin(""), http.StatusUnauthorized, "not logged in"},
+		{"another server's session", approveForm(token), p.sameOrigin(otherCookie), http.StatusUnauthorized, "not logged in"},
+		{"forged cookie", approveForm(token), p.sameOrigin(cookieName + "=" + strings.Repeat("A", 43)), http.StatusUnauthorized, "not logged in"},
+		{"MCP bearer token", approveForm(token), map[string]string{"Origin": p.srv.URL, "Authorization": "Bearer " + mcpToken}, http.StatusUnauthorized, "not logged in"},
+		{"no CSRF token", url.Values{"decision": {"approve"}, "confirm": {testVMIDs}}, p.sameOrigin(cookie), http.StatusForbidden, "CSRF"},
+		{"wrong CSRF token", approveForm(token + "x"), p.sameOrigin(cookie), http.StatusForbidden, "CSRF"},
+		{"another session's CSRF token", approveForm(other.csrf(otherCookie, other.ask())), p.sameOrigin(cookie), http.StatusForbidden, "CSRF"},
+		{"cross-origin POST", approveForm(token), map[string]string{"Origin": "http://evil.example", "Cookie": cookie}, http.StatusForbidden, "cross-origin"},
+		{"cross-site fetch", approveForm(token), map[string]string{"Sec-Fetch-Site": "cross-site", "Cookie": cookie}, http.StatusForbidden, "cross-origin"},
+		{"same-site fetch", approveForm(token), map[string]string{"Sec-Fetch-Site": "same-site", "Origin": "http://sub." + strings.TrimPrefix(p.srv.URL, "http://"), "Cookie": cookie}, http.StatusForbidden, "cross-origin"},
+		{"null origin", approveForm(token), map[string]string{"Origin": "null", "Cookie": cookie}, http.StatusForbidden, "cross-origin"},
+		{"VMID not typed", url.Values{"csrf": {token}, "decision": {"approve"}}, p.sameOrigin(cookie), http.StatusUnprocessableEntity, "VMID"},
+		{"wrong VMID", url.Values{"csrf": {token}, "decision": {"approve"}, "confirm": {"100"}}, p.sameOrigin(cookie), http.StatusUnprocessableEntity, "VMID"},
+		{"unknown decision", url.Values{"csrf": {token}, "decision": {"yes"}, "confirm": {testVMIDs}}, p.sameOrigin(cookie), http.StatusBadRequest, "approve or deny"},
+	}
+	for _, c := range cases {
+		a := p.do("POST", "/approve/grant/"+code, c.form, c.hdr)
+		if a.status != c.status || !strings.Contains(a.body, c.says) {
+			t.Errorf("%s: %d, want %d saying %q:\n%s", c.name, a.status, c.status, c.says, a.body)
+		}
+		assertHeaders(t, c.name, a.header)
+		if s := p.status(code); s != proxmoxsafe.GrantPending {
+			t.Fatalf("%s: the grant is %s, want pending", c.name, s)
+		}
+	}
+	// A GET never decides, whatever it carries.
+	a := p.do("GET", "/approve/grant/"+code+"?"+approveForm(token).Encode(), nil, map[string]string{"Cookie": cookie})
+	if a.status != http.StatusOK || p.status(code) != proxmoxsafe.GrantPending {
+		t.Errorf("GET with a decision: %d, grant %s", a.status, p.status(code))
+	}
+	// Unknown and malformed codes.
+	for _, c := range []string{"ZZZZ-ZZZZ", "not-a-code", "..%2f..%2fetc"} {
+		a := p.do("POST", "/approve/grant/"+c, approveForm(token), p.sameOrigin(cookie))
+		if a.status != http.StatusNotFound {
+			t.Errorf("code %q: %d %s", c, a.status, a.body)
+		}
+	}
+}
+
+// TestExpiredGrant: a grant past its expiry cannot be approved, and its
+// page offers no forms.
+func TestExpiredGrant(t *testing.T) {
+	t.Parallel()
+	p := newPage(t)
+	code := p.ask()
+	cookie := p.login()
+	token := p.csrf(cookie, code)
+	// Time passes for the grant: its file says it expired a minute ago.
+	path := filepath.Join(p.dir, code+".json")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g map[string]any
+	if err := json.Unmarshal(raw, &g); err != nil {
+		t.Fatal(err)
+	}
+	g["expires"] = time.Now().Add(-time.Minute).UTC().Format(time.RFC3339Nano)
+	raw, _ = json.Marshal(g)
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := p.do("POST", "/approve/grant/"+code, approveForm(token), p.sameOrigin(cookie))
+	if a.status != http.StatusConflict || !strings.Contains(a.body, "expired") {
+		t.Errorf("approve expired: %d %s", a.status, a.body)
+	}
+	if s := p.status(code); s != proxmoxsafe.GrantPending {
+		t.Errorf("the expired grant is %s", s)
+	}
+	page := p.do("GET", "/approve/grant/"+code, nil, map[string]string{"Cookie": cookie})
+	if !strings.Contains(page.body, "(expired)") || strings.Contains(page.body, `value="approve"`) {
+		t.Errorf("the expired grant's page:\n%s", page.body)
+	}
+	list := p.do("GET", "/approve/", nil, map[string]string{"Cookie": cookie})
+	if !strings.Contains(list.body, "No grant is waiting") {
+		t.Errorf("an expired grant is listed as pending:\n%s", list.body)
+	}
+}
+
+// TestLogin: a wrong secret and the MCP token are refused; the pages need
+// a login; a login expires; failed logins are rate-limited for everyone,
+// the right secret included, until a minute has passed.
+func TestLogin(t *testing.T) {
+	t.Parallel()
+	p := newPage(t)
+	code := p.ask()
+
+	// Logged out, every page is the login form and shows no grant.
+	for _, path := range []string{"/approve/", "/approve/grant/" + code} {
+		a := p.do("GET", path, nil, map[string]string{"Authorization": "Bearer " + mcpToken})
+		if !strings.Contains(a.body, `name="secret"`) || strings.Contains(a.body, code) {
+			t.Errorf("GET %s logged out: %d\n%s", path, a.status, a.body)
+		}
+		assertHeaders(t, "GET "+path, a.header)
+	}
+	for _, secret := range []string{"wrong-secret-0123456789", mcpToken, "", opSecret + " "} {
+		a := p.do("POST", "/approve/login", url.Values{"secret": {secret}}, p.sameOrigin(""))
+		if a.status != http.StatusUnauthorized || a.header.Get("Set-Cookie") != "" || !strings.Contains(a.body, "Wrong operator secret") {
+			t.Errorf("login with %q: %d %v", secret, a.status, a.header)
+		}
+	}
+	// Four failures so far; one more reaches the limit.
+	p.do("POST", "/approve/login", url.Values{"secret": {"x"}}, p.sameOrigin(""))
+	a := p.do("POST", "/approve/login", url.Values{"secret": {opSecret}}, p.sameOrigin(""))
+	if a.status != http.StatusTooManyRequests || a.header.Get("Set-Cookie") != "" {
+		t.Fatalf("the right secret after %d failures: %d, want 429", MaxFailedLogins, a.status)
+	}
+	p.advance(61 * time.Second)
+	cookie := p.login()
+
+	// The cookie: HttpOnly, SameSite=Strict, limited to the page's path.
+	login := p.do("POST", "/approve/login", url.Values{"secret": {opSecret}}, p.sameOrigin(""))
+	sc := login.header.Get("Set-Cookie")
+	for _, want := range []string{"HttpOnly", "SameSite=Strict", "Path=/approve/", "Max-Age=900"} {
+		if !strings.Contains(sc, want) {
+			t.Errorf("Set-Cookie %q lacks %s", sc, want)
+		}
+	}
+	if strings.Contains(sc, "Secure") {
+		t.Errorf("Set-Cookie %q is Secure on plain HTTP without SecureCookie (the browser would drop it)", sc)
+	}
+	// A login from another origin is refused before the secret is checked.
+	a = p.do("POST", "/approve/login", url.Values{"secret": {opSecret}}, map[string]string{"Origin": "http://evil.example"})
+	if a.status != http.StatusForbidden || a.header.Get("Set-Cookie") != "" {
+		t.Errorf("cross-origin login: %d", a.status)
+	}
+
+	token := p.csrf(cookie, code)
+	p.advance(DefaultSessionTTL)
+	a = p.do("POST", "/approve/grant/"+code, approveForm(token), p.sameOrigin(cookie))
+	if a.status != http.StatusUnauthorized || p.status(code) != proxmoxsafe.GrantPending {
+		t.Errorf("approve after the login expired: %d, grant %s", a.status, p.status(code))
+	}
+}
+
+// TestLogout: after logging out, the session's cookie and token decide
+// nothing.
+func TestLogout(t *testing.T) {
+	t.Parallel()
+	p := newPage(t)
+	code := p.ask()
+	cookie := p.login()
+	token := p.csrf(cookie, code)
+	if a := p.do("POST", "/approve/logout", url.Values{}, p.sameOrigin(cookie)); a.status != http.StatusForbidden {
+		t.Errorf("logout without CSRF token: %d", a.status)
+	}
+	if a := p.do("POST", "/approve/logout", url.Values{"csrf": {token}}, p.sameOrigin(cookie)); a.status != http.StatusSeeOther {
+		t.Fatalf("logout: %d %s", a.status, a.body)
+	}
+	a := p.do("POST", "/approve/grant/"+code, approveForm(token), p.sameOrigin(cookie))
+	if a.status != http.StatusUnauthorized || p.status(code) != proxmoxsafe.GrantPending {
+		t.Errorf("approve after logout: %d, grant %s", a.status, p.status(code))
+	}
+}
+
+// TestHeaders: every kind of answer carries the security headers.
+func TestHeaders(t *testing.T) {
+	t.Parallel()
+	p := newPage(t)
+	code := p.ask()
+	cookie := p.login()
+	for _, r := range []struct{ method, path string }{
+		{"GET", "/approve/"}, {"GET", "/approve/grant/" + code}, {"GET", "/approve/nothing"},
+		{"DELETE", "/approve/"}, {"GET", "/approve/login"}, {"GET", "/approve"}, {"GET", "/elsewhere"},
+	} {
+		a := p.do(r.method, r.path, nil, map[string]string{"Cookie": cookie})
+		assertHeaders(t, r.method+" "+r.path, a.header)
+	}
+}
+
+// TestNewRefuses: the options that would weaken the page are refused.
+func TestNewRefuses(t *testing.T) {
+	t.Parallel()
+	store, err := proxmoxsafe.OpenGrantStore(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, o := range map[string]*Options{
+		"nil options":         nil,
+		"short secret":        {Secret: "short"},
+		"the MCP token":       {Secret: mcpToken, OtherSecrets: []string{"", mcpToken}},
+		"bad operator":        {Secret: opSecret, Operator: "alice bob"},
+		"bad path":            {Secret: opSecret, Path: "/approve"},
+		"long session":        {Secret: opSecret, SessionTTL: 2 * time.Hour},
+		"bad trusted origin":  {Secret: opSecret, TrustedOrigins: []string{"not an origin"}},
+		"session too short":   {Secret: opSecret, SessionTTL: time.Second},
+		"path with a pattern": {Secret: opSecret, Path: "/a*/"},
+	} {
+		if _, err := New(store, o); err == nil {
+			t.Errorf("%s: New accepted it", name)
+		}
+	}
+	if _, err := New(nil, &Options{Secret: opSecret}); err == nil {
+		t.Error("New accepted a nil store")
+	}
+}
