@@ -30,6 +30,11 @@
 // client's token. Nothing in this package reads Proxmox credentials from a
 // request: the upstream credential is configured server-side only.
 //
+// With [Options.Pages] it also serves browser pages under a path of their
+// own (the operator's approval page, package approvalweb) behind the same
+// Host check, without the bearer-token check (pages log their users in
+// themselves) and without the Authorization header.
+//
 // The handler also answers GET /healthz (no authentication; the body is just
 // "ok") for supervisors, and, when [Options.ResourceMetadata] is set, the
 // RFC 9728 protected resource metadata under /.well-known/.

@@ -78,7 +78,9 @@ func (g *guard) wrap(h *Handler, next http.Handler) http.Handler {
 // isBoundOrigin reports whether origin n is the loopback address and port
 // the connection arrived on (http://127.0.0.1:8000 for a server bound
 // there). Only a page served from this very listener could carry it, and
-// this handler serves no pages, so accepting it lets nothing in; DNS
+// the only pages this handler can serve ([Options.Pages], the approval
+// page) run no script (their Content-Security-Policy is default-src
+// 'none'), so accepting it lets nothing in; DNS
 // rebinding gives the attacker's host name, never this origin. The MCP
 // conformance suite sends it as its "valid origin". A non-loopback bound
 // address is not accepted by default: other hosts share it.

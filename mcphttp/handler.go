@@ -123,6 +123,22 @@ type Options struct {
 	// 0 means [DefaultMaxInFlight]; negative means no bound.
 	MaxInFlight int
 
+	// Pages, when set, serves browser pages under PagesPath on the same
+	// listener, such as the operator's approval page (package
+	// approvalweb). They get the Host check of the MCP endpoint (a DNS
+	// rebinding page cannot reach them) and no bearer-token check: pages
+	// authenticate their own users, and the Authorization header is
+	// removed before they see the request, so the MCP token can never
+	// open them. Their Origin checks are their own: a page must accept
+	// form posts from its own origin, which the MCP endpoint refuses.
+	// Pages share the MCP endpoint's origin, which the endpoint accepts
+	// from a browser on loopback: mount only pages that run no script.
+	Pages http.Handler
+	// PagesPath is the URL path prefix Pages is served under: it must
+	// start and end with "/" and must not overlap Path, HealthPath or
+	// /.well-known/. Required with Pages.
+	PagesPath string
+
 	// Logger gets one line per refused request (reason, method, path,
 	// remote address, and the offending Origin or Host; never a header
 	// carrying credentials) and go-sdk's transport errors. nil discards.
@@ -144,6 +160,8 @@ type Handler struct {
 	sessions    *sessions
 	stateful    bool
 	sse         *sseHandler // LegacySSE; nil otherwise
+	pages       http.Handler
+	pagesPath   string
 	log         *slog.Logger
 
 	mu       sync.Mutex
@@ -188,6 +206,15 @@ func New(server *mcp.Server, opts *Options) (*Handler, error) {
 	}
 	if err := checkPath(h.path); err != nil {
 		return nil, err
+	}
+	if o.Pages != nil || o.PagesPath != "" {
+		if err := checkPagesPath(o.PagesPath, h.path); err != nil || o.Pages == nil {
+			if err == nil {
+				err = errors.New("mcphttp: PagesPath is set without Pages")
+			}
+			return nil, err
+		}
+		h.pages, h.pagesPath = o.Pages, o.PagesPath
 	}
 	switch {
 	case h.maxBody == 0:
@@ -314,8 +341,27 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		h.meta.ServeHTTP(w, r)
 	default:
+		if h.pages != nil && (strings.HasPrefix(r.URL.Path, h.pagesPath) || r.URL.Path+"/" == h.pagesPath) {
+			h.servePages(w, r)
+			return
+		}
 		http.NotFound(w, r)
 	}
+}
+
+// servePages serves Options.Pages behind the Host check, without the
+// Authorization header, and not while shutting down.
+func (h *Handler) servePages(w http.ResponseWriter, r *http.Request) {
+	if !h.guard.hostAllowed(r) {
+		h.reject(w, r, http.StatusForbidden, "host not allowed", slog.String("host", r.Host))
+		return
+	}
+	if !h.enter() {
+		http.Error(w, "server is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	defer h.exit()
+	h.pages.ServeHTTP(w, withoutCredentials(r))
 }
 
 // serveHealth answers liveness probes. It runs before every check on
@@ -524,6 +570,19 @@ func checkPath(p string) error {
 		return fmt.Errorf("mcphttp: Path %q must be an absolute URL path such as /mcp", p)
 	case p == HealthPath || p == "/.well-known" || strings.HasPrefix(p, "/.well-known/"):
 		return fmt.Errorf("mcphttp: Path %q is reserved", p)
+	}
+	return nil
+}
+
+// checkPagesPath checks Options.PagesPath against the paths the handler
+// serves itself.
+func checkPagesPath(p, mcpPath string) error {
+	u, err := url.Parse(p)
+	switch {
+	case err != nil || !strings.HasPrefix(p, "/") || !strings.HasSuffix(p, "/") || p == "/" || u.Path != p || u.RawQuery != "" || u.Fragment != "":
+		return fmt.Errorf("mcphttp: PagesPath %q must be a URL path that starts and ends with /, such as /approve/", p)
+	case strings.HasPrefix(mcpPath+"/", p) || strings.HasPrefix(p, mcpPath+"/") || strings.HasPrefix(HealthPath+"/", p) || strings.HasPrefix(p, "/.well-known/"):
+		return fmt.Errorf("mcphttp: PagesPath %q overlaps the MCP path, %s or /.well-known/", p, HealthPath)
 	}
 	return nil
 }
