@@ -24,6 +24,8 @@ type adapter struct {
 	// fresh: the server was made by New and is not connected yet
 	// (addServed).
 	fresh bool
+	// approvalPage is Options.ApprovalPageURL (grantpage.go).
+	approvalPage string
 }
 
 // handlerFunc is the shape of every tool implementation: it returns the
@@ -50,6 +52,10 @@ func serveTool[In, Out any](s *mcp.Server, st *servedSchemas, a *adapter, h hand
 			a.beforeCall(name)
 		}
 		text, o, err := h(a, withRequest(ctx, req), in)
+		perr, err := a.pointToApprovalPage(req, err) // grantpage.go
+		if perr != nil {
+			return nil, nil, perr
+		}
 		return finish(name, text, o, err)
 	})
 }

@@ -31,6 +31,14 @@ type Options struct {
 	// ReadOnly hides and refuses every mutation tool, whatever the client's
 	// policy enables: an extra upper bound for this server.
 	ReadOnly bool
+	// ApprovalPageURL is the URL of the operator's approval page (package
+	// approvalweb), ending in "/", when one is served. A call refused by
+	// the grant level then names the grant's page in its refusal, and a
+	// client that declared URL-mode elicitation gets a URL elicitation
+	// (JSON-RPC error -32042) pointing there instead. "" means no page:
+	// the refusal names only the CLI. [New] and [AddTools] panic on a
+	// malformed URL.
+	ApprovalPageURL string
 
 	// beforeCall, when set, runs at the start of every tool handler. Tests
 	// use it to inject panics.
@@ -115,7 +123,12 @@ func AddTools(server *mcp.Server, client *proxmoxsafe.Client, opts *Options) {
 
 // addTools is AddTools; fresh says New just made server (addServed).
 func addTools(server *mcp.Server, client *proxmoxsafe.Client, o *Options, fresh bool) {
-	a := &adapter{client: client, readOnly: o.ReadOnly, log: o.logger(), beforeCall: o.beforeCall, fresh: fresh}
+	if o.ApprovalPageURL != "" {
+		if err := checkApprovalPageURL(o.ApprovalPageURL); err != nil {
+			panic(err)
+		}
+	}
+	a := &adapter{client: client, readOnly: o.ReadOnly, log: o.logger(), beforeCall: o.beforeCall, fresh: fresh, approvalPage: o.ApprovalPageURL}
 	for _, d := range toolList() {
 		if d.enabled(client, o) {
 			d.register(server, d.served(client.MaxWait()), a) // served.go
