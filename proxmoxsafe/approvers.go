@@ -44,7 +44,10 @@ func DefaultApprovals(class Class) []ApprovalLevel {
 }
 
 // humanOnlyClasses are the classes whose default approval has no phrase.
-var humanOnlyClasses = map[Class]bool{}
+// gateway-write sends whatever method, path and parameters a caller
+// names: a person approves it (elicit, grant), unless the operator
+// chooses the phrase for it explicitly.
+var humanOnlyClasses = map[Class]bool{ClassGatewayWrite: true}
 
 // ApprovalLevels returns the approval levels the policy gives class, in
 // order: Approvals[class] when set, else [DefaultApprovals]. It says

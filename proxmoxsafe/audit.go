@@ -46,6 +46,10 @@ type AuditRecord struct {
 	VMID   int       `json:"vmid,omitempty"`
 	// Snapshot is the snapshot name for snapshot operations.
 	Snapshot string `json:"snapname,omitempty"`
+	// Method and Path are set for gateway writes ([OpAPIRequest]): the
+	// HTTP method and the API path relative to /api2/json, unescaped.
+	Method string `json:"method,omitempty"`
+	Path   string `json:"path,omitempty"`
 	// Params are the approved parameters that change what the mutation does
 	// beyond Action and the target, as "name=value" (e.g. "vmstate=1").
 	Params []string `json:"params,omitempty"`

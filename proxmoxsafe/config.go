@@ -338,11 +338,7 @@ func buildHTTPClient(cfg Config, base *url.URL, pol *policy, login bool) (*http.
 			return nil, configError("HTTPClient", "HTTPClient: TLS settings cannot be applied to a custom Transport of type %T", t)
 		}
 	}
-	allow := pol.allowedRoutes()
-	if login {
-		allow = append(allow, loginRoute)
-	}
-	hc.Transport = &guard{next: rt, basePath: base.Path, allow: allow}
+	hc.Transport = &guard{next: rt, basePath: base.Path, allow: pol.allowedRoutes(), login: login}
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error {
 		return errors.New("refusing to follow a redirect from Proxmox")
 	}

@@ -45,6 +45,9 @@ type mutation struct {
 	holdClaim bool
 	// planOnly stops before the approval and returns the plan (see Plan).
 	planOnly bool
+	// apiPath is the API path of a gateway write, for the audit record;
+	// "" for every other mutation.
+	apiPath string
 }
 
 func (c *Client) run(ctx context.Context, m *mutation) (*Receipt, error) {
@@ -340,7 +343,11 @@ func (c *Client) record(ctx context.Context, m *mutation, ev AuditEvent, reason,
 		Snapshot: m.target.Snapshot,
 		Params:   paramStrings(m.params),
 		Reason:   reason,
+		Path:     m.apiPath,
 		UPID:     id,
+	}
+	if m.apiPath != "" {
+		rec.Method = m.method
 	}
 	if ev == AuditApproved || ev == AuditSubmitted {
 		rec.Approver = m.approvedBy

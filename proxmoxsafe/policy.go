@@ -69,8 +69,9 @@ const (
 	ProfileClaptrap Profile = "claptrap"
 	// ProfileAdmin enables the interactive admin surface: power,
 	// snapshot, snapshot-admin and power-extra, each operation behind its
-	// class's approval. It leaves out the responder class, whose tools are
-	// meant to run unattended. Never the default.
+	// class's approval, and the gateway's reads (class gateway). It leaves
+	// out the responder class, whose tools are meant to run unattended, and
+	// gateway-write, which no profile enables. Never the default.
 	ProfileAdmin Profile = "admin"
 )
 
@@ -84,7 +85,7 @@ func (p Profile) Classes() ([]Class, error) {
 	case ProfileResponder, ProfileClaptrap:
 		return []Class{ClassResponder}, nil
 	case ProfileAdmin:
-		return []Class{ClassPower, ClassSnapshot, ClassSnapshotAdmin, ClassPowerExtra}, nil
+		return []Class{ClassPower, ClassSnapshot, ClassSnapshotAdmin, ClassPowerExtra, ClassGateway}, nil
 	}
 	return nil, fmt.Errorf("unknown profile %q (known: %s, %s, %s or its alias %s, %s)", p, ProfileReadOnly, ProfileSafe, ProfileResponder, ProfileClaptrap, ProfileAdmin)
 }
@@ -152,7 +153,13 @@ func compilePolicy(p Policy) (*policy, error) {
 	}
 	c.guards = g
 	if c.readOnly {
-		c.classes = map[Class]bool{}
+		// Read-only mode refuses every mutation; the read classes (the
+		// gateway's GET) change nothing and stay.
+		for cl := range c.classes {
+			if !readClasses[cl] {
+				delete(c.classes, cl)
+			}
+		}
 	}
 	c.src = Policy{
 		AllowedNodes:      slices.Clone(c.nodeList),
@@ -208,7 +215,15 @@ func knownClassList() string {
 	return strings.Join(names, ", ")
 }
 
-func (p *policy) anyClass() bool { return len(p.classes) > 0 }
+// anyClass reports whether a class that changes something is enabled.
+func (p *policy) anyClass() bool {
+	for cl := range p.classes {
+		if !readClasses[cl] {
+			return true
+		}
+	}
+	return false
+}
 
 // Enabled reports whether a mutation class is enabled (and not overridden by
 // read-only mode).
@@ -247,5 +262,5 @@ func (p *policy) checkMutation(class Class, t Target) error {
 
 // manageable reports whether some enabled class could target the guest.
 func (p *policy) manageable(node string, vmid int) bool {
-	return !p.readOnly && len(p.classes) > 0 && p.nodes[node] && !p.protected[vmid]
+	return !p.readOnly && p.anyClass() && p.nodes[node] && !p.protected[vmid]
 }

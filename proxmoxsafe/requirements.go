@@ -40,6 +40,10 @@ const (
 	OpResumeGuest  Operation = "ResumeGuest"
 	// Rollback, with DeleteSnapshot the snapshot-admin class.
 	OpRollbackSnapshot Operation = "RollbackSnapshot"
+	// The generic API gateway: GET (class gateway) and POST, PUT or DELETE
+	// (class gateway-write).
+	OpAPIGet     Operation = "APIGet"
+	OpAPIRequest Operation = "APIRequest"
 )
 
 // Requirement is one Proxmox privilege an operation of this package needs
@@ -141,6 +145,10 @@ var requirements = []Requirement{
 // permissionFreeOps need no privilege at all.
 var permissionFreeOps = []Operation{OpPermissions, OpVersion}
 
+// pathDependentOps need whatever privilege the requested path needs:
+// Proxmox checks it, and nothing can be listed in advance.
+var pathDependentOps = []Operation{OpAPIGet, OpAPIRequest}
+
 // Requirements returns the privileges every operation of this package
 // needs, whatever the policy, in a stable order. [Client.Permissions]
 // checks the ones the current policy uses against the token.
@@ -155,5 +163,6 @@ func Operations() []Operation {
 			out = append(out, r.Operation)
 		}
 	}
-	return append(out, permissionFreeOps...)
+	out = append(out, permissionFreeOps...)
+	return append(out, pathDependentOps...)
 }

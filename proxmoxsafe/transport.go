@@ -2,7 +2,9 @@ package proxmoxsafe
 
 import (
 	"net/http"
+	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -29,6 +31,9 @@ const (
 type route struct {
 	method string
 	re     func() *regexp.Regexp
+	// match, when set, replaces method and re: the gateway's routes
+	// (gatewayRoute) match any method of a set and any well-formed path.
+	match func(method string, segs []string) bool
 }
 
 func mkRoute(method, pattern string) route {
@@ -100,7 +105,34 @@ func (p *policy) allowedRoutes() []route {
 			out = append(out, classRoutes[cl]...)
 		}
 	}
+	if p.classes[ClassGateway] {
+		out = append(out, gatewayRoute(p, http.MethodGet))
+	}
+	if p.classes[ClassGatewayWrite] {
+		out = append(out, gatewayRoute(p, http.MethodPost, http.MethodPut, http.MethodDelete))
+	}
 	return out
+}
+
+// gatewayRoute lets through the gateway's requests: one of methods, on a
+// path whose every segment holds only the bytes the gateway's path rules
+// allow, and whose node (/nodes/{node}/…) is on the allowlist. The deny
+// list is checked before any route (guard.check), so it is not repeated
+// here.
+func gatewayRoute(p *policy, methods ...string) route {
+	return route{match: func(method string, segs []string) bool {
+		if !slices.Contains(methods, method) || len(segs) == 0 || len(segs) > MaxGatewaySegments {
+			return false
+		}
+		for _, s := range segs {
+			for i := 0; i < len(s); i++ {
+				if !segmentByte[s[i]] {
+					return false
+				}
+			}
+		}
+		return !strings.EqualFold(segs[0], "nodes") || len(segs) < 2 || p.nodes[segs[1]]
+	}}
 }
 
 // guard is the last line of defence: an http.RoundTripper that lets through
@@ -111,6 +143,9 @@ type guard struct {
 	next     http.RoundTripper
 	basePath string // "/api2/json"
 	allow    []route
+	// login lets the ticket login through (loginRoute), which the deny
+	// list would refuse like any other /access write.
+	login bool
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -128,13 +163,52 @@ func (g *guard) check(req *http.Request) error {
 	p := req.URL.EscapedPath()
 	rest, ok := strings.CutPrefix(p, g.basePath)
 	if ok && strings.HasPrefix(rest, "/") {
+		if g.login && loginRoute.method == req.Method && loginRoute.re().MatchString(rest) {
+			return nil
+		}
+		segs, why := guardSegments(rest)
+		if why != "" {
+			return refuse(ErrNotAllowed, "%s %s has %s (transport guard); it was not sent", req.Method, truncate(p, 120), why)
+		}
+		// The deny list wins over every route (gateway_deny.go).
+		if rule := deniedBy(req.Method, segs); rule != nil {
+			return refuse(ErrNotAllowed, "%s %s is on the gateway's deny list (%s: %s; transport guard); it was not sent", req.Method, truncate(p, 120), rule.pattern, rule.why)
+		}
 		for _, r := range g.allow {
+			if r.match != nil {
+				if r.match(req.Method, segs) {
+					return nil
+				}
+				continue
+			}
 			if r.method == req.Method && r.re().MatchString(rest) {
 				return nil
 			}
 		}
 	}
 	return refuse(ErrNotAllowed, "%s %s is not a request the enabled policy allows (transport guard); it was not sent", req.Method, truncate(p, 120))
+}
+
+// guardSegments splits an escaped API path into unescaped segments, on its
+// own rather than trusting how the request was built: a segment that does
+// not unescape, is empty, is made of dots or hides a "/" (an encoded
+// slash, once unescaped) makes the path unusable, and why says so.
+func guardSegments(escaped string) (segs []string, why string) {
+	for _, s := range strings.Split(escaped[1:], "/") {
+		u, err := url.PathUnescape(s)
+		switch {
+		case err != nil:
+			return nil, "a segment that does not unescape"
+		case u == "":
+			return nil, "an empty segment"
+		case strings.Trim(u, ".") == "":
+			return nil, "a dot segment"
+		case strings.ContainsAny(u, "/\\"):
+			return nil, "an encoded slash or backslash"
+		}
+		segs = append(segs, u)
+	}
+	return segs, ""
 }
 
 func truncate(s string, n int) string {

@@ -59,11 +59,25 @@ const (
 	// ClassPowerExtra covers suspending (pause or hibernate) and resuming
 	// a QEMU VM ([Client.SuspendGuest], [Client.ResumeGuest]).
 	ClassPowerExtra Class = "power-extra"
+	// ClassGateway covers [Client.APIGet]: a GET of any API path the token
+	// can read, outside the gateway's deny list (gateway_deny.go). It
+	// changes nothing, so read-only mode keeps it and it needs no audit
+	// sink or approval beyond being enabled.
+	ClassGateway Class = "gateway"
+	// ClassGatewayWrite covers [Client.APIRequest]: a POST, PUT or DELETE
+	// of any API path outside the deny list, approved for the exact
+	// method, path and parameters and audited before it is sent. No
+	// profile enables it: the operator must name it.
+	ClassGatewayWrite Class = "gateway-write"
 )
 
 // classOrder lists every class this version implements, in the order
 // policies report them.
-var classOrder = []Class{ClassPower, ClassSnapshot, ClassSnapshotAdmin, ClassResponder, ClassPowerExtra}
+var classOrder = []Class{ClassPower, ClassSnapshot, ClassSnapshotAdmin, ClassResponder, ClassPowerExtra, ClassGateway, ClassGatewayWrite}
+
+// readClasses are the classes whose operations change nothing: read-only
+// mode keeps them, and they need no audit sink.
+var readClasses = map[Class]bool{ClassGateway: true}
 
 // Target names one guest, or one snapshot of a guest, exactly as the approval
 // phrase spells it: node/type/vmid[/snapshot].

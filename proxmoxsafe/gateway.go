@@ -1,0 +1,467 @@
+package proxmoxsafe
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
+)
+
+// The generic API gateway: [Client.APIGet] (class gateway) and
+// [Client.APIRequest] (class gateway-write), for what no dedicated
+// operation covers, under the same contract: the path rules
+// (gateway_path.go), the deny list (gateway_deny.go), the node allowlist,
+// protected guests for writes, approval bound to method, path and a digest
+// of the parameters, audit before sending, and a bounded, sanitized,
+// redacted answer (gateway_response.go).
+
+// Bounds of gateway parameters.
+const (
+	// MaxGatewayParams caps the number of parameters of one request.
+	MaxGatewayParams = 64
+	// MaxGatewayParamLen caps one parameter value in bytes.
+	MaxGatewayParamLen = 4096
+)
+
+// APIGetInput is a GET through the gateway.
+type APIGetInput struct {
+	// Path is the API path relative to /api2/json, each segment unescaped,
+	// e.g. "/nodes/pve1/qemu/100/pending" (see the path rules in
+	// docs/SECURITY.md).
+	Path string `json:"path" validate:"required,max=256" jsonschema:"API path relative to /api2/json, e.g. /cluster/options or /nodes/pve1/qemu/100/pending. Segments unencoded (no %), no query string (use params), no . or .. segments."`
+	// Params are sent as the query string. nil means none.
+	Params map[string]string `json:"params,omitempty" jsonschema:"Query parameters by Proxmox's names (values as strings: numbers as digits, booleans as 0/1)."`
+}
+
+// APIRequestInput is a POST, PUT or DELETE through the gateway.
+type APIRequestInput struct {
+	// Method is POST, PUT or DELETE.
+	Method string `json:"method" validate:"required,oneof=POST PUT DELETE" jsonschema:"HTTP method: POST, PUT or DELETE (reads: api_get)."`
+	// Path is as in [APIGetInput].
+	Path string `json:"path" validate:"required,max=256" jsonschema:"API path relative to /api2/json, e.g. /cluster/ha/groups. Segments unencoded (no %), no query string (use params), no . or .. segments."`
+	// Params are sent form-encoded (POST, PUT) or as the query (DELETE).
+	// Their digest is part of the approval phrase.
+	Params map[string]string `json:"params,omitempty" jsonschema:"Parameters by Proxmox's names (values as strings: numbers as digits, booleans as 0/1). Their digest is part of the approval phrase."`
+	// Approval is the approval phrase, when the class's level is phrase.
+	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"The exact approval phrase the refusal named: APPROVE <method> <path> params=<digest>."`
+	// Plan runs every step up to approval and returns the plan; nothing
+	// is sent.
+	Plan bool `json:"plan,omitempty" jsonschema:"Run every check up to approval and return the plan (the exact phrase); nothing is sent."`
+}
+
+// APIResult is the gateway's answer: Proxmox's "data", sanitized, capped
+// and with secret-bearing fields redacted.
+type APIResult struct {
+	// Method and Path name the request as sent (the path unescaped).
+	Method string `json:"method"`
+	Path   string `json:"path"`
+	// Data is Proxmox's "data" member: strings sanitized and capped,
+	// arrays and objects capped, secret-bearing values replaced by
+	// [RedactedValue]. Null when Omitted or for a plan.
+	Data any `json:"data"`
+	// UPID is set when a write started a task (Data is then the UPID).
+	UPID string `json:"upid,omitempty"`
+	// Redacted lists where values were redacted, e.g. "data[0].password".
+	Redacted []string `json:"redacted"`
+	// Truncated lists where strings, arrays or objects were cut.
+	Truncated []string `json:"truncated"`
+	// Omitted is set when the answer was larger than
+	// [MaxGatewayResultBytes] after shaping: Data is then null.
+	Omitted bool `json:"omitted,omitempty"`
+	// Note is a remark, e.g. which dedicated tool covers a write.
+	Note string `json:"note,omitempty"`
+	// Approver names the approval level that approved a write.
+	Approver string `json:"approver,omitempty"`
+	// Plan is set for Plan requests: nothing was sent.
+	Plan *Plan `json:"plan,omitempty"`
+}
+
+// gatewayReq is a gateway request after the checks: method, segments,
+// parameters, and the guest its path names (zero Target when none).
+type gatewayReq struct {
+	method string
+	segs   []string
+	params url.Values
+	target Target
+}
+
+func (r *gatewayReq) path() string { return gatewayCanonical(r.segs) }
+
+// APIGet sends one GET of any API path the token can read (class gateway):
+// the path must pass the path rules and must not be on the deny list, a
+// node in it must be on the node allowlist. Nothing is sent otherwise. The
+// answer is bounded, sanitized and redacted (see [APIResult]).
+func (c *Client) APIGet(ctx context.Context, in APIGetInput) (*APIResult, error) {
+	const op = OpAPIGet
+	start := time.Now()
+	r, err := c.gatewayAdmit(ctx, in, http.MethodGet, in.Path, in.Params, ClassGateway)
+	if err != nil {
+		return nil, c.logged(ctx, op, start, err)
+	}
+	attrs := []slog.Attr{slog.String("method", r.method), slog.String("path", r.path())}
+	var raw json.RawMessage
+	if err := c.get(ctx, pve.Path(r.segs...), r.params, &raw); err != nil {
+		return nil, c.logged(ctx, op, start, err, attrs...)
+	}
+	res := shapeAnswer(r, raw)
+	c.logged(ctx, op, start, nil, attrs...)
+	return res, nil
+}
+
+// APIRequest sends one POST, PUT or DELETE of an API path (class
+// gateway-write), through the mutation pipeline: validate (path rules,
+// parameters) → policy (class, deny list, node allowlist, protected guests
+// and pools, forbidden parameters) → approval bound to the method, the
+// path and a digest of the parameters (default levels elicit, then grant:
+// see [DefaultApprovals]) → audit record, fail closed → the one request.
+// Every attempt is audited, refusals included.
+func (c *Client) APIRequest(ctx context.Context, in APIRequestInput) (*APIResult, error) {
+	const op = OpAPIRequest
+	start := time.Now()
+	m := &mutation{op: op}
+	r, err := c.gatewayAdmit(ctx, in, in.Method, in.Path, in.Params, ClassGatewayWrite)
+	if r != nil {
+		// The input is valid: the records name the request.
+		m = r.mutation(in.Approval)
+	}
+	if err == nil {
+		err = c.checkGatewayProtected(ctx, r)
+	}
+	if err != nil {
+		c.auditRefusal(ctx, m, err)
+		return nil, c.logged(ctx, op, start, err)
+	}
+	attrs := []slog.Attr{slog.String("method", r.method), slog.String("path", r.path())}
+	plan := c.gatewayPlan(r)
+	if in.Plan {
+		c.logged(ctx, op, start, nil, attrs...)
+		return &APIResult{Method: r.method, Path: r.path(), Redacted: []string{}, Truncated: []string{}, Note: coveredBy(r), Plan: plan}, nil
+	}
+	args, err := ArgumentsDigest(op, in)
+	if err != nil {
+		err = refuse(ErrApprovalRequired, "the arguments could not be digested for the approval (%v)", err)
+		c.auditRefusal(ctx, m, err)
+		return nil, c.logged(ctx, op, start, err, attrs...)
+	}
+	req := ApprovalRequest{
+		Action:    r.method,
+		Target:    r.target,
+		Params:    m.params[:2],
+		Arguments: args,
+		Phrase:    plan.Approval,
+		Given:     in.Approval,
+		Effect:    plan.Effect,
+		Plan:      plan,
+	}
+	if _, err := c.askApprovers(ctx, m, req); err != nil {
+		err = withPlan(err, plan)
+		c.auditRefusal(ctx, m, err)
+		return nil, c.logged(ctx, op, start, err, attrs...)
+	}
+	if err := c.record(ctx, m, AuditApproved, "", ""); err != nil {
+		return nil, c.logged(ctx, op, start, refuse(ErrAudit, "the audit record could not be written (%v)", err), attrs...)
+	}
+	var raw json.RawMessage
+	if err := c.upstreamErr(c.api.Do(ctx, r.method, pve.Path(r.segs...), r.params, &raw)); err != nil {
+		err = mayHaveRun(err)
+		if aerr := c.record(ctx, m, AuditFailed, err.Error(), ""); aerr != nil {
+			c.log.ErrorContext(ctx, "audit record of a failed mutation could not be written", slog.String("error", aerr.Error()))
+		}
+		return nil, c.logged(ctx, op, start, err, attrs...)
+	}
+	res := shapeAnswer(r, raw)
+	var id string
+	if json.Unmarshal(raw, &id) == nil {
+		if _, perr := parseUPID(id); perr == nil {
+			res.UPID = id
+		}
+	}
+	if aerr := c.record(ctx, m, AuditSubmitted, "", res.UPID); aerr != nil {
+		c.log.ErrorContext(ctx, "audit record of a submitted mutation could not be written", slog.String("error", aerr.Error()))
+	}
+	res.Approver, res.Note = m.approvedBy, coveredBy(r)
+	c.logged(ctx, op, start, nil, append(attrs, slog.String("upid", res.UPID))...)
+	return res, nil
+}
+
+// gatewayAdmit validates and checks policy for a gateway request: input,
+// path rules, parameters, read-only mode, the class, the deny list and the
+// node allowlist. Nothing is sent. It returns the request once the input
+// is valid, also with a policy refusal (for the audit record).
+func (c *Client) gatewayAdmit(_ context.Context, in any, method, path string, params map[string]string, class Class) (*gatewayReq, error) {
+	if err := c.check(in); err != nil {
+		return nil, err
+	}
+	segs, err := parseGatewayPath(path)
+	if err != nil {
+		return nil, err
+	}
+	vals, err := checkGatewayParams(params)
+	if err != nil {
+		return nil, err
+	}
+	r := &gatewayReq{method: method, segs: segs, params: vals, target: pathGuest(segs)}
+	if class != ClassGateway && c.policy.readOnly {
+		return r, refuse(ErrNotAllowed, "the server is in read-only mode")
+	}
+	if !c.policy.classes[class] {
+		return r, refuse(ErrNotAllowed, "the %q class is not enabled by the operator", class)
+	}
+	if rule := deniedBy(method, segs); rule != nil {
+		return r, deniedRefusal(method, r.path(), rule)
+	}
+	if len(segs) >= 2 && strings.EqualFold(segs[0], "nodes") {
+		if err := c.policy.checkNode(segs[1]); err != nil {
+			return r, err
+		}
+	}
+	if class == ClassGatewayWrite {
+		if err := c.policy.checkGatewayParams(vals); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+var gatewayParamName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
+
+// checkGatewayParams validates parameter names and values and returns them
+// as url.Values. Values are text: control characters other than newline and
+// tab, and invalid UTF-8, are refused.
+func checkGatewayParams(params map[string]string) (url.Values, error) {
+	bad := func(why string) (url.Values, error) {
+		return nil, &ValidationError{Fields: []FieldError{{Field: "params", Problem: why}}}
+	}
+	if len(params) > MaxGatewayParams {
+		return bad("has more than " + strconv.Itoa(MaxGatewayParams) + " parameters")
+	}
+	vals := url.Values{}
+	for _, k := range sortedKeys(params) {
+		v := params[k]
+		if !gatewayParamName.MatchString(k) {
+			return bad(fmt.Sprintf("parameter name %q is not a Proxmox parameter name (a letter, then letters, digits, _ or -; at most 64)", truncate(sanitize.Line(k), 64)))
+		}
+		if len(v) > MaxGatewayParamLen {
+			return bad(fmt.Sprintf("the value of %s is longer than %d bytes", k, MaxGatewayParamLen))
+		}
+		if !utf8.ValidString(v) {
+			return bad(fmt.Sprintf("the value of %s is not valid UTF-8", k))
+		}
+		for _, ch := range v {
+			if ch < 0x20 && ch != '\n' && ch != '\t' || ch == 0x7f {
+				return bad(fmt.Sprintf("the value of %s contains a control character", k))
+			}
+		}
+		vals.Set(k, v)
+	}
+	return vals, nil
+}
+
+// forbiddenWriteParam matches parameter names a gateway write may never
+// send: what the config class forbids (raw QEMU args, hook scripts,
+// cloud-init custom files, host PCI/USB/serial/parallel devices, raw lxc
+// lines, container device and mount-point passthrough) and any password:
+// a secret has no business passing through a model.
+var forbiddenWriteParam = regexp.MustCompile(`(?i)^(args|hookscript|cicustom|lxc|hostpci\d*|usb\d*|serial\d*|parallel\d*|dev\d+|mp\d+|.*passw(or)?d.*|.*secret.*)$`)
+
+// checkGatewayParams is the policy step for a write's parameters:
+// forbidden names, and nodes named in parameters (target, node) must be
+// on the allowlist.
+func (p *policy) checkGatewayParams(vals url.Values) error {
+	for _, k := range sortedKeys(vals) {
+		if forbiddenWriteParam.MatchString(k) {
+			return refuse(ErrNotAllowed, "parameter %s is never sent through the gateway (host passthrough, raw arguments, scripts or a password)", k)
+		}
+		switch strings.ToLower(k) {
+		case "node", "target", "target-node":
+			if v := vals.Get(k); nodeRe.MatchString(v) {
+				if err := p.checkNode(v); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// sidRe matches an HA resource id naming a guest.
+var sidRe = regexp.MustCompile(`^(?:vm|ct):([0-9]+)$`)
+
+// checkGatewayProtected refuses a write that names a protected guest: in
+// the path, as vmid/newid, or as an HA resource id (vm:100), by VMID, name,
+// tag or pool; and a write that names a protected pool.
+func (c *Client) checkGatewayProtected(ctx context.Context, r *gatewayReq) error {
+	var ids []int
+	if r.target.VMID != 0 {
+		ids = append(ids, r.target.VMID)
+	}
+	for _, s := range r.segs {
+		if m := sidRe.FindStringSubmatch(s); m != nil {
+			ids = appendID(ids, m[1])
+		}
+	}
+	for _, k := range []string{"vmid", "newid", "sid"} {
+		v := r.params.Get(k)
+		if m := sidRe.FindStringSubmatch(v); m != nil {
+			v = m[1]
+		}
+		ids = appendID(ids, v)
+	}
+	for _, id := range ids {
+		t := Target{VMID: id}
+		if c.policy.protected[id] {
+			return refuse(ErrNotAllowed, "guest %d is protected by the operator", id)
+		}
+		why, err := c.protection(ctx, t)
+		if err != nil {
+			return &PreconditionReadError{Err: err}
+		}
+		if why != "" {
+			return refuse(ErrNotAllowed, "guest %d is protected by the operator: %s", id, why)
+		}
+	}
+	var pools []string
+	if len(r.segs) >= 2 && strings.EqualFold(r.segs[0], "pools") {
+		pools = append(pools, r.segs[1])
+	}
+	pools = append(pools, r.params.Get("poolid"), r.params.Get("pool"))
+	for _, pool := range pools {
+		for _, pp := range c.policy.src.ProtectedPools {
+			if pool != "" && strings.EqualFold(pool, pp) {
+				return refuse(ErrNotAllowed, "pool %s is protected by the operator", pool)
+			}
+		}
+	}
+	return nil
+}
+
+func appendID(ids []int, s string) []int {
+	if id, err := strconv.Atoi(s); err == nil && ValidVMID(id) && !slices.Contains(ids, id) {
+		return append(ids, id)
+	}
+	return ids
+}
+
+// pathGuest returns the guest a path names (/nodes/{node}/{qemu|lxc}/{vmid}
+// and below), or the zero Target.
+func pathGuest(segs []string) Target {
+	if len(segs) < 4 || !strings.EqualFold(segs[0], "nodes") || !anyFold(guestTypes, segs[2]) {
+		return Target{}
+	}
+	id, err := strconv.Atoi(segs[3])
+	if err != nil || !ValidVMID(id) || strconv.Itoa(id) != segs[3] {
+		return Target{}
+	}
+	return Target{Node: segs[1], Type: GuestType(strings.ToLower(segs[2])), VMID: id}
+}
+
+// mutation is the audit and approval view of a gateway write. Its params
+// are "path", "params" (the digest), then each parameter, capped.
+func (r *gatewayReq) mutation(given string) *mutation {
+	ps := []ApprovalParam{{Name: "path", Value: r.path()}, {Name: "params", Value: paramsDigest(r.params)}}
+	for _, k := range sortedKeys(r.params) {
+		v, _ := sanitize.Cap(sanitize.Line(r.params.Get(k)), 128)
+		ps = append(ps, ApprovalParam{Name: k, Value: v})
+	}
+	return &mutation{op: OpAPIRequest, class: ClassGatewayWrite, action: r.method, target: r.target,
+		params: ps, given: given, method: r.method, apiPath: r.path()}
+}
+
+// paramsDigest is the first 16 hex digits of the SHA-256 of the parameters
+// in their canonical form (url.Values.Encode: sorted by name), or "none".
+func paramsDigest(v url.Values) string {
+	if len(v) == 0 {
+		return "none"
+	}
+	sum := sha256.Sum256([]byte(v.Encode()))
+	return hex.EncodeToString(sum[:8])
+}
+
+// gatewayPhrase is the approval phrase of a gateway write:
+//
+//	APPROVE POST /cluster/ha/groups params=3f1c2a9b0d4e5f61
+func gatewayPhrase(r *gatewayReq) string {
+	return "APPROVE " + r.method + " " + r.path() + " params=" + paramsDigest(r.params)
+}
+
+// GatewayPhrase returns the approval phrase [Client.APIRequest] requires
+// for in, or an error when in is not a valid request (nothing is checked
+// against policy).
+func GatewayPhrase(in APIRequestInput) (string, error) {
+	if err := Validate(in); err != nil {
+		return "", err
+	}
+	segs, err := parseGatewayPath(in.Path)
+	if err != nil {
+		return "", err
+	}
+	vals, err := checkGatewayParams(in.Params)
+	if err != nil {
+		return "", err
+	}
+	return gatewayPhrase(&gatewayReq{method: in.Method, segs: segs, params: vals}), nil
+}
+
+// gatewayPlan is the plan of a gateway write: what it sends and the
+// approval it needs.
+func (c *Client) gatewayPlan(r *gatewayReq) *Plan {
+	p := &Plan{
+		Class:          ClassGatewayWrite,
+		Method:         r.method,
+		Path:           r.path(),
+		Effect:         gatewayEffect(r),
+		Approval:       gatewayPhrase(r),
+		ApprovalLevels: c.policy.approvalsFor(ClassGatewayWrite),
+	}
+	for k := range r.params {
+		if p.Params == nil {
+			p.Params = map[string]string{}
+		}
+		p.Params[k] = r.params.Get(k)
+	}
+	return p
+}
+
+// gatewayEffect says what approving sends, from validated input only.
+func gatewayEffect(r *gatewayReq) string {
+	s := "send " + r.method + " " + r.path()
+	if len(r.params) == 0 {
+		return s + " with no parameters"
+	}
+	var ps []string
+	for _, k := range sortedKeys(r.params) {
+		v, _ := sanitize.Cap(sanitize.Line(r.params.Get(k)), 64)
+		ps = append(ps, k+"="+v)
+	}
+	out, _ := sanitize.Cap(s+" with "+strings.Join(ps, ", "), 480)
+	return out
+}
+
+// coveredBy names the dedicated operation that covers a write, with its
+// preconditions, or "".
+func coveredBy(r *gatewayReq) string {
+	if r.method == http.MethodGet || r.target.VMID == 0 || len(r.segs) < 5 {
+		return ""
+	}
+	rest := strings.Join(r.segs[4:], "/")
+	switch {
+	case strings.HasPrefix(rest, "status/"):
+		return "guest power actions have dedicated tools (guest_power, guest_suspend, guest_resume) that check the guest's state first"
+	case rest == "snapshot" || strings.HasPrefix(rest, "snapshot/"):
+		return "snapshots have dedicated tools (snapshot_guest, snapshot_rollback, snapshot_delete) that check the guest's state first"
+	}
+	return ""
+}

@@ -1,0 +1,155 @@
+package proxmoxsafe
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
+)
+
+// Bounds of a gateway answer ([APIResult]).
+const (
+	// MaxGatewayItems caps each array; the rest is left out and the
+	// array's path listed in Truncated.
+	MaxGatewayItems = 500
+	// MaxGatewayKeys caps each object's keys (in sorted order).
+	MaxGatewayKeys = 500
+	// MaxGatewayStringLen caps each string in bytes.
+	MaxGatewayStringLen = 4096
+	// MaxGatewayDepth caps nesting; deeper values become "[too deep]".
+	MaxGatewayDepth = 32
+	// MaxGatewayResultBytes caps the shaped answer as JSON; a larger one
+	// is left out whole (Omitted), with advice to narrow the request.
+	MaxGatewayResultBytes = 512 << 10
+)
+
+// gatewaySecretKeys are the keys whose values the gateway always redacts,
+// wherever they appear (docs/SECURITY.md, "What the gateway redacts"):
+// what guest configs redact (redactConfig: cipassword, sshkeys, args,
+// hookscript, cicustom, raw lxc lines, env, entrypoint, a non-plain
+// smbios1, and every key containing password, passwd, secret or token),
+// plus the login and console answers' ticket and CSRF token, storage and
+// realm key material, and private keys.
+var gatewaySecretKeys = map[string]bool{
+	"ticket":              true,
+	"csrfpreventiontoken": true,
+	"keyring":             true,
+	"encryption-key":      true,
+	"master-pubkey":       true,
+	"key":                 true,
+	"client-key":          true,
+	"private-key":         true,
+	"privkey":             true,
+	"cert-key":            true,
+}
+
+// ticketValue matches the value of a Proxmox ticket, whatever key it is
+// under: "PVE:<user>:<hex time>::<signature>" and the console tickets
+// without data, "PVEVNC:<hex time>::<signature>" (pve-common Ticket.pm
+// assemble_rsa_ticket).
+var ticketValue = regexp.MustCompile(`^PVE[A-Z]*:(?:[^:\s]*:)?[0-9A-Fa-f]{8}::`)
+
+// gatewaySecret reports whether the value under key must be redacted.
+// accessPath is true under /access, where token creation answers with the
+// secret as "value".
+func gatewaySecret(key string, v any, accessPath bool) bool {
+	k := strings.ToLower(key)
+	switch {
+	case gatewaySecretKeys[k], strings.HasSuffix(k, "-key") && k != "public-key",
+		accessPath && k == "value":
+		return true
+	case k == "smbios1":
+		s, ok := v.(string)
+		return !ok || !plainSMBIOS.MatchString(s)
+	}
+	return redactConfig(key, nil)
+}
+
+// shaper walks a decoded answer, building the shaped copy and the lists of
+// what it changed.
+type shaper struct {
+	access    bool
+	redacted  []string
+	truncated []string
+}
+
+// shapeAnswer turns Proxmox's "data" into an APIResult: sanitized, capped
+// and redacted.
+func shapeAnswer(r *gatewayReq, raw json.RawMessage) *APIResult {
+	res := &APIResult{Method: r.method, Path: r.path(), Redacted: []string{}, Truncated: []string{}}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		// The client already decoded it once; this cannot happen.
+		res.Omitted = true
+		res.Note = "the answer could not be decoded"
+		return res
+	}
+	sh := &shaper{access: len(r.segs) > 0 && strings.EqualFold(r.segs[0], "access")}
+	v = sh.shape(v, "data", 0)
+	res.Redacted = append(res.Redacted, sh.redacted...)
+	res.Truncated = append(res.Truncated, sh.truncated...)
+	if b, err := json.Marshal(v); err != nil || len(b) > MaxGatewayResultBytes {
+		res.Omitted = true
+		res.Note = "the answer was over " + strconv.Itoa(MaxGatewayResultBytes>>10) + " KiB after shaping and was left out; narrow the request with params (a filter, a limit) or a more specific path"
+		return res
+	}
+	res.Data = v
+	return res
+}
+
+func (sh *shaper) shape(v any, at string, depth int) any {
+	if depth >= MaxGatewayDepth {
+		sh.truncated = append(sh.truncated, at)
+		return "[too deep]"
+	}
+	switch x := v.(type) {
+	case string:
+		if ticketValue.MatchString(x) {
+			sh.redacted = append(sh.redacted, at)
+			return RedactedValue
+		}
+		s, cut := sanitize.Cap(sanitize.String(x), MaxGatewayStringLen)
+		if cut {
+			sh.truncated = append(sh.truncated, at)
+		}
+		return s
+	case []any:
+		n := len(x)
+		if n > MaxGatewayItems {
+			sh.truncated = append(sh.truncated, at+" ("+strconv.Itoa(MaxGatewayItems)+" of "+strconv.Itoa(n)+" items)")
+			n = MaxGatewayItems
+		}
+		out := make([]any, n)
+		for i := range n {
+			out[i] = sh.shape(x[i], at+"["+strconv.Itoa(i)+"]", depth+1)
+		}
+		return out
+	case map[string]any:
+		keys := sortedKeys(x)
+		if len(keys) > MaxGatewayKeys {
+			sh.truncated = append(sh.truncated, at+" ("+strconv.Itoa(MaxGatewayKeys)+" of "+strconv.Itoa(len(keys))+" keys)")
+			keys = keys[:MaxGatewayKeys]
+		}
+		out := make(map[string]any, len(keys))
+		for _, k := range keys {
+			name, _ := sanitize.Cap(sanitize.Line(k), 128)
+			if _, dup := out[name]; dup || name == "" {
+				continue // two keys that sanitize alike: keep the first
+			}
+			child := at + "." + name
+			if gatewaySecret(k, x[k], sh.access) {
+				sh.redacted = append(sh.redacted, child)
+				out[name] = RedactedValue
+				continue
+			}
+			out[name] = sh.shape(x[k], child, depth+1)
+		}
+		return out
+	}
+	return v // json.Number, bool, nil
+}
