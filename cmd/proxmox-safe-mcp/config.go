@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/approvalweb"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcphttp"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
@@ -74,6 +75,7 @@ type config struct {
 	auditDefault      bool                                              // AuditLog is the default path, not a setting
 	Approvals         map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel // approvals.go
 	GrantDir          string                                            // "": beside the audit log (approve.go)
+	ApprovalPage      approvalPageConfig                                // HTTP mode's approval page (approvalpage.go)
 	MaxWait           time.Duration                                     // 0: the library's default cap
 	LogLevel          slog.Level
 	logLevelSet       bool
@@ -243,6 +245,15 @@ var settings = append([]*setting{
 	{flag: "grant-dir", env: "PROXMOX_SAFE_GRANT_DIR", def: "grants beside the audit log",
 		help: "directory of out-of-band grants (approval level grant); the approve, deny and grants commands find it the same way",
 		set:  stringSetter(func(c *config) *string { return &c.GrantDir })},
+	{flag: "operator-token-file", env: "PROXMOX_SAFE_OPERATOR_TOKEN_FILE", def: "off",
+		help: "HTTP mode: serve the operator's approval page for grants at /approve/ on the MCP listener, behind this file's secret (at least 16 characters, e.g. openssl rand -hex 32; never the MCP token)",
+		set:  stringSetter(func(c *config) *string { return &c.ApprovalPage.TokenFile })},
+	{flag: "operator-name", env: "PROXMOX_SAFE_OPERATOR_NAME", def: approvalweb.DefaultOperator,
+		help: "the name recorded (as " + approvalweb.OperatorPrefix + "NAME) in grants and audit records for decisions made on the approval page",
+		set:  stringSetter(func(c *config) *string { return &c.ApprovalPage.Operator })},
+	{flag: "approval-url", env: "PROXMOX_SAFE_APPROVAL_URL", def: "http://ADDR/approve/ on loopback",
+		help: "the approval page's URL as the operator opens it (ending in /approve/); named in grant refusals and URL elicitations; https makes the login cookie Secure",
+		set:  setApprovalURL},
 	{flag: "audit-log", env: "PROXMOX_SAFE_AUDIT_LOG", def: "$XDG_STATE_HOME/proxmox-safe-mcp/audit.jsonl when mutations are enabled",
 		help:    "append-only, keyed and sealed JSON-lines audit log; missing parent directories are created (0700), the file 0600",
 		set:     stringSetter(func(c *config) *string { return &c.AuditLog }),
@@ -453,7 +464,10 @@ func parseConfig(args []string, lookup func(string) (string, bool)) (*config, er
 	if err := checkConfig(c); err != nil {
 		return c, err
 	}
-	return c, checkHTTPConfig(c) // after checkConfig, which reads the Proxmox secret file
+	if err := checkHTTPConfig(c); err != nil { // after checkConfig, which reads the Proxmox secret file
+		return c, err
+	}
+	return c, checkApprovalPage(c) // approvalpage.go; after checkHTTPConfig, which reads the MCP token
 }
 
 // flagError rewrites the flag package's messages into our one-line form.

@@ -356,13 +356,6 @@ func serveHTTP(ctx context.Context, a *app, cfg *config, warn *slog.Logger, stde
 			}
 		}
 	}
-	srv := mcpserver.New(a.client, a.opts)
-	handler, err := mcphttp.New(srv, opts)
-	if err != nil {
-		fmt.Fprintln(stderr, "proxmox-safe-mcp: "+httpOptionError(err))
-		return exitUsage
-	}
-
 	ln, err := net.Listen("tcp", h.listen)
 	if err != nil {
 		fmt.Fprintf(stderr, "proxmox-safe-mcp: MCP_HTTP_ADDR (--http): %v\n", err)
@@ -374,6 +367,25 @@ func serveHTTP(ctx context.Context, a *app, cfg *config, warn *slog.Logger, stde
 		fmt.Fprintf(stderr, "proxmox-safe-mcp: MCP_HTTP_ADDR (--http): %s did not bind a loopback address\n", h.Addr)
 		return exitUsage
 	}
+	// The approval page's default URL names the bound port (approvalpage.go).
+	page, pageURL, err := approvalPage(cfg, addr.String(), a.log)
+	if err != nil {
+		ln.Close()
+		fmt.Fprintln(stderr, "proxmox-safe-mcp: "+err.Error())
+		return exitUsage
+	}
+	if page != nil {
+		opts.Pages, opts.PagesPath = page, page.Path()
+		a.opts.ApprovalPageURL = pageURL
+	}
+	srv := mcpserver.New(a.client, a.opts)
+	handler, err := mcphttp.New(srv, opts)
+	if err != nil {
+		ln.Close()
+		fmt.Fprintln(stderr, "proxmox-safe-mcp: "+httpOptionError(err))
+		return exitUsage
+	}
+
 	switch {
 	case h.AllowUnauth && h.Token.empty():
 		warn.Warn("--allow-unauthenticated-remote is set: HTTP requests are NOT authenticated here; a proxy in front must authenticate every request", slog.String("addr", addr.String()))
@@ -404,6 +416,9 @@ func serveHTTP(ctx context.Context, a *app, cfg *config, warn *slog.Logger, stde
 	endpoint := "http://" + addr.String() + h.Path
 	a.log.Info("serving MCP over HTTP", slog.String("transport", h.Transport), slog.String("url", endpoint),
 		slog.Bool("auth", !h.Token.empty()), slog.Bool("stateless", h.Stateless), slog.String("version", versionString()))
+	if page != nil {
+		a.log.Info("serving the operator's approval page", slog.String("url", pageURL))
+	}
 	if cfg.Demo {
 		// The demo banner is for stdio; say where to connect instead.
 		fmt.Fprintf(stderr, "proxmox-safe-mcp: demo mode: MCP %s at %s (health: http://%s%s)\n", h.Transport, endpoint, addr, mcphttp.HealthPath)
