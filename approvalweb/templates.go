@@ -63,7 +63,7 @@ type pageData struct {
 }
 
 var templates = template.Must(template.New("page").Funcs(template.FuncMap{
-	"when": func(t time.Time) string { return t.Local().Format(time.DateTime) },
+	"when": func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05 MST") },
 	"vmid": func(v int) string { return strconv.Itoa(v) },
 }).Parse(`{{define "head"}}<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
