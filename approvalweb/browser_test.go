@@ -216,7 +216,7 @@ func TestBrowserApproval(t *testing.T) {
 	checkHeaders("grant page", d)
 	page := tab.text()
 	for _, want := range []string{"Grant " + code, "pending", "shutdown", "pve1/qemu/100", "Current state", "running",
-		"approving will", "Risk", proxmoxsafe.ActionRisk("shutdown"), "Type the VMID 100 to approve", "Approve once", "Deny"} {
+		"approving will", "POST /nodes/pve1/qemu/100/status/shutdown", "Risk", proxmoxsafe.ActionRisk("shutdown"), "Type the VMID 100 to approve", "Approve once", "Deny"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the grant's page does not show %q:\n%s", want, page)
 		}

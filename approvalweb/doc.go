@@ -20,8 +20,8 @@
 //     for everyone ([MaxFailedLogins] a minute) and the secret is compared
 //     in constant time;
 //   - the list of pending grants with their plan (action, target,
-//     parameters, current state, effect, risk, expiry), and one page per
-//     grant with approve and deny forms. Approving needs the guest's VMID
+//     parameters, current state, effect, the Proxmox request, risk,
+//     expiry), and one page per grant with approve and deny forms. Approving needs the guest's VMID
 //     typed in, as the elicitation form does: a person must read the
 //     target to approve it;
 //   - every state-changing form (approve, deny, log out) carries a

@@ -108,6 +108,7 @@ var templates = template.Must(template.New("page").Funcs(template.FuncMap{
 {{if .ParamStr}}<dt>Parameters</dt><dd><code>{{.ParamStr}}</code></dd>{{end}}
 <dt>Current state</dt><dd>{{.State}}</dd>
 <dt>Effect</dt><dd>approving will {{.Effect}}</dd>
+{{with .Plan}}<dt>Request</dt><dd><code>{{.Method}} {{.Path}}</code></dd>{{end}}
 <dt>Risk</dt><dd>{{.Risk}}</dd>
 <dt>Asked</dt><dd>{{when .Created}}</dd>
 <dt>Expires</dt><dd>{{when .Expires}}</dd>
