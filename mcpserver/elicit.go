@@ -36,13 +36,29 @@ const firstMRTRVersion = "2026-07-28"
 
 // ElicitOptions configures [NewElicitApprover]. The zero value is fine.
 type ElicitOptions struct {
-	// Key is the AES-256 key ([seal.KeySize] bytes) that seals the request
-	// state the client echoes back. Nil means a random key made at start:
-	// an elicitation then cannot be answered across a restart.
+	// Key is the AES-256 key (32 bytes) that seals the request state the
+	// client echoes back. Nil means a random key made at start: an
+	// elicitation then cannot be answered across a restart. A Key that
+	// outlives the process needs Used.
 	Key []byte
+	// Used records the single-use nonces of answered elicitations until
+	// they expire. Nil keeps them in memory, which is right only for a
+	// random Key (a restart forgets the key, and with it every state it
+	// sealed): with a persistent Key, an elicitation answered before a
+	// restart could be answered again after it, so NewElicitApprover
+	// refuses a Key without Used. A *proxmoxsafe.GrantStore serves.
+	Used NonceRecorder
 	// TTL is how long a person has to answer. Zero means [MaxElicitTTL];
 	// longer is refused.
 	TTL time.Duration
+}
+
+// NonceRecorder keeps single-use nonces used until they expire
+// ([proxmoxsafe.GrantStore.UseNonce] is one, kept on disk).
+type NonceRecorder interface {
+	// UseNonce records nonce as used until expires and reports whether it
+	// was unused; false means it was used before.
+	UseNonce(nonce string, expires time.Time) (bool, error)
 }
 
 // ElicitApprover is the "elicit" approval level ([proxmoxsafe.LevelElicit]):
@@ -68,8 +84,7 @@ type ElicitApprover struct {
 	ttl    time.Duration
 	now    func() time.Time
 
-	mu   sync.Mutex
-	used map[string]time.Time // nonce → expiry; pruned as they expire
+	used NonceRecorder
 }
 
 // NewElicitApprover returns an approver for the "elicit" level; opts may
@@ -85,11 +100,18 @@ func NewElicitApprover(opts *ElicitOptions) (*ElicitApprover, error) {
 	case o.TTL < 0 || o.TTL > MaxElicitTTL:
 		return nil, fmt.Errorf("elicitation TTL %s is out of range (up to %s)", o.TTL, MaxElicitTTL)
 	}
+	if o.Key != nil && o.Used == nil {
+		return nil, errors.New("ElicitOptions.Key needs ElicitOptions.Used: with a key that outlives the process, used nonces must outlive it too, or an answered elicitation could be answered again after a restart")
+	}
 	s, err := seal.New(o.Key)
 	if err != nil {
 		return nil, err
 	}
-	return &ElicitApprover{sealer: s, ttl: o.TTL, now: time.Now, used: map[string]time.Time{}}, nil
+	e := &ElicitApprover{sealer: s, ttl: o.TTL, now: time.Now, used: o.Used}
+	if e.used == nil {
+		e.used = &memoryNonces{used: map[string]time.Time{}, now: func() time.Time { return e.now() }}
+	}
+	return e, nil
 }
 
 // Name implements [proxmoxsafe.Approver]: "elicit".
@@ -154,7 +176,11 @@ func (e *ElicitApprover) Approve(ctx context.Context, ar proxmoxsafe.ApprovalReq
 		return refuseElicit("the request state does not unseal (tampered, from another server or from before a restart)")
 	}
 	now := e.now()
-	if !e.consume(st.Nonce, time.Unix(st.Expires, 0), now) {
+	fresh, err := e.used.UseNonce(st.Nonce, time.Unix(st.Expires, 0))
+	if err != nil {
+		return refuseElicit("the answer could not be recorded as used (" + err.Error() + ")")
+	}
+	if !fresh {
 		return refuseElicit("this elicitation was already answered (a request state is good for one answer)")
 	}
 	if now.After(time.Unix(st.Expires, 0)) {
@@ -258,20 +284,28 @@ func refuseElicit(reason string) error {
 	return &proxmoxsafe.RefusalError{Kind: proxmoxsafe.ErrApprovalRequired, Reason: "elicitation: " + reason}
 }
 
-// consume marks a nonce used, reporting false when it already was.
-func (e *ElicitApprover) consume(nonce string, expires, now time.Time) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for n, exp := range e.used {
+// memoryNonces is the NonceRecorder of an approver with a random key.
+type memoryNonces struct {
+	mu   sync.Mutex
+	used map[string]time.Time // nonce → expiry; pruned as they expire
+	now  func() time.Time
+}
+
+// UseNonce implements [NonceRecorder].
+func (m *memoryNonces) UseNonce(nonce string, expires time.Time) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	for n, exp := range m.used {
 		if now.After(exp.Add(time.Minute)) {
-			delete(e.used, n)
+			delete(m.used, n)
 		}
 	}
-	if _, ok := e.used[nonce]; ok || nonce == "" {
-		return false
+	if _, ok := m.used[nonce]; ok || nonce == "" {
+		return false, nil
 	}
-	e.used[nonce] = expires
-	return true
+	m.used[nonce] = expires
+	return true, nil
 }
 
 // canElicitForm reports whether the client accepts form elicitations. An

@@ -16,7 +16,11 @@ import (
 // (under its key, for this call), none approves twice, and none panics. The seeds run in plain
 // `go test`; `go test -run XXX -fuzz FuzzElicitState ./mcpserver` explores.
 func FuzzElicitState(f *testing.F) {
-	ap, err := NewElicitApprover(&ElicitOptions{Key: bytes.Repeat([]byte{3}, seal.KeySize)})
+	store, err := proxmoxsafe.OpenGrantStore(f.TempDir(), nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	ap, err := NewElicitApprover(&ElicitOptions{Key: bytes.Repeat([]byte{3}, seal.KeySize), Used: store})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -25,14 +25,21 @@ type elicitFixture struct {
 
 func newElicitFixture(t *testing.T, levels ...proxmoxsafe.ApprovalLevel) *elicitFixture {
 	t.Helper()
-	if len(levels) == 0 {
-		levels = []proxmoxsafe.ApprovalLevel{proxmoxsafe.LevelElicit}
-	}
 	fake := proxmoxtest.NewServer(nil)
 	t.Cleanup(fake.Close)
 	ap, err := NewElicitApprover(nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return elicitFixtureWith(t, fake, ap, levels...)
+}
+
+// elicitFixtureWith is newElicitFixture for a given fake and approver (a
+// "restarted" server shares both with the one before).
+func elicitFixtureWith(t *testing.T, fake *proxmoxtest.Server, ap *ElicitApprover, levels ...proxmoxsafe.ApprovalLevel) *elicitFixture {
+	t.Helper()
+	if len(levels) == 0 {
+		levels = []proxmoxsafe.ApprovalLevel{proxmoxsafe.LevelElicit}
 	}
 	pol := defaultPolicy()
 	pol.Approvals = map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassPower: levels, proxmoxsafe.ClassSnapshot: levels}

@@ -89,7 +89,9 @@ type GrantStore struct {
 }
 
 // OpenGrantStore opens (creating it 0700) the grant directory dir; opts
-// may be nil.
+// may be nil. A directory another local user could write to (not owned by
+// this user, or writable by group or others) is refused: whoever can write
+// it can approve.
 func OpenGrantStore(dir string, opts *GrantOptions) (*GrantStore, error) {
 	var o GrantOptions
 	if opts != nil {
@@ -105,6 +107,16 @@ func OpenGrantStore(dir string, opts *GrantOptions) (*GrantStore, error) {
 		return nil, errors.New("grant directory is empty")
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("grant directory: %w", err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("grant directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("grant directory %s is not a directory", dir)
+	}
+	if err := checkPrivate(dir, fi); err != nil { // private_*.go
 		return nil, fmt.Errorf("grant directory: %w", err)
 	}
 	return &GrantStore{dir: dir, ttl: o.TTL, now: time.Now}, nil
@@ -331,6 +343,12 @@ func (s *GrantStore) write(g Grant) error {
 	if err != nil {
 		return err
 	}
+	return s.writeFile(g.Code+".json", append(raw, '\n'))
+}
+
+// writeFile replaces the file name in the store's directory atomically
+// (0600, synced before the rename).
+func (s *GrantStore) writeFile(name string, raw []byte) error {
 	tmp, err := os.CreateTemp(s.dir, ".grant-*")
 	if err != nil {
 		return err
@@ -340,7 +358,7 @@ func (s *GrantStore) write(g Grant) error {
 		tmp.Close()
 		return err
 	}
-	if _, err := tmp.Write(append(raw, '\n')); err != nil {
+	if _, err := tmp.Write(raw); err != nil {
 		tmp.Close()
 		return err
 	}
@@ -351,7 +369,7 @@ func (s *GrantStore) write(g Grant) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), s.path(g.Code))
+	return os.Rename(tmp.Name(), filepath.Join(s.dir, name))
 }
 
 // locked runs fn holding the store's lock: a mutex in this process and an

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -219,5 +220,92 @@ func TestGrantConcurrentUse(t *testing.T) {
 	wg.Wait()
 	if approved != 1 {
 		t.Fatalf("%d of %d concurrent retries approved, want exactly 1", approved, n)
+	}
+}
+
+// TestGrantDirPrivate: a grant directory another local user could write
+// (group or others) is refused, since whoever writes it approves; every
+// file the store keeps (grants, the lock, used nonces) is 0600.
+func TestGrantDirPrivate(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "grants")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := proxmoxsafe.OpenGrantStore(dir, nil); err == nil || !strings.Contains(err.Error(), "writable by group or others") {
+		t.Fatalf("a world-writable grant directory: %v", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	store, err := proxmoxsafe.OpenGrantStore(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := proxmoxsafe.ApprovalRequest{Action: "shutdown", Target: proxmoxsafe.Target{Node: "pve1", Type: "qemu", VMID: 100}}
+	if err := store.Approve(t.Context(), req); !errors.Is(err, proxmoxsafe.ErrApprovalRequired) {
+		t.Fatal(err)
+	}
+	if ok, err := store.UseNonce("n1", time.Now().Add(time.Minute)); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) != 3 {
+		t.Fatalf("files %v, %v: want a grant, the lock and the nonces", entries, err)
+	}
+	for _, e := range entries {
+		if fi, err := e.Info(); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v (%v), want 0600", e.Name(), fi.Mode(), err)
+		}
+	}
+}
+
+// TestUseNonce: a nonce is used once, also across a restart (a new store
+// on the directory) and from several stores at once; it is forgotten
+// only after it expired.
+func TestUseNonce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	open := func() *proxmoxsafe.GrantStore {
+		s, err := proxmoxsafe.OpenGrantStore(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	exp := time.Now().Add(5 * time.Minute)
+	if ok, err := open().UseNonce("a", exp); !ok || err != nil {
+		t.Fatalf("first use: %v %v", ok, err)
+	}
+	if ok, err := open().UseNonce("a", exp); ok || err != nil {
+		t.Fatalf("second use after a restart: %v %v", ok, err)
+	}
+	var wg sync.WaitGroup
+	var fresh atomic.Int32
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if ok, err := open().UseNonce("b", exp); err != nil {
+				t.Error(err)
+			} else if ok {
+				fresh.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if fresh.Load() != 1 {
+		t.Fatalf("%d concurrent first uses succeeded, want 1", fresh.Load())
+	}
+	late := open()
+	proxmoxsafe.SetGrantClock(late, func() time.Time { return exp.Add(2 * time.Minute) })
+	if ok, err := late.UseNonce("a", exp.Add(time.Hour)); !ok || err != nil {
+		t.Errorf("a nonce long expired is forgotten: %v %v", ok, err)
+	}
+	if _, err := late.UseNonce("", exp); err == nil {
+		t.Error("an empty nonce was accepted")
 	}
 }

@@ -1,0 +1,66 @@
+package mcpserver
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/seal"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
+)
+
+// TestElicitAcrossRestart: with a persistent key and a persistent nonce
+// record (a grant directory), an elicitation asked before a restart is
+// answered after it, once: the answer replayed to a third server is
+// refused, with nothing more sent. A server with another key cannot open
+// the state. A key without a persistent record is refused.
+func TestElicitAcrossRestart(t *testing.T) {
+	t.Parallel()
+	key := bytes.Repeat([]byte{7}, seal.KeySize)
+	dir := t.TempDir()
+	fake := proxmoxtest.NewServer(nil)
+	t.Cleanup(fake.Close)
+	server := func(key []byte) *elicitFixture {
+		t.Helper()
+		opts := &ElicitOptions{Key: key}
+		if key != nil {
+			store, err := proxmoxsafe.OpenGrantStore(dir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts.Used = store
+		}
+		ap, err := NewElicitApprover(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return elicitFixtureWith(t, fake, ap)
+	}
+	retry := func(f *elicitFixture, state string) *mcp.CallToolResult {
+		t.Helper()
+		cs := f.connectWith(t, "", &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: ToolGuestPower, Arguments: shutdown101,
+			InputResponses: mcp.InputResponseMap{elicitInputID: accept("101")}, RequestState: state})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	state := server(key).firstState(t)
+
+	if res := retry(server(nil), state); !res.IsError || !strings.Contains(text(t, res), "does not unseal") {
+		t.Fatalf("another key: %s", mustJSON(t, res))
+	}
+	if res := retry(server(key), state); res.IsError || len(fake.MutatingRequests()) != 1 {
+		t.Fatalf("after a restart: %d mutating: %s", len(fake.MutatingRequests()), mustJSON(t, res))
+	}
+	if res := retry(server(key), state); !res.IsError || !strings.Contains(text(t, res), "already answered") || len(fake.MutatingRequests()) != 1 {
+		t.Fatalf("replayed after another restart: %d mutating: %s", len(fake.MutatingRequests()), mustJSON(t, res))
+	}
+	if _, err := NewElicitApprover(&ElicitOptions{Key: key}); err == nil || !strings.Contains(err.Error(), "Used") {
+		t.Errorf("a key without a nonce record: %v", err)
+	}
+}
