@@ -74,7 +74,7 @@ func setup(cfg *config, logger, warn *slog.Logger, stderr io.Writer) (*app, erro
 	lib.Policy.Classes = classes
 	lib.Policy.ReadOnly = cfg.ReadOnly
 	lib.Policy.Approvals = cfg.Approvals
-	if lib.Approvers, err = approvers(cfg); err != nil { // approvals.go
+	if lib.Approvers, err = approvers(cfg, classes, stderr); err != nil { // approvals.go
 		return nil, err
 	}
 	applyGuards(&lib.Policy, cfg.Guards) // responder.go; after Approvals: it fills the responder class's default

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"os"
+	"slices"
 	"strings"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
@@ -61,20 +65,75 @@ func knownLevel(l proxmoxsafe.ApprovalLevel) bool {
 	return false
 }
 
-// approvers are the approvers the binary offers to the policy: the
-// elicitation approver, with a key made at start (an elicitation is
-// answered within minutes, and one in flight during a restart is asked
-// again), and the grant store when a class uses grants (approve.go).
-func approvers(c *config) ([]proxmoxsafe.Approver, error) {
-	el, err := mcpserver.NewElicitApprover(nil)
+// effectiveLevels are the approval levels class gets: the setting
+// (PROXMOX_SAFE_APPROVALS), else none for the responder class (applyGuards,
+// responder.go), else the library's default for the class.
+func effectiveLevels(c *config, class proxmoxsafe.Class) []proxmoxsafe.ApprovalLevel {
+	if levels, ok := c.Approvals[class]; ok {
+		return levels
+	}
+	if class == proxmoxsafe.ClassResponder {
+		return []proxmoxsafe.ApprovalLevel{proxmoxsafe.LevelNone}
+	}
+	return proxmoxsafe.DefaultApprovals(class)
+}
+
+// usesLevel reports whether level serves a class: one the setting names
+// (the library wants an approver for every level named there, enabled or
+// not), or an enabled class by its default. Read-only enables none.
+func usesLevel(c *config, classes []proxmoxsafe.Class, level proxmoxsafe.ApprovalLevel) bool {
+	for _, levels := range c.Approvals {
+		if slices.Contains(levels, level) {
+			return true
+		}
+	}
+	if c.ReadOnly {
+		return false
+	}
+	for _, cl := range classes {
+		if slices.Contains(effectiveLevels(c, cl), level) {
+			return true
+		}
+	}
+	return false
+}
+
+// approvers are the approvers the binary offers to the policy, for the
+// enabled classes: the elicitation approver, always (keyed by the key file
+// when one is set or a class uses elicit, see elicit_key.go; else by a key
+// made at start), and the grant store when a class can use grants or the
+// elicitation key persists (the store then also keeps the used nonces, so
+// a restart does not make an answered elicitation answerable again). Keys
+// are created only by commands that can mutate; tools and doctor read an
+// existing key and check it, and otherwise use a key made at start.
+func approvers(c *config, classes []proxmoxsafe.Class, stderr io.Writer) ([]proxmoxsafe.Approver, error) {
+	keyPath := elicitKeyPath(c, usesLevel(c, classes, proxmoxsafe.LevelElicit))
+	var gs *proxmoxsafe.GrantStore
+	if usesLevel(c, classes, proxmoxsafe.LevelGrant) || keyPath != "" {
+		var err error
+		if gs, err = grantStore(c); err != nil { // approve.go
+			return nil, cfgErr("PROXMOX_SAFE_GRANT_DIR (--grant-dir): %v", err)
+		}
+	}
+	opts := &mcpserver.ElicitOptions{}
+	if keyPath != "" {
+		key, created, err := loadElicitKey(keyPath, !sendsNoMutation(c.Command))
+		switch {
+		case errors.Is(err, os.ErrNotExist): // tools and doctor: not created yet
+		case err != nil:
+			return nil, cfgErr("%s: %v", elicitKeySetting, err)
+		default:
+			opts.Key, opts.Used = key, gs
+			if created {
+				fmt.Fprintf(stderr, "proxmox-safe-mcp: elicitation key %s created (0600); keep it private\n", keyPath)
+			}
+		}
+	}
+	el, err := mcpserver.NewElicitApprover(opts)
 	if err != nil {
-		return nil, err
+		return nil, cfgErr("%s: %v", elicitKeySetting, err)
 	}
 	out := []proxmoxsafe.Approver{el}
-	gs, err := grantStore(c)
-	if err != nil {
-		return nil, cfgErr("PROXMOX_SAFE_APPROVALS (--approvals): %v", err)
-	}
 	if gs != nil {
 		out = append(out, gs)
 	}

@@ -146,24 +146,22 @@ func operatorName(lookup func(string) (string, bool)) string {
 	return "unknown"
 }
 
-// grantStore opens the server's grant store when a class uses the grant
-// level, else returns nil.
+// grantStore opens the server's grant store: PROXMOX_SAFE_GRANT_DIR, else
+// "grants" beside the audit log (for the demo, a private temporary
+// directory: see setupDemo).
 func grantStore(c *config) (*proxmoxsafe.GrantStore, error) {
-	uses := false
-	for _, levels := range c.Approvals {
-		for _, l := range levels {
-			uses = uses || l == proxmoxsafe.LevelGrant
-		}
-	}
-	if !uses {
-		return nil, nil
-	}
-	dir := c.GrantDir
-	if dir == "" && c.AuditLog != "" {
-		dir = filepath.Join(filepath.Dir(c.AuditLog), "grants")
-	}
+	dir := serverGrantDir(c)
 	if dir == "" {
 		return nil, errors.New("the grant level needs a grant directory: set PROXMOX_SAFE_GRANT_DIR or PROXMOX_SAFE_AUDIT_LOG")
 	}
 	return proxmoxsafe.OpenGrantStore(dir, nil)
+}
+
+// serverGrantDir is the grant directory of the server; "" when there is
+// none to derive.
+func serverGrantDir(c *config) string {
+	if c.GrantDir == "" && c.AuditLog != "" && !c.Demo {
+		return filepath.Join(filepath.Dir(c.AuditLog), "grants")
+	}
+	return c.GrantDir
 }

@@ -76,6 +76,7 @@ type config struct {
 	Approvals         map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel // approvals.go
 	GrantDir          string                                            // "": beside the audit log (approve.go)
 	ApprovalPage      approvalPageConfig                                // HTTP mode's approval page (approvalpage.go)
+	ElicitKeyFile     string                                            // "": elicit.key beside the audit log when used (elicit_key.go)
 	MaxWait           time.Duration                                     // 0: the library's default cap
 	LogLevel          slog.Level
 	logLevelSet       bool
@@ -254,6 +255,9 @@ var settings = append([]*setting{
 	{flag: "approval-url", env: "PROXMOX_SAFE_APPROVAL_URL", def: "http://ADDR/approve/ on loopback",
 		help: "the approval page's URL as the operator opens it (ending in /approve/); named in grant refusals and URL elicitations; https makes the login cookie Secure",
 		set:  setApprovalURL},
+	{flag: "elicit-key-file", env: "PROXMOX_SAFE_ELICIT_KEY_FILE", def: "elicit.key beside the audit log when a class uses elicit; random per start in the demo",
+		help: "file holding the key (64 hex digits, e.g. openssl rand -hex 32) that seals elicitation state, so an elicitation pending across a restart can still be answered; created 0600 when missing; refused unless owned by you and not readable by group or others",
+		set:  stringSetter(func(c *config) *string { return &c.ElicitKeyFile })},
 	{flag: "audit-log", env: "PROXMOX_SAFE_AUDIT_LOG", def: "$XDG_STATE_HOME/proxmox-safe-mcp/audit.jsonl when mutations are enabled",
 		help:    "append-only, keyed and sealed JSON-lines audit log; missing parent directories are created (0700), the file 0600",
 		set:     stringSetter(func(c *config) *string { return &c.AuditLog }),

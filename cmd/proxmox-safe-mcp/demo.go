@@ -76,6 +76,22 @@ func setupDemo(a *app, cfg *config, stderr io.Writer) (proxmoxsafe.Config, error
 	if cfg.ReadOnly {
 		classes = nil
 	}
+	if cfg.GrantDir == "" && cfg.ElicitKeyFile != "" {
+		// The used nonces must last as long as the key, or an answered
+		// elicitation could be answered again after a restart.
+		return proxmoxsafe.Config{}, cfgErr("%s: in the demo it needs PROXMOX_SAFE_GRANT_DIR (--grant-dir), where the used elicitation nonces are kept across restarts", elicitKeySetting)
+	}
+	if cfg.GrantDir == "" && usesLevel(cfg, classes, proxmoxsafe.LevelGrant) {
+		// A private directory for this run: the demo's grants must never
+		// sit where a real server's are (a grant is bound to a target, and
+		// pve1/qemu/100 may exist for real). The banner names it.
+		dir, err := os.MkdirTemp("", "proxmox-safe-mcp-demo-grants-*")
+		if err != nil {
+			return proxmoxsafe.Config{}, cfgErr("--demo: creating a temporary grant directory: %v", err)
+		}
+		cfg.GrantDir = dir
+		a.closers = append(a.closers, func() { os.RemoveAll(dir) })
+	}
 	if cfg.Command == cmdServe && cfg.HTTP.Addr == "" { // HTTP prints its own line (http.go)
 		printDemoBanner(stderr, srv.URL, nodes, guests, cfg, classes, example)
 	} else {
@@ -126,8 +142,7 @@ func printDemoBanner(w io.Writer, url string, nodes []string, guests int, cfg *c
   PVE_* environment variable is ignored.
   Profile %s (mutation classes: %s), read-only %t, allowed nodes: %s.
   Audit log: %s
-  Mutations need the exact approval phrase, e.g. %q.
-
+%s
   MCP JSON-RPC is now served on stdin/stdout; press Ctrl-C to stop.
   To use it from Claude Desktop (claude_desktop_config.json):
 %s
@@ -138,7 +153,40 @@ func printDemoBanner(w io.Writer, url string, nodes []string, guests int, cfg *c
     proxmox-safe-mcp --demo call list_guests
 `, versionString(), url, describeNodes(nodes), guests,
 		cfg.Profile, classNames(classes), cfg.ReadOnly, describeNodes(nodes),
-		cfg.AuditLog, example, claude, vscode)
+		cfg.AuditLog, demoApprovals(cfg, classes, example), claude, vscode)
+}
+
+// demoApprovals says how each enabled class is approved (the levels in
+// force, with --approvals), with what each level asks of the user; one
+// line each, indented like the banner.
+func demoApprovals(cfg *config, classes []proxmoxsafe.Class, example string) string {
+	if len(classes) == 0 {
+		return "  No mutation class is enabled: only read tools are offered.\n"
+	}
+	var b strings.Builder
+	b.WriteString("  Approval per class (levels in order; --approvals changes them):\n")
+	used := map[proxmoxsafe.ApprovalLevel]bool{}
+	for _, cl := range classes {
+		levels := effectiveLevels(cfg, cl)
+		names := make([]string, len(levels))
+		for i, l := range levels {
+			names[i], used[l] = string(l), true
+		}
+		fmt.Fprintf(&b, "    %-15s %s\n", cl, strings.Join(names, ", "))
+	}
+	if used[proxmoxsafe.LevelPhrase] {
+		fmt.Fprintf(&b, "  phrase: pass the exact approval phrase, e.g. %q.\n", example)
+	}
+	if used[proxmoxsafe.LevelElicit] {
+		b.WriteString("  elicit: your MCP client shows the plan and asks you to type the VMID.\n")
+	}
+	if used[proxmoxsafe.LevelGrant] {
+		fmt.Fprintf(&b, "  grant: approve the code a refusal gives from another shell:\n    PROXMOX_SAFE_GRANT_DIR=%s proxmox-safe-mcp approve CODE\n", cfg.GrantDir)
+	}
+	if used[proxmoxsafe.LevelNone] {
+		b.WriteString("  none: no approval; the class's own guards and the audit log are the safety.\n")
+	}
+	return b.String()
 }
 
 // demoCommand returns how a client should start this demo: the binary's

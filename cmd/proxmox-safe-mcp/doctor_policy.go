@@ -1,6 +1,11 @@
 package main
 
-import "github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+import (
+	"os"
+	"strings"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+)
 
 // checkPolicy reports what the operator policy means in practice, before
 // anything is sent (issue 8: doctor said "ok" and the next command failed,
@@ -18,6 +23,9 @@ func checkPolicy(r *report, cfg *config, pol proxmoxsafe.Policy) {
 	default:
 		r.ok("policy: mutation classes %s on nodes %s, each action needing its approval", classNames(pol.Classes), describeNodes(pol.AllowedNodes))
 	}
+	if !pol.ReadOnly && len(pol.Classes) > 0 {
+		checkApprovals(r, cfg, pol)
+	}
 	// doctor needs no audit log, but serve does: say so here rather than
 	// let the next command fail after "everything checked is fine". (The
 	// demo's serve makes its own temporary audit log.)
@@ -29,4 +37,45 @@ func checkPolicy(r *report, cfg *config, pol proxmoxsafe.Policy) {
 	if err := checkConfigRest(&serve); err != nil {
 		r.fail("configuration: `serve` (and `call`) would refuse to start: %v", err)
 	}
+}
+
+// checkApprovals reports the approval levels in force for each enabled
+// class (the library's view: the setting, else the class's default) and
+// what each level used needs on this host.
+func checkApprovals(r *report, cfg *config, pol proxmoxsafe.Policy) {
+	var parts []string
+	used := map[proxmoxsafe.ApprovalLevel]bool{}
+	for _, cl := range pol.Classes {
+		levels := pol.ApprovalLevels(cl)
+		names := make([]string, len(levels))
+		for i, l := range levels {
+			names[i], used[l] = string(l), true
+		}
+		parts = append(parts, string(cl)+"="+strings.Join(names, ","))
+	}
+	r.info("approvals: %s", strings.Join(parts, "; "))
+	if used[proxmoxsafe.LevelPhrase] {
+		r.detail("phrase: a floor, not proof that a person agreed (a model can type it); for classes that destroy, prefer elicit,grant (docs/SECURITY.md)")
+	}
+	if used[proxmoxsafe.LevelElicit] {
+		switch path := elicitKeyPath(cfg, true); {
+		case path == "":
+			r.detail("elicit: the key is made at every start: an elicitation pending across a restart is refused (set PROXMOX_SAFE_ELICIT_KEY_FILE to keep one)")
+		case fileExists(path):
+			r.detail("elicit: key file %s (checked at start), used nonces in the grant directory %s", path, serverGrantDir(cfg))
+		default:
+			r.detail("elicit: key file %s does not exist yet; serve creates it (0600)", path)
+		}
+	}
+	if used[proxmoxsafe.LevelGrant] {
+		r.detail("grant: the operator runs proxmox-safe-mcp approve CODE on this host (grant directory %s)", serverGrantDir(cfg))
+	}
+	if used[proxmoxsafe.LevelNone] {
+		r.detail("none: no approval; only the class's guards and the audit log stand between a caller and the action")
+	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

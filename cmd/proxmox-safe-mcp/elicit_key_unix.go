@@ -1,0 +1,18 @@
+//go:build unix
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// ownedByMe refuses a key file owned by another user: they could replace
+// the key, or read it.
+func ownedByMe(path string, fi os.FileInfo) error {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("%s is owned by uid %d, not by the user running the server (uid %d)", path, st.Uid, os.Geteuid())
+	}
+	return nil
+}
