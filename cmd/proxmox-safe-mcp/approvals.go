@@ -139,3 +139,16 @@ func approvers(c *config, classes []proxmoxsafe.Class, stderr io.Writer) ([]prox
 	}
 	return out, nil
 }
+
+// levelsText shows a class's levels for people: "elicit, grant", or for
+// the gateway's reads, which no level is asked for, "none asked (reads)".
+func levelsText(class proxmoxsafe.Class, levels []proxmoxsafe.ApprovalLevel, sep string) string {
+	if class == proxmoxsafe.ClassGateway {
+		return "none asked (reads)"
+	}
+	names := make([]string, len(levels))
+	for i, l := range levels {
+		names[i] = string(l)
+	}
+	return strings.Join(names, sep)
+}

@@ -168,11 +168,12 @@ func demoApprovals(cfg *config, classes []proxmoxsafe.Class, example string) str
 	used := map[proxmoxsafe.ApprovalLevel]bool{}
 	for _, cl := range classes {
 		levels := effectiveLevels(cfg, cl)
-		names := make([]string, len(levels))
-		for i, l := range levels {
-			names[i], used[l] = string(l), true
+		if cl != proxmoxsafe.ClassGateway {
+			for _, l := range levels {
+				used[l] = true
+			}
 		}
-		fmt.Fprintf(&b, "    %-15s %s\n", cl, strings.Join(names, ", "))
+		fmt.Fprintf(&b, "    %-15s %s\n", cl, levelsText(cl, levels, ", "))
 	}
 	if used[proxmoxsafe.LevelPhrase] {
 		fmt.Fprintf(&b, "  phrase: pass the exact approval phrase, e.g. %q.\n", example)

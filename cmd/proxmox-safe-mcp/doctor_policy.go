@@ -47,11 +47,12 @@ func checkApprovals(r *report, cfg *config, pol proxmoxsafe.Policy) {
 	used := map[proxmoxsafe.ApprovalLevel]bool{}
 	for _, cl := range pol.Classes {
 		levels := pol.ApprovalLevels(cl)
-		names := make([]string, len(levels))
-		for i, l := range levels {
-			names[i], used[l] = string(l), true
+		if cl != proxmoxsafe.ClassGateway {
+			for _, l := range levels {
+				used[l] = true
+			}
 		}
-		parts = append(parts, string(cl)+"="+strings.Join(names, ","))
+		parts = append(parts, string(cl)+"="+levelsText(cl, levels, ","))
 	}
 	r.info("approvals: %s", strings.Join(parts, "; "))
 	if used[proxmoxsafe.LevelPhrase] {
