@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/approvalweb"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
 
 // approvalPageConfig is the operator's approval page (package approvalweb),
@@ -87,12 +88,13 @@ func approvalPage(c *config, bound string, log *slog.Logger) (*approvalweb.Handl
 	if p.URL == "" { // loopback only (checkApprovalPage)
 		p.URL = "http://" + bound + approvalweb.DefaultPath
 	}
+	classes, _ := proxmoxsafe.Profile(c.Profile).Classes()
+	if !usesLevel(c, classes, proxmoxsafe.LevelGrant) { // approvals.go: set or default levels
+		return nil, "", cfgErr("%s: the approval page decides grants, but no mutation class uses the grant level: add it to PROXMOX_SAFE_APPROVALS (e.g. power=elicit,grant)", settingOperatorTokenFile)
+	}
 	store, err := grantStore(c) // approve.go
 	if err != nil {
 		return nil, "", cfgErr("%s: %v", settingOperatorTokenFile, err)
-	}
-	if store == nil {
-		return nil, "", cfgErr("%s: the approval page decides grants, but no mutation class uses the grant level: add it to PROXMOX_SAFE_APPROVALS (e.g. power=elicit,grant)", settingOperatorTokenFile)
 	}
 	u, _ := url.Parse(p.URL) // checked by setApprovalURL or built by checkApprovalPage
 	h, err := approvalweb.New(store, &approvalweb.Options{
