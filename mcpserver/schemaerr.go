@@ -1,11 +1,12 @@
 package mcpserver
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
 // go-sdk checks arguments against the input schema before a handler runs,
@@ -17,13 +18,13 @@ import (
 
 var (
 	// schemaPathRe finds the property path of a validation message.
-	schemaPathRe = regexp.MustCompile(`validating (/properties/[^:]+): (\w+): (.*)$`)
-	requiredRe   = regexp.MustCompile(`required: missing properties: \[(.*)\]`)
-	additionalRe = regexp.MustCompile(`unexpected additional properties \[(.*)\]`)
-	quotedRe     = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"`)
-	limitRe      = regexp.MustCompile(`(?:greater|less) than ([0-9.eE+-]+)`)
-	lengthRe     = regexp.MustCompile(`(?:more|fewer) than (\d+)$`)
-	typeRe       = regexp.MustCompile(`want "(\w+)"`)
+	schemaPathRe = lazyre.New(`validating (/properties/[^:]+): (\w+): (.*)$`)
+	requiredRe   = lazyre.New(`required: missing properties: \[(.*)\]`)
+	additionalRe = lazyre.New(`unexpected additional properties \[(.*)\]`)
+	quotedRe     = lazyre.New(`"((?:[^"\\]|\\.)*)"`)
+	limitRe      = lazyre.New(`(?:greater|less) than ([0-9.eE+-]+)`)
+	lengthRe     = lazyre.New(`(?:more|fewer) than (\d+)$`)
+	typeRe       = lazyre.New(`want "(\w+)"`)
 )
 
 // patternProblems says in words what each pattern of the input schemas
@@ -49,7 +50,7 @@ var typeNames = map[string]string{
 // tool for "is not a parameter of".
 func schemaFields(tool, msg string) []proxmoxsafe.FieldError {
 	for _, list := range []struct {
-		re      *regexp.Regexp
+		re      *lazyre.Regexp
 		problem string
 	}{{requiredRe, "is required"}, {additionalRe, "is not a parameter of " + tool}} {
 		m := list.re.FindStringSubmatch(msg)

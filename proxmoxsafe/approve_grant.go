@@ -10,11 +10,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
 // DefaultGrantTTL is how long a grant stays usable after it was asked for.
@@ -259,7 +260,7 @@ func (s *GrantStore) List() ([]Grant, error) {
 
 // grantCodeRE is the code format: 8 characters of Crockford's base32
 // (no I, L, O, U), shown as XXXX-XXXX.
-var grantCodeRE = regexp.MustCompile(`^[0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-Z]{4}$`)
+var grantCodeRE = lazyre.New(`^[0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-Z]{4}$`)
 
 const grantAlphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 

@@ -3,11 +3,12 @@ package proxmoxsafe
 import (
 	"fmt"
 	"log/slog"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
 // DefaultTicketLifetime is how long Proxmox VE accepts a login ticket (two
@@ -24,10 +25,10 @@ const minPasswordLen = 8
 // userIDRe is a Proxmox user id, user@realm (pve-access-control
 // Auth/Plugin.pm $user_regex and $realm_regex; the user part may itself
 // contain "@", the realm follows the last one).
-var userIDRe = regexp.MustCompile(`^[^\s:/]+@[A-Za-z][A-Za-z0-9.\-_]+$`)
+var userIDRe = lazyre.New(`^[^\s:/]+@[A-Za-z][A-Za-z0-9.\-_]+$`)
 
 // realmRe is pve-realm.
-var realmRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9.\-_]+$`)
+var realmRe = lazyre.New(`^[A-Za-z][A-Za-z0-9.\-_]+$`)
 
 // AuthMethod names how a [Client] authenticates to Proxmox.
 type AuthMethod string

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -16,6 +15,8 @@ import (
 	"github.com/hashicorp/go-cleanhttp"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
 // DefaultTimeout bounds each request to Proxmox when [Config.Timeout] is zero.
@@ -115,7 +116,7 @@ type Config struct {
 	LockDir string
 }
 
-var tokenIDRe = regexp.MustCompile(`^([^\s:/]+)@([A-Za-z][A-Za-z0-9.\-_]+)!([A-Za-z][A-Za-z0-9.\-_]+)$`)
+var tokenIDRe = lazyre.New(`^([^\s:/]+)@([A-Za-z][A-Za-z0-9.\-_]+)!([A-Za-z][A-Za-z0-9.\-_]+)$`)
 
 // ConfigError is the error [New] returns for an invalid [Config]. Field
 // names the Config field at fault ("URL", "Fingerprint",

@@ -4,10 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
 // Guards available in every profile (issue: the responder profile): guests
@@ -22,11 +23,11 @@ const DefaultMinUptime = time.Hour
 
 // poolRe is pve-poolid (pve-access-control: letters, digits, '_', '-'),
 // capped at 64 characters.
-var poolRe = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$`)
+var poolRe = lazyre.New(`^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$`)
 
 // guestNameRe accepts what Proxmox accepts as a guest name (a DNS name)
 // and its short form: letters, digits, '-' and '.'.
-var guestNameRe = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]{0,126}[A-Za-z0-9])?$`)
+var guestNameRe = lazyre.New(`^[A-Za-z0-9]([A-Za-z0-9.-]{0,126}[A-Za-z0-9])?$`)
 
 // guards is the compiled form of the protection and uptime fields of
 // [Policy].

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
 // GuestConfigInput names the guest whose configuration [Client.GuestConfig]
@@ -78,11 +79,11 @@ var (
 	// configKeyRe accepts config key names (qemu "net0", "scsi0",
 	// "cpuunits", lxc "mp0", "lxc.apparmor.profile", "dev0"); anything else
 	// is omitted rather than sanitized, so two keys cannot collide.
-	configKeyRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,63}$`)
+	configKeyRe = lazyre.New(`^[A-Za-z][A-Za-z0-9_.-]{0,63}$`)
 	// plainSMBIOS is the smbios1 Proxmox writes by itself: only the uuid.
 	// Any other smbios1 (manufacturer, serial, … possibly base64) can be
 	// used to hand data such as cloud-init seeds with tokens to the guest.
-	plainSMBIOS = regexp.MustCompile(`^uuid=[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$`)
+	plainSMBIOS = lazyre.New(`^uuid=[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$`)
 )
 
 // redactConfig reports whether the value of key must be redacted.

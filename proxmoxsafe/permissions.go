@@ -2,12 +2,13 @@ package proxmoxsafe
 
 import (
 	"context"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
 // dangerousPrivileges are privileges no operation of this package needs
@@ -135,8 +136,8 @@ const (
 )
 
 var (
-	aclPathRe = regexp.MustCompile(`^/[A-Za-z0-9/._@!:-]{0,255}$`)
-	privRe    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9._]{0,63}$`)
+	aclPathRe = lazyre.New(`^/[A-Za-z0-9/._@!:-]{0,255}$`)
+	privRe    = lazyre.New(`^[A-Za-z][A-Za-z0-9._]{0,63}$`)
 )
 
 // Permissions reads the token's own effective privileges (GET

@@ -4,12 +4,13 @@ import (
 	"context"
 	"log/slog"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
 // Bounds of [Client.TaskLog].
@@ -65,8 +66,8 @@ type rawLogLine struct {
 // "--cipassword=x", "token: x"), not every possible one (an abbreviation
 // such as "PASS=x" passes). Plain prose ("invalid password") is left alone.
 var (
-	secretFlagRe = regexp.MustCompile(`(?i)(--?[a-z0-9_-]*(?:password|passwd|secret|token|api[-_]?key|keyring)[a-z0-9_-]*(?:\s+|=))("[^"]*"|'[^']*'|\S+)`)
-	secretPairRe = regexp.MustCompile(`(?i)([a-z0-9_-]*(?:password|passwd|secret|token|api[-_]?key)[a-z0-9_-]*\s*[=:]\s*)("[^"]*"|'[^']*'|\S+)`)
+	secretFlagRe = lazyre.New(`(?i)(--?[a-z0-9_-]*(?:password|passwd|secret|token|api[-_]?key|keyring)[a-z0-9_-]*(?:\s+|=))("[^"]*"|'[^']*'|\S+)`)
+	secretPairRe = lazyre.New(`(?i)([a-z0-9_-]*(?:password|passwd|secret|token|api[-_]?key)[a-z0-9_-]*\s*[=:]\s*)("[^"]*"|'[^']*'|\S+)`)
 )
 
 // taskLine sanitizes and caps one log line and redacts secret-looking

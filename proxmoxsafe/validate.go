@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"regexp"
 	"strings"
 	"sync"
 
@@ -12,6 +11,8 @@ import (
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/upid"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
 // Proxmox's own rules (pve-common src/PVE/JSONSchema.pm). The
@@ -67,11 +68,11 @@ const (
 )
 
 var (
-	nodeRe     = regexp.MustCompile(NodePattern)
-	snapnameRe = regexp.MustCompile(SnapshotNamePattern)
-	tagRe      = regexp.MustCompile(TagPattern)
-	taskTypeRe = regexp.MustCompile(TaskTypePattern)
-	storageRe  = regexp.MustCompile(StoragePattern)
+	nodeRe     = lazyre.New(NodePattern)
+	snapnameRe = lazyre.New(SnapshotNamePattern)
+	tagRe      = lazyre.New(TagPattern)
+	taskTypeRe = lazyre.New(TaskTypePattern)
+	storageRe  = lazyre.New(StoragePattern)
 )
 
 // ValidStorage reports whether s is a valid Proxmox storage id.

@@ -1,8 +1,9 @@
 package main
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
 // Checking PVE_API_TOKEN_ID before the library does, to say precisely what
@@ -14,8 +15,8 @@ import (
 // digit, '.', '-' or '_'.
 
 var (
-	tokenUserRe = regexp.MustCompile(`^[^\s:/]+$`)
-	tokenPartRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9.\-_]+$`)
+	tokenUserRe = lazyre.New(`^[^\s:/]+$`)
+	tokenPartRe = lazyre.New(`^[A-Za-z][A-Za-z0-9.\-_]+$`)
 )
 
 const tokenIDSetting = "PVE_API_TOKEN_ID (--token-id)"

@@ -6,9 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"regexp"
 	"slices"
 	"sync"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
 // Redacted replaces every credential found in upstream text.
@@ -26,7 +27,7 @@ const minLiteral = 8
 // (token ids and UUIDs, tickets with their base64 signature, URL-encoded
 // cookies, "\/" in JSON), so a match never runs past a quote or a brace and
 // a redacted JSON body stays valid JSON.
-var credentialRe = regexp.MustCompile(`(?i)(PVEAPIToken\s*[=:]\s*|PVEAuthCookie\s*[=:]\s*|CSRFPreventionToken(?:\\?["'])?\s*[=:]\s*(?:\\?["'])?)(?:[A-Za-z0-9@!:=._~+/%-]|\\/)+`)
+var credentialRe = lazyre.New(`(?i)(PVEAPIToken\s*[=:]\s*|PVEAuthCookie\s*[=:]\s*|CSRFPreventionToken(?:\\?["'])?\s*[=:]\s*(?:\\?["'])?)(?:[A-Za-z0-9@!:=._~+/%-]|\\/)+`)
 
 // markers are the case-sensitive spellings checked before running the
 // regular expression, so a clean body (the usual case) costs one scan per

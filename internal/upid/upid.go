@@ -9,13 +9,14 @@ package upid
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
 // MaxLen is the longest UPID accepted, in bytes. Proxmox names each task's
@@ -32,7 +33,7 @@ var ErrInvalid = errors.New("invalid UPID")
 // have produced (see Parse).
 const Pattern = `^UPID:([a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?):([0-9A-Fa-f]{8}):([0-9A-Fa-f]{8,9}):([0-9A-Fa-f]{8}):([^:\s/]+):([^:\s/]*):([^:\s/]+):$`
 
-var pattern = regexp.MustCompile(Pattern)
+var pattern = lazyre.New(Pattern)
 
 // UPID is a parsed task identifier.
 type UPID struct {

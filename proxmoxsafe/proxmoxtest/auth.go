@@ -3,14 +3,15 @@ package proxmoxtest
 import (
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
 // authHeaderRE is extract_auth_value from pve-http-server Formatter.pm:
 // "PVEAPIToken=" or "PVEAPIToken " followed by the (URI-escaped) value.
-var authHeaderRE = regexp.MustCompile(`(?:^|\s)PVEAPIToken(?:=| )([^;]*)`)
+var authHeaderRE = lazyre.New(`(?:^|\s)PVEAPIToken(?:=| )([^;]*)`)
 
 // authenticate returns the token id (or the user id of a ticket) and the
 // privileges for the request, or the 401 PVE would send. s.mu must be held

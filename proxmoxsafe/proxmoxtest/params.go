@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
 // ptype is a JSON-schema type of a PVE API parameter.
@@ -53,13 +55,13 @@ func pEnum(name string, vals ...string) param {
 
 // Named formats of pve-common JSONSchema.pm that our routes use.
 var (
-	nodeRE     = regexp.MustCompile(`^[a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?$`)
-	vmidRE     = regexp.MustCompile(`^[1-9][0-9]{2,8}$`)
-	configIDRE = regexp.MustCompile(`(?i)^[a-z][a-z0-9_-]+$`)
-	storageRE  = regexp.MustCompile(`(?i)^[a-z][a-z0-9\-_.]*[a-z0-9]$`)
-	realmRE    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9.\-_]+$`)
-	integerRE  = regexp.MustCompile(`^-?\d+$`)
-	numberRE   = regexp.MustCompile(`^-?\d+(\.\d+)?([eE][-+]?\d+)?$`)
+	nodeRE     = lazyre.New(`^[a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?$`)
+	vmidRE     = lazyre.New(`^[1-9][0-9]{2,8}$`)
+	configIDRE = lazyre.New(`(?i)^[a-z][a-z0-9_-]+$`)
+	storageRE  = lazyre.New(`(?i)^[a-z][a-z0-9\-_.]*[a-z0-9]$`)
+	realmRE    = lazyre.New(`^[A-Za-z][A-Za-z0-9.\-_]+$`)
+	integerRE  = lazyre.New(`^-?\d+$`)
+	numberRE   = lazyre.New(`^-?\d+(\.\d+)?([eE][-+]?\d+)?$`)
 )
 
 // checkFormat returns the error PVE's format verifier dies with, or "".

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
 // Ticket authentication, as pve-access-control (API2/AccessControl.pm
@@ -117,7 +119,7 @@ func (s *Server) mintTicket(data string, now time.Time) string {
 	return plain + "::" + s.sign(plain)
 }
 
-var ticketRE = regexp.MustCompile(`^PVE:([^:]+):([0-9A-F]{8})::(.+)$`)
+var ticketRE = lazyre.New(`^PVE:([^:]+):([0-9A-F]{8})::(.+)$`)
 
 // verifyTicket returns the ticket's user id (or "!tfa!…" data of a
 // half-authenticated ticket) when the signature is ours and the ticket is
@@ -176,7 +178,7 @@ func (s *Server) authFailed(raw string) *apiError {
 
 // authCookieRE is extract_auth_value for a ticket sent in the
 // Authorization header instead of a cookie.
-var authCookieRE = regexp.MustCompile(`(?:^|\s)PVEAuthCookie(?:=| )([^;]*)`)
+var authCookieRE = lazyre.New(`(?:^|\s)PVEAuthCookie(?:=| )([^;]*)`)
 
 // ticketFrom returns the request's ticket: the PVEAuthCookie cookie first,
 // then "Authorization: PVEAuthCookie=…" (pve-http-server's order).

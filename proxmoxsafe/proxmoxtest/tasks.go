@@ -1,11 +1,12 @@
 package proxmoxtest
 
 import (
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
 // Task is a copy of a task the server started, as returned by [Server.Tasks].
@@ -40,7 +41,7 @@ type task struct {
 	forced *string
 }
 
-var warningsRE = regexp.MustCompile(`^WARNINGS: (\d+)$`)
+var warningsRE = lazyre.New(`^WARNINGS: (\d+)$`)
 
 // FailNextTask queues an outcome for the next task the server starts (one
 // queued outcome per task, in order). exit "WARNINGS: <n>" lets the task do

@@ -2,13 +2,14 @@ package proxmoxtest
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
 // upidRE is the decode regex of pve-common UPID.pm: pstart may have 8 or 9
 // hex digits, the id may be empty, the user may be a token id.
-var upidRE = regexp.MustCompile(`^UPID:([a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?):([0-9A-Fa-f]{8}):([0-9A-Fa-f]{8,9}):([0-9A-Fa-f]{8}):([^:\s/]+):([^:\s/]*):([^:\s/]+):$`)
+var upidRE = lazyre.New(`^UPID:([a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?):([0-9A-Fa-f]{8}):([0-9A-Fa-f]{8,9}):([0-9A-Fa-f]{8}):([^:\s/]+):([^:\s/]*):([^:\s/]+):$`)
 
 // upidParts is a decoded UPID.
 type upidParts struct {

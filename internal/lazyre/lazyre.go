@@ -1,0 +1,91 @@
+// Package lazyre holds regular expressions that are compiled on first use
+// instead of at program start.
+//
+// A package-level regexp.MustCompile runs during package initialization of
+// every binary that links the package, whether or not the expression is
+// ever used; this module's packages had dozens, a measurable part of the
+// server's start (issue 14). A [Regexp] costs one small allocation at
+// start and compiles its pattern the first time it is used. Patterns are
+// constants checked by [CompileAll] in the tests, so a bad one still fails
+// before release rather than at a user's first call.
+package lazyre
+
+import (
+	"regexp"
+	"sync"
+)
+
+// Regexp is a regular expression compiled on first use. Its methods are
+// those of *regexp.Regexp; it is safe for concurrent use.
+type Regexp struct {
+	pattern string
+	re      func() *regexp.Regexp
+}
+
+var all struct {
+	mu   sync.Mutex
+	list []*Regexp
+}
+
+// New returns a Regexp for pattern, which is compiled (with
+// regexp.MustCompile: a bad pattern panics) the first time it is used.
+func New(pattern string) *Regexp {
+	r := &Regexp{pattern: pattern, re: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })}
+	all.mu.Lock()
+	all.list = append(all.list, r)
+	all.mu.Unlock()
+	return r
+}
+
+// CompileAll compiles every Regexp made so far, and returns the pattern
+// of the first one that does not compile with its error. Tests call it so
+// that a bad pattern fails there, as regexp.MustCompile at package
+// initialization would have.
+func CompileAll() error {
+	all.mu.Lock()
+	list := append([]*Regexp(nil), all.list...)
+	all.mu.Unlock()
+	for _, r := range list {
+		if _, err := regexp.Compile(r.pattern); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Regexp returns the compiled expression.
+func (r *Regexp) Regexp() *regexp.Regexp { return r.re() }
+
+// String returns the pattern.
+func (r *Regexp) String() string { return r.pattern }
+
+// MatchString is regexp.Regexp.MatchString.
+func (r *Regexp) MatchString(s string) bool { return r.re().MatchString(s) }
+
+// FindString is regexp.Regexp.FindString.
+func (r *Regexp) FindString(s string) string { return r.re().FindString(s) }
+
+// FindStringSubmatch is regexp.Regexp.FindStringSubmatch.
+func (r *Regexp) FindStringSubmatch(s string) []string { return r.re().FindStringSubmatch(s) }
+
+// FindStringSubmatchIndex is regexp.Regexp.FindStringSubmatchIndex.
+func (r *Regexp) FindStringSubmatchIndex(s string) []int { return r.re().FindStringSubmatchIndex(s) }
+
+// FindAllString is regexp.Regexp.FindAllString.
+func (r *Regexp) FindAllString(s string, n int) []string { return r.re().FindAllString(s, n) }
+
+// FindAllStringSubmatch is regexp.Regexp.FindAllStringSubmatch.
+func (r *Regexp) FindAllStringSubmatch(s string, n int) [][]string {
+	return r.re().FindAllStringSubmatch(s, n)
+}
+
+// ReplaceAllString is regexp.Regexp.ReplaceAllString.
+func (r *Regexp) ReplaceAllString(src, repl string) string { return r.re().ReplaceAllString(src, repl) }
+
+// ReplaceAllStringFunc is regexp.Regexp.ReplaceAllStringFunc.
+func (r *Regexp) ReplaceAllStringFunc(src string, repl func(string) string) string {
+	return r.re().ReplaceAllStringFunc(src, repl)
+}
+
+// ReplaceAll is regexp.Regexp.ReplaceAll.
+func (r *Regexp) ReplaceAll(src, repl []byte) []byte { return r.re().ReplaceAll(src, repl) }

@@ -1,0 +1,35 @@
+package lazyre
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestLazy(t *testing.T) {
+	r := New(`^a(b+)$`)
+	if !r.MatchString("abb") || r.MatchString("ac") {
+		t.Fatal("MatchString")
+	}
+	if m := r.FindStringSubmatch("abbb"); len(m) != 2 || m[1] != "bbb" {
+		t.Fatalf("FindStringSubmatch = %q", m)
+	}
+	if r.String() != `^a(b+)$` || r.Regexp().NumSubexp() != 1 {
+		t.Fatal("String/Regexp")
+	}
+	if err := CompileAll(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCompileAllFindsBadPattern: a bad pattern, which would have panicked
+// at package initialization, is reported by CompileAll.
+func TestCompileAllFindsBadPattern(t *testing.T) {
+	New(`a(`)
+	defer func() { all.list = all.list[:len(all.list)-1] }()
+	if err := CompileAll(); err == nil {
+		t.Fatal("CompileAll accepted a(")
+	}
+}
