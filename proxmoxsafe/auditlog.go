@@ -53,6 +53,20 @@ type AuditLogOptions struct {
 	// does not stop the log: the next record is mirrored again. nil means
 	// no mirror.
 	Mirror io.Writer
+	// VerifyInBackground makes [OpenAuditLog] verify an existing log in a
+	// goroutine instead of before it returns, so that a server can start
+	// serving reads at once whatever the log's size. Everything else is
+	// checked before it returns, as without it: the file is a regular
+	// file, it can be locked, and its size and seal are read (under the
+	// lock, so the verification compares the log with the seal of that
+	// moment). The log still fails closed: [AuditLog.Record] waits until
+	// the verification has ended, returns an error without writing
+	// anything if ctx ends first, and fails from then on, like after a
+	// write error, if the log did not verify; so no mutation proceeds
+	// unaudited or extends a log that does not verify.
+	// [AuditLog.WaitVerified] reports the outcome. false (the default)
+	// verifies before OpenAuditLog returns.
+	VerifyInBackground bool
 }
 
 // AuditLog is an [AuditSink] that writes one JSON object per line and chains
@@ -90,6 +104,15 @@ type AuditLog struct {
 	prev   string    // link of the last line written
 	err    error     // sticky: set by the first failure
 	closed bool
+
+	// Background verification (AuditLogOptions.VerifyInBackground):
+	// verified is closed when it has ended, after verifyErr and, if it
+	// succeeded, seq, prev and size are set; nil when the log was verified
+	// (or created) before OpenAuditLog returned. stopVerify, closed by
+	// Close, makes it stop early.
+	verified   chan struct{}
+	stopVerify chan struct{}
+	verifyErr  error
 }
 
 // NewAuditLog returns an AuditLog that writes to w, starting a new chain:
@@ -181,13 +204,86 @@ func OpenAuditLog(path string, opts *AuditLogOptions) (*AuditLog, error) {
 		ok = true
 		return l, nil
 	}
-	sum, err := verifyAuditFile(io.NewSectionReader(f, 0, st.Size()), seal, chain, false)
+	if o.VerifyInBackground {
+		// The seal as it is now, under the lock: another process may
+		// append (and reseal) while the goroutine reads the log up to
+		// this size; catchUp verifies what it appended.
+		sealNow := make([]byte, 4*sealBytes)
+		n, err := seal.f.ReadAt(sealNow, 0)
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("audit log %s: reading the seal: %w", path, err)
+		}
+		l.verified, l.stopVerify = make(chan struct{}), make(chan struct{})
+		go l.verifyBackground(path, io.NewSectionReader(f, 0, st.Size()), bytes.NewReader(sealNow[:n]))
+		ok = true
+		return l, nil
+	}
+	sum, err := verifyAuditFile(io.NewSectionReader(f, 0, st.Size()), seal.f, chain, false)
 	if err != nil {
 		return nil, &AuditOpenError{Path: path, Err: err}
 	}
 	l.seq, l.prev, l.size = sum.LastSeq, sum.lastLink, sum.size
 	ok = true
 	return l, nil
+}
+
+// errVerifyStopped ends a background verification when the log is closed.
+var errVerifyStopped = errors.New("the audit log was closed before its verification ended")
+
+// verifyBackground verifies the log in r against the seal in seal (both as
+// they were when OpenAuditLog held the lock) and records the outcome.
+func (l *AuditLog) verifyBackground(path string, r io.Reader, seal io.ReaderAt) {
+	defer close(l.verified)
+	if auditVerifyHook != nil {
+		auditVerifyHook()
+	}
+	sum, err := verifyAuditFile(stoppableReader{r, l.stopVerify}, seal, l.chain, false)
+	switch {
+	case errors.Is(err, errVerifyStopped):
+		l.verifyErr = err
+	case err != nil:
+		l.verifyErr = &AuditOpenError{Path: path, Err: err}
+	default:
+		l.seq, l.prev, l.size = sum.LastSeq, sum.lastLink, sum.size
+	}
+}
+
+// auditVerifyHook and auditWaitHook are for tests, nil otherwise: the first
+// runs at the start of every background verification (tests block it to
+// hold a log unverified), the second when a Record starts waiting for a
+// verification (so a test knows a mutation is held there).
+var auditVerifyHook, auditWaitHook func()
+
+// stoppableReader reads from r until stop is closed.
+type stoppableReader struct {
+	r    io.Reader
+	stop <-chan struct{}
+}
+
+func (s stoppableReader) Read(p []byte) (int, error) {
+	select {
+	case <-s.stop:
+		return 0, errVerifyStopped
+	default:
+		return s.r.Read(p)
+	}
+}
+
+// WaitVerified waits until the log has been verified and returns nil, or
+// the reason it does not verify (an [*AuditOpenError]; every Record fails
+// with it), or ctx's error if ctx ends first. A log opened without
+// [AuditLogOptions].VerifyInBackground, or created empty, or made with
+// [NewAuditLog], has nothing to wait for: nil at once.
+func (l *AuditLog) WaitVerified(ctx context.Context) error {
+	if l.verified == nil {
+		return nil
+	}
+	select {
+	case <-l.verified:
+		return l.verifyErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // AuditOpenError is the error [OpenAuditLog] returns for an existing log
@@ -279,14 +375,36 @@ func (l *AuditLog) writeAnchor() error {
 // fills in Seq and Prev, and Time with the current UTC time if it is zero;
 // nothing else is added.
 //
-// ctx is deliberately not consulted: a record of something that already
-// happened upstream must not be dropped because the caller stopped waiting,
-// and a local append is not worth interrupting.
-func (l *AuditLog) Record(_ context.Context, rec AuditRecord) error {
+// ctx is consulted only while the log is still being verified in the
+// background (see [AuditLogOptions].VerifyInBackground): Record waits for
+// that, and if ctx ends first it returns an error and writes nothing.
+// Nothing can have happened upstream yet that this record would be
+// about, since every mutation's first record waits the same way. Once
+// the log is verified, ctx is not consulted: a record of something that
+// already happened upstream must not be dropped because the caller
+// stopped waiting, and a local append is not worth interrupting.
+func (l *AuditLog) Record(ctx context.Context, rec AuditRecord) error {
+	if l.verified != nil {
+		select {
+		case <-l.verified:
+		default:
+			if auditWaitHook != nil {
+				auditWaitHook()
+			}
+			select {
+			case <-l.verified:
+			case <-ctx.Done():
+				return fmt.Errorf("the audit log is still being verified, so nothing was recorded: %w", ctx.Err())
+			}
+		}
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return errors.New("audit log is closed")
+	}
+	if l.verifyErr != nil {
+		return fmt.Errorf("audit log refused: %w", l.verifyErr)
 	}
 	if l.err != nil {
 		return fmt.Errorf("audit log failed earlier, refusing further records: %w", l.err)
@@ -420,6 +538,10 @@ func (l *AuditLog) Close() error {
 		return nil
 	}
 	l.closed = true
+	if l.stopVerify != nil {
+		close(l.stopVerify)
+		<-l.verified
+	}
 	if l.closer != nil {
 		return l.closer.Close()
 	}

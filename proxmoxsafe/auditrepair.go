@@ -67,7 +67,7 @@ func RepairAuditLog(path string, opts *AuditLogOptions) (AuditRepair, error) {
 	}
 	defer seal.f.Close()
 
-	sum, verr := verifyAuditFile(io.NewSectionReader(f, 0, st.Size()), seal, chain, false)
+	sum, verr := verifyAuditFile(io.NewSectionReader(f, 0, st.Size()), seal.f, chain, false)
 	var reason string
 	switch {
 	case verr == nil:

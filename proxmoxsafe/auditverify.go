@@ -122,18 +122,19 @@ func VerifyAuditFile(path string, opts *AuditVerifyOptions) (AuditSummary, error
 	if sealPath == "" {
 		sealPath = path + ".seal"
 	}
-	var seal *sealFile
+	var seal io.ReaderAt // nil: no seal file
 	if sf, err := openRegular(sealPath, os.O_RDONLY); err == nil {
 		defer sf.Close()
-		seal = &sealFile{f: sf}
+		seal = sf
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return AuditSummary{}, fmt.Errorf("seal: %w", err)
 	}
 	return verifyAuditFile(io.NewSectionReader(f, 0, st.Size()), seal, chain, o.Partial)
 }
 
-// verifyAuditFile checks the log in r and then its seal (nil: missing).
-func verifyAuditFile(r *io.SectionReader, seal *sealFile, chain chainKey, partial bool) (AuditSummary, error) {
+// verifyAuditFile checks the log in r and then its seal, read from seal
+// (nil: missing).
+func verifyAuditFile(r io.Reader, seal io.ReaderAt, chain chainKey, partial bool) (AuditSummary, error) {
 	v := &chainVerifier{chain: chain, partial: partial}
 	chainErr := v.run(r, 1)
 	sum := v.summary()
@@ -145,7 +146,7 @@ func verifyAuditFile(r *io.SectionReader, seal *sealFile, chain chainKey, partia
 	}
 	var sealed *sealState
 	if seal != nil {
-		s, err := seal.read(chain)
+		s, err := readSeal(seal, chain)
 		if err != nil {
 			return sum, err
 		}

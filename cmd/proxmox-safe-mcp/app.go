@@ -21,6 +21,8 @@ type app struct {
 	closers []func()
 	// trust is how the Proxmox certificate is verified, for doctor.
 	trust trustConfig
+	// audit is the audit log file, if one was opened.
+	audit *proxmoxsafe.AuditLog
 }
 
 func (a *app) close() {
@@ -90,7 +92,7 @@ func setup(cfg *config, logger, warn *slog.Logger, stderr io.Writer) (*app, erro
 			return nil, err
 		}
 		a.closers = append(a.closers, closeAudit)
-		lib.Audit = al
+		lib.Audit, a.audit = al, al
 	case sendsNoMutation(cfg.Command):
 		// "tools" never runs a tool; a sink that refuses keeps the library's
 		// fail-closed rule without asking for an audit log just to list.

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,7 +80,11 @@ func openAudit(c *config, stderr io.Writer) (*proxmoxsafe.AuditLog, func(), erro
 	if err != nil {
 		return nil, nil, cfgErr("PROXMOX_SAFE_AUDIT_KEY_FILE (--audit-key-file): %v", err)
 	}
-	opts := &proxmoxsafe.AuditLogOptions{Key: key}
+	// A server verifies an existing log in the background, so that a long
+	// log does not delay its start (issue 14); the library still refuses
+	// every mutation until the log verified (auditlog.go). The one-shot
+	// commands verify first: call may be about to mutate, doctor reports.
+	opts := &proxmoxsafe.AuditLogOptions{Key: key, VerifyInBackground: c.Command == cmdServe}
 	closeMirror := func() {}
 	if c.AuditSyslog != "" {
 		w, closer, err := dialAuditSyslog(c.AuditSyslog) // audit_syslog*.go
@@ -100,6 +106,29 @@ func openAudit(c *config, stderr io.Writer) (*proxmoxsafe.AuditLog, func(), erro
 		fmt.Fprintf(stderr, "proxmox-safe-mcp: audit log %s (the default; set PROXMOX_SAFE_AUDIT_LOG to choose another)\n", c.AuditLog)
 	}
 	return al, func() { _ = al.Close(); closeMirror() }, nil
+}
+
+// reportAuditVerification logs, once the background verification of the
+// audit log has ended, whether the log did not verify (mutations are then
+// refused with the same reason; reads go on). It returns a function that
+// stops waiting and returns once the watcher has ended.
+func reportAuditVerification(ctx context.Context, al *proxmoxsafe.AuditLog, path string, warn *slog.Logger) func() {
+	if al == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := al.WaitVerified(ctx); err != nil && ctx.Err() == nil {
+			warn.Error("the audit log does not verify: every mutation is refused until it is dealt with; read tools keep working (details: proxmox-safe-mcp audit verify "+path+")",
+				slog.String("error", err.Error()))
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 // auditKeyBytes is the size of a key the binary creates.

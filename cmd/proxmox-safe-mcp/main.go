@@ -110,6 +110,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		// Privileges are checked in the background and only logged: a
 		// slow or unreachable Proxmox must not delay or fail startup.
 		defer startupCheck(ctx, a, cfg, warn)()
+		defer reportAuditVerification(ctx, a.audit, cfg.AuditLog, warn)() // audit_setup.go
 		if cfg.HTTP.Addr != "" {
 			return serveHTTP(ctx, a, cfg, warn, stderr)
 		}

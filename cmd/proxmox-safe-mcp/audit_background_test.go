@@ -1,0 +1,60 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestServeStartsOnBadLogAndRefusesMutations: a server no longer verifies
+// its audit log before answering (issue 14: a long log delayed every
+// start); it verifies it in the background. A log that does not verify
+// then still refuses every mutation, with the reason and what to do,
+// sends nothing mutating, and is reported on stderr; reads are served.
+// (call and doctor still verify before anything: TestStartupAdviceOnBadLog.)
+func TestServeStartsOnBadLogAndRefusesMutations(t *testing.T) {
+	t.Parallel()
+	path := keyedLog(t, 2)
+	f, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString(`{"ti`)
+	f.Close()
+	before, _ := os.ReadFile(path)
+	srv, envMap := fakeEnv(t, "PROXMOX_SAFE_AUDIT_LOG", path, "PVE_ALLOWED_NODES", "pve1,pve2")
+	var env []string
+	for k, v := range envMap {
+		env = append(env, k+"="+v)
+	}
+	p := startProc(t, "", cleanEnv(env...))
+	if res := call(t, p.cs, "list_guests", map[string]any{}); res.IsError {
+		t.Fatalf("list_guests: %s", textOf(res))
+	}
+	var args map[string]any
+	json.Unmarshal([]byte(startGuest103), &args)
+	res, err := p.cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "guest_power", Arguments: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := textOf(res)
+	for _, want := range []string{"does not verify", "no trailing newline", "no action was taken"} {
+		if !res.IsError || !strings.Contains(msg, want) {
+			t.Errorf("guest_power on a log that does not verify: isError %v, %q lacks %q", res.IsError, msg, want)
+		}
+	}
+	if m := srv.MutatingRequests(); len(m) != 0 {
+		t.Errorf("mutating requests: %d", len(m))
+	}
+	p.cs.Close()
+	p.stdinW.Close()
+	if code := p.wait(t); code != exitOK {
+		t.Errorf("exit %d", code)
+	}
+	if stderr := p.stderr.String(); !strings.Contains(stderr, "the audit log does not verify") || !strings.Contains(stderr, "audit verify "+path) {
+		t.Errorf("stderr does not report the log: %s", stderr)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(before) {
+		t.Error("the log was changed")
+	}
+}
