@@ -23,6 +23,9 @@ type app struct {
 	trust trustConfig
 	// audit is the audit log file, if one was opened.
 	audit *proxmoxsafe.AuditLog
+	// listed is closed once the server answered its first tools/list
+	// (watchFirstList, doctor.go).
+	listed chan struct{}
 }
 
 func (a *app) close() {
@@ -34,7 +37,7 @@ func (a *app) close() {
 // setup builds the client from cfg. Every error is a configuration error
 // that names the variable to fix.
 func setup(cfg *config, logger, warn *slog.Logger, stderr io.Writer) (*app, error) {
-	a := &app{log: logger}
+	a := &app{log: logger, listed: make(chan struct{})}
 	ok := false
 	defer func() {
 		if !ok {

@@ -14,7 +14,10 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
@@ -419,25 +422,57 @@ func checkPrivileges(ctx context.Context, r *report, a *app) {
 	}
 }
 
+// startupCheckDelay is when the background privilege check begins if the
+// client has not listed the tools by then (a variable for tests).
+var startupCheckDelay = time.Second
+
 // startupCheck runs the privilege check in the background when serving,
 // logging what is missing or dangerous as warnings. It never fails or
-// delays startup and gives up after startupCheckTimeout; the returned
+// delays startup: it begins once the first tools/list has been answered
+// (a.listed), or startupCheckDelay after the start if none comes, so that
+// it does not compete with answering the client's first requests (issue
+// 14), and gives up startupCheckTimeout after it began. The returned
 // function stops it and waits, so no goroutine outlives serve. Demo mode
 // skips it: the simulated cluster needs no warning.
 func startupCheck(ctx context.Context, a *app, cfg *config, warn *slog.Logger) func() {
 	if cfg.Demo {
 		return func() {}
 	}
-	ctx, cancel := context.WithTimeout(ctx, startupCheckTimeout)
+	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		delay := time.NewTimer(startupCheckDelay)
+		defer delay.Stop()
+		select {
+		case <-a.listed:
+		case <-delay.C:
+		case <-ctx.Done():
+			return
+		}
+		ctx, cancel := context.WithTimeout(ctx, startupCheckTimeout)
+		defer cancel()
 		startupWarnings(ctx, a, warn)
 	}()
 	return func() {
 		cancel()
 		<-done
 	}
+}
+
+// watchFirstList makes srv close a.listed once it has answered its first
+// tools/list, which starts the background privilege check.
+func (a *app) watchFirstList(srv *mcp.Server) {
+	var once sync.Once
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if method == "tools/list" {
+				once.Do(func() { close(a.listed) })
+			}
+			return res, err
+		}
+	})
 }
 
 // startupWarnings is startupCheck's body, synchronous for tests.

@@ -12,7 +12,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
@@ -426,4 +430,57 @@ func TestDoctorAdminProfile(t *testing.T) {
 	defer srv2.Close()
 	out, _, _ = runDoctor(t, srv2, "PROXMOX_SAFE_PROFILE", "admin")
 	wantLines(t, out, "guest_suspend", "guest_resume", "snapshot_rollback", "snapshot_delete")
+}
+
+// TestStartupCheckAfterFirstList: the background privilege check begins
+// when the first tools/list has been answered (not competing with the
+// client's first requests), without waiting for its fallback delay. Not
+// parallel: it sets startupCheckDelay.
+func TestStartupCheckAfterFirstList(t *testing.T) {
+	defer func(d time.Duration) { startupCheckDelay = d }(startupCheckDelay)
+	startupCheckDelay = time.Hour
+	srv := proxmoxtest.NewServer(doctorCluster(map[string][]string{"/": {"Sys.Audit"}}))
+	defer srv.Close()
+	m := map[string]string{
+		"PVE_URL": srv.URL, "PVE_API_TOKEN_ID": doctorToken, "PVE_API_TOKEN_SECRET": "d0c70000-0000-4000-8000-000000000000",
+		"PVE_TLS_FINGERPRINT": srv.Fingerprint(), "PVE_ALLOWED_NODES": "pve1", "PROXMOX_SAFE_READ_ONLY": "true",
+	}
+	cfg, err := parseConfig(nil, func(k string) (string, bool) { v, ok := m[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, nil))
+	a, err := setup(cfg, logger, logger, logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	s := mcpserver.New(a.client, a.opts)
+	a.watchFirstList(s)
+	stop := startupCheck(t.Context(), a, cfg, logger)
+	defer stop()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := newClient().Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.ListTools(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a hang guard, not a timing
+	defer cancel()
+	for !strings.Contains(logs.String(), "the API token lacks privileges") {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no privilege warning after tools/list: %s", logs.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }

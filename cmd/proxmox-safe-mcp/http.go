@@ -379,6 +379,7 @@ func serveHTTP(ctx context.Context, a *app, cfg *config, warn *slog.Logger, stde
 		a.opts.ApprovalPageURL = pageURL
 	}
 	srv := mcpserver.New(a.client, a.opts)
+	a.watchFirstList(srv) // starts the privilege check (doctor.go)
 	handler, err := mcphttp.New(srv, opts)
 	if err != nil {
 		ln.Close()

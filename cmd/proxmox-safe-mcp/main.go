@@ -122,6 +122,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 // cancels ctx (exit 0).
 func serve(ctx context.Context, a *app, stdin io.Reader, stdout io.Writer) int {
 	srv := mcpserver.New(a.client, a.opts)
+	a.watchFirstList(srv) // starts the privilege check (doctor.go)
 	// Not mcp.StdioTransport: one invalid line would end the session (stdio.go).
 	t := newLineCheckTransport(stdin, stdout, a.log)
 	a.log.Info("serving MCP on stdio", slog.String("version", versionString()))
