@@ -158,7 +158,7 @@ func orNone(s string) string {
 // clean makes a value from Proxmox safe for a one-line text, whatever the
 // library already did: defense in depth.
 func clean(s string, max int) string {
-	out, _ := sanitize.Cap(sanitize.Line(s), max)
+	out, _ := sanitize.CapLine(s, max)
 	return out
 }
 

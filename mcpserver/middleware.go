@@ -65,7 +65,7 @@ func toolName(req mcp.Request) string {
 	if !ok || ctr.Params == nil {
 		return ""
 	}
-	name, _ := sanitize.Cap(sanitize.Line(ctr.Params.Name), 128)
+	name, _ := sanitize.CapLine(ctr.Params.Name, 128)
 	return name
 }
 
@@ -130,7 +130,7 @@ const argumentsPrefix = `validating "arguments": `
 // refusal kind for refusals (never the message, which may quote input), the
 // error text for errors.
 func classify(res mcp.Result, err error) (outcome, detail string) {
-	defer func() { detail, _ = sanitize.Cap(sanitize.Line(detail), 512) }()
+	defer func() { detail, _ = sanitize.CapLine(detail, 512) }()
 	if err != nil {
 		return OutcomeError, err.Error()
 	}

@@ -103,7 +103,10 @@ func shortName(name string) string {
 // "db"): over-protecting is the safe mistake. Names and tags compare
 // without case, as Proxmox's own tag handling does; pools exactly.
 func (g *guards) protectedBy(name string, tags []string, pool string) string {
-	n := strings.ToLower(name)
+	var n string
+	if len(g.names) > 0 { // lowering a long name for nothing showed in listings
+		n = strings.ToLower(name)
+	}
 	for _, p := range g.names {
 		if n != "" && (p == n || p == shortName(n) || shortName(p) == n) {
 			return fmt.Sprintf("its name %q matches the protected name %q", name, p)

@@ -161,7 +161,7 @@ func configValue(key string, raw json.RawMessage) (string, bool) {
 	if key == "description" {
 		return sanitize.Cap(strings.TrimSpace(s), MaxDescriptionLen)
 	}
-	return sanitize.Cap(sanitize.Line(s), MaxConfigValueLen)
+	return sanitize.CapLine(s, MaxConfigValueLen)
 }
 
 // rawText turns a JSON value into the text Proxmox's config file holds:

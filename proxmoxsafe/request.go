@@ -32,12 +32,12 @@ func (c *Client) upstreamErr(err error) error {
 	if errors.As(err, &pe) {
 		ae := &APIError{Method: pe.Method, Path: pe.Path, StatusCode: pe.StatusCode,
 			ticket: c.ticket != nil, relogged: pe.Reauthenticated}
-		ae.Message, _ = sanitize.Cap(sanitize.Line(pe.Text()), maxErrorText)
+		ae.Message, _ = sanitize.CapLine(pe.Text(), maxErrorText)
 		if len(pe.Params) > 0 {
 			ae.Params = make(map[string]string, len(pe.Params))
 			for k, v := range pe.Params {
-				k, _ = sanitize.Cap(sanitize.Line(k), 64)
-				ae.Params[k], _ = sanitize.Cap(sanitize.Line(v), maxErrorText)
+				k, _ = sanitize.CapLine(k, 64)
+				ae.Params[k], _ = sanitize.CapLine(v, maxErrorText)
 			}
 			if ae.Message == "" || ae.Message == "Parameter verification failed." {
 				ae.Message = "Parameter verification failed: " + formatParams(ae.Params)

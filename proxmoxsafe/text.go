@@ -12,14 +12,14 @@ import (
 
 // line sanitizes a single-line string from Proxmox and caps it.
 func line(s string, max int) string {
-	out, _ := sanitize.Cap(sanitize.Line(s), max)
+	out, _ := sanitize.CapLine(s, max)
 	return out
 }
 
 // capLine sanitizes a single line of text from Proxmox, caps it, and says
 // whether it was cut.
 func capLine(s string, max int) (string, bool) {
-	return sanitize.Cap(sanitize.Line(s), max)
+	return sanitize.CapLine(s, max)
 }
 
 // capTags splits, sanitizes and caps a tag list; never nil.

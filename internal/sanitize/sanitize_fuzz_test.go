@@ -96,3 +96,32 @@ func invalidBytes(s string) int {
 	}
 	return n
 }
+
+// FuzzCapLine: CapLine, which reads only the start of a long string, gives
+// exactly Cap(Line(s)), for input repeated to be much longer than the cap.
+func FuzzCapLine(f *testing.F) {
+	for _, seed := range []string{
+		"web-01", "n", " \t\n", "\x1b]0;", "\x1b[31m", "é", "👩\u200d💻",
+		"\xe2\x80\xa8", "\xff", "\u200b", "a\u2028", "\x1b", "\u009d", "x ",
+	} {
+		f.Add("", seed, 0)
+		f.Add("\x1b]", seed, 7)
+		f.Add(" \u200b", seed, 1000)
+	}
+	f.Fuzz(func(t *testing.T, head, unit string, shift int) {
+		if unit == "" {
+			return
+		}
+		long := head + strings.Repeat(unit, 4096/len(unit)+1)
+		if shift > 0 && shift < len(long) {
+			long = long[shift%len(long):] // start anywhere, mid-rune too
+		}
+		for _, max := range []int{0, 1, 3, 4, 16, 128, 1000} {
+			want, wantCut := Cap(Line(long), max)
+			got, gotCut := CapLine(long, max)
+			if got != want || gotCut != wantCut {
+				t.Fatalf("CapLine(%q×, %d) = %q, %v; Cap(Line) = %q, %v", unit, max, got, gotCut, want, wantCut)
+			}
+		}
+	})
+}
