@@ -2,11 +2,15 @@ package mcpserver
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"go/format"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
@@ -56,5 +60,65 @@ func TestGeneratedSchemas(t *testing.T) {
 		if !names[g.name] {
 			t.Errorf("generated schemas for %s, which is no tool (regenerate: go test ./mcpserver -run TestGeneratedSchemas -update)", g.name)
 		}
+	}
+}
+
+// TestInputDefaultsTopLevel: decodeArguments decodes the arguments as sent
+// when no default was added, which it sees at the top level only; so no
+// input schema may have a default below it.
+func TestInputDefaultsTopLevel(t *testing.T) {
+	var walk func(tool, path string, s *jsonschema.Schema)
+	walk = func(tool, path string, s *jsonschema.Schema) {
+		if s == nil {
+			return
+		}
+		if s.Default != nil {
+			t.Errorf("%s: default at %s: decodeArguments would not see it added", tool, path)
+		}
+		for name, p := range s.Properties {
+			walk(tool, path+"/"+name, p)
+		}
+		walk(tool, path+"/items", s.Items)
+		for name, d := range s.Defs {
+			walk(tool, path+"/$defs/"+name, d)
+		}
+	}
+	for _, ti := range Tools(nil, nil) {
+		for name, p := range ti.InputSchema.Properties {
+			walk(ti.Name, "/properties/"+name+"(items)", p.Items)
+			for sub, q := range p.Properties {
+				walk(ti.Name, "/properties/"+name+"/"+sub, q)
+			}
+		}
+	}
+}
+
+// TestDecodeArgumentsDirectAndRoundTrip: arguments decode the same whether
+// they are decoded as sent or after a default was added, and a whole
+// number written as 1.0, which the direct decode refuses, still decodes.
+func TestDecodeArgumentsDirectAndRoundTrip(t *testing.T) {
+	type in struct {
+		N    int    `json:"n"`
+		S    string `json:"s,omitempty"`
+		Wait bool   `json:"wait,omitempty"`
+	}
+	schema := &jsonschema.Schema{Type: "object", AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
+		Properties: map[string]*jsonschema.Schema{
+			"n": {Type: "integer"}, "s": {Type: "string"},
+			"wait": {Type: "boolean", Default: json.RawMessage("true")},
+		}}
+	r := func() (*jsonschema.Resolved, error) { return schema.Resolve(nil) }
+	for raw, want := range map[string]in{
+		`{"n":3,"s":"x","wait":false}`: {3, "x", false},
+		`{"n":3}`:                      {3, "", true},
+		`{"n":3.0,"wait":false}`:       {3, "", false},
+	} {
+		got, err := decodeArguments[in](json.RawMessage(raw), r)
+		if err != nil || got != want {
+			t.Errorf("%s: %+v, %v; want %+v", raw, got, err, want)
+		}
+	}
+	if _, err := decodeArguments[in](json.RawMessage(`{"n":3,"x":1}`), r); err == nil || !strings.HasPrefix(err.Error(), argumentsPrefix) {
+		t.Errorf("extra property: %v", err)
 	}
 }

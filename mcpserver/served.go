@@ -190,6 +190,15 @@ func addServed[In any](server *mcp.Server, s *servedSchemas, fresh bool, call ca
 // decodeArguments validates raw against the input schema (applying its
 // defaults) and decodes it, as mcp.AddTool does; its errors read as
 // go-sdk's, which SchemaRefusalMiddleware rewrites.
+//
+// mcp.AddTool decodes the validated arguments by marshalling them again
+// and decoding that. When no default was added, the validated arguments
+// are raw itself, so raw is decoded directly (the schema allows no
+// property beyond the struct's own, each input schema has
+// additionalProperties: false, so names match exactly; input schemas have
+// defaults only at the top level, TestInputDefaultsTopLevel). Should the
+// direct decode fail where the round trip would not (a whole number
+// written as 1.0), the round trip is used.
 func decodeArguments[In any](raw json.RawMessage, resolved func() (*jsonschema.Resolved, error)) (In, error) {
 	var in In
 	r, err := resolved()
@@ -202,6 +211,7 @@ func decodeArguments[In any](raw json.RawMessage, resolved func() (*jsonschema.R
 			return in, fmt.Errorf("validating \"arguments\": unmarshaling arguments: %w", err)
 		}
 	}
+	given := len(args)
 	var v any = args
 	if err := r.ApplyDefaults(&v); err != nil {
 		return in, fmt.Errorf("validating \"arguments\": applying schema defaults:\n%w", err)
@@ -209,8 +219,13 @@ func decodeArguments[In any](raw json.RawMessage, resolved func() (*jsonschema.R
 	if err := r.Validate(&v); err != nil {
 		return in, fmt.Errorf("validating \"arguments\": %v", err)
 	}
-	// The schema allows no property beyond the struct's own (each input
-	// schema has additionalProperties: false), so matching names is exact.
+	if m, ok := v.(map[string]any); ok && len(m) == given && len(raw) > 0 {
+		if json.Unmarshal(raw, &in) == nil {
+			return in, nil
+		}
+		var zero In
+		in = zero
+	}
 	b, err := json.Marshal(v)
 	if err == nil {
 		err = json.Unmarshal(b, &in)

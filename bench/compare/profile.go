@@ -12,7 +12,7 @@ import (
 // profile of each of o.runs cold starts (initialize, tools/list, stdin
 // close), then allocation profiles of as many more (separate runs: sampling
 // every allocation would distort the CPU profile), and the same two for a
-// session of o.calls list_guests calls after its cold start. Merge and read
+// session of o.calls calls of each of profiledCalls after its cold start. Merge and read
 // them with, e.g.,
 //
 //	go tool pprof -top DIR/cold-*-cpu.pprof
@@ -38,19 +38,36 @@ func profile(ours string, env []string, o options) error {
 				return fmt.Errorf("cold start %d: %w", i, err)
 			}
 		}
-		sess, err := startSession(ours, with("calls", kind))
-		if err != nil {
-			return err
-		}
-		params := map[string]any{"name": "list_guests", "arguments": map[string]any{}}
-		for range o.calls {
-			if err := checkTool(sess.call("tools/call", params)); err != nil {
-				sess.close()
+		for _, tc := range profiledCalls() {
+			sess, err := startSession(ours, with("calls-"+tc.tool, kind))
+			if err != nil {
 				return err
 			}
+			params := map[string]any{"name": tc.tool, "arguments": tc.args}
+			for range o.calls {
+				if err := checkTool(sess.call("tools/call", params)); err != nil {
+					sess.close()
+					return err
+				}
+			}
+			sess.close()
 		}
-		sess.close()
 	}
-	fmt.Printf("profiles of %d cold starts and %d list_guests calls in %s\n", o.runs, o.calls, dir)
+	fmt.Printf("profiles of %d cold starts and %d calls of each tool in %s\n", o.runs, o.calls, dir)
 	return nil
+}
+
+// profiledCalls are the calls profiled, one session each.
+func profiledCalls() []struct {
+	tool string
+	args map[string]any
+} {
+	g := smallCluster().Guests[0]
+	return []struct {
+		tool string
+		args map[string]any
+	}{
+		{"list_guests", map[string]any{}},
+		{"guest_status", map[string]any{"node": g.Node, "type": g.Type, "vmid": g.VMID}},
+	}
 }
