@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -18,6 +19,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/testutil"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
 
@@ -39,6 +41,8 @@ type page struct {
 	srv   *httptest.Server
 	mu    sync.Mutex
 	now   time.Time
+	logs  *testutil.SyncBuffer
+	seen  []string // session cookies and CSRF tokens handed out
 }
 
 func newPage(t *testing.T) *page {
@@ -48,11 +52,23 @@ func newPage(t *testing.T) *page {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := New(store, &Options{Secret: opSecret, OtherSecrets: []string{mcpToken}, Operator: "alice"})
+	logs := &testutil.SyncBuffer{}
+	h, err := New(store, &Options{Secret: opSecret, OtherSecrets: []string{mcpToken}, Operator: "alice",
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &page{t: t, store: store, dir: dir, h: h, now: time.Now()}
+	p := &page{t: t, store: store, dir: dir, h: h, now: time.Now(), logs: logs}
+	// No secret, session cookie or CSRF token ever reaches the log.
+	t.Cleanup(func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for _, s := range append([]string{opSecret, mcpToken}, p.seen...) {
+			if strings.Contains(logs.String(), s) {
+				t.Errorf("the log holds a secret, cookie or CSRF token:\n%s", logs.String())
+			}
+		}
+	})
 	h.now = func() time.Time { p.mu.Lock(); defer p.mu.Unlock(); return p.now }
 	p.srv = httptest.NewServer(h)
 	t.Cleanup(p.srv.Close)
@@ -135,6 +151,9 @@ func (p *page) login() string {
 	}
 	for _, c := range (&http.Response{Header: a.header}).Cookies() {
 		if c.Name == cookieName {
+			p.mu.Lock()
+			p.seen = append(p.seen, c.Value)
+			p.mu.Unlock()
 			return c.Name + "=" + c.Value
 		}
 	}
@@ -152,6 +171,9 @@ func (p *page) csrf(cookie, code string) string {
 	if a.status != http.StatusOK || m == nil {
 		p.t.Fatalf("grant page: %d, no CSRF token:\n%s", a.status, a.body)
 	}
+	p.mu.Lock()
+	p.seen = append(p.seen, m[1])
+	p.mu.Unlock()
 	return m[1]
 }
 

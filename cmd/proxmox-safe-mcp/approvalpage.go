@@ -63,13 +63,15 @@ func checkApprovalPage(c *config) error {
 }
 
 // setApprovalURL takes PROXMOX_SAFE_APPROVAL_URL: where the operator opens
-// the page; its path must end in /approve/ (a proxy may add a prefix).
+// the page. Its path must be /approve/ itself: the page's links, form
+// actions and cookie path are /approve/…, which a proxy that moves the page
+// under a prefix would break (the cookie would not even be sent).
 func setApprovalURL(c *config, v string) error {
 	v = strings.TrimSpace(v)
 	u, err := url.Parse(v)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" ||
-		!strings.HasSuffix(u.Path, approvalweb.DefaultPath) {
-		return fmt.Errorf("must be an absolute http(s) URL ending in %s, without credentials, query or fragment (got %q)", approvalweb.DefaultPath, v)
+		u.Path != approvalweb.DefaultPath {
+		return fmt.Errorf("must be an absolute http(s) URL whose path is %s, without credentials, query or fragment, e.g. https://mcp.example.com%s (got %q)", approvalweb.DefaultPath, approvalweb.DefaultPath, v)
 	}
 	c.ApprovalPage.URL = v
 	return nil

@@ -49,8 +49,9 @@ func TestApprovalPageConfig(t *testing.T) {
 		{"missing operator file", []string{"--demo", "--http", "8000", "--operator-token-file", filepath.Join(dir, "nope")}, nil, "PROXMOX_SAFE_OPERATOR_TOKEN_FILE"},
 		{"page with stdio", []string{"--demo", "--operator-token-file", opFile}, nil, "HTTP mode only"},
 		{"URL without the page", []string{"--demo", "--http", "8000", "--approval-url", "https://mcp.example.com/approve/"}, nil, "only PROXMOX_SAFE_OPERATOR_TOKEN_FILE"},
-		{"URL not ending in /approve/", []string{"--demo", "--http", "8000", "--operator-token-file", opFile, "--approval-url", "https://mcp.example.com/ops/"}, nil, "ending in /approve/"},
-		{"URL with a query", []string{"--demo", "--http", "8000", "--operator-token-file", opFile, "--approval-url", "https://mcp.example.com/approve/?x=1"}, nil, "ending in /approve/"},
+		{"URL with another path", []string{"--demo", "--http", "8000", "--operator-token-file", opFile, "--approval-url", "https://mcp.example.com/ops/"}, nil, "whose path is /approve/"},
+		{"URL under a prefix", []string{"--demo", "--http", "8000", "--operator-token-file", opFile, "--approval-url", "https://mcp.example.com/ops/approve/"}, nil, "whose path is /approve/"},
+		{"URL with a query", []string{"--demo", "--http", "8000", "--operator-token-file", opFile, "--approval-url", "https://mcp.example.com/approve/?x=1"}, nil, "whose path is /approve/"},
 		{"tools ignores the page", []string{"--demo", "tools"}, map[string]string{"PROXMOX_SAFE_OPERATOR_TOKEN_FILE": opFile}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -253,7 +253,7 @@ var settings = append([]*setting{
 		help: "the name recorded (as " + approvalweb.OperatorPrefix + "NAME) in grants and audit records for decisions made on the approval page",
 		set:  stringSetter(func(c *config) *string { return &c.ApprovalPage.Operator })},
 	{flag: "approval-url", env: "PROXMOX_SAFE_APPROVAL_URL", def: "http://ADDR/approve/ on loopback",
-		help: "the approval page's URL as the operator opens it (ending in /approve/); named in grant refusals and URL elicitations; https makes the login cookie Secure",
+		help: "the approval page's URL as the operator opens it (its path is /approve/); named in grant refusals and URL elicitations; https makes the login cookie Secure",
 		set:  setApprovalURL},
 	{flag: "elicit-key-file", env: "PROXMOX_SAFE_ELICIT_KEY_FILE", def: "elicit.key beside the audit log when a class uses elicit; random per start in the demo",
 		help: "file holding the key (64 hex digits, e.g. openssl rand -hex 32) that seals elicitation state, so an elicitation pending across a restart can still be answered; created 0600 when missing; refused unless owned by you and not readable by group or others",
