@@ -3,6 +3,7 @@ package proxmoxsafe_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -307,5 +308,114 @@ func TestUseNonce(t *testing.T) {
 	}
 	if _, err := late.UseNonce("", exp); err == nil {
 		t.Error("an empty nonce was accepted")
+	}
+}
+
+// TestGrantOtherTargetSameState: a grant approved for one guest does not
+// approve the same action on another guest whose state looks the same
+// (same name and status, so only the target differs); the approved grant
+// still serves its own guest afterwards.
+func TestGrantOtherTargetSameState(t *testing.T) {
+	t.Parallel()
+	cl := testCluster()
+	cl.Guests = append(cl.Guests, &proxmoxtest.Guest{VMID: 107, Node: "pve1", Type: "qemu", Name: "web1", Status: "running", Uptime: 86400, CPUs: 2, MaxMem: 2 << 30})
+	store, err := proxmoxsafe.OpenGrantStore(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnvWith(t, cl, func(c *proxmoxsafe.Config) {
+		c.Approvers = []proxmoxsafe.Approver{store}
+		c.Policy.Approvals = map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassPower: {proxmoxsafe.LevelGrant}}
+	})
+	in := powerIn("pve1", "qemu", 100, proxmoxsafe.ActionShutdown)
+	code := askGrant(t, e, in)
+	if _, err := store.Decide(code, true, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if other := askGrant(t, e, powerIn("pve1", "qemu", 107, proxmoxsafe.ActionShutdown)); other == code {
+		t.Fatal("the grant for guest 100 was offered for guest 107")
+	}
+	if g, err := store.Get(code); err != nil || g.Status != proxmoxsafe.GrantApproved {
+		t.Fatalf("the approved grant after a call for another guest: %+v %v", g, err)
+	}
+	if _, err := e.client.GuestPower(t.Context(), in); err != nil {
+		t.Fatalf("its own call: %v", err)
+	}
+	if m := nonGET(e); len(m) != 1 || !strings.Contains(m[0], "/qemu/100/") {
+		t.Errorf("mutating requests %v, want the one shutdown of 100", m)
+	}
+}
+
+// TestGrantConcurrentCalls: several servers (clients with no shared
+// in-process lock, as separate processes would be) repeat the approved
+// call at the same moment: the grant is used once, exactly one mutating
+// request reaches Proxmox, and every other call is refused and audited.
+func TestGrantConcurrentCalls(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fake := proxmoxtest.NewServer(testCluster())
+	t.Cleanup(fake.Close)
+	var audit syncBuffer
+	client := func() *proxmoxsafe.Client {
+		store, err := proxmoxsafe.OpenGrantStore(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := proxmoxsafe.New(proxmoxsafe.Config{
+			URL: fake.URL, TokenID: "automation@pve!mcp", TokenSecret: canary, Fingerprint: fake.Fingerprint(),
+			Logger: slog.New(slog.DiscardHandler),
+			Policy: proxmoxsafe.Policy{AllowedNodes: []string{"pve1"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassPower},
+				Approvals: map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassPower: {proxmoxsafe.LevelGrant}}},
+			Audit:     proxmoxsafe.NewAuditLog(&audit, nil),
+			Approvers: []proxmoxsafe.Approver{store},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	in := powerIn("pve1", "qemu", 100, proxmoxsafe.ActionShutdown)
+	_, err := client().GuestPower(t.Context(), in)
+	var gr *proxmoxsafe.GrantRequiredError
+	if !errors.As(err, &gr) {
+		t.Fatalf("first call: %v", err)
+	}
+	store, err := proxmoxsafe.OpenGrantStore(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Decide(gr.Grant.Code, true, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	const n = 8
+	clients := make([]*proxmoxsafe.Client, n)
+	for i := range clients {
+		clients[i] = client()
+	}
+	var wg sync.WaitGroup
+	var ok, refused atomic.Int32
+	for _, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := c.GuestPower(context.Background(), in); err == nil {
+				ok.Add(1)
+			} else if errors.Is(err, proxmoxsafe.ErrApprovalRequired) || errors.Is(err, proxmoxsafe.ErrPrecondition) {
+				refused.Add(1)
+			} else {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	var posts []string
+	for _, r := range fake.MutatingRequests() {
+		posts = append(posts, r.Method+" "+r.Path)
+	}
+	if ok.Load() != 1 || refused.Load() != n-1 || len(posts) != 1 {
+		t.Fatalf("%d approved, %d refused, mutating requests %v; want exactly one", ok.Load(), refused.Load(), posts)
+	}
+	if got := strings.Count(audit.String(), `"event":"refused"`); got != n { // the first ask plus n-1
+		t.Errorf("%d refusals audited, want %d", got, n)
 	}
 }

@@ -2,14 +2,19 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
 
 var grantCodeRe = regexp.MustCompile(`grant ([0-9A-Z]{4}-[0-9A-Z]{4})`)
@@ -134,5 +139,36 @@ func TestGrantCLI(t *testing.T) {
 	}
 	if n := strings.Count(string(audit), `"event":"submitted"`); n != 1 {
 		t.Errorf("%d submitted records, want 1", n)
+	}
+}
+
+// TestGrantCLIExpired: an expired grant is listed as expired and cannot be
+// approved from the host, even with the code typed again; nothing about
+// it changes.
+func TestGrantCLIExpired(t *testing.T) {
+	t.Parallel()
+	gdir := t.TempDir()
+	if err := os.Chmod(gdir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	const code = "K7QF-3MZD"
+	old := time.Now().Add(-20 * time.Minute).UTC()
+	g := proxmoxsafe.Grant{Code: code, Action: "shutdown", Target: proxmoxsafe.Target{Node: "pve1", Type: "qemu", VMID: 100},
+		Effect: "shut down VM 100", State: "running", Binding: "x", Created: old, Expires: old.Add(proxmoxsafe.DefaultGrantTTL), Status: proxmoxsafe.GrantPending}
+	raw, _ := json.Marshal(g)
+	file := filepath.Join(gdir, code+".json")
+	if err := os.WriteFile(file, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := cleanEnv("PROXMOX_SAFE_GRANT_DIR="+gdir, "USER=tester")
+	if out, _, _ := grantCLI(t, env, "", "grants", "list"); !regexp.MustCompile(code + `\s+pending \(expired\)`).MatchString(out) {
+		t.Errorf("grants list:\n%s", out)
+	}
+	out, errOut, ec := grantCLI(t, env, code+"\n", "approve", code)
+	if ec != exitUsage || !strings.Contains(errOut, "expired") || strings.Contains(out, "Approved") {
+		t.Fatalf("approving an expired grant: exit %d\n%s\n%s", ec, out, errOut)
+	}
+	if after, err := os.ReadFile(file); err != nil || string(after) != string(raw) {
+		t.Errorf("the expired grant's file changed: %s %v", after, err)
 	}
 }
