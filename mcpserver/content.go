@@ -213,7 +213,7 @@ func refusalPlan(err error) *proxmoxsafe.Plan {
 func isMutationTool(tool string) bool {
 	for _, d := range toolList() {
 		if d.info.Name == tool {
-			return d.info.Class != ""
+			return !d.info.ReadOnly()
 		}
 	}
 	return false

@@ -685,15 +685,18 @@ func TestListGuestsLargeCluster(t *testing.T) {
 
 func TestToolsFollowPolicy(t *testing.T) {
 	t.Parallel()
-	// Every read tool is always listed, in listing order; the mutations
-	// follow the policy.
+	// Every read tool without a class is always listed, in listing order;
+	// the class tools follow the policy; read-only mode keeps exactly the
+	// tools annotated read-only (api_get).
 	var reads []string
 	for _, ti := range Tools(nil, nil) {
-		if ti.ReadOnly() {
+		if ti.ReadOnly() && ti.Class == "" {
 			reads = append(reads, ti.Name)
 		}
 	}
 	all := append(slices.Clone(reads), ToolGuestPower, ToolSnapshotGuest)
+	gateway := proxmoxsafe.Policy{AllowedNodes: []string{"pve1"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassPower, proxmoxsafe.ClassGateway, proxmoxsafe.ClassGatewayWrite},
+		Approvals: map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassGatewayWrite: {proxmoxsafe.LevelPhrase}}}
 	tests := []struct {
 		name     string
 		policy   proxmoxsafe.Policy
@@ -706,6 +709,10 @@ func TestToolsFollowPolicy(t *testing.T) {
 		{name: "no classes", policy: proxmoxsafe.Policy{AllowedNodes: []string{"pve1"}}, want: reads},
 		{name: "library read-only", policy: proxmoxsafe.Policy{AllowedNodes: []string{"pve1"}, ReadOnly: true, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassPower}}, want: reads},
 		{name: "options read-only", policy: defaultPolicy(), readOnly: true, want: reads},
+		{name: "gateway", policy: gateway, want: append(slices.Clone(reads), ToolGuestPower, ToolAPIGet, ToolAPIRequest)},
+		{name: "gateway, options read-only", policy: gateway, readOnly: true, want: append(slices.Clone(reads), ToolAPIGet)},
+		{name: "gateway, library read-only", policy: func() proxmoxsafe.Policy { p := gateway; p.ReadOnly = true; return p }(), want: append(slices.Clone(reads), ToolAPIGet)},
+		{name: "gateway reads without nodes", policy: proxmoxsafe.Policy{Classes: []proxmoxsafe.Class{proxmoxsafe.ClassGateway}}, want: append(slices.Clone(reads), ToolAPIGet)},
 	}
 	for _, pv := range protocols {
 		for _, tt := range tests {

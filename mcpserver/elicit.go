@@ -210,8 +210,8 @@ func (e *ElicitApprover) Approve(ctx context.Context, ar proxmoxsafe.ApprovalReq
 		return refuseElicit("the guest's state changed since the person was asked; call again to be asked with the new state")
 	}
 	typed, _ := resp.Content["confirm"].(string)
-	if !same(strings.TrimSpace(typed), strconv.Itoa(ar.Target.VMID)) {
-		return refuseElicit("the typed confirmation does not match the guest's VMID")
+	if word, what := confirmWord(ar); !same(strings.TrimSpace(typed), word) {
+		return refuseElicit("the typed confirmation does not match the " + what)
 	}
 	return nil
 }
@@ -235,7 +235,7 @@ func (e *ElicitApprover) ask(req *mcp.CallToolRequest, ar proxmoxsafe.ApprovalRe
 	if err != nil {
 		return fmt.Errorf("elicitation state: %w", err)
 	}
-	vmid := strconv.Itoa(ar.Target.VMID)
+	word, what := confirmWord(ar)
 	form := &mcp.ElicitParams{
 		Mode:    "form",
 		Message: planText(ar, e.ttl),
@@ -244,14 +244,24 @@ func (e *ElicitApprover) ask(req *mcp.CallToolRequest, ar proxmoxsafe.ApprovalRe
 			"properties": map[string]any{
 				"confirm": map[string]any{
 					"type":        "string",
-					"title":       "Type the VMID " + vmid + " to approve",
-					"description": "Read the plan above. Type the guest's VMID to approve it; decline or cancel to refuse.",
+					"title":       "Type the " + what + " " + word + " to approve",
+					"description": "Read the plan above. Type the " + what + " to approve it; decline or cancel to refuse.",
 				},
 			},
 			"required": []string{"confirm"},
 		},
 	}
 	return &InputRequiredError{Requests: mcp.InputRequestMap{elicitInputID: form}, State: sealed, Reason: reason}
+}
+
+// confirmWord is what the person types to approve, and what it is: the
+// guest's VMID, or for a gateway request that names no guest, its HTTP
+// method (the path and parameters are in the plan above it).
+func confirmWord(ar proxmoxsafe.ApprovalRequest) (word, what string) {
+	if ar.Target.VMID == 0 {
+		return ar.Action, "HTTP method"
+	}
+	return strconv.Itoa(ar.Target.VMID), "VMID"
 }
 
 // planText is the form's message: what will happen, to what, from which
@@ -267,8 +277,12 @@ func planText(ar proxmoxsafe.ApprovalRequest, ttl time.Duration) string {
 	if ar.State.Name != "" {
 		name = " (" + clean(ar.State.Name, 64) + ")"
 	}
-	fmt.Fprintf(&b, "Target: %s%s\n", ar.Target.String(), name)
-	fmt.Fprintf(&b, "Current state: %s\n", stateText(ar.State))
+	if ar.Target.VMID != 0 { // a gateway request may name no guest
+		fmt.Fprintf(&b, "Target: %s%s\n", ar.Target.String(), name)
+	}
+	if ar.State.Status != "" { // nor read its state
+		fmt.Fprintf(&b, "Current state: %s\n", stateText(ar.State))
+	}
 	fmt.Fprintf(&b, "Effect: approving will %s.\n", clean(ar.Effect, 512))
 	fmt.Fprintf(&b, "Risk: %s\n", riskText(ar.Action))
 	fmt.Fprintf(&b, "This request expires in %s and can be answered once.", ttl)

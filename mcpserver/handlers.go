@@ -121,7 +121,9 @@ func approvalText(tool string, ae *proxmoxsafe.ApprovalError) string {
 		b.WriteString("Approval required: no approval phrase was given; no action was taken.\n")
 	}
 	fmt.Fprintf(&b, "Approving will %s.\n", clean(ae.Effect, 512))
-	fmt.Fprintf(&b, "Current state: %s.\n", stateText(ae.State))
+	if ae.State.Status != "" { // a gateway write reads no guest state
+		fmt.Fprintf(&b, "Current state: %s.\n", stateText(ae.State))
+	}
 	fmt.Fprintf(&b, "To approve, call %s again with the same arguments and approval set to exactly:\n%s", tool, ae.Required)
 	return b.String()
 }

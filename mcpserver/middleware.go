@@ -174,7 +174,7 @@ func SchemaRefusalMiddleware(client *proxmoxsafe.Client) mcp.Middleware {
 // mutationOp returns the library operation a mutation tool calls.
 func mutationOp(tool string) (proxmoxsafe.Operation, bool) {
 	for _, d := range toolList() {
-		if d.info.Name == tool && d.info.Class != "" && len(d.ops) > 0 {
+		if d.info.Name == tool && !d.info.ReadOnly() && len(d.ops) > 0 {
 			return d.ops[0], true
 		}
 	}

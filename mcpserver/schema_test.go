@@ -36,6 +36,8 @@ var validArgs = map[string]map[string]any{
 	ToolGuestResume:      {"node": "pve1", "type": "qemu", "vmid": 100},
 	ToolSnapshotRollback: {"node": "pve1", "type": "lxc", "vmid": 100, "snapname": "s1", "start": true},
 	ToolSnapshotDelete:   {"node": "pve1", "type": "qemu", "vmid": 100, "snapname": "s1", "force": true},
+	ToolAPIGet:           {"path": "/cluster/options", "params": map[string]any{"type": "vm"}},
+	ToolAPIRequest:       {"method": "POST", "path": "/cluster/ha/groups", "params": map[string]any{"group": "g1"}, "approval": "APPROVE POST /cluster/ha/groups params=0123456789abcdef", "plan": true},
 }
 
 // edgeStrings is the corpus for string properties: boundaries of every

@@ -47,8 +47,10 @@ type ToolInfo struct {
 	ApprovalFormat string
 }
 
-// ReadOnly reports whether the tool changes nothing.
-func (t ToolInfo) ReadOnly() bool { return t.Class == "" }
+// ReadOnly reports whether the tool changes nothing. The annotation is the
+// one source: read-only mode keeps exactly the tools it marks read-only
+// (api_get has a class and is read-only).
+func (t ToolInfo) ReadOnly() bool { return t.Annotations.ReadOnlyHint }
 
 // noArgs is the input of tools that take no arguments.
 type noArgs struct{}
@@ -103,6 +105,9 @@ type toolDef struct {
 	register func(s *mcp.Server, t *servedSchemas, a *adapter)
 	// outputDescriptions describe top-level output fields.
 	outputDescriptions map[string]string
+	// privileges, when set, replace the privileges derived from ops (the
+	// gateway's depend on the path).
+	privileges []string
 }
 
 // readTool declares a read tool: info (name, title, description; the
@@ -162,6 +167,7 @@ func allTools() []toolDef {
 	tools = append(tools, mutationTools()...)
 	tools = append(tools, responderTools()...) // tools_responder.go
 	tools = append(tools, adminTools()...)     // tools_admin.go
+	tools = append(tools, gatewayTools()...)   // tools_gateway.go
 	return tools
 }
 
@@ -215,6 +221,9 @@ func nonNullArrays(s *jsonschema.Schema) {
 func (d toolDef) build() ToolInfo {
 	info := d.wireInfo()
 	info.Privileges = privilegesOf(d.ops)
+	if d.privileges != nil {
+		info.Privileges = slices.Clone(d.privileges)
+	}
 	in, out := d.schemas()
 	for name, desc := range d.outputDescriptions {
 		if p := out.Properties[name]; p != nil && p.Description == "" {
@@ -240,12 +249,17 @@ func (d toolDef) enabled(client *proxmoxsafe.Client, o *Options) bool {
 	if d.info.Class == "" {
 		return true
 	}
-	if o.ReadOnly {
+	readOnly := d.info.ReadOnly()
+	if o.ReadOnly && !readOnly {
 		return false
+	}
+	if client == nil {
+		return true
 	}
 	// Every mutation targets a node, and with an empty node allowlist the
 	// library refuses them all: a tool that can never work is not listed.
-	return client == nil || (client.Enabled(d.info.Class) && len(client.Policy().AllowedNodes) > 0)
+	// A read class (the gateway's GET) also reads cluster-wide paths.
+	return client.Enabled(d.info.Class) && (readOnly || len(client.Policy().AllowedNodes) > 0)
 }
 
 // Tools returns the tools [New] and [AddTools] register for this client and

@@ -46,6 +46,10 @@ func TestAnnotations(t *testing.T) {
 		ToolGuestResume:      {readOnly: false, destructive: false, idempotent: false, openWorld: false},
 		ToolSnapshotRollback: {readOnly: false, destructive: true, idempotent: false, openWorld: false},
 		ToolSnapshotDelete:   {readOnly: false, destructive: true, idempotent: false, openWorld: false},
+		// The gateway (tools_gateway.go): a GET changes nothing; a write
+		// can do anything the deny list leaves.
+		ToolAPIGet:     {readOnly: true, destructive: false, idempotent: true, openWorld: false},
+		ToolAPIRequest: {readOnly: false, destructive: true, idempotent: false, openWorld: false},
 	}
 	tools := Tools(nil, nil)
 	if len(tools) != len(tests) {
@@ -161,6 +165,9 @@ func TestGoldenToolList(t *testing.T) {
 	responder := proxmoxsafe.Policy{AllowedNodes: []string{"pve1", "pve2"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassResponder}}
 	adminClasses, _ := proxmoxsafe.ProfileAdmin.Classes()
 	admin := proxmoxsafe.Policy{AllowedNodes: []string{"pve1", "pve2"}, Classes: adminClasses}
+	// No profile enables gateway-write: its own snapshot, the gateway only.
+	gateway := proxmoxsafe.Policy{AllowedNodes: []string{"pve1"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassGateway, proxmoxsafe.ClassGatewayWrite},
+		Approvals: map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassGatewayWrite: {proxmoxsafe.LevelPhrase}}}
 	tests := []struct {
 		file     string
 		readOnly bool
@@ -170,6 +177,7 @@ func TestGoldenToolList(t *testing.T) {
 		{file: "tools-readonly.golden.json", readOnly: true},
 		{file: "tools-responder.golden.json", policy: &responder},
 		{file: "tools-admin.golden.json", policy: &admin},
+		{file: "tools-gateway.golden.json", policy: &gateway},
 	}
 	for _, tt := range tests {
 		for i, pv := range protocols {

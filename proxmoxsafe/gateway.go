@@ -41,7 +41,7 @@ type APIGetInput struct {
 	// Path is the API path relative to /api2/json, each segment unescaped,
 	// e.g. "/nodes/pve1/qemu/100/pending" (see the path rules in
 	// docs/SECURITY.md).
-	Path string `json:"path" validate:"required,max=256" jsonschema:"API path relative to /api2/json, e.g. /cluster/options or /nodes/pve1/qemu/100/pending. Segments unencoded (no %), no query string (use params), no . or .. segments."`
+	Path string `json:"path" validate:"required,min=1,max=256" jsonschema:"API path relative to /api2/json, e.g. /cluster/options or /nodes/pve1/qemu/100/pending. Segments unencoded (no %), no query string (use params), no . or .. segments."`
 	// Params are sent as the query string. nil means none.
 	Params map[string]string `json:"params,omitempty" jsonschema:"Query parameters by Proxmox's names (values as strings: numbers as digits, booleans as 0/1)."`
 }
@@ -51,7 +51,7 @@ type APIRequestInput struct {
 	// Method is POST, PUT or DELETE.
 	Method string `json:"method" validate:"required,oneof=POST PUT DELETE" jsonschema:"HTTP method: POST, PUT or DELETE (reads: api_get)."`
 	// Path is as in [APIGetInput].
-	Path string `json:"path" validate:"required,max=256" jsonschema:"API path relative to /api2/json, e.g. /cluster/ha/groups. Segments unencoded (no %), no query string (use params), no . or .. segments."`
+	Path string `json:"path" validate:"required,min=1,max=256" jsonschema:"API path relative to /api2/json, e.g. /cluster/ha/groups. Segments unencoded (no %), no query string (use params), no . or .. segments."`
 	// Params are sent form-encoded (POST, PUT) or as the query (DELETE).
 	// Their digest is part of the approval phrase.
 	Params map[string]string `json:"params,omitempty" jsonschema:"Parameters by Proxmox's names (values as strings: numbers as digits, booleans as 0/1). Their digest is part of the approval phrase."`

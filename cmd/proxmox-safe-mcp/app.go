@@ -45,10 +45,11 @@ func setup(cfg *config, logger, warn *slog.Logger, stderr io.Writer) (*app, erro
 		}
 	}()
 
-	classes, err := proxmoxsafe.Profile(cfg.Profile).Classes()
-	if err != nil { // parseConfig checked it already
+	if _, err := proxmoxsafe.Profile(cfg.Profile).Classes(); err != nil { // parseConfig checked it already
 		return nil, cfgErr("PROXMOX_SAFE_PROFILE (--profile): %v", err)
 	}
+	classes := cfg.classes()
+	var err error
 	var lib proxmoxsafe.Config
 	if cfg.Demo {
 		if lib, err = setupDemo(a, cfg, stderr); err != nil {

@@ -68,6 +68,7 @@ type config struct {
 	AllowedNodes      []string
 	Profile           string
 	ReadOnly          bool
+	GatewayWrite      bool // adds the gateway-write class to the profile's classes
 	AuditLog          string
 	AuditKeyFile      string                                            // "": the log's path + ".key" (audit_setup.go)
 	AuditSyslog       string                                            // "": no syslog copy
@@ -240,6 +241,9 @@ var settings = append([]*setting{
 	{flag: "read-only", env: "PROXMOX_SAFE_READ_ONLY", boolean: true, def: "false",
 		help: "refuse every mutation and send only GET requests to Proxmox, whatever the profile",
 		set:  boolSetter(func(c *config) *bool { return &c.ReadOnly })},
+	{flag: "gateway-write", env: "PROXMOX_SAFE_GATEWAY_WRITE", boolean: true, def: "false",
+		help: "also enable the gateway-write class, which no profile enables: api_request sends one POST, PUT or DELETE to an API path outside the deny list, approved for its exact method, path and parameters (by default by elicit, then grant); read-only mode still wins",
+		set:  boolSetter(func(c *config) *bool { return &c.GatewayWrite })},
 	{flag: "approvals", env: "PROXMOX_SAFE_APPROVALS", def: "phrase for every class",
 		help: "how each mutation class is approved, levels in order of preference: CLASS=LEVEL[,LEVEL…] separated by ';', e.g. power=elicit,phrase;snapshot=elicit; levels: none, phrase (the exact APPROVE phrase), elicit (the person at the MCP client confirms in a form; a client that cannot elicit gets the next level or a refusal), grant (the operator runs proxmox-safe-mcp approve CODE on the host)",
 		set:  parseApprovals},
@@ -525,8 +529,16 @@ func parseCommand(c *config, pos []string) error {
 
 // mutating reports whether the effective policy enables any mutation class.
 func (c *config) mutating() bool {
+	return len(c.classes()) > 0 && !c.ReadOnly
+}
+
+// classes are the profile's classes, plus gateway-write when asked for.
+func (c *config) classes() []proxmoxsafe.Class {
 	classes, _ := proxmoxsafe.Profile(c.Profile).Classes()
-	return len(classes) > 0 && !c.ReadOnly
+	if c.GatewayWrite {
+		classes = append(classes, proxmoxsafe.ClassGatewayWrite)
+	}
+	return classes
 }
 
 // checkConfig reports the first problem, naming the variable to fix. It reads

@@ -72,7 +72,7 @@ func setupDemo(a *app, cfg *config, stderr io.Writer) (proxmoxsafe.Config, error
 		})
 	}
 
-	classes, _ := proxmoxsafe.Profile(cfg.Profile).Classes()
+	classes := cfg.classes()
 	if cfg.ReadOnly {
 		classes = nil
 	}

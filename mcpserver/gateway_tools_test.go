@@ -1,0 +1,149 @@
+package mcpserver
+
+import (
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
+)
+
+// gatewayPolicy enables both gateway classes on pve1, gateway-write by
+// the phrase.
+func gatewayPolicy() *proxmoxsafe.Policy {
+	return &proxmoxsafe.Policy{AllowedNodes: []string{"pve1"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassGateway, proxmoxsafe.ClassGatewayWrite},
+		Approvals: map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassGatewayWrite: {proxmoxsafe.LevelPhrase}}}
+}
+
+// TestAPIGetTool: the exact request the fake saw, the answer in
+// structuredContent; a hostile path and a denied path are tool errors
+// with zero upstream requests.
+func TestAPIGetTool(t *testing.T) {
+	t.Parallel()
+	for _, pv := range protocols {
+		t.Run(protoName(pv), func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, t.Context(), pv, fixtureConfig{policy: gatewayPolicy()})
+			res := f.call(t, t.Context(), ToolAPIGet, map[string]any{"path": "/nodes/pve1/qemu", "params": map[string]any{"full": "1"}})
+			if res.IsError {
+				t.Fatalf("api_get: %s", text(t, res))
+			}
+			var out proxmoxsafe.APIResult
+			structured(t, res, &out)
+			if list, ok := out.Data.([]any); !ok || len(list) == 0 || out.Path != "/nodes/pve1/qemu" {
+				t.Errorf("result = %+v", out)
+			}
+			reqs := f.fake.Requests()
+			if len(reqs) != 1 || reqs[0].Method != "GET" || reqs[0].Path != "/nodes/pve1/qemu" || reqs[0].Query.Encode() != "full=1" {
+				t.Errorf("requests = %+v, want exactly GET /nodes/pve1/qemu?full=1", reqs)
+			}
+			for _, args := range []map[string]any{
+				{"path": "/nodes/pve1/../../access/acl"},
+				{"path": "https://evil.example/api2/json/version"},
+				{"path": "/nodes/pve1/qemu/100/cloudinit/dump"},
+				{"path": "/nodes/pve9/status"},
+				{"path": "/version", "params": map[string]any{"a": 1}}, // not a string: the schema refuses it
+			} {
+				f.fake.ResetRequests()
+				res := f.call(t, t.Context(), ToolAPIGet, args)
+				if !res.IsError || !strings.Contains(text(t, res), "no action was taken") {
+					t.Errorf("%v: %s, want a refusal that says no action was taken", args, text(t, res))
+				}
+				if got := f.fake.Requests(); len(got) != 0 {
+					t.Errorf("%v: upstream requests %+v, want none", args, got)
+				}
+			}
+		})
+	}
+}
+
+// TestAPIRequestTool: without approval the refusal names the exact phrase
+// and nothing mutating is sent; with it, the one write goes out, audited.
+func TestAPIRequestTool(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, t.Context(), "", fixtureConfig{policy: gatewayPolicy()})
+	args := map[string]any{"method": "POST", "path": "/nodes/pve1/qemu/100/snapshot", "params": map[string]any{"snapname": "viagw"}}
+	phrase, err := proxmoxsafe.GatewayPhrase(proxmoxsafe.APIRequestInput{Method: "POST", Path: "/nodes/pve1/qemu/100/snapshot", Params: map[string]string{"snapname": "viagw"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := f.call(t, t.Context(), ToolAPIRequest, args)
+	if !res.IsError || !strings.Contains(text(t, res), phrase) || strings.Contains(text(t, res), "Current state") {
+		t.Fatalf("without approval: %s, want a refusal naming %q", text(t, res), phrase)
+	}
+	if got := f.fake.MutatingRequests(); len(got) != 0 {
+		t.Fatalf("mutating requests after the refusal: %+v", got)
+	}
+	res = f.call(t, t.Context(), ToolAPIRequest, with(args, "approval", phrase))
+	if res.IsError {
+		t.Fatalf("approved: %s", text(t, res))
+	}
+	var out proxmoxsafe.APIResult
+	structured(t, res, &out)
+	muts := f.fake.MutatingRequests()
+	if len(muts) != 1 || muts[0].Path != "/nodes/pve1/qemu/100/snapshot" || muts[0].Form.Get("snapname") != "viagw" || !strings.HasPrefix(out.UPID, "UPID:") {
+		t.Errorf("mutating requests %+v, result %+v", muts, out)
+	}
+	recs := f.audit.records(t)
+	if n := len(recs); n < 2 || recs[n-1].Event != proxmoxsafe.AuditSubmitted || recs[n-1].Path != "/nodes/pve1/qemu/100/snapshot" || recs[n-2].Event != proxmoxsafe.AuditApproved {
+		t.Errorf("audit = %+v", recs)
+	}
+}
+
+// TestAPIRequestElicit: with gateway-write approved by elicitation, the
+// person types the guest's VMID, or the HTTP method of a request that
+// names no guest (the fake answers that one 501, but it was sent); a
+// wrong word sends nothing.
+func TestAPIRequestElicit(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		path, confirm string
+		sent          int
+	}{
+		{"/nodes/pve1/qemu/101/snapshot", "101", 1},
+		{"/nodes/pve1/qemu/101/snapshot", "POST", 0},
+		{"/cluster/ha/groups", "POST", 1},
+		{"/cluster/ha/groups", "101", 0},
+	} {
+		t.Run(tc.path+"/"+tc.confirm, func(t *testing.T) {
+			t.Parallel()
+			fake := proxmoxtest.NewServer(nil)
+			t.Cleanup(fake.Close)
+			ap, err := NewElicitApprover(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pol := gatewayPolicy()
+			pol.Approvals[proxmoxsafe.ClassGatewayWrite] = []proxmoxsafe.ApprovalLevel{proxmoxsafe.LevelElicit}
+			audit := newMemAudit()
+			client, err := proxmoxsafe.New(proxmoxsafe.Config{
+				URL: fake.URL, TokenID: proxmoxtest.DefaultTokenID, TokenSecret: proxmoxtest.DefaultTokenSecret,
+				Fingerprint: fake.Fingerprint(), Policy: *pol, Audit: audit,
+				Approvers: []proxmoxsafe.Approver{ap}, Logger: slog.New(slog.DiscardHandler),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ef := &elicitFixture{fake: fake, audit: audit, approver: ap, server: New(client, nil)}
+			var asked atomic.Int32
+			seen := make(chan string, 4)
+			cs := ef.connectWith(t, "", answering(&asked, seen, func(int32) *mcp.ElicitResult { return accept(tc.confirm) }))
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: ToolAPIRequest,
+				Arguments: map[string]any{"method": "POST", "path": tc.path, "params": map[string]any{"snapname": "el1"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(fake.MutatingRequests()); got != tc.sent {
+				t.Errorf("mutating requests = %d, want %d (result %v)", got, tc.sent, res.Content)
+			}
+			msg := <-seen
+			if !strings.Contains(msg, "path="+tc.path) || !strings.Contains(msg, "snapname=el1") {
+				t.Errorf("form message does not show the request:\n%s", msg)
+			}
+		})
+	}
+}
