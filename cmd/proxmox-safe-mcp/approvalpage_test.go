@@ -106,7 +106,7 @@ func TestApprovalPageEndToEnd(t *testing.T) {
 	}
 	audit := filepath.Join(dir, "audit.jsonl")
 	p := startHTTP(t, cleanEnv("MCP_AUTH_TOKEN="+httpToken, "PROXMOX_SAFE_OPERATOR_TOKEN_FILE="+opFile,
-		"PROXMOX_SAFE_OPERATOR_NAME=alice", "PROXMOX_SAFE_AUDIT_LOG="+audit, "PROXMOX_SAFE_GRANT_DIR="+filepath.Join(dir, "grants")),
+		"PROXMOX_SAFE_OPERATOR_NAME=alice", "PROXMOX_SAFE_AUDIT_LOG="+audit), // the demo's own grant directory
 		"--demo", "--approvals", "power=grant")
 	cs := httpClient(t, p.url, httpToken)
 	defer cs.Close()
