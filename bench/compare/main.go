@@ -167,6 +167,24 @@ func run(o options) error {
 	}
 	sess.close()
 
+	// The floor: the same list_guests call through the minimal go-sdk
+	// server (one GET of the same endpoint, decoded, a tiny result), so the
+	// table shows what go-sdk's stdio framing alone costs per call.
+	msess, err := startSession(minimal, minEnv)
+	if err != nil {
+		return err
+	}
+	minTimes, mgets, err := perCall(msess, fake, "list_guests", map[string]any{}, o.calls)
+	msess.close()
+	if err != nil {
+		return fmt.Errorf("minimal: %w", err)
+	}
+	bare, err := bareGets(fake, mgets, o.calls)
+	if err != nil {
+		return err
+	}
+	rows = append(rows, row{"per call: list_guests, minimal go-sdk server (reference)", median(minTimes), median(bare), 0})
+
 	// 10,000 guests.
 	big := proxmoxtest.NewServer(proxmoxtest.GenerateCluster(10, 1000, 1))
 	defer big.Close()
