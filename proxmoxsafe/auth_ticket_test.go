@@ -253,14 +253,20 @@ func TestTicketRenewalBeforeExpiry(t *testing.T) {
 // itself) and the read succeeds on the second try.
 func TestTicketExpiredUpstreamLogsInAgain(t *testing.T) {
 	t.Parallel()
-	e := ticketEnv(t, func(s *proxmoxtest.Server) { s.TicketLifetime = 3 * time.Second }, nil)
+	var skew atomic.Int64 // how far the fake's ticket clock is ahead
+	e := ticketEnv(t, func(s *proxmoxtest.Server) {
+		s.TicketLifetime = 3 * time.Second
+		s.TicketClock = func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	}, nil)
 	if _, err := e.client.Version(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	// One-second timestamps: four seconds later the ticket is expired
-	// whatever the rounding. Three seconds (not one) leave a loaded
+	// whatever the rounding. The fake's clock moves instead of the test
+	// sleeping (the client's does not: it cannot know, and must learn it
+	// from the 401). Three seconds of lifetime (not one) leave a loaded
 	// machine time for the login and the retried read to use a fresh one.
-	time.Sleep(4100 * time.Millisecond)
+	skew.Store(int64(4100 * time.Millisecond))
 	e.fake.ResetRequests()
 	if _, err := e.client.Version(t.Context()); err != nil {
 		t.Fatalf("read after expiry: %v", err)

@@ -52,7 +52,10 @@ func freshClone(t *testing.T) (dir, bin string) {
 		t.Fatal("the clone has a ../shared beside it")
 	}
 	bin = filepath.Join(parent, "bin", "proxmox-safe-mcp")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/proxmox-safe-mcp") // README, "MCP client configuration"
+	// README, "MCP client configuration"; -trimpath keeps the build cache
+	// independent of the clone's temporary directory, so a warm run does
+	// not compile the module again (42 s of a 46 s package before).
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/proxmox-safe-mcp")
 	build.Dir = dir
 	if b, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build in the fresh clone: %v\n%s", err, b)

@@ -333,8 +333,8 @@ func capabilities(u *User) map[string]map[string]int {
 
 // ticketNow is the time tickets are issued and checked at.
 func (s *Server) ticketNow() time.Time {
-	if s.ticketClock != nil {
-		return s.ticketClock()
+	if s.TicketClock != nil {
+		return s.TicketClock()
 	}
 	return time.Now()
 }

@@ -196,7 +196,7 @@ func TestTicketRenewalAndExpiry(t *testing.T) {
 	t.Parallel()
 	s := newTicketServer(t, "9.1.1", time.Minute)
 	var clock atomic.Int64 // seconds added to the real time
-	s.ticketClock = func() time.Time { return time.Now().Add(time.Duration(clock.Load()) * time.Second) }
+	s.TicketClock = func() time.Time { return time.Now().Add(time.Duration(clock.Load()) * time.Second) }
 	ticket, _ := loginData(t, s, testUser, testPassword)
 	renewed, _ := loginData(t, s, testUser, ticket)
 	if renewed == "" {

@@ -54,6 +54,12 @@ type Server struct {
 	// of renewal and expiry set it short. Resolution is one second (the
 	// ticket's timestamp).
 	TicketLifetime time.Duration
+	// TicketClock, when set, replaces time.Now for issuing and checking
+	// tickets and CSRF tokens, so that a test of expiry moves the clock
+	// instead of sleeping past TicketLifetime (and does not flake when a
+	// loaded machine makes two logins take longer than a short lifetime).
+	// nil means time.Now.
+	TicketClock func() time.Time
 
 	ts *httptest.Server
 	// id is the TLS identity; tls holds the handshake faults (faults_tls.go).
@@ -72,11 +78,7 @@ type Server struct {
 	started    time.Time
 	haPending  map[int]*haPending
 	ticketKey  []byte // signs tickets and CSRF tokens; RevokeTickets replaces it
-	// ticketClock, when set, replaces time.Now for ticket issue and
-	// expiry, so tests of expiry need not sleep (and do not flake when a
-	// loaded machine makes two logins take longer than a short lifetime).
-	ticketClock func() time.Time
-	logins      int // full tickets issued
+	logins     int    // full tickets issued
 
 	reqMu    sync.Mutex
 	requests []Request
