@@ -297,6 +297,7 @@ func TestRefusals(t *testing.T) {
 		{"null origin", approveForm(token), map[string]string{"Origin": "null", "Cookie": cookie}, http.StatusForbidden, "cross-origin"},
 		{"VMID not typed", url.Values{"csrf": {token}, "decision": {"approve"}}, p.sameOrigin(cookie), http.StatusUnprocessableEntity, "VMID"},
 		{"wrong VMID", url.Values{"csrf": {token}, "decision": {"approve"}, "confirm": {"100"}}, p.sameOrigin(cookie), http.StatusUnprocessableEntity, "VMID"},
+		{"the action instead of the VMID", url.Values{"csrf": {token}, "decision": {"approve"}, "confirm": {"shutdown"}}, p.sameOrigin(cookie), http.StatusUnprocessableEntity, "VMID"},
 		{"unknown decision", url.Values{"csrf": {token}, "decision": {"yes"}, "confirm": {testVMIDs}}, p.sameOrigin(cookie), http.StatusBadRequest, "approve or deny"},
 	}
 	for _, c := range cases {
@@ -478,5 +479,35 @@ func TestNewRefuses(t *testing.T) {
 	}
 	if _, err := New(nil, &Options{Secret: opSecret}); err == nil {
 		t.Error("New accepted a nil store")
+	}
+}
+
+// TestApproveWithoutGuest: a grant for a request that names no guest (the
+// API gateway) is approved by typing its HTTP method, as the elicitation
+// form asks; "0" is not a VMID to type.
+func TestApproveWithoutGuest(t *testing.T) {
+	t.Parallel()
+	p := newPage(t)
+	err := p.store.Approve(context.Background(), proxmoxsafe.ApprovalRequest{
+		Action: "PUT", Target: proxmoxsafe.Target{Node: "pve1"}, Effect: "send PUT /nodes/pve1/dns",
+	})
+	var gr *proxmoxsafe.GrantRequiredError
+	if !errors.As(err, &gr) {
+		t.Fatalf("Approve: %v", err)
+	}
+	code := gr.Grant.Code
+	cookie := p.login()
+	page := p.do("GET", "/approve/grant/"+code, nil, map[string]string{"Cookie": cookie})
+	if !strings.Contains(page.body, "Type the HTTP method <code>PUT</code>") {
+		t.Fatalf("the grant page:\n%s", page.body)
+	}
+	token := p.csrf(cookie, code)
+	a := p.do("POST", "/approve/grant/"+code, url.Values{"csrf": {token}, "decision": {"approve"}, "confirm": {"0"}}, p.sameOrigin(cookie))
+	if a.status != http.StatusUnprocessableEntity || p.status(code) != proxmoxsafe.GrantPending {
+		t.Fatalf("approve with 0: %d, grant %s", a.status, p.status(code))
+	}
+	a = p.do("POST", "/approve/grant/"+code, url.Values{"csrf": {token}, "decision": {"approve"}, "confirm": {"PUT"}}, p.sameOrigin(cookie))
+	if a.status != http.StatusSeeOther || p.status(code) != proxmoxsafe.GrantApproved {
+		t.Fatalf("approve with PUT: %d %s, grant %s", a.status, a.body, p.status(code))
 	}
 }

@@ -18,14 +18,29 @@ type grantView struct {
 	Expired  bool
 	Pending  bool // pending and not expired: it can be decided
 	ParamStr string
+	// Confirm is what the operator types to approve, and ConfirmWhat
+	// names it (see confirmWord).
+	Confirm, ConfirmWhat string
 }
 
 func (h *Handler) view(g proxmoxsafe.Grant, now time.Time) grantView {
 	expired := now.After(g.Expires)
+	word, what := confirmWord(g)
 	return grantView{
 		Grant: g, Risk: proxmoxsafe.ActionRisk(g.Action), Expired: expired,
 		Pending: g.Status == proxmoxsafe.GrantPending && !expired, ParamStr: strings.Join(g.Params, " "),
+		Confirm: word, ConfirmWhat: what,
 	}
+}
+
+// confirmWord is what approving a grant needs typed in, as the
+// elicitation form asks it: the guest's VMID, or for a request that names
+// no guest (the API gateway) its HTTP method.
+func confirmWord(g proxmoxsafe.Grant) (word, what string) {
+	if g.Target.VMID == 0 {
+		return g.Action, "HTTP method"
+	}
+	return strconv.Itoa(g.Target.VMID), "VMID"
 }
 
 // maxRecent is how many decided or expired grants the list shows below
@@ -77,7 +92,8 @@ func (h *Handler) serveGrant(w http.ResponseWriter, r *http.Request, code string
 }
 
 // serveDecide approves or denies a pending grant: logged in, CSRF token,
-// and for an approval the guest's VMID typed in.
+// and for an approval the guest's VMID (or the request's HTTP method)
+// typed in.
 func (h *Handler) serveDecide(w http.ResponseWriter, r *http.Request, code string) {
 	s := h.sessionFrom(r)
 	if s == nil {
@@ -102,8 +118,8 @@ func (h *Handler) serveDecide(w http.ResponseWriter, r *http.Request, code strin
 		h.grantError(w, r, err, s)
 		return
 	}
-	if approve && strings.TrimSpace(r.PostFormValue("confirm")) != strconv.Itoa(g.Target.VMID) {
-		h.fail(w, r, http.StatusUnprocessableEntity, "the typed VMID does not match the grant's guest; nothing was changed", s)
+	if word, what := confirmWord(g); approve && strings.TrimSpace(r.PostFormValue("confirm")) != word {
+		h.fail(w, r, http.StatusUnprocessableEntity, "the typed "+what+" does not match the grant's; nothing was changed", s)
 		return
 	}
 	if _, err := h.store.Decide(code, approve, h.operator); err != nil {

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"html/template"
 	"net/http"
-	"strconv"
 	"time"
 )
 
@@ -64,7 +63,6 @@ type pageData struct {
 
 var templates = template.Must(template.New("page").Funcs(template.FuncMap{
 	"when": func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05 MST") },
-	"vmid": func(v int) string { return strconv.Itoa(v) },
 }).Parse(`{{define "head"}}<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <meta name="referrer" content="no-referrer"><title>{{.Title}} · proxmox-safe-mcp approvals</title>
@@ -115,8 +113,8 @@ var templates = template.Must(template.New("page").Funcs(template.FuncMap{
 </dl>
 {{if .Pending}}<div class="decide">
 <form method="post" action="{{.Code}}"><input type="hidden" name="csrf" value="{{$.CSRF}}"><input type="hidden" name="decision" value="approve">
-<label for="confirm">Type the VMID <code>{{vmid .Target.VMID}}</code> to approve</label>
-<input type="text" id="confirm" name="confirm" inputmode="numeric" autocomplete="off" required>
+<label for="confirm">Type the {{.ConfirmWhat}} <code>{{.Confirm}}</code> to approve</label>
+<input type="text" id="confirm" name="confirm" autocomplete="off" required>
 <button type="submit" class="approve">Approve once</button></form>
 <form method="post" action="{{.Code}}"><input type="hidden" name="csrf" value="{{$.CSRF}}"><input type="hidden" name="decision" value="deny">
 <label>Refuse this request</label><button type="submit" class="deny">Deny</button></form>
