@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
 
@@ -110,6 +113,15 @@ func printPlan(w io.Writer, g proxmoxsafe.Grant) {
 	}
 	fmt.Fprintf(w, "  State:   %s\n", g.State)
 	fmt.Fprintf(w, "  Effect:  approving will %s\n", g.Effect)
+	if p := g.Plan; p != nil {
+		// The one request the call will send: what the operator approves.
+		req := p.Method + " " + p.Path
+		for _, k := range slices.Sorted(maps.Keys(p.Params)) {
+			req += " " + k + "=" + p.Params[k]
+		}
+		req, _ = sanitize.CapLine(req, 1024)
+		fmt.Fprintf(w, "  Request: %s\n", req)
+	}
 	fmt.Fprintf(w, "  Asked:   %s, expires %s\n", g.Created.Local().Format(time.DateTime), g.Expires.Local().Format(time.DateTime))
 }
 

@@ -88,7 +88,7 @@ func TestGrantCLI(t *testing.T) {
 	if ec != 0 {
 		t.Fatalf("approve: exit %d\n%s\n%s", ec, out, errOut)
 	}
-	for _, want := range []string{"Action:  shutdown", "Target:  pve1/qemu/100", "State:   running", "Effect:  approving will", "Approved " + code} {
+	for _, want := range []string{"Action:  shutdown", "Target:  pve1/qemu/100", "State:   running", "Effect:  approving will", "Request: POST /nodes/pve1/qemu/100/status/shutdown", "Approved " + code} {
 		if !strings.Contains(out, want) {
 			t.Errorf("approve output lacks %q:\n%s", want, out)
 		}
