@@ -358,7 +358,7 @@ func appendID(ids []int, s string) []int {
 // pathGuest returns the guest a path names (/nodes/{node}/{qemu|lxc}/{vmid}
 // and below), or the zero Target.
 func pathGuest(segs []string) Target {
-	if len(segs) < 4 || !strings.EqualFold(segs[0], "nodes") || !anyFold(guestTypes, segs[2]) {
+	if len(segs) < 4 || !strings.EqualFold(segs[0], "nodes") || !anyFold(strings.Split(guestTypes, "|"), segs[2]) {
 		return Target{}
 	}
 	id, err := strconv.Atoi(segs[3])

@@ -3,6 +3,7 @@ package proxmoxsafe
 import (
 	"net/http"
 	"strings"
+	"sync"
 )
 
 // This file is the design rule in code: no class ever exposes guest exec
@@ -90,39 +91,52 @@ var gatewayDeny = []denyRule{
 // nil. Segments are unescaped.
 func deniedBy(method string, segs []string) *denyRule {
 	write := method != http.MethodGet && method != http.MethodHead
+	compiled := compiledDeny()
 	for i := range gatewayDeny {
 		r := &gatewayDeny[i]
 		if r.scope == denyWrites && !write {
 			continue
 		}
-		if denyMatch(r.pattern, segs) {
+		if denyMatch(compiled[i], segs) {
 			return r
 		}
 	}
 	return nil
 }
 
-func denyMatch(pattern string, segs []string) bool {
-	pat := strings.Split(pattern[1:], "/")
-	for i, p := range pat {
-		if p == "**" {
+// compiledDeny is each rule's pattern split into segments, each segment
+// into its alternatives: built on first use, since the guard checks the
+// table on every request (BenchmarkGuardCheck).
+var compiledDeny = sync.OnceValue(func() [][][]string {
+	out := make([][][]string, len(gatewayDeny))
+	for i, r := range gatewayDeny {
+		for _, seg := range strings.Split(r.pattern[1:], "/") {
+			out[i] = append(out[i], strings.Split(seg, "|"))
+		}
+	}
+	return out
+})
+
+func denyMatch(pat [][]string, segs []string) bool {
+	for i, alts := range pat {
+		if alts[0] == "**" {
 			return true
 		}
 		if i >= len(segs) {
 			return false
 		}
-		if p == "*" {
+		if alts[0] == "*" {
 			continue
 		}
-		if !anyFold(p, segs[i]) {
+		if !anyFold(alts, segs[i]) {
 			return false
 		}
 	}
 	return len(pat) == len(segs)
 }
 
-func anyFold(alts, seg string) bool {
-	for _, a := range strings.Split(alts, "|") {
+func anyFold(alts []string, seg string) bool {
+	for _, a := range alts {
 		if strings.EqualFold(a, seg) {
 			return true
 		}
