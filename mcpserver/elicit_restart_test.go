@@ -2,8 +2,10 @@ package mcpserver
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -62,5 +64,38 @@ func TestElicitAcrossRestart(t *testing.T) {
 	}
 	if _, err := NewElicitApprover(&ElicitOptions{Key: key}); err == nil || !strings.Contains(err.Error(), "Used") {
 		t.Errorf("a key without a nonce record: %v", err)
+	}
+}
+
+// failingNonces is a NonceRecorder whose storage fails.
+type failingNonces struct{}
+
+func (failingNonces) UseNonce(string, time.Time) (bool, error) {
+	return false, errors.New("disk full")
+}
+
+// TestElicitNonceRecordFails: when the answer cannot be recorded as used,
+// the approval fails closed: refused, audited, nothing sent.
+func TestElicitNonceRecordFails(t *testing.T) {
+	t.Parallel()
+	fake := proxmoxtest.NewServer(nil)
+	t.Cleanup(fake.Close)
+	ap, err := NewElicitApprover(&ElicitOptions{Key: bytes.Repeat([]byte{9}, seal.KeySize), Used: failingNonces{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := elicitFixtureWith(t, fake, ap)
+	state := f.firstState(t)
+	cs := f.connectWith(t, "", &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: ToolGuestPower, Arguments: shutdown101,
+		InputResponses: mcp.InputResponseMap{elicitInputID: accept("101")}, RequestState: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || !strings.Contains(text(t, res), "could not be recorded") || len(fake.MutatingRequests()) != 0 {
+		t.Fatalf("%d mutating: %s", len(fake.MutatingRequests()), mustJSON(t, res))
+	}
+	if rec := f.lastAudit(t); rec.Event != proxmoxsafe.AuditRefused || !strings.Contains(rec.Reason, "disk full") {
+		t.Errorf("audit %+v, want the refusal", rec)
 	}
 }
