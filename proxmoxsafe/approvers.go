@@ -45,9 +45,9 @@ func DefaultApprovals(class Class) []ApprovalLevel {
 
 // humanOnlyClasses are the classes whose default approval has no phrase.
 // gateway-write sends whatever method, path and parameters a caller
-// names: a person approves it (elicit, grant), unless the operator
-// chooses the phrase for it explicitly.
-var humanOnlyClasses = map[Class]bool{ClassGatewayWrite: true}
+// names, and destroy deletes a guest with its disks: a person approves
+// them (elicit, grant), unless the operator chooses the phrase explicitly.
+var humanOnlyClasses = map[Class]bool{ClassGatewayWrite: true, ClassDestroy: true}
 
 // ApprovalLevels returns the approval levels the policy gives class, in
 // order: Approvals[class] when set, else [DefaultApprovals]. It says

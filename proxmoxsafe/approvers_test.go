@@ -176,7 +176,7 @@ func TestApprovalLevels(t *testing.T) {
 				c.Approvers = []proxmoxsafe.Approver{unavailable{"x"}, unavailable{"x"}}
 			},
 			"empty level list": func(c *proxmoxsafe.Config) { levels(c, proxmoxsafe.ClassPower) },
-			"unknown class":    func(c *proxmoxsafe.Config) { levels(c, "destroy", proxmoxsafe.LevelPhrase) },
+			"unknown class":    func(c *proxmoxsafe.Config) { levels(c, "nuke", proxmoxsafe.LevelPhrase) },
 		} {
 			cfg := baseConfig()
 			cfg.Audit = proxmoxsafe.NewAuditLog(&syncBuffer{}, nil)

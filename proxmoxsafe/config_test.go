@@ -50,7 +50,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"bad CA", func(c *proxmoxsafe.Config) { c.CACertPEM = []byte("not pem") }, "CACertPEM"},
 		{"negative timeout", func(c *proxmoxsafe.Config) { c.Timeout = -1 }, "negative"},
 		{"bad allowed node", func(c *proxmoxsafe.Config) { c.Policy.AllowedNodes = []string{"pve1/../x"} }, "AllowedNodes"},
-		{"unknown class", func(c *proxmoxsafe.Config) { c.Policy.Classes = []proxmoxsafe.Class{"destroy"} }, "unknown mutation class"},
+		{"unknown class", func(c *proxmoxsafe.Config) { c.Policy.Classes = []proxmoxsafe.Class{"nuke"} }, "unknown mutation class"},
 		{"bad protected", func(c *proxmoxsafe.Config) { c.Policy.ProtectedGuests = []int{5} }, "ProtectedGuests"},
 		{"mutations without audit", func(c *proxmoxsafe.Config) { c.Policy.Classes = []proxmoxsafe.Class{proxmoxsafe.ClassPower} }, "Audit is required"},
 		{"custom transport with TLS", func(c *proxmoxsafe.Config) {

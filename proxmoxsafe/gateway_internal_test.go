@@ -45,7 +45,7 @@ func gatewayClient(t testing.TB, readOnly bool) (*Client, *captureTransport) {
 		URL: "https://pve.example:8006", TokenID: "a@pve!tok", TokenSecret: "s",
 		HTTPClient: &http.Client{Transport: net},
 		Policy: Policy{AllowedNodes: []string{"pve1"}, Classes: slices.Clone(classOrder), ReadOnly: readOnly,
-			Approvals: map[Class][]ApprovalLevel{ClassGatewayWrite: {LevelNone}}},
+			Approvals: map[Class][]ApprovalLevel{ClassGatewayWrite: {LevelNone}, ClassDestroy: {LevelPhrase}}},
 		Audit: NewAuditLog(io.Discard, nil),
 	})
 	if err != nil {

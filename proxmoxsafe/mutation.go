@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -202,7 +204,7 @@ func (c *Client) approve(ctx context.Context, m *mutation, s GuestState) (Approv
 		req.Plan = c.plan(m, s).Plan
 	}
 	approver, err := c.askApprovers(ctx, m, req)
-	return approver, withPlan(err, req.Plan)
+	return approver, c.phraseIgnored(m, withPlan(err, req.Plan))
 }
 
 // askApprovers asks the class's approval levels in order (see approve).
@@ -231,7 +233,47 @@ func (c *Client) askApprovers(ctx context.Context, m *mutation, req ApprovalRequ
 		// An approver's own error still means "not approved".
 		return nil, &RefusalError{Kind: ErrApprovalRequired, Reason: err.Error()}
 	}
-	return nil, refuse(ErrApprovalRequired, "no approval level the operator allows for the %q class can serve this request: %s", m.class, strings.Join(unavailable, "; "))
+	return nil, refuse(ErrApprovalRequired, "no approval level the operator allows for the %q class can serve this request: %s%s", m.class, strings.Join(unavailable, "; "), c.approvalHint(m))
+}
+
+// approvalHint says what the operator can do when no level could serve a
+// request of a class left at its human-only default (DefaultApprovals).
+func (c *Client) approvalHint(m *mutation) string {
+	if _, explicit := c.policy.approvals[m.class]; explicit || !humanOnlyClasses[m.class] {
+		return ""
+	}
+	return "; the class destroys without a way back, so by default only a person approves it: use an MCP client that can answer an elicitation, " +
+		"or have the operator approve the grant out of band (proxmox-safe-mcp approve CODE), " +
+		"or set the class's approval levels explicitly (Policy.Approvals; the binary: PROXMOX_SAFE_APPROVALS, e.g. " + string(m.class) + "=phrase to accept the typed phrase)"
+}
+
+// phraseIgnored prefixes an approval refusal with the reason a phrase the
+// caller gave did not count: the class's levels do not include the
+// phrase. The refusal itself (a grant code, an elicitation, the levels
+// that could not serve) follows unchanged.
+func (c *Client) phraseIgnored(m *mutation, err error) error {
+	levels := c.policy.approvalsFor(m.class)
+	if err == nil || m.given == "" || slices.Contains(levels, LevelPhrase) || !errors.Is(err, ErrApprovalRequired) {
+		return err
+	}
+	return &phraseIgnoredError{msg: "the approval phrase given does not approve the " + strconv.Quote(string(m.class)) + " class, whose levels are " + joinLevels(levels), err: err}
+}
+
+type phraseIgnoredError struct {
+	msg string
+	err error
+}
+
+func (e *phraseIgnoredError) Error() string { return e.msg + "; " + e.err.Error() }
+func (e *phraseIgnoredError) Unwrap() error { return e.err }
+
+// joinLevels renders levels as "elicit, grant".
+func joinLevels(levels []ApprovalLevel) string {
+	out := make([]string, len(levels))
+	for i, l := range levels {
+		out[i] = string(l)
+	}
+	return strings.Join(out, ", ")
 }
 
 // withPlan returns an approval refusal carrying plan, so the caller sees

@@ -44,6 +44,8 @@ const (
 	// (class gateway-write).
 	OpAPIGet     Operation = "APIGet"
 	OpAPIRequest Operation = "APIRequest"
+	// The destroy class.
+	OpDestroyGuest Operation = "DestroyGuest"
 )
 
 // Requirement is one Proxmox privilege an operation of this package needs
@@ -140,6 +142,10 @@ var requirements = []Requirement{
 	{Operation: OpResumeGuest, Class: ClassPowerExtra, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true,
 		Note: "the preconditions read the VM's state and running tasks first"},
 	{Operation: OpResumeGuest, Class: ClassPowerExtra, Path: pathVMs, Privilege: "VM.PowerMgmt", NodeTargeted: true},
+	{Operation: OpDestroyGuest, Class: ClassDestroy, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true,
+		Note: "the preconditions read the guest's state, configuration, snapshots and running tasks first (for a template, also the configurations of the guests that could be its linked clones)"},
+	{Operation: OpDestroyGuest, Class: ClassDestroy, Path: pathVMs, Privilege: "VM.Allocate", NodeTargeted: true,
+		Note: "purge needs nothing more: Proxmox removes the guest from backup jobs, replication jobs and HA under VM.Allocate alone"},
 }
 
 // permissionFreeOps need no privilege at all.

@@ -15,6 +15,8 @@ func ActionRisk(action string) string {
 		return "the snapshot uses storage until deleted; a snapshot with vmstate also saves memory."
 	case "delsnapshot", "snapshot-cleanup":
 		return "a deleted snapshot cannot be restored."
+	case "destroy":
+		return "the guest, its disks and snapshots are gone for good; only a backup can bring them back."
 	}
 	return "review the effect above."
 }

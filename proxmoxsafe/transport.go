@@ -34,6 +34,9 @@ type route struct {
 	// match, when set, replaces method and re: the gateway's routes
 	// (gatewayRoute) match any method of a set and any well-formed path.
 	match func(method string, segs []string) bool
+	// query, when set, lists the only query parameters the route may
+	// carry (destroy: never skiplock, never force).
+	query []string
 }
 
 func mkRoute(method, pattern string) route {
@@ -84,6 +87,12 @@ var classRoutes = map[Class][]route{
 	ClassPowerExtra: {
 		mkRoute(http.MethodPost, `/nodes/`+segNode+`/qemu/`+segVMID+`/status/(suspend|resume)`),
 	},
+	// DELETE of the guest itself, with no parameter but the two the
+	// library sends: never skiplock (ignore locks) nor force (destroy a
+	// running container).
+	ClassDestroy: {
+		withQuery(mkRoute(http.MethodDelete, `/nodes/`+segNode+`/`+segType+`/`+segVMID), "purge", "destroy-unreferenced-disks"),
+	},
 	// The responder's guarded operations. agent/ping is a POST but changes
 	// nothing: it is how ResetGuest learns whether the guest still answers.
 	ClassResponder: {
@@ -92,6 +101,26 @@ var classRoutes = map[Class][]route{
 		mkRoute(http.MethodPost, `/nodes/`+segNode+`/qemu/`+segVMID+`/agent/ping`),
 		mkRoute(http.MethodDelete, `/nodes/`+segNode+`/`+segType+`/`+segVMID+`/snapshot/`+segSnap),
 	},
+}
+
+// withQuery limits r to the query parameters named.
+func withQuery(r route, keys ...string) route {
+	r.query = keys
+	return r
+}
+
+// queryAllowed reports whether every query parameter of q is one the
+// route allows.
+func (r route) queryAllowed(q url.Values) bool {
+	if r.query == nil {
+		return true
+	}
+	for k := range q {
+		if !slices.Contains(r.query, k) {
+			return false
+		}
+	}
+	return true
 }
 
 // loginRoute is the ticket login, allowed only with Username/Password
@@ -181,7 +210,7 @@ func (g *guard) check(req *http.Request) error {
 				}
 				continue
 			}
-			if r.method == req.Method && r.re().MatchString(rest) {
+			if r.method == req.Method && r.re().MatchString(rest) && r.queryAllowed(req.URL.Query()) {
 				return nil
 			}
 		}

@@ -69,11 +69,15 @@ const (
 	// method, path and parameters and audited before it is sent. No
 	// profile enables it: the operator must name it.
 	ClassGatewayWrite Class = "gateway-write"
+	// ClassDestroy covers deleting a guest with its disks
+	// ([Client.DestroyGuest]). It destroys without a way back, so its
+	// default approval is one only a person can give ([DefaultApprovals]).
+	ClassDestroy Class = "destroy"
 )
 
 // classOrder lists every class this version implements, in the order
 // policies report them.
-var classOrder = []Class{ClassPower, ClassSnapshot, ClassSnapshotAdmin, ClassResponder, ClassPowerExtra, ClassGateway, ClassGatewayWrite}
+var classOrder = []Class{ClassPower, ClassSnapshot, ClassSnapshotAdmin, ClassResponder, ClassPowerExtra, ClassDestroy, ClassGateway, ClassGatewayWrite}
 
 // readClasses are the classes whose operations change nothing: read-only
 // mode keeps them, and they need no audit sink.

@@ -21,6 +21,7 @@ type expectation struct {
 	// listed.
 	snapOp string
 	lock   string // a lock the state must show ("suspended" after a hibernation)
+	gone   bool   // the guest must be gone from /cluster/resources (destroy)
 }
 
 func expectFor(action string, t Target) (expectation, error) {
@@ -34,6 +35,8 @@ func expectFor(action string, t Target) (expectation, error) {
 		return expectation{status: "stopped"}, nil
 	case "resume":
 		return expectation{status: "running"}, nil
+	case "destroy":
+		return expectation{gone: true}, nil
 	case "rollback", "delsnapshot":
 		if t.Snapshot == "" {
 			break
@@ -45,7 +48,7 @@ func expectFor(action string, t Target) (expectation, error) {
 		}
 		return expectation{snapshot: t.Snapshot}, nil
 	}
-	return expectation{}, &ValidationError{Fields: []FieldError{{Field: "action", Problem: "is not an action Verify knows (start, shutdown, reboot, reset, stop, suspend, resume; snapshot, rollback, delsnapshot with a snapshot name)"}}}
+	return expectation{}, &ValidationError{Fields: []FieldError{{Field: "action", Problem: "is not an action Verify knows (start, shutdown, reboot, reset, stop, suspend, resume, destroy; snapshot, rollback, delsnapshot with a snapshot name)"}}}
 }
 
 // expectForTask refines expectFor by the task type where one action has
@@ -71,7 +74,8 @@ func expectForTask(action string, t Target, ref TaskRef) (expectation, error) {
 //   - otherwise reads fresh state until it shows the action's result:
 //     start and reboot → "running" (reboot also needs an uptime younger
 //     than the task, when Proxmox reports uptime), shutdown and stop →
-//     "stopped", snapshot → the name in the snapshot list. HA-managed
+//     "stopped", snapshot → the name in the snapshot list, destroy → no
+//     entry for the VMID in /cluster/resources. HA-managed
 //     guests need this: their hastart/hastop task ends OK before the HA
 //     manager changes the guest.
 //
@@ -298,6 +302,17 @@ func (w *waiter) observe(ctx context.Context) (bool, error) {
 		}
 		return parent == w.exp.snapshot, nil
 	}
+	if w.exp.gone {
+		listed, err := w.c.guestListed(ctx, w.r.Target)
+		if err != nil {
+			return false, err
+		}
+		w.out.Observed = "gone from /cluster/resources"
+		if listed != "" {
+			w.out.Observed = "still in /cluster/resources (" + listed + ")"
+		}
+		return listed == "", nil
+	}
 	if w.exp.snapshot != "" {
 		present, err := w.c.snapshotPresent(ctx, w.r.Target)
 		if err != nil {
@@ -389,6 +404,8 @@ func (w *waiter) expected() string {
 	switch {
 	case w.exp.snapOp == "rollback":
 		return "the current state based on snapshot " + w.exp.snapshot
+	case w.exp.gone:
+		return "the guest gone from /cluster/resources"
 	case w.exp.snapOp == "delsnapshot":
 		return "snapshot " + w.exp.snapshot + " gone from the snapshot list"
 	case w.exp.snapshot != "":
