@@ -13,7 +13,10 @@ func adminFixture(t *testing.T, pv string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pol := proxmoxsafe.Policy{AllowedNodes: []string{"pve1"}, Classes: classes}
+	// destroy defaults to elicit,grant, whose approvers this fixture does
+	// not set up; its own tests do (destroy_tools_test.go).
+	pol := proxmoxsafe.Policy{AllowedNodes: []string{"pve1"}, Classes: classes,
+		Approvals: map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassDestroy: {proxmoxsafe.LevelPhrase}}}
 	return newFixture(t, t.Context(), pv, fixtureConfig{policy: &pol})
 }
 

@@ -28,6 +28,7 @@ var planRefusalArgs = map[string]map[string]any{
 	ToolVMReboot:         {"node": "pve1", "type": "qemu", "vmid": 100},
 	ToolVMReset:          {"node": "pve3", "type": "qemu", "vmid": 106},
 	ToolAPIRequest:       {"method": "POST", "path": "/nodes/pve1/qemu/100/snapshot", "params": map[string]any{"snapname": "gw1", "description": "via the gateway"}},
+	ToolGuestDestroy:     {"node": "pve2", "type": "qemu", "vmid": 103, "purge": true, "destroy_unreferenced_disks": false},
 }
 
 // planlessTools have no single request to plan: snapshot_cleanup's dry run

@@ -38,6 +38,7 @@ var validArgs = map[string]map[string]any{
 	ToolSnapshotDelete:   {"node": "pve1", "type": "qemu", "vmid": 100, "snapname": "s1", "force": true},
 	ToolAPIGet:           {"path": "/cluster/options", "params": map[string]any{"type": "vm"}},
 	ToolAPIRequest:       {"method": "POST", "path": "/cluster/ha/groups", "params": map[string]any{"group": "g1"}, "approval": "APPROVE POST /cluster/ha/groups params=0123456789abcdef", "plan": true},
+	ToolGuestDestroy:     {"node": "pve1", "type": "qemu", "vmid": 100, "purge": true, "destroy_unreferenced_disks": false},
 }
 
 // edgeStrings is the corpus for string properties: boundaries of every

@@ -168,6 +168,7 @@ func allTools() []toolDef {
 	tools = append(tools, responderTools()...) // tools_responder.go
 	tools = append(tools, adminTools()...)     // tools_admin.go
 	tools = append(tools, gatewayTools()...)   // tools_gateway.go
+	tools = append(tools, destroyTools()...)   // tools_destroy.go
 	return tools
 }
 

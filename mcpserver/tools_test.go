@@ -50,6 +50,8 @@ func TestAnnotations(t *testing.T) {
 		// can do anything the deny list leaves.
 		ToolAPIGet:     {readOnly: true, destructive: false, idempotent: true, openWorld: false},
 		ToolAPIRequest: {readOnly: false, destructive: true, idempotent: false, openWorld: false},
+		// The destroy class (tools_destroy.go).
+		ToolGuestDestroy: {readOnly: false, destructive: true, idempotent: false, openWorld: false},
 	}
 	tools := Tools(nil, nil)
 	if len(tools) != len(tests) {
@@ -164,7 +166,8 @@ func TestGoldenToolList(t *testing.T) {
 	t.Parallel()
 	responder := proxmoxsafe.Policy{AllowedNodes: []string{"pve1", "pve2"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassResponder}}
 	adminClasses, _ := proxmoxsafe.ProfileAdmin.Classes()
-	admin := proxmoxsafe.Policy{AllowedNodes: []string{"pve1", "pve2"}, Classes: adminClasses}
+	admin := proxmoxsafe.Policy{AllowedNodes: []string{"pve1", "pve2"}, Classes: adminClasses,
+		Approvals: map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassDestroy: {proxmoxsafe.LevelPhrase}}} // no elicit/grant approvers here
 	// No profile enables gateway-write: its own snapshot, the gateway only.
 	gateway := proxmoxsafe.Policy{AllowedNodes: []string{"pve1"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassGateway, proxmoxsafe.ClassGatewayWrite},
 		Approvals: map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassGatewayWrite: {proxmoxsafe.LevelPhrase}}}

@@ -413,23 +413,33 @@ func TestReadmeRole(t *testing.T) {
 
 // The admin profile's privileges: the safe profile's role covers rollback
 // and delete (VM.Snapshot) and suspend (VM.PowerMgmt); the hibernation's
-// VM.Config.Disk is optional and reported as such.
+// VM.Config.Disk is optional and reported as such; destroying a guest
+// needs VM.Allocate, which the safe profile's role does not hold.
 func TestDoctorAdminProfile(t *testing.T) {
 	t.Parallel()
-	srv := proxmoxtest.NewServer(doctorCluster(wellScopedPrivileges()))
+	privs := wellScopedPrivileges()
+	srv0 := proxmoxtest.NewServer(doctorCluster(privs))
+	defer srv0.Close()
+	out, _, code := runDoctor(t, srv0, "PROXMOX_SAFE_PROFILE", "admin")
+	if code == 0 {
+		t.Fatalf("exit 0 without VM.Allocate\n%s", out)
+	}
+	wantLines(t, out, "[FAIL] privileges: VM.Allocate on /vms missing, needed by guest_destroy")
+	privs["/vms"] = append(privs["/vms"], "VM.Allocate")
+	srv := proxmoxtest.NewServer(doctorCluster(privs))
 	defer srv.Close()
-	out, _, code := runDoctor(t, srv, "PROXMOX_SAFE_PROFILE", "admin")
+	out, _, code = runDoctor(t, srv, "PROXMOX_SAFE_PROFILE", "admin")
 	if code != 0 || strings.Contains(out, "[FAIL]") {
 		t.Fatalf("exit %d, want 0\n%s", code, out)
 	}
 	wantLines(t, out,
-		"mutation classes power, snapshot, snapshot-admin, power-extra",
+		"mutation classes power, snapshot, snapshot-admin, power-extra, destroy",
 		"[warn] privileges: optional VM.Config.Disk on /vms missing (guest_suspend work without it",
 	)
 	srv2 := proxmoxtest.NewServer(doctorCluster(map[string][]string{"/": {"Sys.Audit"}, "/vms": {"VM.Audit"}, "/storage": {"Datastore.Audit"}}))
 	defer srv2.Close()
 	out, _, _ = runDoctor(t, srv2, "PROXMOX_SAFE_PROFILE", "admin")
-	wantLines(t, out, "guest_suspend", "guest_resume", "snapshot_rollback", "snapshot_delete")
+	wantLines(t, out, "guest_suspend", "guest_resume", "snapshot_rollback", "snapshot_delete", "guest_destroy")
 }
 
 // TestStartupCheckAfterFirstList: the background privilege check begins
