@@ -134,8 +134,9 @@ func TestAdminProfileDefaults(t *testing.T) {
 	// A class set to grant outside the demo: the store lives beside the
 	// audit log.
 	dir := t.TempDir()
+	// (destroy, whose default is elicit,grant, set to grant here).
 	c := &config{AuditLog: filepath.Join(dir, "audit.jsonl"), Command: cmdServe,
-		Approvals: map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassSnapshotAdmin: {proxmoxsafe.LevelGrant}}}
+		Approvals: map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassSnapshotAdmin: {proxmoxsafe.LevelGrant}, proxmoxsafe.ClassDestroy: {proxmoxsafe.LevelGrant}}}
 	classes, _ := proxmoxsafe.ProfileAdmin.Classes()
 	aps, err := approvers(c, classes, io.Discard)
 	if err != nil {

@@ -33,7 +33,7 @@ func setupDemo(a *app, cfg *config, stderr io.Writer) (proxmoxsafe.Config, error
 	// least-privilege setup, and the demo behaves like a recommended one.
 	cluster.Tokens = map[string]*proxmoxtest.Token{proxmoxtest.DefaultTokenID: {
 		Secret:     proxmoxtest.DefaultTokenSecret,
-		Privileges: map[string][]string{"/": slices.Clone(readmeRolePrivileges)},
+		Privileges: map[string][]string{"/": demoPrivileges(cfg)},
 	}}
 	// Read the model before NewServer takes ownership of it.
 	var nodes []string
@@ -212,4 +212,20 @@ func demoCommand() (string, []string) {
 		}
 	}
 	return "go", []string{"-C", dir, "run", "./cmd/proxmox-safe-mcp", "--demo"}
+}
+
+// demoPrivileges are the README role's privileges plus the ones the
+// profile's other classes cannot work without (the admin profile's
+// destroy needs VM.Allocate, which the README's role leaves out on
+// purpose), so each profile's demo behaves like a setup granted what
+// doctor asks for.
+func demoPrivileges(cfg *config) []string {
+	out := slices.Clone(readmeRolePrivileges)
+	classes, _ := proxmoxsafe.Profile(cfg.Profile).Classes()
+	for _, r := range proxmoxsafe.Requirements() {
+		if r.Class != "" && !r.Optional && slices.Contains(classes, r.Class) && !slices.Contains(out, r.Privilege) {
+			out = append(out, r.Privilege)
+		}
+	}
+	return out
 }

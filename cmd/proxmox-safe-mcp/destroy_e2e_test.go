@@ -10,9 +10,8 @@ import (
 // PROXMOX_SAFE_APPROVALS offers guest_destroy behind the grant level for
 // a client that cannot elicit: the exact phrase does not approve it, the
 // refusal carries a grant code, the operator approves it with "approve
-// CODE" from the same grant directory, and the repeated call is then sent
-// to Proxmox (the demo token, the README's role, lacks VM.Allocate:
-// Proxmox's 403 shows that the DELETE went out).
+// CODE" from the same grant directory, and the repeated call then
+// submits the qmdestroy task, once.
 func TestDestroyAdminDefaults(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"XDG_STATE_HOME": t.TempDir(), "PROXMOX_SAFE_GRANT_DIR": t.TempDir(), "USER": "tester"}
@@ -39,7 +38,11 @@ func TestDestroyAdminDefaults(t *testing.T) {
 		}
 	}
 	out, errOut, code = runWith("", "--demo", "--profile", "admin", "call", "guest_destroy", args)
-	if code == 0 || !strings.Contains(out+errOut, "Permission check failed (/vms/103, VM.Allocate)") {
+	if code != 0 || !strings.Contains(out, "UPID:") || !strings.Contains(out, ":qmdestroy:103:") {
 		t.Fatalf("approved call: exit %d\n%s\n%s", code, out, errOut)
+	}
+	out, errOut, code = runWith("", "--demo", "--profile", "admin", "call", "guest_destroy", args)
+	if code == 0 || strings.Contains(out, "UPID:") {
+		t.Fatalf("the used grant approved a second call: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
