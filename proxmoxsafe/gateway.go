@@ -278,8 +278,9 @@ func checkGatewayParams(params map[string]string) (url.Values, error) {
 var forbiddenWriteParam = regexp.MustCompile(`(?i)^(args|hookscript|cicustom|lxc|hostpci\d*|usb\d*|serial\d*|parallel\d*|dev\d+|mp\d+|.*passw(or)?d.*|.*secret.*)$`)
 
 // checkGatewayParams is the policy step for a write's parameters:
-// forbidden names, and nodes named in parameters (target, node) must be
-// on the allowlist.
+// forbidden names, and nodes named in parameters must be on the
+// allowlist: a single node (node, target, target-node) or a node list
+// (nodes of HA groups and rules: "pve1:2,pve2").
 func (p *policy) checkGatewayParams(vals url.Values) error {
 	for _, k := range sortedKeys(vals) {
 		if forbiddenWriteParam.MatchString(k) {
@@ -292,33 +293,69 @@ func (p *policy) checkGatewayParams(vals url.Values) error {
 					return err
 				}
 			}
+		case "nodes":
+			for _, item := range listItems(vals.Get(k)) {
+				node, _, _ := strings.Cut(item, ":") // "pve1:2": a node with its priority
+				if err := p.checkNode(node); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil
 }
 
-// sidRe matches an HA resource id naming a guest.
-var sidRe = regexp.MustCompile(`^(?:vm|ct):([0-9]+)$`)
+// guestRef matches a path segment or list item that names a guest: a
+// VMID, an HA resource id ("vm:100", "ct:100", or the bare VMID, which
+// pve-ha-manager's parse_sid accepts too) or a replication job id
+// ("100-0").
+var guestRef = regexp.MustCompile(`^(?:(?:vm|ct):)?([0-9]+)(?:-[0-9]+)?$`)
 
-// checkGatewayProtected refuses a write that names a protected guest: in
-// the path, as vmid/newid, or as an HA resource id (vm:100), by VMID, name,
-// tag or pool; and a write that names a protected pool.
+// guestParams are the parameters whose value names guests, one or a list:
+// vmid (a list for backups), newid, sid, id (replication jobs), vms (pool
+// members) and resources (HA rules).
+var guestParams = []string{"vmid", "newid", "sid", "id", "vms", "resources"}
+
+// listItems splits a Proxmox list value (comma, semicolon or white space
+// separated, as pve-common split_list does).
+func listItems(v string) []string {
+	return strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ';' || r == ' ' || r == '\t' || r == '\n' })
+}
+
+// checkGatewayProtected refuses a write that names a protected guest
+// (by VMID, name, tag or pool) anywhere Proxmox reads one: a path segment
+// (/nodes/{node}/{type}/{vmid}, an HA resource, a replication job) or a
+// guest parameter (guestParams, lists included); and a write that names a
+// protected pool.
 func (c *Client) checkGatewayProtected(ctx context.Context, r *gatewayReq) error {
+	// Pools first: that check needs no read.
+	var pools []string
+	if len(r.segs) >= 2 && strings.EqualFold(r.segs[0], "pools") {
+		pools = append(pools, r.segs[1])
+	}
+	pools = append(pools, r.params.Get("poolid"), r.params.Get("pool"))
+	for _, pool := range pools {
+		for _, pp := range c.policy.src.ProtectedPools {
+			if pool != "" && strings.EqualFold(pool, pp) {
+				return refuse(ErrNotAllowed, "pool %s is protected by the operator", pool)
+			}
+		}
+	}
 	var ids []int
 	if r.target.VMID != 0 {
 		ids = append(ids, r.target.VMID)
 	}
-	for _, s := range r.segs {
-		if m := sidRe.FindStringSubmatch(s); m != nil {
+	for _, s := range r.segs[1:] {
+		if m := guestRef.FindStringSubmatch(s); m != nil {
 			ids = appendID(ids, m[1])
 		}
 	}
-	for _, k := range []string{"vmid", "newid", "sid"} {
-		v := r.params.Get(k)
-		if m := sidRe.FindStringSubmatch(v); m != nil {
-			v = m[1]
+	for _, k := range guestParams {
+		for _, item := range listItems(r.params.Get(k)) {
+			if m := guestRef.FindStringSubmatch(item); m != nil {
+				ids = appendID(ids, m[1])
+			}
 		}
-		ids = appendID(ids, v)
 	}
 	for _, id := range ids {
 		t := Target{VMID: id}
@@ -331,18 +368,6 @@ func (c *Client) checkGatewayProtected(ctx context.Context, r *gatewayReq) error
 		}
 		if why != "" {
 			return refuse(ErrNotAllowed, "guest %d is protected by the operator: %s", id, why)
-		}
-	}
-	var pools []string
-	if len(r.segs) >= 2 && strings.EqualFold(r.segs[0], "pools") {
-		pools = append(pools, r.segs[1])
-	}
-	pools = append(pools, r.params.Get("poolid"), r.params.Get("pool"))
-	for _, pool := range pools {
-		for _, pp := range c.policy.src.ProtectedPools {
-			if pool != "" && strings.EqualFold(pool, pp) {
-				return refuse(ErrNotAllowed, "pool %s is protected by the operator", pool)
-			}
 		}
 	}
 	return nil

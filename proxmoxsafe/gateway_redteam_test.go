@@ -1,0 +1,56 @@
+package proxmoxsafe_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+)
+
+// TestGatewayWriteOtherSpellings: a gateway write reaches a protected
+// guest, or a node off the allowlist, through spellings Proxmox accepts
+// besides /nodes/{node}/{type}/{vmid}, vmid and target: an HA resource id
+// given as a bare VMID (pve-ha-manager parse_sid takes "106" for
+// "vm:106"), VMID lists (pool membership "vms", HA rule "resources",
+// backup "vmid"), a replication job id "106-0", and node lists ("nodes"
+// of HA groups and rules, with priorities). Each is refused with zero
+// upstream requests (guest 106 is protected by VMID, pve3 is off the
+// allowlist).
+func TestGatewayWriteOtherSpellings(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, method, path string
+		params             map[string]string
+		mention            string
+	}{
+		{"HA resource as a bare VMID in the path", "PUT", "/cluster/ha/resources/106", map[string]string{"state": "stopped"}, "guest 106 is protected"},
+		{"HA migrate of a bare VMID", "POST", "/cluster/ha/resources/106/migrate", map[string]string{"node": "pve2"}, "guest 106 is protected"},
+		{"HA resource removed by bare VMID", "DELETE", "/cluster/ha/resources/106", nil, "guest 106 is protected"},
+		{"pool membership moves the guest", "PUT", "/pools/other", map[string]string{"vms": "101,106", "allow-move": "1"}, "guest 106 is protected"},
+		{"HA rule names the guest in a list", "POST", "/cluster/ha/rules", map[string]string{"rule": "r1", "type": "node-affinity", "resources": "vm:101,vm:106", "nodes": "pve2"}, "guest 106 is protected"},
+		{"backup job for a VMID list", "POST", "/cluster/backup", map[string]string{"vmid": "101,106", "schedule": "daily"}, "guest 106 is protected"},
+		{"replication job id", "POST", "/cluster/replication", map[string]string{"id": "106-0", "target": "pve2", "type": "local"}, "guest 106 is protected"},
+		{"replication job in the path", "DELETE", "/cluster/replication/106-0", nil, "guest 106 is protected"},
+		{"HA group on a node off the allowlist", "POST", "/cluster/ha/groups", map[string]string{"group": "g1", "nodes": "pve1:2,pve3:1"}, `node "pve3"`},
+		{"HA rule on a node off the allowlist", "PUT", "/cluster/ha/rules/r1", map[string]string{"nodes": "pve3"}, `node "pve3"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := gatewayEnv(t, nil)
+			in := proxmoxsafe.APIRequestInput{Method: tc.method, Path: tc.path, Params: tc.params}
+			var err error
+			if in.Approval, err = proxmoxsafe.GatewayPhrase(in); err != nil {
+				t.Fatal(err)
+			}
+			_, err = e.client.APIRequest(t.Context(), in)
+			if !errors.Is(err, proxmoxsafe.ErrNotAllowed) || !strings.Contains(err.Error(), tc.mention) {
+				t.Fatalf("err = %v, want a refusal naming %q", err, tc.mention)
+			}
+			if got := e.requests(); len(got) != 0 {
+				t.Errorf("upstream requests = %v, want none", reqLines(got))
+			}
+		})
+	}
+}
