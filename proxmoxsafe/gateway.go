@@ -398,11 +398,23 @@ func pathGuest(segs []string) Target {
 func (r *gatewayReq) mutation(given string) *mutation {
 	ps := []ApprovalParam{{Name: "path", Value: r.path()}, {Name: "params", Value: paramsDigest(r.params)}}
 	for _, k := range sortedKeys(r.params) {
-		v, _ := sanitize.Cap(sanitize.Line(r.params.Get(k)), 128)
-		ps = append(ps, ApprovalParam{Name: k, Value: v})
+		ps = append(ps, ApprovalParam{Name: k, Value: r.shownParam(k, 128)})
 	}
 	return &mutation{op: OpAPIRequest, class: ClassGatewayWrite, action: r.method, target: r.target,
 		params: ps, given: given, method: r.method, apiPath: r.path()}
+}
+
+// shownParam is a parameter's value as records, plans and approval
+// prompts show it: one sanitized line, capped, and [RedactedValue] for a
+// name that can carry a secret (a refused password must not reach the
+// audit log). The digest covers the real value.
+func (r *gatewayReq) shownParam(k string, max int) string {
+	v := r.params.Get(k)
+	if forbiddenWriteParam.MatchString(k) || gatewaySecret(k, v, true) {
+		return RedactedValue
+	}
+	v, _ = sanitize.Cap(sanitize.Line(v), max)
+	return v
 }
 
 // paramsDigest is the first 16 hex digits of the SHA-256 of the parameters
@@ -455,7 +467,7 @@ func (c *Client) gatewayPlan(r *gatewayReq) *Plan {
 		if p.Params == nil {
 			p.Params = map[string]string{}
 		}
-		p.Params[k] = r.params.Get(k)
+		p.Params[k] = r.shownParam(k, MaxGatewayParamLen)
 	}
 	return p
 }
@@ -468,7 +480,7 @@ func gatewayEffect(r *gatewayReq) string {
 	}
 	var ps []string
 	for _, k := range sortedKeys(r.params) {
-		v, _ := sanitize.Cap(sanitize.Line(r.params.Get(k)), 64)
+		v := r.shownParam(k, 64)
 		ps = append(ps, k+"="+v)
 	}
 	out, _ := sanitize.Cap(s+" with "+strings.Join(ps, ", "), 480)

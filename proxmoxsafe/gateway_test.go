@@ -205,7 +205,7 @@ func TestGatewayPolicy(t *testing.T) {
 		{name: "write to a protected pool", mod: byPool, write: post("/pools/prod", map[string]string{"vms": "101"}), mention: "pool prod is protected"},
 		{name: "raw QEMU args", write: post("/nodes/pve1/qemu/101/config", map[string]string{"args": "-x"}), mention: "parameter args is never sent"},
 		{name: "host PCI passthrough", write: post("/nodes/pve1/qemu/101/config", map[string]string{"hostpci0": "01:00.0"}), mention: "parameter hostpci0"},
-		{name: "a password", write: post("/nodes/pve1/qemu/101/config", map[string]string{"cipassword": "x"}), mention: "parameter cipassword"},
+		{name: "a password", write: post("/nodes/pve1/qemu/101/config", map[string]string{"cipassword": "CANARY-PW-5e1d"}), mention: "parameter cipassword"},
 		{name: "hook script", write: post("/nodes/pve1/lxc/200/config", map[string]string{"hookscript": "local:snippets/x"}), mention: "parameter hookscript"},
 		{name: "mount point", write: post("/nodes/pve1/lxc/200/config", map[string]string{"mp0": "/etc,mp=/x"}), mention: "parameter mp0"},
 		{name: "bad parameter name", write: post("/cluster/ha/groups", map[string]string{"a b": "1"}), mention: "is not a Proxmox parameter name"},
@@ -236,6 +236,9 @@ func TestGatewayPolicy(t *testing.T) {
 			if tc.get == nil {
 				if recs := auditEvents(t, e); len(recs) != 1 || recs[0].Event != proxmoxsafe.AuditRefused {
 					t.Errorf("audit = %+v, want one refused record", recs)
+				}
+				if strings.Contains(e.audit.String(), "CANARY-PW") {
+					t.Errorf("the refused password reached the audit log: %s", e.audit.String())
 				}
 			}
 		})
