@@ -465,3 +465,49 @@ type failingSink struct{}
 func (failingSink) Record(context.Context, proxmoxsafe.AuditRecord) error {
 	return errors.New("disk full")
 }
+
+// TestAPIRequestGrant: at the grant level a write gets a code; once the
+// operator approves it, the same request is sent exactly once, and the
+// grant covers neither other parameters nor a second send.
+func TestAPIRequestGrant(t *testing.T) {
+	t.Parallel()
+	store, err := proxmoxsafe.OpenGrantStore(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := gatewayEnv(t, func(c *proxmoxsafe.Config) {
+		c.Policy.Approvals[proxmoxsafe.ClassGatewayWrite] = []proxmoxsafe.ApprovalLevel{proxmoxsafe.LevelGrant}
+		c.Approvers = []proxmoxsafe.Approver{store}
+	})
+	ctx := t.Context()
+	in := proxmoxsafe.APIRequestInput{Method: "POST", Path: "/nodes/pve1/qemu/101/snapshot", Params: map[string]string{"snapname": "gr1"}}
+	_, err = e.client.APIRequest(ctx, in)
+	var gre *proxmoxsafe.GrantRequiredError
+	if !errors.As(err, &gre) {
+		t.Fatalf("err = %v, want a grant code", err)
+	}
+	if _, err := store.Decide(gre.Grant.Code, true, "ops"); err != nil {
+		t.Fatal(err)
+	}
+	other := in
+	other.Params = map[string]string{"snapname": "gr2"}
+	if _, err := e.client.APIRequest(ctx, other); !errors.Is(err, proxmoxsafe.ErrApprovalRequired) {
+		t.Errorf("other parameters: err = %v, want approval required", err)
+	}
+	if len(e.fake.MutatingRequests()) != 0 {
+		t.Fatalf("mutating requests before the approved call: %v", reqLines(e.fake.MutatingRequests()))
+	}
+	res, err := e.client.APIRequest(ctx, in)
+	if err != nil || res.Approver != "grant" {
+		t.Fatalf("approved call: %+v, %v", res, err)
+	}
+	if _, err := e.client.APIRequest(ctx, in); !errors.Is(err, proxmoxsafe.ErrApprovalRequired) {
+		t.Errorf("second send: err = %v, want approval required (a grant is single use)", err)
+	}
+	if got := reqLines(e.fake.MutatingRequests()); len(got) != 1 || got[0] != "POST /nodes/pve1/qemu/101/snapshot" {
+		t.Errorf("mutating requests = %v, want the one approved POST", got)
+	}
+	if rec := auditEvents(t, e); rec[len(rec)-1].Operator != "ops" && rec[len(rec)-2].Operator != "ops" {
+		t.Errorf("audit does not name the operator: %+v", rec[len(rec)-2:])
+	}
+}
