@@ -55,6 +55,9 @@ var gatewayDeny = []denyRule{
 	{denyAll, "/nodes/*/qemu/*/agent/exec|exec-status|file-read|file-write|set-user-password", "runs commands, reads or writes files or sets passwords inside the guest"},
 	{denyWrites, "/nodes/*/qemu/*/agent", "sends any guest agent command by name"},
 	{denyAll, "/nodes/*/qemu/*/cloudinit/dump", "returns the cloud-init user data, which holds the password hash"},
+	// Raw config files as one text, which no redaction by key reaches.
+	{denyAll, "/nodes/*/vzdump/extractconfig", "returns a backed-up guest config as raw text (raw QEMU args, hook script, the cloud-init password hash)"},
+	{denyAll, "/nodes/*/report", "returns every guest config file, corosync.conf and the firewall rules as raw text"},
 	// Node power and whole-node guest actions.
 	{denyWrites, "/nodes/*/status", "reboots or shuts down the node"},
 	{denyWrites, "/nodes/*/startall|stopall|suspendall|migrateall|wakeonlan", "changes the power state of a node or of all its guests"},

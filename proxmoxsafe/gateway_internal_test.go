@@ -2,6 +2,7 @@ package proxmoxsafe
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -268,4 +269,41 @@ func FuzzGatewayPath(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestGatewayShapeKeyValueEntries: GET …/pending (and …/cloudinit) answer
+// one {key, value, pending, delete} object per config key (schema
+// vm_pending), so the config key is a value, not a member name. The value
+// and the pending value of a key GuestConfig redacts are redacted here
+// too, and the key names stay readable.
+func TestGatewayShapeKeyValueEntries(t *testing.T) {
+	t.Parallel()
+	const pw = "CANARY-PENDING-5e1d"
+	raw := `[{"key":"args","value":"-fw_cfg name=opt/pw,string=` + pw + `"},
+	{"key":"hookscript","value":"local:snippets/a.sh","pending":"local:snippets/` + pw + `.sh"},
+	{"key":"sshkeys","pending":"ssh-ed25519%20` + pw + `"},
+	{"key":"smbios1","value":"uuid=00000000-0000-0000-0000-000000000000,serial=` + pw + `"},
+	{"key":"cipassword","value":"**********","pending":"` + pw + `"},
+	{"key":"cores","value":"2","pending":"4"},
+	{"key":"digest","value":"0123abcd"}]`
+	for _, typ := range []string{"qemu", "lxc"} {
+		res := shapeAnswer(&gatewayReq{method: "GET", segs: []string{"nodes", "pve1", typ, "101", "pending"}}, []byte(raw))
+		out := fmt.Sprint(res.Data)
+		if strings.Contains(out, pw) {
+			t.Errorf("%s: answer leaks %s: %s", typ, pw, out)
+		}
+		list := res.Data.([]any)
+		for i, want := range []string{"args", "hookscript", "sshkeys", "smbios1", "cipassword", "cores", "digest"} {
+			if got := list[i].(map[string]any)["key"]; got != want {
+				t.Errorf("%s: entry %d key = %v, want %q (a key name is not a secret)", typ, i, got, want)
+			}
+		}
+		if cores := list[5].(map[string]any); cores["value"] != "2" || cores["pending"] != "4" {
+			t.Errorf("%s: cores = %v, want its values", typ, cores)
+		}
+		wantRedacted := []string{"data[0].value", "data[1].pending", "data[1].value", "data[2].pending", "data[3].value", "data[4].pending", "data[4].value"}
+		if !slices.Equal(res.Redacted, wantRedacted) {
+			t.Errorf("%s: redacted = %v\nwant %v", typ, res.Redacted, wantRedacted)
+		}
+	}
 }

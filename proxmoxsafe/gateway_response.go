@@ -68,6 +68,26 @@ func gatewaySecret(key string, v any, accessPath bool) bool {
 	return redactConfig(key, nil)
 }
 
+// configEntry recognizes an entry of GET …/pending or …/cloudinit
+// (schema vm_pending: {key, value, pending, delete}), where the config
+// key is the value of "key" rather than a member name. entry reports the
+// shape (its "key" is then a name, shown); secret reports that the key is
+// one whose values are redacted (gatewaySecret, as GuestConfig redacts
+// it), so "value" and "pending" are.
+func configEntry(x map[string]any) (entry, secret bool) {
+	name, ok := x["key"].(string)
+	if !ok || !configKeyRe.MatchString(name) {
+		return false, false
+	}
+	for _, k := range []string{"value", "pending"} {
+		if v, ok := x[k]; ok {
+			entry = true
+			secret = secret || gatewaySecret(name, v, false)
+		}
+	}
+	return entry, secret
+}
+
 // shaper walks a decoded answer, building the shaped copy and the lists of
 // what it changed.
 type shaper struct {
@@ -136,13 +156,18 @@ func (sh *shaper) shape(v any, at string, depth int) any {
 			keys = keys[:MaxGatewayKeys]
 		}
 		out := make(map[string]any, len(keys))
+		entry, secretEntry := configEntry(x)
 		for _, k := range keys {
 			name, _ := sanitize.Cap(sanitize.Line(k), 128)
 			if _, dup := out[name]; dup || name == "" {
 				continue // two keys that sanitize alike: keep the first
 			}
 			child := at + "." + name
-			if gatewaySecret(k, x[k], sh.access) {
+			if entry && k == "key" {
+				out[name] = sh.shape(x[k], child, depth+1) // a config key's name
+				continue
+			}
+			if secretEntry && (k == "value" || k == "pending") || gatewaySecret(k, x[k], sh.access) {
 				sh.redacted = append(sh.redacted, child)
 				out[name] = RedactedValue
 				continue

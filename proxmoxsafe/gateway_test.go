@@ -122,7 +122,7 @@ var deniedRequests = []denyCase{
 	{"POST", "/nodes/pve1/qemu/100/monitor"}, {"PUT", "/nodes/pve1/qemu/100/sendkey"}, {"POST", "/nodes/pve1/qemu/100/remote_migrate"},
 	{"POST", "/nodes/pve1/qemu/100/agent/exec"}, {"GET", "/nodes/pve1/qemu/100/agent/exec-status"}, {"GET", "/nodes/pve1/qemu/100/agent/file-read"},
 	{"POST", "/nodes/pve1/qemu/100/agent/file-write"}, {"POST", "/nodes/pve1/qemu/100/agent/set-user-password"}, {"POST", "/nodes/pve1/qemu/100/agent"},
-	{"GET", "/nodes/pve1/qemu/100/cloudinit/dump"},
+	{"GET", "/nodes/pve1/qemu/100/cloudinit/dump"}, {"GET", "/nodes/pve1/vzdump/extractconfig"}, {"GET", "/nodes/pve1/report"},
 	{"POST", "/nodes/pve1/status"}, {"POST", "/nodes/pve1/stopall"}, {"POST", "/nodes/pve1/startall"}, {"POST", "/nodes/pve1/migrateall"},
 	{"POST", "/nodes/pve1/suspendall"}, {"POST", "/nodes/pve1/wakeonlan"},
 	{"POST", "/nodes/pve1/services/sshd/stop"}, {"POST", "/nodes/pve1/apt/update"}, {"PUT", "/nodes/pve1/network"}, {"POST", "/nodes/pve1/network"},
