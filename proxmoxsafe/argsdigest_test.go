@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
@@ -192,5 +194,36 @@ func TestApprovalRefusalCarriesPlan(t *testing.T) {
 	}
 	if m := nonGET(phrase); len(m) != 0 {
 		t.Fatalf("mutating requests: %v", m)
+	}
+}
+
+// BenchmarkArgumentsDigest: the digest every approval computes (once per
+// approval request, not per read).
+func BenchmarkArgumentsDigest(b *testing.B) {
+	in := proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "qemu", VMID: 100, Name: "pre", Description: "before the upgrade", VMState: true}
+	for b.Loop() {
+		if _, err := proxmoxsafe.ArgumentsDigest(proxmoxsafe.OpSnapshotGuest, in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkUseNonce: recording one answered elicitation in the grant
+// directory (lock, read, atomic rewrite with fsync), in the steady state
+// of a few live nonces: each one recorded here has expired long enough to
+// be dropped by the next use. The file is rewritten whole, so the cost
+// grows with the nonces alive at once (answers within 5 minutes).
+func BenchmarkUseNonce(b *testing.B) {
+	store, err := proxmoxsafe.OpenGrantStore(b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	exp := time.Now().Add(-2 * time.Minute)
+	i := 0
+	for b.Loop() {
+		i++
+		if ok, err := store.UseNonce(strconv.Itoa(i), exp); !ok || err != nil {
+			b.Fatal(ok, err)
+		}
 	}
 }
