@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
 // Defaults and bounds of [Options].
@@ -84,7 +85,7 @@ type Handler struct {
 	failures []time.Time // failed logins in the last minute
 }
 
-var operatorRE = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,64}$`)
+var operatorRE = lazyre.New(`^[A-Za-z0-9._@-]{1,64}$`)
 
 // New returns the approval page for store; opts must set Secret. It
 // reports bad options (a short secret, one equal to an OtherSecrets

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"html/template"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -61,9 +62,14 @@ type pageData struct {
 	Grant   *grantView
 }
 
-var templates = template.Must(template.New("page").Funcs(template.FuncMap{
-	"when": func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05 MST") },
-}).Parse(`{{define "head"}}<!doctype html>
+// templates are parsed on first use, not at program start: every start
+// of the binary links this package, few serve the page (issue 14).
+var templates = sync.OnceValue(func() *template.Template { return parseTemplates() })
+
+func parseTemplates() *template.Template {
+	return template.Must(template.New("page").Funcs(template.FuncMap{
+		"when": func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05 MST") },
+	}).Parse(`{{define "head"}}<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <meta name="referrer" content="no-referrer"><title>{{.Title}} · proxmox-safe-mcp approvals</title>
 <style>` + style + `</style></head><body>
@@ -122,6 +128,7 @@ var templates = template.Must(template.New("page").Funcs(template.FuncMap{
 <p class="note">Approving lets the same MCP call, repeated unchanged before the expiry and while the guest's state is as shown, run once.</p>
 {{else}}<p class="note">This grant can no longer be decided.</p>{{end}}
 {{end}}<p><a href="{{.Base}}">Back to the list</a></p>{{template "foot" .}}{{end}}`))
+}
 
 // render writes a page. Templates execute into a buffer first, so a
 // template error never leaves half a page with a 200 status.
@@ -131,7 +138,7 @@ func (h *Handler) render(w http.ResponseWriter, status int, name string, d pageD
 		d.CSRF = d.Session.csrf
 	}
 	var buf bytes.Buffer
-	if err := templates.ExecuteTemplate(&buf, name, d); err != nil {
+	if err := templates().ExecuteTemplate(&buf, name, d); err != nil {
 		h.log.Error("approval page: template", "error", err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +17,8 @@ import (
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
 // The generic API gateway: [Client.APIGet] (class gateway) and
@@ -236,7 +237,7 @@ func (c *Client) gatewayAdmit(_ context.Context, in any, method, path string, pa
 	return r, nil
 }
 
-var gatewayParamName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
+var gatewayParamName = lazyre.New(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
 
 // checkGatewayParams validates parameter names and values and returns them
 // as url.Values. Values are text: control characters other than newline and
@@ -275,7 +276,7 @@ func checkGatewayParams(params map[string]string) (url.Values, error) {
 // cloud-init custom files, host PCI/USB/serial/parallel devices, raw lxc
 // lines, container device and mount-point passthrough) and any password:
 // a secret has no business passing through a model.
-var forbiddenWriteParam = regexp.MustCompile(`(?i)^(args|hookscript|cicustom|lxc|hostpci\d*|usb\d*|serial\d*|parallel\d*|dev\d+|mp\d+|.*passw(or)?d.*|.*secret.*)$`)
+var forbiddenWriteParam = lazyre.New(`(?i)^(args|hookscript|cicustom|lxc|hostpci\d*|usb\d*|serial\d*|parallel\d*|dev\d+|mp\d+|.*passw(or)?d.*|.*secret.*)$`)
 
 // checkGatewayParams is the policy step for a write's parameters:
 // forbidden names, and nodes named in parameters must be on the
@@ -309,7 +310,7 @@ func (p *policy) checkGatewayParams(vals url.Values) error {
 // VMID, an HA resource id ("vm:100", "ct:100", or the bare VMID, which
 // pve-ha-manager's parse_sid accepts too) or a replication job id
 // ("100-0").
-var guestRef = regexp.MustCompile(`^(?:(?:vm|ct):)?([0-9]+)(?:-[0-9]+)?$`)
+var guestRef = lazyre.New(`^(?:(?:vm|ct):)?([0-9]+)(?:-[0-9]+)?$`)
 
 // guestParams are the parameters whose value names guests, one or a list:
 // vmid (a list for backups), newid, sid, id (replication jobs), vms (pool

@@ -3,11 +3,12 @@ package proxmoxsafe
 import (
 	"bytes"
 	"encoding/json"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
 // Bounds of a gateway answer ([APIResult]).
@@ -50,7 +51,7 @@ var gatewaySecretKeys = map[string]bool{
 // under: "PVE:<user>:<hex time>::<signature>" and the console tickets
 // without data, "PVEVNC:<hex time>::<signature>" (pve-common Ticket.pm
 // assemble_rsa_ticket).
-var ticketValue = regexp.MustCompile(`^PVE[A-Z]*:(?:[^:\s]*:)?[0-9A-Fa-f]{8}::`)
+var ticketValue = lazyre.New(`^PVE[A-Z]*:(?:[^:\s]*:)?[0-9A-Fa-f]{8}::`)
 
 // gatewaySecret reports whether the value under key must be redacted.
 // accessPath is true under /access, where token creation answers with the
