@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -301,15 +300,15 @@ func handleCreateTicket(rc *reqCtx) (any, *apiError) {
 // matter there, collected from every ACL path at or below the area's path.
 var capGroups = []struct {
 	name, path string
-	re         *regexp.Regexp
+	re         *lazyre.Regexp
 }{
-	{"vms", "/vms", regexp.MustCompile(`^(VM\.|Permissions\.Modify$)`)},
-	{"access", "/access", regexp.MustCompile(`^((User|Group)\.|Permissions\.Modify$)`)},
-	{"storage", "/storage", regexp.MustCompile(`^(Datastore\.|Permissions\.Modify$)`)},
-	{"nodes", "/nodes", regexp.MustCompile(`^(Sys\.|Permissions\.Modify$)`)},
-	{"sdn", "/sdn", regexp.MustCompile(`^(SDN\.|Permissions\.Modify$)`)},
-	{"mapping", "/mapping", regexp.MustCompile(`^(Mapping\.|Permissions\.Modify$)`)},
-	{"dc", "/", regexp.MustCompile(`^(Sys\.Audit$|SDN\.)`)},
+	{"vms", "/vms", lazyre.New(`^(VM\.|Permissions\.Modify$)`)},
+	{"access", "/access", lazyre.New(`^((User|Group)\.|Permissions\.Modify$)`)},
+	{"storage", "/storage", lazyre.New(`^(Datastore\.|Permissions\.Modify$)`)},
+	{"nodes", "/nodes", lazyre.New(`^(Sys\.|Permissions\.Modify$)`)},
+	{"sdn", "/sdn", lazyre.New(`^(SDN\.|Permissions\.Modify$)`)},
+	{"mapping", "/mapping", lazyre.New(`^(Mapping\.|Permissions\.Modify$)`)},
+	{"dc", "/", lazyre.New(`^(Sys\.Audit$|SDN\.)`)},
 }
 
 func capabilities(u *User) map[string]map[string]int {
