@@ -119,7 +119,7 @@ func run(o options) error {
 
 	// Cold start, interleaved so drift on a shared machine hits both.
 	var oFirst, oExit, mFirst, mExit []time.Duration
-	var idle string
+	var idle, idleMinimal string
 	for i := range o.runs {
 		f, e, rss, err := coldStart(ours, oursEnv, i == o.runs-1)
 		if err != nil {
@@ -129,9 +129,12 @@ func run(o options) error {
 		if rss != "" {
 			idle = rss
 		}
-		f, e, _, err = coldStart(minimal, minEnv, false)
+		f, e, mrss, err := coldStart(minimal, minEnv, i == o.runs-1)
 		if err != nil {
 			return fmt.Errorf("minimal: %w", err)
+		}
+		if mrss != "" {
+			idleMinimal = mrss
 		}
 		mFirst, mExit = append(mFirst, f), append(mExit, e)
 	}
@@ -213,7 +216,7 @@ func run(o options) error {
 		fmt.Printf("| %s | %s | %s | %.2f× | %s |\n", r.what, round(r.ours), round(r.base), float64(r.ours)/float64(r.base), target)
 	}
 	fmt.Printf("\nbaselines: cold start = ./bench/compare/minimal (go-sdk, one tool); per call = the same upstream GETs, keep-alive, decoded into any\n")
-	fmt.Printf("idle memory after tools/list (ours): %s\n", idle)
+	fmt.Printf("idle memory after tools/list: ours %s; minimal %s\n", idle, idleMinimal)
 	for _, b := range []string{ours, minimal} {
 		if st, err := os.Stat(b); err == nil {
 			fmt.Printf("binary size %s: %.1f MiB\n", filepath.Base(b), float64(st.Size())/(1<<20))
