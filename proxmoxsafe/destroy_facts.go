@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
 // maxCloneScan caps the configurations a template's destroy reads to
@@ -37,11 +39,11 @@ func (c *Client) rawConfig(ctx context.Context, t Target) (map[string]string, er
 // Config keys that hold volumes (qemu-server's drive keys, pve-container's
 // mount points) and unused disks.
 var (
-	qemuDiskKey = regexp.MustCompile(`^((ide|sata|scsi|virtio)[0-9]+|efidisk0|tpmstate0|unused[0-9]+)$`)
-	lxcDiskKey  = regexp.MustCompile(`^(rootfs|mp[0-9]+|unused[0-9]+)$`)
+	qemuDiskKey = lazyre.New(`^((ide|sata|scsi|virtio)[0-9]+|efidisk0|tpmstate0|unused[0-9]+)$`)
+	lxcDiskKey  = lazyre.New(`^(rootfs|mp[0-9]+|unused[0-9]+)$`)
 	// volOwner reads the VMID from a volume's last path component:
 	// vm-101-disk-0, base-100-disk-0, subvol-101-disk-0, vm-101-cloudinit.
-	volOwner = regexp.MustCompile(`^(?:vm|base|subvol|basevol)-([0-9]+)-`)
+	volOwner = lazyre.New(`^(?:vm|base|subvol|basevol)-([0-9]+)-`)
 )
 
 // configDisks lists the volumes the destroy deletes, sorted by key. CD-ROM
