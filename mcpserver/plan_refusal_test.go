@@ -29,6 +29,11 @@ var planRefusalArgs = map[string]map[string]any{
 	ToolVMReset:          {"node": "pve3", "type": "qemu", "vmid": 106},
 	ToolAPIRequest:       {"method": "POST", "path": "/nodes/pve1/qemu/100/snapshot", "params": map[string]any{"snapname": "gw1", "description": "via the gateway"}},
 	ToolGuestDestroy:     {"node": "pve2", "type": "qemu", "vmid": 103, "purge": true, "destroy_unreferenced_disks": false},
+	ToolGuestClone:       {"node": "pve2", "type": "qemu", "vmid": 105, "newid": 150, "name": "web-03", "description": "from the template"},
+	ToolVMCreate: {"node": "pve1", "vmid": 151, "name": "app1", "cores": 2, "memory": 2048, "disk_storage": "local-lvm", "disk_size_gib": 20,
+		"bridge": "vmbr0", "iso": proxmoxtest.DemoISO},
+	ToolContainerCreate: {"node": "pve1", "vmid": 152, "ostemplate": proxmoxtest.DemoTemplate, "hostname": "c1", "cores": 1, "memory": 512,
+		"rootfs_storage": "local-lvm", "rootfs_size_gib": 8, "bridge": "vmbr0", "ip": "dhcp"},
 }
 
 // planlessTools have no single request to plan: snapshot_cleanup's dry run

@@ -34,6 +34,9 @@ const reservedSnapnamePattern = `^[Cc][Uu][Rr][Rr][Ee][Nn][Tt]$`
 // type, vmstate for qemu only, the UPID's node matching node.
 var libraryOnlyTags = map[string]bool{
 	"pve_text": true, "pve_snapname_reserved": true, "qemu_only": true, "upid_node": true,
+	// Provision: SSH public keys line by line; storage only for a full
+	// clone; a gateway only with a static IP.
+	"pve_sshkeys": true, "linked_storage": true, "gw_static_only": true,
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -97,6 +100,20 @@ func applyRule(p *jsonschema.Schema, kind reflect.Kind, rule string) {
 		pattern(proxmoxsafe.TaskTypePattern)
 	case "printascii":
 		pattern(printableASCIIPattern)
+	case "pve_dnsname":
+		pattern(proxmoxsafe.DNSNamePattern)
+	case "pve_poolid":
+		pattern(proxmoxsafe.PoolIDPattern)
+	case "pve_bridge":
+		pattern(proxmoxsafe.BridgePattern)
+	case "pve_isovolume":
+		pattern(proxmoxsafe.ISOVolumePattern)
+	case "pve_tmplvolume":
+		pattern(proxmoxsafe.TemplateVolumePattern)
+	case "pve_ctip":
+		pattern(proxmoxsafe.ContainerIPPattern)
+	case "pve_ipv4":
+		pattern(proxmoxsafe.GatewayPattern)
 	case "oneof":
 		p.Enum = nil
 		for v := range strings.FieldsSeq(param) {

@@ -39,6 +39,13 @@ var validArgs = map[string]map[string]any{
 	ToolAPIGet:           {"path": "/cluster/options", "params": map[string]any{"type": "vm"}},
 	ToolAPIRequest:       {"method": "POST", "path": "/cluster/ha/groups", "params": map[string]any{"group": "g1"}, "approval": "APPROVE POST /cluster/ha/groups params=0123456789abcdef", "plan": true},
 	ToolGuestDestroy:     {"node": "pve1", "type": "qemu", "vmid": 100, "purge": true, "destroy_unreferenced_disks": false},
+	ToolGuestClone: {"node": "pve1", "type": "qemu", "vmid": 100, "newid": 123, "target": "pve2", "storage": "ceph", "name": "web2",
+		"pool": "dev", "description": "d"},
+	ToolVMCreate: {"node": "pve1", "vmid": 130, "name": "web9", "cores": 2, "sockets": 1, "memory": 2048, "ostype": "l26",
+		"disk_storage": "local-lvm", "disk_size_gib": 32, "bridge": "vmbr0", "net_model": "virtio", "iso": "local:iso/debian-13.iso", "pool": "dev", "description": "d"},
+	ToolContainerCreate: {"node": "pve1", "vmid": 140, "ostemplate": "local:vztmpl/debian-13-standard_13.1-1_amd64.tar.zst", "hostname": "c1",
+		"cores": 1, "memory": 512, "swap": 256, "rootfs_storage": "local-lvm", "rootfs_size_gib": 8, "bridge": "vmbr0", "ip": "192.0.2.10/24",
+		"gateway": "192.0.2.1", "ssh_public_keys": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB7yT0b5X4JmEqwG0w3uHcYlOqz2w0u1n1y5Kq3bQZpA k", "pool": "dev", "description": "d"},
 }
 
 // edgeStrings is the corpus for string properties: boundaries of every

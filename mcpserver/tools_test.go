@@ -52,6 +52,10 @@ func TestAnnotations(t *testing.T) {
 		ToolAPIRequest: {readOnly: false, destructive: true, idempotent: false, openWorld: false},
 		// The destroy class (tools_destroy.go).
 		ToolGuestDestroy: {readOnly: false, destructive: true, idempotent: false, openWorld: false},
+		// Provision tools (tools_provision.go): they create, destroy nothing.
+		ToolGuestClone:      {readOnly: false, destructive: false, idempotent: false, openWorld: false},
+		ToolVMCreate:        {readOnly: false, destructive: false, idempotent: false, openWorld: false},
+		ToolContainerCreate: {readOnly: false, destructive: false, idempotent: false, openWorld: false},
 	}
 	tools := Tools(nil, nil)
 	if len(tools) != len(tests) {

@@ -34,6 +34,30 @@ func TestMaxTagsMatchConstants(t *testing.T) {
 		"ResetGuestInput.Approval":       proxmoxsafe.MaxApprovalLen,
 		"CleanupSnapshotsInput.Approval": proxmoxsafe.MaxApprovalLen,
 		"DeleteSnapshotInput.Approval":   proxmoxsafe.MaxApprovalLen,
+		// Provision.
+		"CloneGuestInput.Name":               proxmoxsafe.MaxDNSNameLen,
+		"CloneGuestInput.Pool":               proxmoxsafe.MaxPoolIDLen,
+		"CloneGuestInput.Description":        proxmoxsafe.MaxGuestDescriptionLen,
+		"CloneGuestInput.Approval":           proxmoxsafe.MaxProvisionApprovalLen,
+		"CreateVMInput.Name":                 proxmoxsafe.MaxDNSNameLen,
+		"CreateVMInput.Cores":                proxmoxsafe.MaxCores,
+		"CreateVMInput.Sockets":              proxmoxsafe.MaxSockets,
+		"CreateVMInput.MemoryMiB":            proxmoxsafe.MaxMemoryMiB,
+		"CreateVMInput.DiskSizeGiB":          proxmoxsafe.MaxDiskGiB,
+		"CreateVMInput.ISO":                  proxmoxsafe.MaxVolumeIDLen,
+		"CreateVMInput.Pool":                 proxmoxsafe.MaxPoolIDLen,
+		"CreateVMInput.Description":          proxmoxsafe.MaxGuestDescriptionLen,
+		"CreateVMInput.Approval":             proxmoxsafe.MaxProvisionApprovalLen,
+		"CreateContainerInput.OSTemplate":    proxmoxsafe.MaxVolumeIDLen,
+		"CreateContainerInput.Hostname":      proxmoxsafe.MaxDNSNameLen,
+		"CreateContainerInput.Cores":         proxmoxsafe.MaxCores,
+		"CreateContainerInput.MemoryMiB":     proxmoxsafe.MaxMemoryMiB,
+		"CreateContainerInput.SwapMiB":       proxmoxsafe.MaxSwapMiB,
+		"CreateContainerInput.RootfsSizeGiB": proxmoxsafe.MaxDiskGiB,
+		"CreateContainerInput.SSHPublicKeys": proxmoxsafe.MaxSSHKeysLen,
+		"CreateContainerInput.Pool":          proxmoxsafe.MaxPoolIDLen,
+		"CreateContainerInput.Description":   proxmoxsafe.MaxGuestDescriptionLen,
+		"CreateContainerInput.Approval":      proxmoxsafe.MaxProvisionApprovalLen,
 	}
 	inputs := []any{
 		proxmoxsafe.NodeStatusInput{}, proxmoxsafe.ListGuestsInput{}, proxmoxsafe.GuestStatusInput{},
@@ -42,6 +66,7 @@ func TestMaxTagsMatchConstants(t *testing.T) {
 		proxmoxsafe.TaskStatusInput{}, proxmoxsafe.WaitTaskInput{}, proxmoxsafe.ListStorageInput{},
 		proxmoxsafe.ListBackupsInput{}, proxmoxsafe.WaitOptions{}, proxmoxsafe.GuardedPowerInput{},
 		proxmoxsafe.ResetGuestInput{}, proxmoxsafe.CleanupSnapshotsInput{}, proxmoxsafe.DeleteSnapshotInput{},
+		proxmoxsafe.CloneGuestInput{}, proxmoxsafe.CreateVMInput{}, proxmoxsafe.CreateContainerInput{},
 	}
 	seen := map[string]bool{}
 	for _, in := range inputs {

@@ -50,6 +50,16 @@ type mutation struct {
 	// apiPath is the API path of a gateway write, for the audit record;
 	// "" for every other mutation.
 	apiPath string
+	// The hooks of mutations that bring a guest into being (provision.go);
+	// all nil for the others. prepare runs after the policy step and
+	// before the claim, and may complete m from the cluster (the next free
+	// VMID). fresh replaces the read of the target's status/current in the
+	// fresh-state step and its recheck: a guest to be created has none.
+	// newGuest is the guest the mutation creates, kept in receipts and
+	// plans for the completion proof.
+	prepare  func(ctx context.Context, m *mutation) error
+	fresh    func(ctx context.Context) (GuestState, error)
+	newGuest *NewGuest
 }
 
 func (c *Client) run(ctx context.Context, m *mutation) (*Receipt, error) {
@@ -97,19 +107,29 @@ func (c *Client) admit(ctx context.Context, m *mutation) (GuestState, error) {
 		c.auditRefusal(ctx, m, err)
 		return GuestState{}, err
 	}
+	if m.prepare != nil {
+		if err := m.prepare(ctx, m); err != nil {
+			c.auditRefusal(ctx, m, err)
+			return GuestState{}, err
+		}
+	}
 	if err := c.claim(m); err != nil {
 		c.auditRefusal(ctx, m, err)
 		return GuestState{}, err
 	}
-	state, _, err := c.readState(ctx, m.target)
+	state, err := c.freshState(ctx, m)
 	if err != nil {
 		err = &PreconditionReadError{Err: err}
 		c.auditRefusal(ctx, m, err)
 		return GuestState{}, err
 	}
-	if err := c.checkProtected(ctx, m.target, state); err != nil {
-		c.auditRefusal(ctx, m, err)
-		return GuestState{}, err
+	// A guest still to be created has no name, tags or pool yet; the
+	// provision precondition checks the pool it will join.
+	if m.fresh == nil {
+		if err := c.checkProtected(ctx, m.target, state); err != nil {
+			c.auditRefusal(ctx, m, err)
+			return GuestState{}, err
+		}
 	}
 	if err := m.precondition(ctx, state); err != nil {
 		var re *RefusalError
@@ -175,7 +195,7 @@ func (c *Client) submit(ctx context.Context, m *mutation, state GuestState) (*Re
 		// The request went out; we cannot take it back. Say so loudly.
 		c.log.ErrorContext(ctx, "audit record of a submitted mutation could not be written", slog.String("upid", id), slog.String("error", aerr.Error()))
 	}
-	r := &Receipt{UPID: id, Task: ref, Action: m.action, Target: m.target, Before: state, HAManaged: state.HAManaged, op: m.op}
+	r := &Receipt{UPID: id, Task: ref, Action: m.action, Target: m.target, Before: state, HAManaged: state.HAManaged, NewGuest: m.newGuest, op: m.op}
 	if state.HAManaged && (m.action == string(ActionStart) || m.action == string(ActionStop) || m.action == string(ActionShutdown)) {
 		r.Note = "the guest is HA-managed: this task only asks the HA manager, which carries the change out afterwards; check the guest's status, not just the task"
 	}
@@ -313,7 +333,7 @@ func withPlan(err error, plan *Plan) error {
 // refuses when the state differs from the one the approver saw: the
 // approval was given for that state, not for whatever the guest is now.
 func (c *Client) recheck(ctx context.Context, m *mutation, approved GuestState) (GuestState, error) {
-	now, _, err := c.readState(ctx, m.target)
+	now, err := c.freshState(ctx, m)
 	if err != nil {
 		return approved, &PreconditionReadError{Err: err}
 	}
@@ -332,6 +352,16 @@ func (c *Client) recheck(ctx context.Context, m *mutation, approved GuestState) 
 		return now, err
 	}
 	return now, nil
+}
+
+// freshState reads the state the mutation's checks rely on: the target
+// guest's status/current, or what the mutation's fresh hook reads.
+func (c *Client) freshState(ctx context.Context, m *mutation) (GuestState, error) {
+	if m.fresh != nil {
+		return m.fresh(ctx)
+	}
+	s, _, err := c.readState(ctx, m.target)
+	return s, err
 }
 
 // stateSummary names the parts of a state an approval depends on.

@@ -45,5 +45,5 @@ func (c *Client) plan(m *mutation, s GuestState) *Receipt {
 		}
 		p.Params[k] = m.form.Get(k)
 	}
-	return &Receipt{Action: m.action, Target: m.target, Before: s, HAManaged: s.HAManaged, Plan: p, op: m.op}
+	return &Receipt{Action: m.action, Target: m.target, Before: s, HAManaged: s.HAManaged, NewGuest: m.newGuest, Plan: p, op: m.op}
 }

@@ -25,6 +25,10 @@ type Receipt struct {
 	// Outcome is set only when the input asked to wait (its Wait field):
 	// what [Client.Verify] established after submission.
 	Outcome *Outcome `json:"outcome,omitempty"`
+	// NewGuest is set by the operations that create a guest (class
+	// "provision"): the guest being created and what its configuration
+	// must read back for the creation to count as done.
+	NewGuest *NewGuest `json:"new_guest,omitempty"`
 	// Plan is set, and UPID empty, when the input asked for a plan:
 	// nothing was submitted (see [Plan]).
 	Plan *Plan `json:"plan,omitempty"`

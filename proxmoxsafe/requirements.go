@@ -44,6 +44,10 @@ const (
 	// (class gateway-write).
 	OpAPIGet     Operation = "APIGet"
 	OpAPIRequest Operation = "APIRequest"
+	// The provision class.
+	OpCloneGuest      Operation = "CloneGuest"
+	OpCreateVM        Operation = "CreateVM"
+	OpCreateContainer Operation = "CreateContainer"
 	// The destroy class.
 	OpDestroyGuest Operation = "DestroyGuest"
 )
@@ -75,6 +79,9 @@ const (
 	pathNode    = "/nodes/{node}"
 	pathVMs     = "/vms/{vmid}"
 	pathStorage = "/storage/{storage}"
+	// pathSDNZones is where SDN.Use on bridges is granted: a plain Linux
+	// bridge is /sdn/zones/localnetwork/<bridge>.
+	pathSDNZones = "/sdn/zones"
 )
 
 // requirements is the table behind [Requirements]: what each operation's
@@ -142,6 +149,41 @@ var requirements = []Requirement{
 	{Operation: OpResumeGuest, Class: ClassPowerExtra, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true,
 		Note: "the preconditions read the VM's state and running tasks first"},
 	{Operation: OpResumeGuest, Class: ClassPowerExtra, Path: pathVMs, Privilege: "VM.PowerMgmt", NodeTargeted: true},
+	// Provision: the schema's clone_vm / create_vm permissions, plus the
+	// reads of the preconditions (the source's state and config, the
+	// node's storages; the new VMID and the template or ISO).
+	{Operation: OpCloneGuest, Class: ClassProvision, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true,
+		Note: "the preconditions read the source's state, configuration and running tasks first"},
+	{Operation: OpCloneGuest, Class: ClassProvision, Path: pathVMs, Privilege: "VM.Clone", NodeTargeted: true,
+		Note: "on the source guest"},
+	{Operation: OpCloneGuest, Class: ClassProvision, Path: pathVMs, Privilege: "VM.Allocate", NodeTargeted: true,
+		Note: "on /vms/{newid}, or on the pool the clone joins"},
+	{Operation: OpCloneGuest, Class: ClassProvision, Path: pathStorage, Privilege: "Datastore.AllocateSpace", NodeTargeted: true,
+		Note: "on every storage the clone's disks go to; it also lets the preconditions see the storage"},
+	{Operation: OpCloneGuest, Class: ClassProvision, Path: pathSDNZones, Privilege: "SDN.Use", NodeTargeted: true,
+		Note: "on the bridges the source's network devices use (/sdn/zones/localnetwork/<bridge> for a plain bridge)"},
+	{Operation: OpCreateVM, Class: ClassProvision, Path: pathVMs, Privilege: "VM.Allocate", NodeTargeted: true,
+		Note: "on /vms/{vmid}, or on the pool the VM joins"},
+	{Operation: OpCreateVM, Class: ClassProvision, Path: pathVMs, Privilege: "VM.Config.CPU", NodeTargeted: true,
+		Note: "cores and sockets (Proxmox checks the config privilege of every option of a create but the disks, which need Datastore.AllocateSpace)"},
+	{Operation: OpCreateVM, Class: ClassProvision, Path: pathVMs, Privilege: "VM.Config.Memory", NodeTargeted: true},
+	{Operation: OpCreateVM, Class: ClassProvision, Path: pathVMs, Privilege: "VM.Config.Network", NodeTargeted: true},
+	{Operation: OpCreateVM, Class: ClassProvision, Path: pathVMs, Privilege: "VM.Config.HWType", NodeTargeted: true,
+		Note: "the SCSI controller (scsihw)"},
+	{Operation: OpCreateVM, Class: ClassProvision, Path: pathVMs, Privilege: "VM.Config.Options", NodeTargeted: true,
+		Note: "name, ostype, description"},
+	{Operation: OpCreateVM, Class: ClassProvision, Path: pathStorage, Privilege: "Datastore.AllocateSpace", NodeTargeted: true,
+		Note: "on the disk's storage, and on the ISO image's (Datastore.Audit suffices there); it also lets the preconditions see them"},
+	{Operation: OpCreateVM, Class: ClassProvision, Path: pathSDNZones, Privilege: "SDN.Use", NodeTargeted: true,
+		Note: "on the bridge (/sdn/zones/localnetwork/<bridge> for a plain bridge)"},
+	{Operation: OpCreateContainer, Class: ClassProvision, Path: pathVMs, Privilege: "VM.Allocate", NodeTargeted: true,
+		Note: "on /vms/{vmid}, or on the pool the container joins"},
+	{Operation: OpCreateContainer, Class: ClassProvision, Path: pathStorage, Privilege: "Datastore.AllocateSpace", NodeTargeted: true,
+		Note: "on the root disk's storage and the template's; it also lets the preconditions see them"},
+	{Operation: OpCreateContainer, Class: ClassProvision, Path: pathSDNZones, Privilege: "SDN.Use", NodeTargeted: true,
+		Note: "on the bridge (/sdn/zones/localnetwork/<bridge> for a plain bridge)"},
+	{Operation: OpCreateContainer, Class: ClassProvision, Path: pathRoot, Privilege: "Sys.Modify", NodeTargeted: true, Optional: true,
+		Note: "only for a privileged container"},
 	{Operation: OpDestroyGuest, Class: ClassDestroy, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true,
 		Note: "the preconditions read the guest's state, configuration, snapshots and running tasks first (for a template, also the configurations of the guests that could be its linked clones)"},
 	{Operation: OpDestroyGuest, Class: ClassDestroy, Path: pathVMs, Privilege: "VM.Allocate", NodeTargeted: true,

@@ -68,6 +68,8 @@ var readRoutes = []route{
 	mkRoute(http.MethodGet, `/cluster/ha/status/current`),
 	mkRoute(http.MethodGet, `/cluster/ha/resources`),
 	mkRoute(http.MethodGet, `/access/permissions`),
+	// The next free VMID, and whether a given one is free (provision).
+	mkRoute(http.MethodGet, `/cluster/nextid`),
 }
 
 // classRoutes are the mutating requests each class needs, and nothing more.
@@ -92,6 +94,11 @@ var classRoutes = map[Class][]route{
 	// running container).
 	ClassDestroy: {
 		withQuery(mkRoute(http.MethodDelete, `/nodes/`+segNode+`/`+segType+`/`+segVMID), "purge", "destroy-unreferenced-disks"),
+	},
+	// Clone a guest; create a VM or a container.
+	ClassProvision: {
+		mkRoute(http.MethodPost, `/nodes/`+segNode+`/`+segType+`/`+segVMID+`/clone`),
+		mkRoute(http.MethodPost, `/nodes/`+segNode+`/`+segType),
 	},
 	// The responder's guarded operations. agent/ping is a POST but changes
 	// nothing: it is how ResetGuest learns whether the guest still answers.

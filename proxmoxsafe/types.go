@@ -59,6 +59,10 @@ const (
 	// ClassPowerExtra covers suspending (pause or hibernate) and resuming
 	// a QEMU VM ([Client.SuspendGuest], [Client.ResumeGuest]).
 	ClassPowerExtra Class = "power-extra"
+	// ClassProvision covers bringing guests into being: cloning a guest
+	// ([Client.CloneGuest]) and creating a QEMU VM ([Client.CreateVM]) or
+	// an LXC container ([Client.CreateContainer]).
+	ClassProvision Class = "provision"
 	// ClassGateway covers [Client.APIGet]: a GET of any API path the token
 	// can read, outside the gateway's deny list (gateway_deny.go). It
 	// changes nothing, so read-only mode keeps it and it needs no audit
@@ -77,7 +81,7 @@ const (
 
 // classOrder lists every class this version implements, in the order
 // policies report them.
-var classOrder = []Class{ClassPower, ClassSnapshot, ClassSnapshotAdmin, ClassResponder, ClassPowerExtra, ClassDestroy, ClassGateway, ClassGatewayWrite}
+var classOrder = []Class{ClassPower, ClassSnapshot, ClassSnapshotAdmin, ClassResponder, ClassPowerExtra, ClassProvision, ClassDestroy, ClassGateway, ClassGatewayWrite}
 
 // readClasses are the classes whose operations change nothing: read-only
 // mode keeps them, and they need no audit sink.

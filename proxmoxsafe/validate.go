@@ -155,6 +155,7 @@ func newValidator() *validator.Validate {
 			sl.ReportError(name, "snapname", "Name", "pve_snapname_reserved", "")
 		}
 	}, RollbackSnapshotInput{}, DeleteSnapshotInput{})
+	registerProvision(v, must) // provision_validate.go
 	return v
 }
 
@@ -189,6 +190,9 @@ func check(v *validator.Validate, in any) error {
 }
 
 func problem(fe validator.FieldError) string {
+	if p, ok := provisionProblems[fe.Tag()]; ok {
+		return p
+	}
 	switch fe.Tag() {
 	case "required":
 		return "is required"

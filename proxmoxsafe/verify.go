@@ -22,6 +22,9 @@ type expectation struct {
 	snapOp string
 	lock   string // a lock the state must show ("suspended" after a hibernation)
 	gone   bool   // the guest must be gone from /cluster/resources (destroy)
+	// created: the receipt's NewGuest must exist with its configuration
+	// (clone, create; provision_verify.go).
+	created bool
 }
 
 func expectFor(action string, t Target) (expectation, error) {
@@ -47,8 +50,10 @@ func expectFor(action string, t Target) (expectation, error) {
 			break
 		}
 		return expectation{snapshot: t.Snapshot}, nil
+	case "clone", "create":
+		return expectation{created: true}, nil
 	}
-	return expectation{}, &ValidationError{Fields: []FieldError{{Field: "action", Problem: "is not an action Verify knows (start, shutdown, reboot, reset, stop, suspend, resume, destroy; snapshot, rollback, delsnapshot with a snapshot name)"}}}
+	return expectation{}, &ValidationError{Fields: []FieldError{{Field: "action", Problem: "is not an action Verify knows (start, shutdown, reboot, reset, stop, suspend, resume, destroy; snapshot, rollback, delsnapshot with a snapshot name; clone, create with a new guest)"}}}
 }
 
 // expectForTask refines expectFor by the task type where one action has
@@ -176,6 +181,9 @@ func (c *Client) checkReceipt(r *Receipt) (TaskRef, error) {
 	if err := c.policy.checkNode(t.Node); err != nil {
 		return TaskRef{}, err
 	}
+	if err := c.checkNewGuest(r); err != nil { // provision_verify.go
+		return TaskRef{}, err
+	}
 	return c.checkTask(TaskStatusInput{Node: taskRefOf(r.UPID).Node, UPID: r.UPID})
 }
 
@@ -291,6 +299,9 @@ func (w *waiter) pollState(wctx context.Context) (bool, error) {
 // expected result is there.
 func (w *waiter) observe(ctx context.Context) (bool, error) {
 	w.out.StatePolls++
+	if w.exp.created {
+		return w.observeCreated(ctx)
+	}
 	if w.exp.snapOp == "rollback" {
 		parent, err := w.c.currentParent(ctx, w.r.Target)
 		if err != nil {
@@ -402,6 +413,8 @@ func (w *waiter) what() string {
 
 func (w *waiter) expected() string {
 	switch {
+	case w.exp.created:
+		return "the new guest " + w.r.NewGuest.String() + " unlocked with the requested configuration"
 	case w.exp.snapOp == "rollback":
 		return "the current state based on snapshot " + w.exp.snapshot
 	case w.exp.gone:

@@ -414,7 +414,9 @@ func TestReadmeRole(t *testing.T) {
 // The admin profile's privileges: the safe profile's role covers rollback
 // and delete (VM.Snapshot) and suspend (VM.PowerMgmt); the hibernation's
 // VM.Config.Disk is optional and reported as such; destroying a guest
-// needs VM.Allocate, which the safe profile's role does not hold.
+// needs VM.Allocate, which the safe profile's role does not hold;
+// provision needs the allocation and config privileges and SDN.Use on
+// bridges.
 func TestDoctorAdminProfile(t *testing.T) {
 	t.Parallel()
 	privs := wellScopedPrivileges()
@@ -424,8 +426,9 @@ func TestDoctorAdminProfile(t *testing.T) {
 	if code == 0 {
 		t.Fatalf("exit 0 without VM.Allocate\n%s", out)
 	}
-	wantLines(t, out, "[FAIL] privileges: VM.Allocate on /vms missing, needed by guest_destroy")
-	privs["/vms"] = append(privs["/vms"], "VM.Allocate")
+	wantLines(t, out, "[FAIL] privileges: VM.Allocate, VM.Clone", "needed by guest_clone, vm_create, container_create, guest_destroy")
+	privs["/vms"] = append(privs["/vms"], "VM.Allocate", "VM.Clone", "VM.Config.CPU", "VM.Config.Memory", "VM.Config.Network", "VM.Config.HWType", "VM.Config.Options")
+	privs["/sdn/zones"] = []string{"SDN.Use"}
 	srv := proxmoxtest.NewServer(doctorCluster(privs))
 	defer srv.Close()
 	out, _, code = runDoctor(t, srv, "PROXMOX_SAFE_PROFILE", "admin")
@@ -433,13 +436,13 @@ func TestDoctorAdminProfile(t *testing.T) {
 		t.Fatalf("exit %d, want 0\n%s", code, out)
 	}
 	wantLines(t, out,
-		"mutation classes power, snapshot, snapshot-admin, power-extra, destroy",
+		"mutation classes power, snapshot, snapshot-admin, power-extra, provision, destroy",
 		"[warn] privileges: optional VM.Config.Disk on /vms missing (guest_suspend work without it",
 	)
 	srv2 := proxmoxtest.NewServer(doctorCluster(map[string][]string{"/": {"Sys.Audit"}, "/vms": {"VM.Audit"}, "/storage": {"Datastore.Audit"}}))
 	defer srv2.Close()
 	out, _, _ = runDoctor(t, srv2, "PROXMOX_SAFE_PROFILE", "admin")
-	wantLines(t, out, "guest_suspend", "guest_resume", "snapshot_rollback", "snapshot_delete", "guest_destroy")
+	wantLines(t, out, "guest_suspend", "guest_resume", "snapshot_rollback", "snapshot_delete", "guest_destroy", "guest_clone", "vm_create", "container_create")
 }
 
 // TestStartupCheckAfterFirstList: the background privilege check begins

@@ -60,6 +60,9 @@ func demoGuest(vmid int, node, typ, name, status string, cpus int, memGiB, diskG
 //	203 lxc  pve3 ct-template  template (stopped)
 //	204 lxc  pve2 mail         running, one snapshot
 //
+// Its storages are [DefaultStorages] plus [DemoISO] and [DemoTemplate] on
+// "local".
+//
 // Each call returns a fresh copy.
 func DemoCluster() *Cluster {
 	c := &Cluster{Name: "demo", Version: DefaultVersion, Nodes: []*Node{demoNode(1), demoNode(2), demoNode(3)}}
@@ -113,8 +116,18 @@ func DemoCluster() *Cluster {
 		backupAgent,
 		cttmpl, mail,
 	}
+	// The default storages, with an ISO image and a container template on
+	// "local", so that vm_create and container_create work in the demo.
+	c.Storages = DefaultStorages(c)
+	c.Storages[0].Volumes = []string{DemoISO[len("local:"):], DemoTemplate[len("local:"):]}
 	return c
 }
+
+// The volumes [DemoCluster] has on every node's "local" storage.
+const (
+	DemoISO      = "local:iso/debian-13.2.0-amd64-netinst.iso"
+	DemoTemplate = "local:vztmpl/debian-13-standard_13.1-2_amd64.tar.zst"
+)
 
 // GenerateCluster returns a deterministic cluster of nodes nodes (pve1...)
 // with guestsPerNode guests each, vmids from 100, for load tests and

@@ -60,6 +60,7 @@ var (
 	configIDRE = lazyre.New(`(?i)^[a-z][a-z0-9_-]+$`)
 	storageRE  = lazyre.New(`(?i)^[a-z][a-z0-9\-_.]*[a-z0-9]$`)
 	realmRE    = lazyre.New(`^[A-Za-z][A-Za-z0-9.\-_]+$`)
+	dnsNameRE  = lazyre.New(`^([a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?\.)*[a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?$`)
 	integerRE  = lazyre.New(`^-?\d+$`)
 	numberRE   = lazyre.New(`^-?\d+(\.\d+)?([eE][-+]?\d+)?$`)
 )
@@ -83,6 +84,10 @@ func checkFormat(format, v string) string {
 		if !realmRE.MatchString(v) {
 			return fmt.Sprintf("value '%s' does not look like a valid realm\n", v)
 		}
+	case "dns-name":
+		if !dnsNameRE.MatchString(v) {
+			return "invalid format - value does not look like a valid DNS name\n"
+		}
 	case "pve-storage-id":
 		if !storageRE.MatchString(v) {
 			return fmt.Sprintf("invalid format - storage ID '%s' contains illegal characters\n", v)
@@ -100,10 +105,17 @@ func validate(specs []param, values map[string]string) map[string]string {
 	for i := range specs {
 		known[specs[i].name] = &specs[i]
 	}
-	for k := range values {
-		if known[k] == nil {
-			errs[k] = "property is not defined in schema and the schema does not allow additional properties"
+	for k, v := range values {
+		if known[k] != nil {
+			continue
 		}
+		if p := indexedParam(known, k); p != nil {
+			if msg := checkValue(*p, v); msg != "" {
+				errs[k] = msg
+			}
+			continue
+		}
+		errs[k] = "property is not defined in schema and the schema does not allow additional properties"
 	}
 	for _, p := range specs {
 		v, ok := values[p.name]
@@ -121,6 +133,27 @@ func validate(specs []param, values map[string]string) map[string]string {
 		return nil
 	}
 	return errs
+}
+
+// indexMax is the largest n of the schema's indexed parameters
+// (qemu-server's and pve-container's MAX_* constants): scsi0 … scsi30.
+var indexMax = map[string]int{
+	"ide": 3, "sata": 5, "scsi": 30, "virtio": 15, "net": 31, "mp": 255, "unused": 255, "hostpci": 15,
+	"usb": 14, "serial": 3, "parallel": 2, "numa": 7, "ipconfig": 31, "dev": 127, "virtiofs": 9,
+}
+
+// indexedParam finds the "name[n]" parameter a key like "scsi0" stands
+// for, or nil.
+func indexedParam(known map[string]*param, k string) *param {
+	base := strings.TrimRight(k, "0123456789")
+	if base == k || base == "" {
+		return nil
+	}
+	n, err := strconv.Atoi(k[len(base):])
+	if err != nil || n > indexMax[base] || (len(k)-len(base) > 1 && k[len(base)] == '0') {
+		return nil
+	}
+	return known[base+"[n]"]
 }
 
 func checkValue(p param, v string) string {

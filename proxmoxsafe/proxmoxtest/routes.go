@@ -74,6 +74,7 @@ func buildRoutes() []*route {
 	rs = append(rs, snapshotDeleteRoutes()...)   // routes_snapshot_delete.go
 	rs = append(rs, snapshotRollbackRoutes()...) // routes_snapshot_rollback.go
 	rs = append(rs, accessRoutes()...)           // routes_access.go
+	rs = append(rs, provisionRoutes()...)        // routes_provision.go
 	rs = append(rs, destroyRoutes()...)          // routes_destroy.go
 	for _, rt := range rs {
 		rt.segs = strings.Split(strings.Trim(rt.path, "/"), "/")

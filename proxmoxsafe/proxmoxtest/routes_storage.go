@@ -33,6 +33,12 @@ type Storage struct {
 	Config map[string]string
 	// Backups are the vzdump backups on this storage.
 	Backups []*Backup
+	// Volumes are the storage's other files by volume name, e.g.
+	// "iso/debian-13.iso" or "vztmpl/debian-13-standard_13.1-1_amd64.tar.zst":
+	// the content listing returns them (content type = the name's first
+	// segment, when the storage holds that content), and creates that name
+	// them (an ISO, an OS template) need them to exist.
+	Volumes []string
 
 	// rootfs: sizes come from each node's root file system (the default
 	// "local" directory storage lives there).
@@ -236,7 +242,7 @@ func handleStorageContent(rc *reqCtx) (any, *apiError) {
 	if v, ok := rc.params["vmid"]; ok {
 		vmid, _ = strconv.Atoi(v)
 	}
-	out := []map[string]any{}
+	out := volumeEntries(rc, st, ct) // routes_provision.go
 	if ct != "" && ct != "backup" {
 		return out, nil
 	}

@@ -39,6 +39,10 @@ type task struct {
 	run func(c *Cluster, log *[]string) string
 	// forced is an outcome queued with [Server.FailNextTask].
 	forced *string
+	// onError, when set, undoes what starting the task did (a guest being
+	// created is removed again); it runs, under the write lock, whenever
+	// the task ends with an error, forced or not.
+	onError func(c *Cluster)
 }
 
 var warningsRE = lazyre.New(`^WARNINGS: (\d+)$`)
@@ -180,6 +184,9 @@ func (s *Server) stopTask(t *task) {
 		t.ExitStatus = exit
 		t.Log = append(t.Log, "TASK "+exit)
 	default:
+		if t.onError != nil {
+			t.onError(s.cluster)
+		}
 		// read_status collapses the error to one line.
 		msg := strings.TrimRight(exit, "\n")
 		t.Log = append(t.Log, "TASK ERROR: "+msg)
