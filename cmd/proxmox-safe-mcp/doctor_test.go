@@ -426,7 +426,7 @@ func TestDoctorAdminProfile(t *testing.T) {
 	if code == 0 {
 		t.Fatalf("exit 0 without VM.Allocate\n%s", out)
 	}
-	wantLines(t, out, "[FAIL] privileges: VM.Allocate, VM.Clone", "needed by guest_clone, vm_create, container_create, guest_destroy")
+	wantLines(t, out, "[FAIL] privileges: VM.Clone, VM.Allocate, ", "needed by guest_clone, vm_create, container_create, guest_destroy")
 	privs["/vms"] = append(privs["/vms"], "VM.Allocate", "VM.Clone", "VM.Config.CPU", "VM.Config.Memory", "VM.Config.Network", "VM.Config.HWType", "VM.Config.Options")
 	privs["/sdn/zones"] = []string{"SDN.Use"}
 	srv := proxmoxtest.NewServer(doctorCluster(privs))
