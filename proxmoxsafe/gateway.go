@@ -315,7 +315,7 @@ var guestRef = lazyre.New(`^(?:(?:vm|ct):)?([0-9]+)(?:-[0-9]+)?$`)
 // guestParams are the parameters whose value names guests, one or a list:
 // vmid (a list for backups), newid, sid, id (replication jobs), vms (pool
 // members) and resources (HA rules).
-var guestParams = []string{"vmid", "newid", "sid", "id", "vms", "resources"}
+var guestParams = []string{"vmid", "newid", "target-vmid", "sid", "id", "vms", "resources"}
 
 // listItems splits a Proxmox list value (comma, semicolon or white space
 // separated, as pve-common split_list does).

@@ -61,6 +61,7 @@ var gatewayDeny = []denyRule{
 	// Node power and whole-node guest actions.
 	{denyWrites, "/nodes/*/status", "reboots or shuts down the node"},
 	{denyWrites, "/nodes/*/startall|stopall|suspendall|migrateall|wakeonlan", "changes the power state of a node or of all its guests"},
+	{denyWrites, "/cluster/bulk-action/**", "acts on many guests at once (all of them without a list), protected ones included"},
 	// Host configuration.
 	{denyWrites, "/nodes/*/services/**", "starts, stops or restarts host services"},
 	{denyWrites, "/nodes/*/apt/**", "changes the host's package repositories or updates"},
