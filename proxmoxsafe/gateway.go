@@ -215,6 +215,11 @@ func (c *Client) gatewayAdmit(_ context.Context, in any, method, path string, pa
 		return nil, err
 	}
 	r := &gatewayReq{method: method, segs: segs, params: vals, target: pathGuest(segs)}
+	if class == ClassGatewayWrite {
+		if err := checkGatewayShown(r); err != nil {
+			return nil, err
+		}
+	}
 	if class != ClassGateway && c.policy.readOnly {
 		return r, refuse(ErrNotAllowed, "the server is in read-only mode")
 	}
@@ -473,7 +478,22 @@ func (c *Client) gatewayPlan(r *gatewayReq) *Plan {
 	return p
 }
 
-// gatewayEffect says what approving sends, from validated input only.
+// MaxGatewayEffectLen caps the effect of a gateway write: the sentence
+// naming the method, the path and every parameter in full that the
+// approver reads (elicitation form, approval page, "approve CODE"). A
+// write whose effect is longer is refused before any approval rather than
+// shown cut: a cut could hide a parameter or the end of a value.
+const MaxGatewayEffectLen = 480
+
+// plainShown matches a parameter value shown as it is; any other value is
+// shown quoted, so that no value can fake the boundary between two
+// parameters ("a, b=c").
+var plainShown = lazyre.New(`^[A-Za-z0-9._:@/+-]+$`)
+
+// gatewayEffect says what approving sends, from validated input only:
+// the method, the path and every parameter in full, except values that
+// can carry a secret (shownParam); checkGatewayShown keeps it within
+// MaxGatewayEffectLen.
 func gatewayEffect(r *gatewayReq) string {
 	s := "send " + r.method + " " + r.path()
 	if len(r.params) == 0 {
@@ -481,11 +501,32 @@ func gatewayEffect(r *gatewayReq) string {
 	}
 	var ps []string
 	for _, k := range sortedKeys(r.params) {
-		v := r.shownParam(k, 64)
+		v := r.shownParam(k, MaxGatewayParamLen) // whole, or [redacted] for a secret
+		if v != RedactedValue && !plainShown.MatchString(v) {
+			v = strconv.Quote(v)
+		}
 		ps = append(ps, k+"="+v)
 	}
-	out, _ := sanitize.Cap(s+" with "+strings.Join(ps, ", "), 480)
-	return out
+	return s + " with " + strings.Join(ps, ", ")
+}
+
+// checkGatewayShown refuses a write the approver could not read in full:
+// a value with characters a person does not see (BiDi controls, zero-width
+// and other invisible format characters), or an effect longer than
+// MaxGatewayEffectLen.
+func checkGatewayShown(r *gatewayReq) error {
+	bad := func(why string) error {
+		return &ValidationError{Fields: []FieldError{{Field: "params", Problem: why}}}
+	}
+	for _, k := range sortedKeys(r.params) {
+		if !sanitize.Clean(r.params.Get(k)) {
+			return bad("the value of " + k + " holds invisible or BiDi characters, which the approver would not see")
+		}
+	}
+	if n := len(gatewayEffect(r)); n > MaxGatewayEffectLen {
+		return bad(fmt.Sprintf("are too long to show the approver in full (%d bytes with the method and path, at most %d): send fewer or shorter parameters, or use a dedicated tool", n, MaxGatewayEffectLen))
+	}
+	return nil
 }
 
 // coveredBy names the dedicated operation that covers a write, with its

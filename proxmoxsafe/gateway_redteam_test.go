@@ -54,3 +54,48 @@ func TestGatewayWriteOtherSpellings(t *testing.T) {
 		})
 	}
 }
+
+// TestGatewayWriteApproverSeesEveryParameter: what a person approves
+// (the plan's effect, shown by the elicitation form, the approval page and
+// "approve CODE") names every parameter in full, or the write is refused
+// before any approval. A model cannot push a parameter past the cut of a
+// long effect, hide the end of a value behind a per-value cap, or send
+// characters the approver does not see (BiDi, zero-width).
+func TestGatewayWriteApproverSeesEveryParameter(t *testing.T) {
+	t.Parallel()
+	// The end of a long value (a property string) must be shown.
+	long := "virtio=BC:24:11:00:00:01,bridge=vmbr0,firewall=0,link_down=0,mtu=1500,queues=4,rate=0,tag=666"
+	e := gatewayEnv(t, nil)
+	in := proxmoxsafe.APIRequestInput{Method: "PUT", Path: "/nodes/pve1/qemu/101/config", Params: map[string]string{"net0": long}, Plan: true}
+	res, err := e.client.APIRequest(t.Context(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Plan.Effect, long) {
+		t.Errorf("effect %q does not show net0 in full (%q)", res.Plan.Effect, long)
+	}
+	// Too much to show: refused before approval, nothing sent.
+	many := map[string]string{}
+	for _, k := range []string{"acpi", "agent", "balloon", "bios", "boot", "cores", "cpu", "cpulimit", "cpuunits", "description", "kvm", "memory", "name", "numa", "onboot", "protection"} {
+		many[k] = strings.Repeat("1", 40)
+	}
+	invisible := map[string]string{"description": "safe\u202e0=noitcetorp"}
+	for name, params := range map[string]map[string]string{"too long to show": many, "invisible characters": invisible} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := gatewayEnv(t, nil)
+			in := proxmoxsafe.APIRequestInput{Method: "PUT", Path: "/nodes/pve1/qemu/101/config", Params: params}
+			var err error
+			if in.Approval, err = proxmoxsafe.GatewayPhrase(in); err != nil {
+				t.Fatal(err)
+			}
+			_, err = e.client.APIRequest(t.Context(), in)
+			if !errors.Is(err, proxmoxsafe.ErrInvalidInput) || !strings.Contains(err.Error(), "approver") {
+				t.Fatalf("err = %v, want an invalid-input refusal saying the approver could not see it", err)
+			}
+			if got := e.fake.MutatingRequests(); len(got) != 0 {
+				t.Errorf("mutating requests = %v, want none", reqLines(got))
+			}
+		})
+	}
+}
