@@ -90,8 +90,7 @@ func approvalPage(c *config, bound string, log *slog.Logger) (*approvalweb.Handl
 	if p.URL == "" { // loopback only (checkApprovalPage)
 		p.URL = "http://" + bound + approvalweb.DefaultPath
 	}
-	classes, _ := proxmoxsafe.Profile(c.Profile).Classes()
-	if !usesLevel(c, classes, proxmoxsafe.LevelGrant) { // approvals.go: set or default levels
+	if !usesLevel(c, c.classes(), proxmoxsafe.LevelGrant) { // approvals.go: set or default levels
 		return nil, "", cfgErr("%s: the approval page decides grants, but no mutation class uses the grant level: add it to PROXMOX_SAFE_APPROVALS (e.g. power=elicit,grant)", settingOperatorTokenFile)
 	}
 	store, err := grantStore(c) // approve.go

@@ -221,7 +221,7 @@ func demoCommand() (string, []string) {
 // doctor asks for.
 func demoPrivileges(cfg *config) []string {
 	out := slices.Clone(readmeRolePrivileges)
-	classes, _ := proxmoxsafe.Profile(cfg.Profile).Classes()
+	classes := cfg.classes()
 	for _, r := range proxmoxsafe.Requirements() {
 		if r.Class != "" && !r.Optional && slices.Contains(classes, r.Class) && !slices.Contains(out, r.Privilege) {
 			out = append(out, r.Privilege)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,5 +45,29 @@ func TestGatewayFlags(t *testing.T) {
 		"call", "api_request", `{"method":"POST","path":"/nodes/pve1/qemu/100/snapshot","params":{"snapname":"gw"}}`)
 	if code == 0 || strings.Contains(out, "UPID:") || !strings.Contains(out+errOut, "no action was taken") {
 		t.Errorf("api_request without approval: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// TestGatewayWriteUsesGrant: --gateway-write alone (its default levels
+// are elicit, grant) is a class that uses the grant level, so the
+// approval page is not refused as deciding grants nobody asks for.
+func TestGatewayWriteUsesGrant(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"--demo", "--profile", "readonly"}, false},
+		{[]string{"--demo", "--profile", "readonly", "--gateway-write"}, true},
+	} {
+		c, err := parseConfig(append(tc.args, "--audit-log", filepath.Join(t.TempDir(), "audit.jsonl")), func(string) (string, bool) { return "", false })
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.ApprovalPage.secret = secret{v: operatorSecret}
+		_, _, err = approvalPage(c, "127.0.0.1:1", slog.New(slog.DiscardHandler))
+		if refused := err != nil && strings.Contains(err.Error(), "no mutation class uses the grant level"); refused == tc.want {
+			t.Errorf("%v: approval page err %v", tc.args, err)
+		}
 	}
 }
