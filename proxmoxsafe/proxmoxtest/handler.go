@@ -153,7 +153,7 @@ func (s *Server) dispatch(r *http.Request, rel string, inAPI bool, query, form u
 		return nil, &apiError{status: http.StatusNotImplemented, message: "no such uri"}
 	}
 	rt, uri := findRoute(r.Method, rel)
-	if rt == nil {
+	if rt == nil || !s.cluster.versionAtLeast(rt.since[0], rt.since[1], rt.since[2]) {
 		return nil, &apiError{status: http.StatusNotImplemented, message: fmt.Sprintf("Method '%s %s' not implemented", r.Method, rel)}
 	}
 	if bodyErr != nil {

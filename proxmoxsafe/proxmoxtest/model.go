@@ -131,6 +131,22 @@ type Guest struct {
 	// LXCRaw are a container's raw "lxc.*" config lines, answered as the
 	// config key "lxc": a list of [key, value] pairs (PVE's format).
 	LXCRaw [][2]string
+	// LocalDisks are a VM's volumes on node-local storage, as the
+	// migration precheck lists them (routes_migrate.go). The storage is
+	// the volid's prefix ("local-lvm:vm-100-disk-0"); a node without that
+	// storage (see [Storage.Nodes]) is not an allowed migration target.
+	LocalDisks []LocalDisk
+	// LocalResources are host devices passed through to a VM ("hostpci0",
+	// "usb0"): they pin it to its node, and a migration fails.
+	LocalResources []string
+}
+
+// LocalDisk is one volume of a VM on node-local storage.
+type LocalDisk struct {
+	VolID string
+	Size  uint64
+	// CDROM is a local ISO image in a CD-ROM drive.
+	CDROM bool
 }
 
 // Snapshot is a guest snapshot.
@@ -244,6 +260,8 @@ func (g *Guest) clone() Guest {
 	cp.Tags = slices.Clone(g.Tags)
 	cp.Config = maps.Clone(g.Config)
 	cp.LXCRaw = slices.Clone(g.LXCRaw)
+	cp.LocalDisks = slices.Clone(g.LocalDisks)
+	cp.LocalResources = slices.Clone(g.LocalResources)
 	cp.Snapshots = make([]*Snapshot, len(g.Snapshots))
 	for i, s := range g.Snapshots {
 		sc := *s

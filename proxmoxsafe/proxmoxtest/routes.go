@@ -16,6 +16,10 @@ type route struct {
 	perm   *permSpec // nil: "user: all" (the handler checks what it needs)
 	proxy  bool
 	handle func(rc *reqCtx) (any, *apiError)
+	// since is the first pve-manager version that has the endpoint
+	// (major, minor, patch); older clusters answer 501 like for any
+	// unknown path. Zero: every version.
+	since [3]int
 }
 
 var routes = buildRoutes()
@@ -76,6 +80,7 @@ func buildRoutes() []*route {
 	rs = append(rs, accessRoutes()...)           // routes_access.go
 	rs = append(rs, provisionRoutes()...)        // routes_provision.go
 	rs = append(rs, destroyRoutes()...)          // routes_destroy.go
+	rs = append(rs, migrateRoutes()...)          // routes_migrate.go
 	for _, rt := range rs {
 		rt.segs = strings.Split(strings.Trim(rt.path, "/"), "/")
 	}
