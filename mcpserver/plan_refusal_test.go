@@ -27,6 +27,7 @@ var planRefusalArgs = map[string]map[string]any{
 	ToolVMStart:          {"node": "pve3", "type": "qemu", "vmid": 107},
 	ToolVMReboot:         {"node": "pve1", "type": "qemu", "vmid": 100},
 	ToolVMReset:          {"node": "pve3", "type": "qemu", "vmid": 106},
+	ToolGuestMigrate:     {"node": "pve1", "type": "qemu", "vmid": 100, "target": "pve2", "online": true},
 	ToolAPIRequest:       {"method": "POST", "path": "/nodes/pve1/qemu/100/snapshot", "params": map[string]any{"snapname": "gw1", "description": "via the gateway"}},
 	ToolGuestDestroy:     {"node": "pve2", "type": "qemu", "vmid": 103, "purge": true, "destroy_unreferenced_disks": false},
 	ToolGuestClone:       {"node": "pve2", "type": "qemu", "vmid": 105, "newid": 150, "name": "web-03", "description": "from the template"},

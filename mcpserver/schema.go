@@ -37,6 +37,8 @@ var libraryOnlyTags = map[string]bool{
 	// Provision: SSH public keys line by line; storage only for a full
 	// clone; a gateway only with a static IP.
 	"pve_sshkeys": true, "linked_storage": true, "gw_static_only": true,
+	// MigrateGuestInput's cross-field rules (validateMigrate).
+	"lxc_only": true, "not_source": true, "lxc_no_live": true, "restart_only": true,
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -56,6 +56,8 @@ func TestAnnotations(t *testing.T) {
 		ToolGuestClone:      {readOnly: false, destructive: false, idempotent: false, openWorld: false},
 		ToolVMCreate:        {readOnly: false, destructive: false, idempotent: false, openWorld: false},
 		ToolContainerCreate: {readOnly: false, destructive: false, idempotent: false, openWorld: false},
+		// A migration can stop a container (restart mode) and moves disks.
+		ToolGuestMigrate: {readOnly: false, destructive: true, idempotent: false, openWorld: false},
 	}
 	tools := Tools(nil, nil)
 	if len(tools) != len(tests) {

@@ -58,6 +58,8 @@ func TestMaxTagsMatchConstants(t *testing.T) {
 		"CreateContainerInput.Pool":          proxmoxsafe.MaxPoolIDLen,
 		"CreateContainerInput.Description":   proxmoxsafe.MaxGuestDescriptionLen,
 		"CreateContainerInput.Approval":      proxmoxsafe.MaxProvisionApprovalLen,
+		"MigrateGuestInput.Approval":         proxmoxsafe.MaxApprovalLen,
+		"MigrateGuestInput.Timeout":          proxmoxsafe.MaxMigrateTimeout,
 	}
 	inputs := []any{
 		proxmoxsafe.NodeStatusInput{}, proxmoxsafe.ListGuestsInput{}, proxmoxsafe.GuestStatusInput{},
@@ -67,6 +69,7 @@ func TestMaxTagsMatchConstants(t *testing.T) {
 		proxmoxsafe.ListBackupsInput{}, proxmoxsafe.WaitOptions{}, proxmoxsafe.GuardedPowerInput{},
 		proxmoxsafe.ResetGuestInput{}, proxmoxsafe.CleanupSnapshotsInput{}, proxmoxsafe.DeleteSnapshotInput{},
 		proxmoxsafe.CloneGuestInput{}, proxmoxsafe.CreateVMInput{}, proxmoxsafe.CreateContainerInput{},
+		proxmoxsafe.MigrateGuestInput{},
 	}
 	seen := map[string]bool{}
 	for _, in := range inputs {

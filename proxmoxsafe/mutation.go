@@ -60,6 +60,12 @@ type mutation struct {
 	prepare  func(ctx context.Context, m *mutation) error
 	fresh    func(ctx context.Context) (GuestState, error)
 	newGuest *NewGuest
+	// alsoNodes are other nodes the mutation touches (a migration's
+	// target); the policy step requires each on the allowlist too.
+	alsoNodes []string
+	// decorate, when set, adds the mutation's own details to the plan or
+	// the receipt (a migration's target node, precheck and HA note).
+	decorate func(r *Receipt)
 }
 
 func (c *Client) run(ctx context.Context, m *mutation) (*Receipt, error) {
@@ -85,12 +91,24 @@ func (c *Client) runSteps(ctx context.Context, m *mutation) (*Receipt, error) {
 		return nil, err
 	}
 	if m.planOnly {
-		return c.plan(m, state), nil
+		return m.decorated(c.plan(m, state)), nil
 	}
 	if state, err = c.approveFresh(ctx, m, state); err != nil {
 		return nil, err
 	}
-	return c.submit(ctx, m, state)
+	r, err := c.submit(ctx, m, state)
+	if err != nil {
+		return nil, err
+	}
+	return m.decorated(r), nil
+}
+
+// decorated applies m.decorate to r.
+func (m *mutation) decorated(r *Receipt) *Receipt {
+	if m.decorate != nil {
+		m.decorate(r)
+	}
+	return r
 }
 
 // admit runs the checks of the pipeline, in order: validate, policy, claim
@@ -106,6 +124,12 @@ func (c *Client) admit(ctx context.Context, m *mutation) (GuestState, error) {
 	if err := c.policy.checkMutation(m.class, m.target); err != nil {
 		c.auditRefusal(ctx, m, err)
 		return GuestState{}, err
+	}
+	for _, n := range m.alsoNodes {
+		if err := c.policy.checkNode(n); err != nil {
+			c.auditRefusal(ctx, m, err)
+			return GuestState{}, err
+		}
 	}
 	if m.prepare != nil {
 		if err := m.prepare(ctx, m); err != nil {
@@ -221,7 +245,7 @@ func (c *Client) approve(ctx context.Context, m *mutation, s GuestState) (Approv
 		Effect:    m.effect(s),
 	}
 	if m.path != "" { // one request: the plan says which
-		req.Plan = c.plan(m, s).Plan
+		req.Plan = m.decorated(c.plan(m, s)).Plan
 	}
 	approver, err := c.askApprovers(ctx, m, req)
 	return approver, c.phraseIgnored(m, withPlan(err, req.Plan))

@@ -23,6 +23,9 @@ type Plan struct {
 	// class, in order (level none needs no approval).
 	Approval       string          `json:"approval"`
 	ApprovalLevels []ApprovalLevel `json:"approval_levels"`
+	// Precheck is Proxmox's own precheck answer, for a migration
+	// ([Client.MigrateGuest]); nil for other mutations.
+	Precheck *MigratePrecheck `json:"precheck,omitempty"`
 }
 
 // plan builds the plan of a mutation that passed admit.

@@ -68,7 +68,7 @@ const (
 	// users know.
 	ProfileClaptrap Profile = "claptrap"
 	// ProfileAdmin enables the interactive admin surface: power,
-	// snapshot, snapshot-admin, power-extra, provision and destroy, each operation
+	// snapshot, snapshot-admin, power-extra, provision, destroy and migrate, each operation
 	// behind its class's approval, and the gateway's reads (class gateway).
 	// It leaves out the responder class, whose tools are meant to run
 	// unattended, and gateway-write, which no profile enables. Never the
@@ -86,7 +86,7 @@ func (p Profile) Classes() ([]Class, error) {
 	case ProfileResponder, ProfileClaptrap:
 		return []Class{ClassResponder}, nil
 	case ProfileAdmin:
-		return []Class{ClassPower, ClassSnapshot, ClassSnapshotAdmin, ClassPowerExtra, ClassProvision, ClassDestroy, ClassGateway}, nil
+		return []Class{ClassPower, ClassSnapshot, ClassSnapshotAdmin, ClassPowerExtra, ClassProvision, ClassDestroy, ClassMigrate, ClassGateway}, nil
 	}
 	return nil, fmt.Errorf("unknown profile %q (known: %s, %s, %s or its alias %s, %s)", p, ProfileReadOnly, ProfileSafe, ProfileResponder, ProfileClaptrap, ProfileAdmin)
 }

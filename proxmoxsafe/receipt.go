@@ -15,6 +15,9 @@ type Receipt struct {
 	Action string `json:"action"`
 	// Target is the guest (or snapshot) acted on.
 	Target Target `json:"target"`
+	// TargetNode is, for a migration, the node the guest moves to
+	// (Target.Node is where it was); empty for other mutations.
+	TargetNode string `json:"target_node,omitempty"`
 	// Before is the guest state read just before submitting.
 	Before GuestState `json:"before"`
 	// HAManaged is true when the HA manager will carry the change out; the

@@ -50,6 +50,8 @@ const (
 	OpCreateContainer Operation = "CreateContainer"
 	// The destroy class.
 	OpDestroyGuest Operation = "DestroyGuest"
+	// The migrate class.
+	OpMigrateGuest Operation = "MigrateGuest"
 )
 
 // Requirement is one Proxmox privilege an operation of this package needs
@@ -188,6 +190,10 @@ var requirements = []Requirement{
 		Note: "the preconditions read the guest's state, configuration, snapshots and running tasks first (for a template, also the configurations of the guests that could be its linked clones)"},
 	{Operation: OpDestroyGuest, Class: ClassDestroy, Path: pathVMs, Privilege: "VM.Allocate", NodeTargeted: true,
 		Note: "purge needs nothing more: Proxmox removes the guest from backup jobs, replication jobs and HA under VM.Allocate alone"},
+	{Operation: OpMigrateGuest, Class: ClassMigrate, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true,
+		Note: "the preconditions read the guest's state and running tasks first (the target node's status in /cluster/resources needs no privilege)"},
+	{Operation: OpMigrateGuest, Class: ClassMigrate, Path: pathVMs, Privilege: "VM.Migrate", NodeTargeted: true,
+		Note: "for the migration and for Proxmox's own precheck (GET …/migrate), which needs it too"},
 }
 
 // permissionFreeOps need no privilege at all.

@@ -17,6 +17,8 @@ func ActionRisk(action string) string {
 		return "a deleted snapshot cannot be restored."
 	case "destroy":
 		return "the guest, its disks and snapshots are gone for good; only a backup can bring them back."
+	case "migrate":
+		return "a live migration pauses the VM briefly at the switch-over; copying disks loads storage and network; a restart migration stops the container's services meanwhile."
 	}
 	return "review the effect above."
 }

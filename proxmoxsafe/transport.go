@@ -100,6 +100,12 @@ var classRoutes = map[Class][]route{
 		mkRoute(http.MethodPost, `/nodes/`+segNode+`/`+segType+`/`+segVMID+`/clone`),
 		mkRoute(http.MethodPost, `/nodes/`+segNode+`/`+segType),
 	},
+	// A migration reads Proxmox's own precheck (a GET, but only the class
+	// needs it) and sends one POST.
+	ClassMigrate: {
+		withQuery(mkRoute(http.MethodGet, `/nodes/`+segNode+`/`+segType+`/`+segVMID+`/migrate`), "target"),
+		mkRoute(http.MethodPost, `/nodes/`+segNode+`/`+segType+`/`+segVMID+`/migrate`),
+	},
 	// The responder's guarded operations. agent/ping is a POST but changes
 	// nothing: it is how ResetGuest learns whether the guest still answers.
 	ClassResponder: {

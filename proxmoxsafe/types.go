@@ -77,11 +77,14 @@ const (
 	// ([Client.DestroyGuest]). It destroys without a way back, so its
 	// default approval is one only a person can give ([DefaultApprovals]).
 	ClassDestroy Class = "destroy"
+	// ClassMigrate covers moving a guest to another node
+	// ([Client.MigrateGuest]).
+	ClassMigrate Class = "migrate"
 )
 
 // classOrder lists every class this version implements, in the order
 // policies report them.
-var classOrder = []Class{ClassPower, ClassSnapshot, ClassSnapshotAdmin, ClassResponder, ClassPowerExtra, ClassProvision, ClassDestroy, ClassGateway, ClassGatewayWrite}
+var classOrder = []Class{ClassPower, ClassSnapshot, ClassSnapshotAdmin, ClassResponder, ClassPowerExtra, ClassProvision, ClassDestroy, ClassMigrate, ClassGateway, ClassGatewayWrite}
 
 // readClasses are the classes whose operations change nothing: read-only
 // mode keeps them, and they need no audit sink.

@@ -156,6 +156,7 @@ func newValidator() *validator.Validate {
 		}
 	}, RollbackSnapshotInput{}, DeleteSnapshotInput{})
 	registerProvision(v, must) // provision_validate.go
+	v.RegisterStructValidation(validateMigrate, MigrateGuestInput{})
 	return v
 }
 
@@ -212,6 +213,14 @@ func problem(fe validator.FieldError) string {
 		return "must be a Proxmox task type such as qmstart or vzdump (a letter, then letters, digits, '_' or '-')"
 	case "qemu_only":
 		return "is only supported for qemu guests"
+	case "lxc_only":
+		return "is only supported for lxc guests"
+	case "not_source":
+		return "must be another node than the one the guest is on (node)"
+	case "lxc_no_live":
+		return "is not possible for a container: Proxmox has not implemented live migration of containers (the task would fail); use restart"
+	case "restart_only":
+		return "is only accepted with restart (it is restart mode's shutdown timeout)"
 	case "pve_storage":
 		return "must be a Proxmox storage id (a letter, then letters, digits, '.', '_' or '-', ending with a letter or digit; 2 to 64 characters)"
 	case "pve_tag":
@@ -231,4 +240,30 @@ func problem(fe validator.FieldError) string {
 		return "must contain printable ASCII only"
 	}
 	return "is invalid (" + fe.Tag() + ")"
+}
+
+// validateMigrate holds the rules of [MigrateGuestInput] that span
+// fields: the target is not the source, and each mode option belongs to
+// its guest type (QEMU online and local disks, LXC restart and timeout).
+func validateMigrate(sl validator.StructLevel) {
+	in := sl.Current().Interface().(MigrateGuestInput)
+	if in.TargetNode != "" && in.TargetNode == in.Node {
+		sl.ReportError(in.TargetNode, "target", "TargetNode", "not_source", "")
+	}
+	switch in.Type {
+	case TypeQEMU:
+		if in.Restart {
+			sl.ReportError(in.Restart, "restart", "Restart", "lxc_only", "")
+		}
+	case TypeLXC:
+		if in.Online {
+			sl.ReportError(in.Online, "online", "Online", "lxc_no_live", "")
+		}
+		if in.WithLocalDisks {
+			sl.ReportError(in.WithLocalDisks, "with_local_disks", "WithLocalDisks", "qemu_only", "")
+		}
+	}
+	if in.Timeout != 0 && !in.Restart {
+		sl.ReportError(in.Timeout, "timeout", "Timeout", "restart_only", "")
+	}
 }

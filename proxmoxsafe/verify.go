@@ -25,6 +25,7 @@ type expectation struct {
 	// created: the receipt's NewGuest must exist with its configuration
 	// (clone, create; provision_verify.go).
 	created bool
+	node    string // the node /cluster/resources must show the guest on (migrate)
 }
 
 func expectFor(action string, t Target) (expectation, error) {
@@ -53,7 +54,7 @@ func expectFor(action string, t Target) (expectation, error) {
 	case "clone", "create":
 		return expectation{created: true}, nil
 	}
-	return expectation{}, &ValidationError{Fields: []FieldError{{Field: "action", Problem: "is not an action Verify knows (start, shutdown, reboot, reset, stop, suspend, resume, destroy; snapshot, rollback, delsnapshot with a snapshot name; clone, create with a new guest)"}}}
+	return expectation{}, &ValidationError{Fields: []FieldError{{Field: "action", Problem: "is not an action Verify knows (start, shutdown, reboot, reset, stop, suspend, resume, destroy; snapshot, rollback, delsnapshot with a snapshot name; clone, create with a new guest; migrate with a target node)"}}}
 }
 
 // expectForTask refines expectFor by the task type where one action has
@@ -137,7 +138,12 @@ func (c *Client) verify(ctx context.Context, r *Receipt, opts *WaitOptions, star
 	if err != nil {
 		return nil, err
 	}
-	exp, err := expectForTask(r.Action, r.Target, ref)
+	var exp expectation
+	if r.Action == "migrate" {
+		exp, err = c.expectMigration(r) // migrate_verify.go
+	} else {
+		exp, err = expectForTask(r.Action, r.Target, ref)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -302,6 +308,9 @@ func (w *waiter) observe(ctx context.Context) (bool, error) {
 	if w.exp.created {
 		return w.observeCreated(ctx)
 	}
+	if w.exp.node != "" {
+		return w.observeNode(ctx) // migrate_verify.go
+	}
 	if w.exp.snapOp == "rollback" {
 		parent, err := w.c.currentParent(ctx, w.r.Target)
 		if err != nil {
@@ -415,6 +424,8 @@ func (w *waiter) expected() string {
 	switch {
 	case w.exp.created:
 		return "the new guest " + w.r.NewGuest.String() + " unlocked with the requested configuration"
+	case w.exp.node != "":
+		return "the guest on node " + w.exp.node
 	case w.exp.snapOp == "rollback":
 		return "the current state based on snapshot " + w.exp.snapshot
 	case w.exp.gone:

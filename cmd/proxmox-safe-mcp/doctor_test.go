@@ -420,6 +420,7 @@ func TestReadmeRole(t *testing.T) {
 func TestDoctorAdminProfile(t *testing.T) {
 	t.Parallel()
 	privs := wellScopedPrivileges()
+	privs["/vms"] = append(privs["/vms"], "VM.Migrate") // guest_migrate
 	srv0 := proxmoxtest.NewServer(doctorCluster(privs))
 	defer srv0.Close()
 	out, _, code := runDoctor(t, srv0, "PROXMOX_SAFE_PROFILE", "admin")
@@ -436,13 +437,13 @@ func TestDoctorAdminProfile(t *testing.T) {
 		t.Fatalf("exit %d, want 0\n%s", code, out)
 	}
 	wantLines(t, out,
-		"mutation classes power, snapshot, snapshot-admin, power-extra, provision, destroy",
+		"mutation classes power, snapshot, snapshot-admin, power-extra, provision, destroy, migrate",
 		"[warn] privileges: optional VM.Config.Disk on /vms missing (guest_suspend work without it",
 	)
 	srv2 := proxmoxtest.NewServer(doctorCluster(map[string][]string{"/": {"Sys.Audit"}, "/vms": {"VM.Audit"}, "/storage": {"Datastore.Audit"}}))
 	defer srv2.Close()
 	out, _, _ = runDoctor(t, srv2, "PROXMOX_SAFE_PROFILE", "admin")
-	wantLines(t, out, "guest_suspend", "guest_resume", "snapshot_rollback", "snapshot_delete", "guest_destroy", "guest_clone", "vm_create", "container_create")
+	wantLines(t, out, "guest_suspend", "guest_resume", "snapshot_rollback", "snapshot_delete", "guest_destroy", "guest_clone", "vm_create", "container_create", "VM.Migrate", "guest_migrate")
 }
 
 // TestStartupCheckAfterFirstList: the background privilege check begins

@@ -1,0 +1,196 @@
+package proxmoxsafe
+
+import (
+	"context"
+	"net/url"
+	"strconv"
+)
+
+// The "migrate" class: move a guest to another node of the cluster.
+
+// MaxMigrateTimeout caps [MigrateGuestInput.Timeout] (seconds).
+const MaxMigrateTimeout = 3600
+
+// MigrateGuestInput names the guest [Client.MigrateGuest] moves and
+// where. Which mode applies depends on the type and the fresh power
+// state: a running VM needs Online, a running container needs Restart;
+// both are refused for a stopped guest, so that the approval names what
+// will really happen.
+type MigrateGuestInput struct {
+	Node string    `json:"node" validate:"required,pve_node" jsonschema:"Node the guest is on now. It must be on the operator's node allowlist."`
+	Type GuestType `json:"type" validate:"required,oneof=qemu lxc" jsonschema:"Guest type: qemu (VM) or lxc (container)."`
+	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"The guest's VMID."`
+	// TargetNode is the node to move the guest to: another cluster member,
+	// online and on the allowlist.
+	TargetNode string `json:"target" validate:"required,pve_node" jsonschema:"The node to move the guest to: another online cluster member on the operator's node allowlist."`
+	// Online live-migrates a running VM (QEMU only). Proxmox refuses to
+	// move a running VM without it; a container has no live migration.
+	Online bool `json:"online,omitempty" jsonschema:"QEMU only: live-migrate the running VM (required for a running VM, refused for a stopped one). Containers cannot be live-migrated: use restart."`
+	// WithLocalDisks copies the VM's disks on node-local storage to the
+	// target (QEMU only; Proxmox's "with-local-disks"). Needed whenever
+	// the precheck lists local disks: copying disks is never implicit.
+	WithLocalDisks bool `json:"with_local_disks,omitempty" jsonschema:"QEMU only: also copy the VM's disks on node-local storage to the target (required when Proxmox's precheck lists local disks)."`
+	// Restart moves a running container by shutting it down, moving it
+	// and starting it on the target (LXC only).
+	Restart bool `json:"restart,omitempty" jsonschema:"LXC only: restart migration of the running container: shut it down, move it, start it on the target (required for a running container, refused for a stopped one)."`
+	// Timeout is how long restart mode waits for the container to shut
+	// down, in seconds; zero means Proxmox's default (180). It is only
+	// accepted with Restart.
+	Timeout int `json:"timeout,omitempty" validate:"min=0,max=3600" jsonschema:"LXC restart mode only: seconds to wait for the container to shut down (default: Proxmox's 180)."`
+	// Approval is the phrase of [MigrateGuestInput.ApprovalPhrase].
+	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Exactly \"APPROVE migrate <node>/<type>/<vmid> target=<target>\" followed by \" online=1\", \" with-local-disks=1\", \" restart=1\" and \" timeout=<n>\" for each option given, in that order, unless the operator set another approval level. Omit it on the first call: the refusal gives the exact phrase, the current state and Proxmox's precheck."`
+	// Plan, when true, runs every step up to the approval, Proxmox's
+	// precheck included, and returns the plan ([Receipt.Plan]) without
+	// sending any mutating request.
+	Plan bool `json:"plan,omitempty" jsonschema:"Only plan: check everything (policy, fresh state, target node, Proxmox's own precheck) and return what would be sent, the precheck's answer, the effect and the exact approval required, without changing anything."`
+	// Wait, when set, waits for the task and verifies that the guest is
+	// on the target node in /cluster/resources.
+	Wait *WaitOptions `json:"-"`
+}
+
+// Target returns the guest the input names (on its present node).
+func (in MigrateGuestInput) Target() Target {
+	return Target{Node: in.Node, Type: in.Type, VMID: in.VMID}
+}
+
+// approvalParams bind every option that changes what happens: the target
+// node, live or restart mode, copying local disks, the shutdown timeout.
+// The names are Proxmox's.
+func (in MigrateGuestInput) approvalParams() []ApprovalParam {
+	ps := []ApprovalParam{{Name: "target", Value: in.TargetNode}}
+	if in.Online {
+		ps = append(ps, ApprovalParam{Name: "online", Value: "1"})
+	}
+	if in.WithLocalDisks {
+		ps = append(ps, ApprovalParam{Name: "with-local-disks", Value: "1"})
+	}
+	if in.Restart {
+		ps = append(ps, ApprovalParam{Name: "restart", Value: "1"})
+	}
+	if in.Timeout > 0 {
+		ps = append(ps, ApprovalParam{Name: "timeout", Value: strconv.Itoa(in.Timeout)})
+	}
+	return ps
+}
+
+// ApprovalPhrase returns the phrase that approves this input, e.g.
+// "APPROVE migrate pve1/qemu/101 target=pve2 online=1".
+func (in MigrateGuestInput) ApprovalPhrase() string {
+	return ApprovalPhrase("migrate", in.Target(), in.approvalParams()...)
+}
+
+// form is the one POST's parameters: exactly the approved options.
+func (in MigrateGuestInput) form() url.Values {
+	f := url.Values{"target": {in.TargetNode}}
+	for _, p := range in.approvalParams()[1:] {
+		f.Set(p.Name, p.Value)
+	}
+	return f
+}
+
+// MigrateGuest moves a guest to another node (class "migrate"; POST
+// …/migrate, a qmigrate or vzmigrate task, hamigrate for an HA-managed
+// guest). Both the source and the target node must be on the allowlist.
+// Before approval it reads the fresh state and refuses a locked guest, a
+// template, a mode that does not fit the power state (a running VM
+// without Online, a running container without Restart, either option on
+// a stopped guest), a target node that is not online, and whatever
+// Proxmox's own precheck (GET …/migrate?target=…) reports as a blocker:
+// the target not allowed, local disks without WithLocalDisks, host
+// devices. The plan ([Receipt.Plan]) carries the precheck's answer. With
+// in.Wait it verifies that /cluster/resources shows the guest on the
+// target node.
+func (c *Client) MigrateGuest(ctx context.Context, in MigrateGuestInput) (*Receipt, error) {
+	t := in.Target()
+	var pre *MigratePrecheck
+	return c.waitIfAsked(ctx, in.Wait, &mutation{
+		op:        OpMigrateGuest,
+		planOnly:  in.Plan,
+		class:     ClassMigrate,
+		action:    "migrate",
+		input:     in,
+		target:    t,
+		alsoNodes: []string{in.TargetNode},
+		params:    in.approvalParams(),
+		given:     in.Approval,
+		precondition: func(ctx context.Context, s GuestState) error {
+			if err := migratePrecondition(t, s, in); err != nil {
+				return err
+			}
+			if err := c.checkTargetNode(ctx, t, s, in.TargetNode); err != nil {
+				return err
+			}
+			p, err := c.migratePrecheck(ctx, t, in)
+			if err != nil {
+				return err
+			}
+			pre = p
+			if len(p.Blockers) > 0 {
+				return refuse(ErrPrecondition, "%s cannot move to %s: %s", describe(t, s), in.TargetNode, p.summary())
+			}
+			return nil
+		},
+		effect: func(s GuestState) string {
+			return migrateEffect(t, s, in, pre)
+		},
+		decorate: func(r *Receipt) {
+			r.TargetNode = in.TargetNode
+			if r.Plan != nil {
+				r.Plan.Precheck = pre
+			}
+			if r.HAManaged && r.UPID != "" {
+				r.Note = "the guest is HA-managed: Proxmox turned this into an HA migration (hamigrate task), which only asks the HA manager; the guest moves afterwards, so check where it runs, not just the task"
+			}
+		},
+		path: guestPath(t, "migrate"),
+		form: in.form(),
+	})
+}
+
+// migratePrecondition checks the fresh state against the requested mode.
+func migratePrecondition(t Target, s GuestState, in MigrateGuestInput) error {
+	who := describe(t, s)
+	running := s.Status == "running"
+	switch {
+	case s.Template:
+		return refuse(ErrPrecondition, "%s is a template; this server does not move templates (linked clones depend on their disks)", who)
+	case s.Lock != "":
+		return refuse(ErrPrecondition, "%s is locked (%s); wait for the operation holding the lock to finish", who, s.Lock)
+	case t.Type == TypeQEMU && running && !in.Online:
+		return refuse(ErrPrecondition, "%s is running; Proxmox cannot migrate a running VM offline: ask again with online (a live migration), or stop the VM first", who)
+	case t.Type == TypeQEMU && !running && in.Online:
+		return refuse(ErrPrecondition, "%s is %s; online applies to a running VM only (Proxmox would silently migrate it offline): ask again without online", who, s.Status)
+	case t.Type == TypeLXC && running && !in.Restart:
+		return refuse(ErrPrecondition, "%s is running; a running container moves only in restart mode (shut down, moved, started again): ask again with restart", who)
+	case t.Type == TypeLXC && !running && in.Restart:
+		return refuse(ErrPrecondition, "%s is %s; restart mode applies to a running container only: ask again without restart and timeout", who, s.Status)
+	}
+	return nil
+}
+
+// migrateEffect says what approving does, from the fresh state.
+func migrateEffect(t Target, s GuestState, in MigrateGuestInput, pre *MigratePrecheck) string {
+	e := "move " + describe(t, s) + " to node " + in.TargetNode
+	switch {
+	case in.Online:
+		e += " while it keeps running (live migration)"
+	case in.Restart:
+		timeout := "180"
+		if in.Timeout > 0 {
+			timeout = strconv.Itoa(in.Timeout)
+		}
+		e += ": the container is shut down (up to " + timeout + " s, then stopped), moved, and started again on " + in.TargetNode + " — its services are down meanwhile"
+	default:
+		e += " while it is stopped (offline migration)"
+	}
+	if in.WithLocalDisks {
+		e += "; its disks on node-local storage are copied to " + in.TargetNode
+	}
+	if s.HAManaged {
+		e += "; the guest is HA-managed, so Proxmox hands the move to the HA manager (an hamigrate task)"
+	}
+	if pre != nil {
+		e += "; " + pre.summary()
+	}
+	return e
+}

@@ -1,0 +1,44 @@
+package proxmoxsafe
+
+import (
+	"context"
+	"net/url"
+)
+
+// Completion proof of a migration: the task ended OK and
+// /cluster/resources, the cluster-wide view, shows the guest on the
+// target node. status/current cannot prove it: it is read from one node,
+// and after the move the source no longer has the guest.
+
+// migrateTargetCheck validates a receipt's target node before a wait.
+type migrateTargetCheck struct {
+	TargetNode string `json:"target_node" validate:"required,pve_node"`
+}
+
+// expectMigration is the expectation of a migration receipt.
+func (c *Client) expectMigration(r *Receipt) (expectation, error) {
+	if err := c.check(migrateTargetCheck{TargetNode: r.TargetNode}); err != nil {
+		return expectation{}, err
+	}
+	return expectation{node: r.TargetNode}, nil
+}
+
+// observeNode reads where the guest is and reports whether that is the
+// target node.
+func (w *waiter) observeNode(ctx context.Context) (bool, error) {
+	var raw []rawResource
+	if err := w.c.get(ctx, "/cluster/resources", url.Values{"type": {"vm"}}, &raw); err != nil {
+		return false, err
+	}
+	t := w.r.Target
+	for _, r := range raw {
+		if int(r.VMID) != t.VMID || r.Type != string(t.Type) {
+			continue
+		}
+		node := line(string(r.Node), MaxNodeLen)
+		w.out.Observed = "on node " + node + " (" + line(string(r.Status), 16) + ")"
+		return node == w.exp.node, nil
+	}
+	w.out.Observed = "not in the cluster resource list"
+	return false, nil
+}
