@@ -122,3 +122,36 @@ func TestDecodeArgumentsDirectAndRoundTrip(t *testing.T) {
 		t.Errorf("extra property: %v", err)
 	}
 }
+
+// TestDecodeArgumentsKeySpellings: the schema validates the argument
+// object by exact key, while encoding/json fills a struct field from a key
+// that matches it case-insensitively (Unicode folding: "ſ" is "s", "K"
+// is "k") and takes the last of duplicate keys. The direct decode must
+// never see an argument the schema did not: a key spelled differently is
+// an extra property (refused), and a duplicated key decodes to the same
+// value the schema validated (the last).
+func TestDecodeArgumentsKeySpellings(t *testing.T) {
+	type in struct {
+		N int    `json:"n"`
+		S string `json:"s,omitempty"`
+		K string `json:"k,omitempty"`
+	}
+	schema := &jsonschema.Schema{Type: "object", AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
+		Required: []string{"n"},
+		Properties: map[string]*jsonschema.Schema{
+			"n": {Type: "integer", Minimum: jsonschema.Ptr(100.0)}, "s": {Type: "string", MaxLength: jsonschema.Ptr(1)},
+			"k": {Type: "string", MaxLength: jsonschema.Ptr(1)},
+		}}
+	r := func() (*jsonschema.Resolved, error) { return schema.Resolve(nil) }
+	for _, raw := range []string{
+		`{"n":100,"N":5}`, `{"N":100}`, `{"n":100,"S":"too long"}`, `{"n":100,"\u017f":"too long"}`,
+		`{"n":100,"\u212a":"too long"}`, `{"n":100,"\u212A":"x"}`, `{"n":100,"n":5}`,
+	} {
+		if got, err := decodeArguments[in](json.RawMessage(raw), r); err == nil {
+			t.Errorf("%s: decoded %+v, want a refusal", raw, got)
+		}
+	}
+	if got, err := decodeArguments[in](json.RawMessage(`{"n":5,"n":100,"s":"a","s":"b"}`), r); err != nil || got != (in{N: 100, S: "b"}) {
+		t.Errorf("duplicate keys: %+v, %v; want the last values, as validated", got, err)
+	}
+}
