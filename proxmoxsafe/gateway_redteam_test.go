@@ -1,11 +1,14 @@
 package proxmoxsafe_test
 
 import (
+	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
 // TestGatewayWriteOtherSpellings: a gateway write reaches a protected
@@ -97,5 +100,29 @@ func TestGatewayWriteApproverSeesEveryParameter(t *testing.T) {
 				t.Errorf("mutating requests = %v, want none", reqLines(got))
 			}
 		})
+	}
+}
+
+// TestAPIGetTaskLogRedacts: a task log read through the gateway is
+// redacted like task_log's: command lines in task logs quote passwords
+// and tokens (FACTS §9), and the gateway must not be the way around
+// TaskLog's redaction.
+func TestAPIGetTaskLogRedacts(t *testing.T) {
+	t.Parallel()
+	e := gatewayEnv(t, nil)
+	task := e.fake.AddTask(proxmoxtest.Task{Node: "pve1", ExitStatus: "OK", Log: []string{
+		"qm set 100 --cipassword hunter2-CANARY --ciuser admin",
+		"login with api_token=abc123-CANARY and password: 'pa ss-CANARY' done",
+	}})
+	res, err := e.client.APIGet(t.Context(), proxmoxsafe.APIGetInput{Path: "/nodes/pve1/tasks/" + task.UPID + "/log"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res.Data)
+	if strings.Contains(string(b), "CANARY") || !strings.Contains(string(b), "--ciuser admin") {
+		t.Errorf("task log through the gateway = %s, want the secrets redacted and the rest kept", b)
+	}
+	if !slices.Contains(res.Redacted, "data[0].t") || !slices.Contains(res.Redacted, "data[1].t") {
+		t.Errorf("redacted = %v, want both lines listed", res.Redacted)
 	}
 }

@@ -134,6 +134,12 @@ func (sh *shaper) shape(v any, at string, depth int) any {
 			sh.redacted = append(sh.redacted, at)
 			return RedactedValue
 		}
+		// Command lines in free text (task logs above all) quote secrets:
+		// redacted as TaskLog redacts them.
+		if r := redactSecretArgs(x); r != x {
+			sh.redacted = append(sh.redacted, at)
+			x = r
+		}
 		s, cut := sanitize.Cap(sanitize.String(x), MaxGatewayStringLen)
 		if cut {
 			sh.truncated = append(sh.truncated, at)

@@ -73,14 +73,54 @@ var (
 // taskLine sanitizes and caps one log line and redacts secret-looking
 // arguments.
 func taskLine(s string) string {
+	return line(redactSecretArgs(s), MaxTaskLogLineLen)
+}
+
+// redactSecretArgs replaces the values of secret-looking arguments
+// (--password X, api_token=X, password: X) by [RedactedValue]: task logs
+// and other free text quote command lines, which Proxmox does not mask.
+// Text without one is returned as it is.
+func redactSecretArgs(s string) string {
+	if !mayNameSecret(s) {
+		return s
+	}
 	s = secretFlagRe.ReplaceAllString(s, "${1}"+RedactedValue)
-	s = secretPairRe.ReplaceAllStringFunc(s, func(m string) string {
+	return secretPairRe.ReplaceAllStringFunc(s, func(m string) string {
 		if strings.HasSuffix(m, RedactedValue) {
 			return m
 		}
 		return secretPairRe.ReplaceAllString(m, "${1}"+RedactedValue)
 	})
-	return line(s, MaxTaskLogLineLen)
+}
+
+// mayNameSecret reports whether s contains, in any case, a word that every
+// match of secretFlagRe and secretPairRe contains ("pass", "secret",
+// "token", "key", or non-ASCII text, which the expressions' case folding
+// may match): most text has none, and the check costs a fraction of
+// the expressions (the gateway runs it on every string of an answer).
+func mayNameSecret(s string) bool {
+	for i := 0; i < len(s); i++ {
+		var w string
+		switch s[i] | 0x20 {
+		case 'p':
+			w = "pass"
+		case 's':
+			w = "secret"
+		case 't':
+			w = "token"
+		case 'k':
+			w = "key"
+		default:
+			if s[i] >= 0x80 {
+				return true // (?i) also folds ſ to s and K (Kelvin) to k
+			}
+			continue
+		}
+		if len(s)-i >= len(w) && strings.EqualFold(s[i:i+len(w)], w) {
+			return true
+		}
+	}
+	return false
 }
 
 // TaskLog returns the last lines of a task's log, with the log's total line
