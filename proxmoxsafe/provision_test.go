@@ -182,6 +182,12 @@ func TestProvisionPhraseAndAudit(t *testing.T) {
 		t.Errorf("container phrase = %q, want the keys by digest and unprivileged=1", got)
 	}
 
+	for _, a := range []string{"clone", "create"} {
+		if r := proxmoxsafe.ActionRisk(a); !strings.Contains(r, "storage") {
+			t.Errorf("ActionRisk(%s) = %q, want the storage a new guest takes", a, r)
+		}
+	}
+
 	e := newProvisionEnv(t, nil)
 	in := ctIn()
 	if _, err := e.client.CreateContainer(t.Context(), in); err != nil {

@@ -15,6 +15,8 @@ func ActionRisk(action string) string {
 		return "the snapshot uses storage until deleted; a snapshot with vmstate also saves memory."
 	case "delsnapshot", "snapshot-cleanup":
 		return "a deleted snapshot cannot be restored."
+	case "clone", "create":
+		return "the new guest takes storage, and CPU and memory once started; a full clone copies every disk and loads the storage while it runs."
 	case "destroy":
 		return "the guest, its disks and snapshots are gone for good; only a backup can bring them back."
 	case "migrate":
