@@ -3,6 +3,7 @@ package proxmoxtest
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // route is one endpoint: method, path template, its parameters as the PVE
@@ -22,7 +23,9 @@ type route struct {
 	since [3]int
 }
 
-var routes = buildRoutes()
+// routes is the route table, built on first use: every start of the
+// binary links this package (for --demo), few use it (issue 14).
+var routes = sync.OnceValue(buildRoutes)
 
 func guestParams(extra ...param) []param {
 	return append([]param{pNode(), pVMID()}, extra...)
@@ -124,7 +127,7 @@ func powerParams(typ string) map[string][]param {
 // segments must be equal, {name} segments match any non-empty segment.
 func findRoute(method, rel string) (*route, map[string]string) {
 	segs := strings.Split(strings.Trim(rel, "/"), "/")
-	for _, rt := range routes {
+	for _, rt := range routes() {
 		if rt.method != method || len(rt.segs) != len(segs) {
 			continue
 		}

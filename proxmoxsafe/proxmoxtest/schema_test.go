@@ -52,7 +52,7 @@ func loadSchema(t *testing.T) map[string]schemaEndpoint {
 func TestRoutesMatchSchema(t *testing.T) {
 	t.Parallel()
 	schema := loadSchema(t)
-	for _, rt := range routes {
+	for _, rt := range routes() {
 		e, ok := schema[rt.method+" "+rt.path]
 		if !ok {
 			t.Errorf("%s %s is not in the schema", rt.method, rt.path)
