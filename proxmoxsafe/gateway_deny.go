@@ -44,6 +44,7 @@ var gatewayDeny = []denyRule{
 	// ACL, user, token, TFA, password, realm and ticket changes.
 	{denyWrites, "/access/**", "changes users, groups, roles, ACLs, API tokens, TFA, passwords, realms or logs in (ticket)"},
 	{denyAll, "/access/ticket", "the ticket login hands out a session ticket and CSRF token"},
+	{denyWrites, "/cluster/jobs/realm-sync/**", "schedules a realm sync, which creates, changes and removes users and groups (and their ACLs, remove-vanished=acl)"},
 	// Node shell, consoles and anything that runs commands on a host.
 	{denyAll, "/nodes/*/termproxy|vncshell|spiceshell|vncwebsocket", "opens a shell on the node"},
 	{denyAll, "/nodes/*/execute", "runs a batch of API calls as the node"},

@@ -132,7 +132,7 @@ var deniedRequests = []denyCase{
 	{"GET", "/nodes/pve1/syslog"}, {"GET", "/nodes/pve1/journal"},
 	{"POST", "/cluster/config/nodes/pve4"}, {"POST", "/cluster/config/join"}, {"POST", "/cluster/acme/account"}, {"GET", "/cluster/acme/plugins"},
 	{"GET", "/cluster/acme/plugins/dns1"}, {"POST", "/cluster/notifications/endpoints/webhook"}, {"PUT", "/cluster/metrics/server/influx"},
-	{"POST", "/cluster/mapping/pci"},
+	{"POST", "/cluster/mapping/pci"}, {"POST", "/cluster/jobs/realm-sync/nightly"}, {"PUT", "/cluster/jobs/realm-sync/nightly"},
 	{"POST", "/storage"}, {"PUT", "/storage/local"}, {"DELETE", "/storage/local"},
 	{"POST", "/nodes/pve1/storage/local/content"}, {"DELETE", "/nodes/pve1/storage/local/content/local:iso"}, {"POST", "/nodes/pve1/storage/local/upload"},
 	{"POST", "/nodes/pve1/storage/local/download-url"}, {"GET", "/nodes/pve1/storage/pbs/file-restore/download"}, {"GET", "/nodes/pve1/storage/pbs/file-restore/list"},
