@@ -187,7 +187,7 @@ func (s *Server) dispatch(r *http.Request, rel string, inAPI bool, query, form u
 			return nil, aerr
 		}
 	}
-	if errs := validate(rt.params, params); errs != nil {
+	if errs := validate(paramsOf(s.cluster, rt.params), params); errs != nil {
 		return nil, paramErr(errs)
 	}
 	return rt.handle(rc)

@@ -35,6 +35,30 @@ type param struct {
 	min, max *int64
 	maxLen   int
 	optional bool
+	// since is the first pve-manager version whose schema has the
+	// parameter; older clusters refuse it as an unknown property, like
+	// any parameter their schema lacks. Zero: every version. Only the
+	// schema snapshots 7.4, 8.4 and 9.1 are known, so a parameter missing
+	// from 8.4 gets 9.0.0 and one missing from 7.4 gets 8.0.0 (the release
+	// that added it may be later).
+	since [3]int
+}
+
+// at returns p with since set: a parameter new in that version.
+func (p param) at(major, minor, patch int) param {
+	p.since = [3]int{major, minor, patch}
+	return p
+}
+
+// paramsOf lists the parameters of specs that cluster c's version has.
+func paramsOf(c *Cluster, specs []param) []param {
+	out := make([]param, 0, len(specs))
+	for _, p := range specs {
+		if c.versionAtLeast(p.since[0], p.since[1], p.since[2]) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func i64(v int64) *int64 { return &v }

@@ -99,7 +99,7 @@ func powerParams(typ string) map[string][]param {
 	if typ == "lxc" {
 		return map[string][]param{
 			"start":    guestParams(pBool("skiplock"), pBool("debug")),
-			"stop":     guestParams(pBool("skiplock"), pBool("overrule-shutdown")),
+			"stop":     guestParams(pBool("skiplock"), pBool("overrule-shutdown").at(8, 0, 0)),
 			"shutdown": guestParams(timeout, pBool("forceStop")),
 			"reboot":   guestParams(timeout),
 			"suspend":  guestParams(),
@@ -110,10 +110,10 @@ func powerParams(typ string) map[string][]param {
 		"start": guestParams(pBool("skiplock"), timeout, pStr("machine"), pStr("force-cpu"),
 			param{name: "migratedfrom", typ: tString, format: "pve-node", optional: true},
 			pStr("migration_network"), pEnum("migration_type", "secure", "insecure"),
-			param{name: "nets-host-mtu", typ: tString, optional: true, pattern: regexp.MustCompile(`^net\d+=\d+(,net\d+=\d+)*$`)},
+			param{name: "nets-host-mtu", typ: tString, optional: true, pattern: regexp.MustCompile(`^net\d+=\d+(,net\d+=\d+)*$`), since: [3]int{8, 0, 0}},
 			param{name: "stateuri", typ: tString, maxLen: 128, optional: true},
-			pStr("targetstorage"), pBool("with-conntrack-state")),
-		"stop": guestParams(pBool("skiplock"), timeout, pBool("keepActive"), pBool("overrule-shutdown"),
+			pStr("targetstorage"), pBool("with-conntrack-state").at(9, 0, 0)),
+		"stop": guestParams(pBool("skiplock"), timeout, pBool("keepActive"), pBool("overrule-shutdown").at(8, 0, 0),
 			param{name: "migratedfrom", typ: tString, format: "pve-node", optional: true}),
 		"shutdown": guestParams(pBool("skiplock"), timeout, pBool("forceStop"), pBool("keepActive")),
 		"reboot":   guestParams(timeout),

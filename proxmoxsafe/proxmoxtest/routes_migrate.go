@@ -24,7 +24,7 @@ func migrateRoutes() []*route {
 			handle: handleMigratePrecheck("lxc"), since: [3]int{9, 0, 0}},
 		{method: "POST", path: "/nodes/{node}/qemu/{vmid}/migrate", perm: perm, proxy: true,
 			params: guestParams(target, pBool("online"), pBool("with-local-disks"), pBool("force"), pInt("bwlimit", min0),
-				pStr("migration_network"), pEnum("migration_type", "secure", "insecure"), pStr("targetstorage"), pBool("with-conntrack-state")),
+				pStr("migration_network"), pEnum("migration_type", "secure", "insecure"), pStr("targetstorage"), pBool("with-conntrack-state").at(9, 0, 0)),
 			handle: handleMigrate("qemu")},
 		{method: "POST", path: "/nodes/{node}/lxc/{vmid}/migrate", perm: perm, proxy: true,
 			params: guestParams(target, pBool("online"), pBool("restart"), pInt("timeout", nil),

@@ -12,6 +12,8 @@
 //   - pve-schema.json: for every endpoint of schema-subset.json (PVE 9.1),
 //     its method and path, each parameter's type and optionality, and the
 //     property names its "returns" declares;
+//   - pve-schema-8.4.json, pve-schema-7.4.json: the same for the PVE 8.4
+//     and 7.4 schema subsets (the older versions the fake answers as);
 //   - pve-recorded.json: for every recording a test of the package names
 //     ("pveN/....json" in a _test.go file), its skeleton: the same keys,
 //     nesting and JSON types, with values blanked except the identifying
@@ -60,6 +62,20 @@ func run(src, out, pkg string) error {
 		"endpoints": schema,
 	}); err != nil {
 		return err
+	}
+	// The older releases the fake also answers as (Cluster.Version), so
+	// the tests can check which parameters each version accepts.
+	for _, v := range []struct{ release, commit string }{{"8.4", "ae1bf37e"}, {"7.4", "287a95cf"}} {
+		schema, err := schemaFacts(filepath.Join(src, "schema-subset-pve"+v.release+".json"))
+		if err != nil {
+			return err
+		}
+		if err := write(filepath.Join(out, "pve-schema-"+v.release+".json"), map[string]any{
+			"_about":    fmt.Sprintf(attribution, "Source: the official PVE "+v.release+" API schema (pve-docs api-viewer/apidata.js, commit "+v.commit+"; AGPL-3.0-or-later, Proxmox Server Solutions GmbH)."),
+			"endpoints": schema,
+		}); err != nil {
+			return err
+		}
 	}
 	names, err := recordingNames(pkg)
 	if err != nil {
