@@ -126,8 +126,10 @@ func handleMigrate(typ string) func(rc *reqCtx) (any, *apiError) {
 		if c.node(target) == nil {
 			return nil, errf("no such cluster node '%s'", target)
 		}
+		// qemu-server tests "$param->{force} && $authuser ne 'root@pam'":
+		// Perl truth, so force=0 (or an empty value) passes.
 		for _, p := range []string{"force", "migration_type", "migration_network"} {
-			if _, set := rc.params[p]; set {
+			if v := rc.params[p]; v != "" && v != "0" {
 				return nil, paramErr(map[string]string{p: "Only root may use this option."})
 			}
 		}
