@@ -51,6 +51,7 @@ func applyPower(g *Guest, running bool) {
 	g.Paused = false
 	if running {
 		if g.Status != "running" {
+			applyPending(g) // a start applies the pending config (vm_start)
 			g.Status = "running"
 			g.Uptime = 1
 			g.Mem = g.MaxMem / 4

@@ -139,6 +139,12 @@ type Guest struct {
 	// LocalResources are host devices passed through to a VM ("hostpci0",
 	// "usb0"): they pin it to its node, and a migration fails.
 	LocalResources []string
+	// Pending holds config changes Proxmox could not apply to the running
+	// guest (the config's [PENDING] section): GET …/pending shows them,
+	// GET …/config shows them unless current=1, and they are applied when
+	// the guest starts. PendingDelete lists keys whose deletion waits.
+	Pending       map[string]string
+	PendingDelete []string
 }
 
 // LocalDisk is one volume of a VM on node-local storage.
@@ -262,6 +268,8 @@ func (g *Guest) clone() Guest {
 	cp.LXCRaw = slices.Clone(g.LXCRaw)
 	cp.LocalDisks = slices.Clone(g.LocalDisks)
 	cp.LocalResources = slices.Clone(g.LocalResources)
+	cp.Pending = maps.Clone(g.Pending)
+	cp.PendingDelete = slices.Clone(g.PendingDelete)
 	cp.Snapshots = make([]*Snapshot, len(g.Snapshots))
 	for i, s := range g.Snapshots {
 		sc := *s

@@ -84,6 +84,7 @@ var (
 	configIDRE = lazyre.New(`(?i)^[a-z][a-z0-9_-]+$`)
 	storageRE  = lazyre.New(`(?i)^[a-z][a-z0-9\-_.]*[a-z0-9]$`)
 	realmRE    = lazyre.New(`^[A-Za-z][A-Za-z0-9.\-_]+$`)
+	tagRE      = lazyre.New(`(?i)^[a-z0-9_][a-z0-9_\-+.]*$`)
 	dnsNameRE  = lazyre.New(`^([a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?\.)*[a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?$`)
 	integerRE  = lazyre.New(`^-?\d+$`)
 	numberRE   = lazyre.New(`^-?\d+(\.\d+)?([eE][-+]?\d+)?$`)
@@ -112,6 +113,18 @@ func checkFormat(format, v string) string {
 		if !dnsNameRE.MatchString(v) {
 			return "invalid format - value does not look like a valid DNS name\n"
 		}
+	case "pve-configid-list":
+		for _, id := range splitList(v) {
+			if !configIDRE.MatchString(id) {
+				return fmt.Sprintf("invalid format - invalid configuration ID '%s'\n", id)
+			}
+		}
+	case "pve-tag-list":
+		for _, tag := range splitList(v) {
+			if !tagRE.MatchString(tag) {
+				return fmt.Sprintf("invalid format - invalid tag '%s'\n", tag)
+			}
+		}
 	case "pve-storage-id":
 		if !storageRE.MatchString(v) {
 			return fmt.Sprintf("invalid format - storage ID '%s' contains illegal characters\n", v)
@@ -130,7 +143,7 @@ func validate(specs []param, values map[string]string) map[string]string {
 		known[specs[i].name] = &specs[i]
 	}
 	for k, v := range values {
-		if known[k] != nil {
+		if known[k] != nil && !strings.HasSuffix(k, "[n]") { // only the schema spells scsi[n]
 			continue
 		}
 		if p := indexedParam(known, k); p != nil {
@@ -142,6 +155,9 @@ func validate(specs []param, values map[string]string) map[string]string {
 		errs[k] = "property is not defined in schema and the schema does not allow additional properties"
 	}
 	for _, p := range specs {
+		if strings.HasSuffix(p.name, "[n]") {
+			continue // checked above under its real names
+		}
 		v, ok := values[p.name]
 		if !ok {
 			if !p.optional {
@@ -225,4 +241,10 @@ func checkValue(p param, v string) string {
 		return "value does not match the regex pattern"
 	}
 	return ""
+}
+
+// splitList is PVE::Tools::split_list: items separated by commas,
+// semicolons or white space; empty items are dropped.
+func splitList(v string) []string {
+	return strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ';' || r == ' ' || r == '\t' || r == '\n' || r == 0 })
 }

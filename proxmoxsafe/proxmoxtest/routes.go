@@ -84,6 +84,7 @@ func buildRoutes() []*route {
 	rs = append(rs, provisionRoutes()...)        // routes_provision.go
 	rs = append(rs, destroyRoutes()...)          // routes_destroy.go
 	rs = append(rs, migrateRoutes()...)          // routes_migrate.go
+	rs = append(rs, configWriteRoutes()...)      // routes_config_write.go
 	for _, rt := range rs {
 		rt.segs = strings.Split(strings.Trim(rt.path, "/"), "/")
 	}

@@ -171,57 +171,52 @@ func handleStatusCurrent(typ string) func(rc *reqCtx) (any, *apiError) {
 	}
 }
 
-// handleConfig is a plausible GET .../config.
-func handleConfig(typ string) func(rc *reqCtx) (any, *apiError) {
-	return func(rc *reqCtx) (any, *apiError) {
-		g, aerr := loadGuest(rc, typ)
-		if aerr != nil {
-			return nil, aerr
-		}
-		memMiB := g.MaxMem >> 20
-		e := map[string]any{
-			"cores": g.CPUs, "memory": strconv.FormatUint(memMiB, 10),
-			"digest": fmt.Sprintf("%040x", uint64(g.VMID)*0x9E3779B97F4A7C15),
-		}
-		if g.Description != "" {
-			e["description"] = g.Description
-		}
-		if len(g.Tags) > 0 {
-			e["tags"] = strings.Join(g.Tags, ";")
-		}
-		if g.Lock != "" {
-			e["lock"] = g.Lock
-		}
-		if g.Template {
-			e["template"] = 1
-		}
-		if n := len(g.Snapshots); n > 0 {
-			e["parent"] = g.Snapshots[n-1].Name
-		}
-		diskGiB := max(g.MaxDisk>>30, 1)
-		if typ == "lxc" {
-			e["hostname"] = g.Name
-			e["arch"] = "amd64"
-			e["ostype"] = "debian"
-			e["swap"] = memMiB
-			e["rootfs"] = fmt.Sprintf("local-lvm:vm-%d-disk-0,size=%dG", g.VMID, diskGiB)
-			e["net0"] = fmt.Sprintf("name=eth0,bridge=vmbr0,hwaddr=BC:24:11:%02X:%02X:%02X,ip=dhcp,type=veth", g.VMID>>16&0xff, g.VMID>>8&0xff, g.VMID&0xff)
-			e["unprivileged"] = 1
-			return e, nil
-		}
-		e["name"] = g.Name
-		e["sockets"] = 1
-		e["ostype"] = "l26"
-		e["scsihw"] = "virtio-scsi-single"
-		e["boot"] = "order=scsi0;net0"
-		e["scsi0"] = fmt.Sprintf("local-lvm:vm-%d-disk-0,iothread=1,size=%dG", g.VMID, diskGiB)
-		e["net0"] = fmt.Sprintf("virtio=BC:24:11:%02X:%02X:%02X,bridge=vmbr0,firewall=1", g.VMID>>16&0xff, g.VMID>>8&0xff, g.VMID&0xff)
-		e["smbios1"] = fmt.Sprintf("uuid=00000000-0000-4000-8000-%012d", g.VMID)
-		e["vmgenid"] = fmt.Sprintf("00000000-0000-4000-9000-%012d", g.VMID)
-		e["meta"] = "creation-qemu=10.1.2,ctime=1700000000"
-		if g.AgentEnabled {
-			e["agent"] = "1"
-		}
-		return e, nil
+// derivedConfig is a plausible config of g, derived from the model's
+// fields (the digest, pending changes and g.Config are added by
+// currentConfig and the handlers).
+func derivedConfig(g *Guest, typ string) map[string]any {
+	memMiB := g.MaxMem >> 20
+	e := map[string]any{
+		"cores": g.CPUs, "memory": strconv.FormatUint(memMiB, 10),
 	}
+	if g.Description != "" {
+		e["description"] = g.Description
+	}
+	if len(g.Tags) > 0 {
+		e["tags"] = strings.Join(g.Tags, ";")
+	}
+	if g.Lock != "" {
+		e["lock"] = g.Lock
+	}
+	if g.Template {
+		e["template"] = 1
+	}
+	if n := len(g.Snapshots); n > 0 {
+		e["parent"] = g.Snapshots[n-1].Name
+	}
+	diskGiB := max(g.MaxDisk>>30, 1)
+	if typ == "lxc" {
+		e["hostname"] = g.Name
+		e["arch"] = "amd64"
+		e["ostype"] = "debian"
+		e["swap"] = memMiB
+		e["rootfs"] = fmt.Sprintf("local-lvm:vm-%d-disk-0,size=%dG", g.VMID, diskGiB)
+		e["net0"] = fmt.Sprintf("name=eth0,bridge=vmbr0,hwaddr=BC:24:11:%02X:%02X:%02X,ip=dhcp,type=veth", g.VMID>>16&0xff, g.VMID>>8&0xff, g.VMID&0xff)
+		e["unprivileged"] = 1
+		return e
+	}
+	e["name"] = g.Name
+	e["sockets"] = 1
+	e["ostype"] = "l26"
+	e["scsihw"] = "virtio-scsi-single"
+	e["boot"] = "order=scsi0;net0"
+	e["scsi0"] = fmt.Sprintf("local-lvm:vm-%d-disk-0,iothread=1,size=%dG", g.VMID, diskGiB)
+	e["net0"] = fmt.Sprintf("virtio=BC:24:11:%02X:%02X:%02X,bridge=vmbr0,firewall=1", g.VMID>>16&0xff, g.VMID>>8&0xff, g.VMID&0xff)
+	e["smbios1"] = fmt.Sprintf("uuid=00000000-0000-4000-8000-%012d", g.VMID)
+	e["vmgenid"] = fmt.Sprintf("00000000-0000-4000-9000-%012d", g.VMID)
+	e["meta"] = "creation-qemu=10.1.2,ctime=1700000000"
+	if g.AgentEnabled {
+		e["agent"] = "1"
+	}
+	return e
 }

@@ -172,6 +172,8 @@ func TestReturnsDeclared(t *testing.T) {
 		"/nodes/{node}/lxc/{vmid}/snapshot":        {"/nodes/pve2/lxc/204/snapshot"},
 		"/nodes/{node}/qemu/{vmid}/config":         {"/nodes/pve1/qemu/100/config", "/nodes/pve2/qemu/105/config"},
 		"/nodes/{node}/lxc/{vmid}/config":          {"/nodes/pve3/lxc/203/config"},
+		"/nodes/{node}/qemu/{vmid}/pending":        {"/nodes/pve1/qemu/100/pending"},
+		"/nodes/{node}/lxc/{vmid}/pending":         {"/nodes/pve3/lxc/203/pending"},
 		"/nodes/{node}/tasks/{upid}/status":        {"/nodes/pve1/tasks/" + upE + "/status", "/nodes/pve1/tasks/" + upE + "/status"},
 		"/nodes/{node}/tasks/{upid}/log":           {"/nodes/pve1/tasks/" + upE + "/log"},
 		"/nodes/{node}/tasks":                      {"/nodes/pve1/tasks?source=all"},
