@@ -60,6 +60,12 @@ func TestMaxTagsMatchConstants(t *testing.T) {
 		"CreateContainerInput.Approval":      proxmoxsafe.MaxProvisionApprovalLen,
 		"MigrateGuestInput.Approval":         proxmoxsafe.MaxApprovalLen,
 		"MigrateGuestInput.Timeout":          proxmoxsafe.MaxMigrateTimeout,
+		"ResizeDiskInput.Disk":               proxmoxsafe.MaxDiskKeyLen,
+		"ResizeDiskInput.Size":               proxmoxsafe.MaxResizeSizeLen,
+		"ResizeDiskInput.Approval":           proxmoxsafe.MaxApprovalLen,
+		"SetGuestConfigInput.Set":            proxmoxsafe.MaxConfigChanges,
+		"SetGuestConfigInput.Delete":         proxmoxsafe.MaxConfigChanges,
+		"SetGuestConfigInput.Approval":       proxmoxsafe.MaxConfigApprovalLen,
 	}
 	inputs := []any{
 		proxmoxsafe.NodeStatusInput{}, proxmoxsafe.ListGuestsInput{}, proxmoxsafe.GuestStatusInput{},
@@ -70,6 +76,7 @@ func TestMaxTagsMatchConstants(t *testing.T) {
 		proxmoxsafe.ResetGuestInput{}, proxmoxsafe.CleanupSnapshotsInput{}, proxmoxsafe.DeleteSnapshotInput{},
 		proxmoxsafe.CloneGuestInput{}, proxmoxsafe.CreateVMInput{}, proxmoxsafe.CreateContainerInput{},
 		proxmoxsafe.MigrateGuestInput{},
+		proxmoxsafe.ResizeDiskInput{}, proxmoxsafe.SetGuestConfigInput{},
 	}
 	seen := map[string]bool{}
 	for _, in := range inputs {

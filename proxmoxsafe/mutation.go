@@ -66,6 +66,21 @@ type mutation struct {
 	// decorate, when set, adds the mutation's own details to the plan or
 	// the receipt (a migration's target node, precheck and HA note).
 	decorate func(r *Receipt)
+	// checkInput, when set, checks what the validate tags cannot (e.g.
+	// config values against the schema) right after them: still before
+	// any I/O. allow, when set, is the operation's own policy check after
+	// the class's (e.g. the config key allowlist).
+	checkInput func() error
+	allow      func(p *policy) error
+	// planForm, when set, is what a plan shows instead of form (free
+	// text bound by digest).
+	planForm url.Values
+	// answersNull marks an endpoint that may apply the change and answer
+	// null instead of a task id (PUT …/config): the receipt then says it
+	// was applied synchronously, with no UPID.
+	answersNull bool
+	// changes are the config changes the receipt carries ([Receipt.Changes]).
+	changes func() []ConfigChange
 }
 
 func (c *Client) run(ctx context.Context, m *mutation) (*Receipt, error) {
@@ -121,9 +136,21 @@ func (c *Client) admit(ctx context.Context, m *mutation) (GuestState, error) {
 		c.auditRefusal(ctx, &mutation{op: m.op}, err)
 		return GuestState{}, err
 	}
+	if m.checkInput != nil {
+		if err := m.checkInput(); err != nil {
+			c.auditRefusal(ctx, &mutation{op: m.op}, err)
+			return GuestState{}, err
+		}
+	}
 	if err := c.policy.checkMutation(m.class, m.target); err != nil {
 		c.auditRefusal(ctx, m, err)
 		return GuestState{}, err
+	}
+	if m.allow != nil {
+		if err := m.allow(c.policy); err != nil {
+			c.auditRefusal(ctx, m, err)
+			return GuestState{}, err
+		}
 	}
 	for _, n := range m.alsoNodes {
 		if err := c.policy.checkNode(n); err != nil {
@@ -201,12 +228,25 @@ func (c *Client) submit(ctx context.Context, m *mutation, state GuestState) (*Re
 	if method == "" {
 		method = http.MethodPost
 	}
-	if err := c.upstreamErr(c.api.Do(ctx, method, m.path, m.form, &id)); err != nil {
+	// An endpoint that may answer null decodes into a pointer: null leaves
+	// it nil (applied, no task), a string is the task id.
+	var out any = &id
+	var idp *string
+	if m.answersNull {
+		out = &idp
+	}
+	if err := c.upstreamErr(c.api.Do(ctx, method, m.path, m.form, out)); err != nil {
 		err = mayHaveRun(err)
 		if aerr := c.record(ctx, m, AuditFailed, err.Error(), ""); aerr != nil {
 			c.log.ErrorContext(ctx, "audit record of a failed mutation could not be written", slog.String("error", aerr.Error()))
 		}
 		return nil, err
+	}
+	if m.answersNull {
+		if idp == nil {
+			return c.appliedSync(ctx, m, state), nil
+		}
+		id = *idp
 	}
 	ref, err := parseUPID(id)
 	if err != nil {
@@ -220,10 +260,27 @@ func (c *Client) submit(ctx context.Context, m *mutation, state GuestState) (*Re
 		c.log.ErrorContext(ctx, "audit record of a submitted mutation could not be written", slog.String("upid", id), slog.String("error", aerr.Error()))
 	}
 	r := &Receipt{UPID: id, Task: ref, Action: m.action, Target: m.target, Before: state, HAManaged: state.HAManaged, NewGuest: m.newGuest, op: m.op}
+	if m.changes != nil {
+		r.Changes = m.changes()
+	}
 	if state.HAManaged && (m.action == string(ActionStart) || m.action == string(ActionStop) || m.action == string(ActionShutdown)) {
 		r.Note = "the guest is HA-managed: this task only asks the HA manager, which carries the change out afterwards; check the guest's status, not just the task"
 	}
 	return r, nil
+}
+
+// appliedSync is the receipt of a request Proxmox carried out before it
+// answered (null, no task): nothing to poll, the record says so.
+func (c *Client) appliedSync(ctx context.Context, m *mutation, state GuestState) *Receipt {
+	if aerr := c.record(ctx, m, AuditSubmitted, "Proxmox applied the request before answering (no task)", ""); aerr != nil {
+		c.log.ErrorContext(ctx, "audit record of a submitted mutation could not be written", slog.String("error", aerr.Error()))
+	}
+	r := &Receipt{Action: m.action, Target: m.target, Before: state, HAManaged: state.HAManaged, Synchronous: true, op: m.op,
+		Note: "Proxmox applied this request before answering: there is no task (no UPID); read the guest's config to see the result"}
+	if m.changes != nil {
+		r.Changes = m.changes()
+	}
+	return r
 }
 
 // approve asks the class's approval levels in order; the first approver

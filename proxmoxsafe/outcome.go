@@ -83,6 +83,10 @@ type Outcome struct {
 	// Observed says what the last fresh read showed, e.g. "running",
 	// "stopped", "snapshot before-upgrade present".
 	Observed string `json:"observed,omitempty"`
+	// Pending lists, for the config class, the keys whose change Proxmox
+	// holds until the guest's next start (it could not apply them to the
+	// running guest): set, but not applied yet.
+	Pending []string `json:"pending,omitempty"`
 	// After is the guest state read last, for power actions.
 	After *GuestState `json:"after,omitempty"`
 	// Uptime is the guest's uptime in seconds at the last read, for power

@@ -42,11 +42,19 @@ func (c *Client) plan(m *mutation, s GuestState) *Receipt {
 		Approval:       ApprovalPhrase(m.action, m.target, m.params...),
 		ApprovalLevels: c.policy.approvalsFor(m.class),
 	}
-	for k := range m.form {
+	form := m.form
+	if m.planForm != nil {
+		form = m.planForm
+	}
+	for k := range form {
 		if p.Params == nil {
 			p.Params = map[string]string{}
 		}
-		p.Params[k] = m.form.Get(k)
+		p.Params[k] = form.Get(k)
 	}
-	return &Receipt{Action: m.action, Target: m.target, Before: s, HAManaged: s.HAManaged, NewGuest: m.newGuest, Plan: p, op: m.op}
+	r := &Receipt{Action: m.action, Target: m.target, Before: s, HAManaged: s.HAManaged, NewGuest: m.newGuest, Plan: p, op: m.op}
+	if m.changes != nil {
+		r.Changes = m.changes()
+	}
+	return r
 }

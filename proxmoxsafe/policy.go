@@ -50,6 +50,13 @@ type Policy struct {
 	// Retention is the snapshot retention rule of
 	// [Client.CleanupSnapshots]; the zero value means its defaults.
 	Retention RetentionPolicy
+	// ConfigKeys lists the config keys [Client.SetGuestConfig] may set or
+	// delete (class "config"). Empty means [DefaultConfigKeys]. Only keys
+	// of [SettableConfigKeys] are accepted: New refuses any other key, and
+	// names the reason for a key that is never settable ([NeverConfigKey]:
+	// args, hookscript, hostpci*, usb*, serial*, parallel*, raw lxc.*, mp*,
+	// cicustom, secrets such as cipassword and sshkeys, …).
+	ConfigKeys []string
 }
 
 // Profile names a set of mutation classes an operator can pick by name.
@@ -68,11 +75,11 @@ const (
 	// users know.
 	ProfileClaptrap Profile = "claptrap"
 	// ProfileAdmin enables the interactive admin surface: power,
-	// snapshot, snapshot-admin, power-extra, provision, destroy and migrate, each operation
-	// behind its class's approval, and the gateway's reads (class gateway).
-	// It leaves out the responder class, whose tools are meant to run
-	// unattended, and gateway-write, which no profile enables. Never the
-	// default.
+	// snapshot, snapshot-admin, power-extra, provision, destroy, migrate and
+	// config, each operation behind its class's approval, and the
+	// gateway's reads (class gateway). It leaves out the responder class,
+	// whose tools are meant to run unattended, and gateway-write, which no
+	// profile enables. Never the default.
 	ProfileAdmin Profile = "admin"
 )
 
@@ -86,7 +93,7 @@ func (p Profile) Classes() ([]Class, error) {
 	case ProfileResponder, ProfileClaptrap:
 		return []Class{ClassResponder}, nil
 	case ProfileAdmin:
-		return []Class{ClassPower, ClassSnapshot, ClassSnapshotAdmin, ClassPowerExtra, ClassProvision, ClassDestroy, ClassMigrate, ClassGateway}, nil
+		return []Class{ClassPower, ClassSnapshot, ClassSnapshotAdmin, ClassPowerExtra, ClassProvision, ClassDestroy, ClassMigrate, ClassConfig, ClassGateway}, nil
 	}
 	return nil, fmt.Errorf("unknown profile %q (known: %s, %s, %s or its alias %s, %s)", p, ProfileReadOnly, ProfileSafe, ProfileResponder, ProfileClaptrap, ProfileAdmin)
 }
@@ -100,7 +107,9 @@ type policy struct {
 	protected map[int]bool
 	approvals map[Class][]ApprovalLevel
 	guards    *guards
-	src       Policy
+	// configKeys is the compiled [Policy.ConfigKeys].
+	configKeys map[string]bool
+	src        Policy
 }
 
 func compilePolicy(p Policy) (*policy, error) {
@@ -153,6 +162,11 @@ func compilePolicy(p Policy) (*policy, error) {
 		return nil, err
 	}
 	c.guards = g
+	keys, err := compileConfigKeys(p.ConfigKeys) // config_keys.go
+	if err != nil {
+		return nil, err
+	}
+	c.configKeys = keys
 	if c.readOnly {
 		// Read-only mode refuses every mutation; the read classes (the
 		// gateway's GET) change nothing and stay.
@@ -173,6 +187,7 @@ func compilePolicy(p Policy) (*policy, error) {
 		MinUptime:         p.MinUptime,
 		ResetWithoutAgent: p.ResetWithoutAgent,
 		Retention:         g.retention,
+		ConfigKeys:        sortedSet(keys),
 	}
 	for _, cl := range classOrder {
 		if c.classes[cl] {
@@ -190,6 +205,7 @@ func (p *policy) export() Policy {
 	out.ProtectedNames = slices.Clone(out.ProtectedNames)
 	out.ProtectedTags = slices.Clone(out.ProtectedTags)
 	out.ProtectedPools = slices.Clone(out.ProtectedPools)
+	out.ConfigKeys = slices.Clone(out.ConfigKeys)
 	out.Approvals = make(map[Class][]ApprovalLevel, len(p.approvals))
 	for cl, levels := range p.approvals {
 		out.Approvals[cl] = slices.Clone(levels)

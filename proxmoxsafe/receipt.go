@@ -35,6 +35,13 @@ type Receipt struct {
 	// Plan is set, and UPID empty, when the input asked for a plan:
 	// nothing was submitted (see [Plan]).
 	Plan *Plan `json:"plan,omitempty"`
+	// Synchronous is true, and UPID empty, when Proxmox applied the
+	// request before it answered (a container's PUT …/config answers
+	// null): there is no task to poll; [Client.Verify] reads the result.
+	Synchronous bool `json:"synchronous,omitempty"`
+	// Changes lists, for the config class, each key (or disk) with its
+	// value before and the value asked for. [Client.Verify] checks them.
+	Changes []ConfigChange `json:"changes,omitempty"`
 	// op is the operation that submitted it, for the audit records of
 	// the wait; "" for receipts built by hand.
 	op Operation
@@ -50,4 +57,23 @@ type TaskRef struct {
 	User      string    `json:"user"`
 	StartTime time.Time `json:"start_time"`
 	PID       int       `json:"pid"`
+}
+
+// ConfigChange is one change of the config class: a config key set or
+// deleted ([Client.SetGuestConfig]) or a disk grown ([Client.ResizeDisk]).
+// Free text (a description) appears as "sha256:<16 hex digits>", never
+// quoted.
+type ConfigChange struct {
+	// Key is the config key ("cores", "description") or the disk
+	// ("scsi0", "rootfs").
+	Key string `json:"key"`
+	// Current is the value read before the change ("" when unset); for a
+	// disk its size ("32G"). Pending is a change Proxmox already holds
+	// for the next start, if any.
+	Current string `json:"current,omitempty"`
+	Pending string `json:"pending,omitempty"`
+	// New is the value asked for; for a disk the size it will have.
+	New string `json:"new,omitempty"`
+	// Delete is true when the key is removed.
+	Delete bool `json:"delete,omitempty"`
 }

@@ -52,6 +52,9 @@ const (
 	OpDestroyGuest Operation = "DestroyGuest"
 	// The migrate class.
 	OpMigrateGuest Operation = "MigrateGuest"
+	// The config class.
+	OpResizeDisk     Operation = "ResizeDisk"
+	OpSetGuestConfig Operation = "SetGuestConfig"
 )
 
 // Requirement is one Proxmox privilege an operation of this package needs
@@ -194,6 +197,19 @@ var requirements = []Requirement{
 		Note: "the preconditions read the guest's state and running tasks first (the target node's status in /cluster/resources needs no privilege)"},
 	{Operation: OpMigrateGuest, Class: ClassMigrate, Path: pathVMs, Privilege: "VM.Migrate", NodeTargeted: true,
 		Note: "for the migration and for Proxmox's own precheck (GET …/migrate), which needs it too"},
+	{Operation: OpResizeDisk, Class: ClassConfig, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true,
+		Note: "the preconditions read the guest's state, config and running tasks first"},
+	{Operation: OpResizeDisk, Class: ClassConfig, Path: pathVMs, Privilege: "VM.Config.Disk", NodeTargeted: true},
+	{Operation: OpResizeDisk, Class: ClassConfig, Path: pathStorage, Privilege: "Datastore.AllocateSpace", NodeTargeted: true,
+		Note: "on the storage that holds the disk; Proxmox checks it when it resizes"},
+	{Operation: OpSetGuestConfig, Class: ClassConfig, Path: pathVMs, Privilege: "VM.Audit", NodeTargeted: true,
+		Note: "the preconditions read the guest's state, config, pending changes and running tasks first"},
+	{Operation: OpSetGuestConfig, Class: ClassConfig, Path: pathVMs, Privilege: "VM.Config.CPU", NodeTargeted: true,
+		Note: "for cores, sockets, cpulimit and cpuunits"},
+	{Operation: OpSetGuestConfig, Class: ClassConfig, Path: pathVMs, Privilege: "VM.Config.Memory", NodeTargeted: true,
+		Note: "for memory, balloon and swap"},
+	{Operation: OpSetGuestConfig, Class: ClassConfig, Path: pathVMs, Privilege: "VM.Config.Options", NodeTargeted: true,
+		Note: "for name, hostname, description, tags and onboot"},
 }
 
 // permissionFreeOps need no privilege at all.

@@ -70,6 +70,9 @@ var readRoutes = []route{
 	mkRoute(http.MethodGet, `/access/permissions`),
 	// The next free VMID, and whether a given one is free (provision).
 	mkRoute(http.MethodGet, `/cluster/nextid`),
+	// Current and pending config values (the config class's fresh state
+	// and completion proof); the library reads only the keys it changes.
+	mkRoute(http.MethodGet, `/nodes/`+segNode+`/`+segType+`/`+segVMID+`/pending`),
 }
 
 // classRoutes are the mutating requests each class needs, and nothing more.
@@ -105,6 +108,13 @@ var classRoutes = map[Class][]route{
 	ClassMigrate: {
 		withQuery(mkRoute(http.MethodGet, `/nodes/`+segNode+`/`+segType+`/`+segVMID+`/migrate`), "target"),
 		mkRoute(http.MethodPost, `/nodes/`+segNode+`/`+segType+`/`+segVMID+`/migrate`),
+	},
+	// Grow a disk; set config keys (a VM through the asynchronous POST,
+	// a container through PUT, the only method pve-container has).
+	ClassConfig: {
+		mkRoute(http.MethodPut, `/nodes/`+segNode+`/`+segType+`/`+segVMID+`/resize`),
+		mkRoute(http.MethodPost, `/nodes/`+segNode+`/qemu/`+segVMID+`/config`),
+		mkRoute(http.MethodPut, `/nodes/`+segNode+`/lxc/`+segVMID+`/config`),
 	},
 	// The responder's guarded operations. agent/ping is a POST but changes
 	// nothing: it is how ResetGuest learns whether the guest still answers.

@@ -63,6 +63,10 @@ const (
 	// ([Client.CloneGuest]) and creating a QEMU VM ([Client.CreateVM]) or
 	// an LXC container ([Client.CreateContainer]).
 	ClassProvision Class = "provision"
+	// ClassConfig covers growing a disk ([Client.ResizeDisk]) and setting
+	// the config keys on the operator's allowlist ([Client.SetGuestConfig],
+	// [Policy.ConfigKeys]).
+	ClassConfig Class = "config"
 	// ClassGateway covers [Client.APIGet]: a GET of any API path the token
 	// can read, outside the gateway's deny list (gateway_deny.go). It
 	// changes nothing, so read-only mode keeps it and it needs no audit
@@ -84,7 +88,7 @@ const (
 
 // classOrder lists every class this version implements, in the order
 // policies report them.
-var classOrder = []Class{ClassPower, ClassSnapshot, ClassSnapshotAdmin, ClassResponder, ClassPowerExtra, ClassProvision, ClassDestroy, ClassMigrate, ClassGateway, ClassGatewayWrite}
+var classOrder = []Class{ClassPower, ClassSnapshot, ClassSnapshotAdmin, ClassResponder, ClassPowerExtra, ClassProvision, ClassDestroy, ClassMigrate, ClassConfig, ClassGateway, ClassGatewayWrite}
 
 // readClasses are the classes whose operations change nothing: read-only
 // mode keeps them, and they need no audit sink.

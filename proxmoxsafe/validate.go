@@ -267,3 +267,19 @@ func validateMigrate(sl validator.StructLevel) {
 		sl.ReportError(in.Timeout, "timeout", "Timeout", "restart_only", "")
 	}
 }
+
+// Limits of the config class's inputs.
+const (
+	// MaxDiskKeyLen caps ResizeDiskInput.Disk ("virtio15", "mp255").
+	MaxDiskKeyLen = 16
+	// MaxResizeSizeLen caps ResizeDiskInput.Size.
+	MaxResizeSizeLen = 24
+	// MaxConfigChanges caps the keys one SetGuestConfig call sets, and
+	// those it deletes.
+	MaxConfigChanges = 32
+	// MaxConfigKeyLen caps a config key's name.
+	MaxConfigKeyLen = 64
+	// MaxConfigApprovalLen caps SetGuestConfigInput.Approval: its phrase
+	// names every key and value.
+	MaxConfigApprovalLen = 4096
+)

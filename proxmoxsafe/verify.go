@@ -26,6 +26,8 @@ type expectation struct {
 	// (clone, create; provision_verify.go).
 	created bool
 	node    string // the node /cluster/resources must show the guest on (migrate)
+	// config: the receipt's Changes must read back (config_verify.go).
+	config bool
 }
 
 func expectFor(action string, t Target) (expectation, error) {
@@ -53,6 +55,8 @@ func expectFor(action string, t Target) (expectation, error) {
 		return expectation{snapshot: t.Snapshot}, nil
 	case "clone", "create":
 		return expectation{created: true}, nil
+	case "resize", "config":
+		return expectation{config: true}, nil
 	}
 	return expectation{}, &ValidationError{Fields: []FieldError{{Field: "action", Problem: "is not an action Verify knows (start, shutdown, reboot, reset, stop, suspend, resume, destroy; snapshot, rollback, delsnapshot with a snapshot name; clone, create with a new guest; migrate with a target node)"}}}
 }
@@ -144,6 +148,9 @@ func (c *Client) verify(ctx context.Context, r *Receipt, opts *WaitOptions, star
 	} else {
 		exp, err = expectForTask(r.Action, r.Target, ref)
 	}
+	if err == nil && exp.config && len(r.Changes) == 0 {
+		err = &ValidationError{Fields: []FieldError{{Field: "receipt.changes", Problem: "is required to verify a " + r.Action}}}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -177,10 +184,24 @@ type receiptCheck struct {
 	Snapshot string    `json:"target.snapname" validate:"omitempty,pve_snapname"`
 }
 
+// syncReceiptCheck is receiptCheck for a receipt without a task.
+type syncReceiptCheck struct {
+	Node string    `json:"target.node" validate:"required,pve_node"`
+	Type GuestType `json:"target.type" validate:"required,oneof=qemu lxc"`
+	VMID int       `json:"target.vmid" validate:"required,pve_vmid"`
+}
+
 // checkReceipt validates a receipt: the UPID must parse, the task node and
 // the target node must be allowlisted, and the target must be a guest.
 func (c *Client) checkReceipt(r *Receipt) (TaskRef, error) {
 	t := r.Target
+	if r.Synchronous && r.UPID == "" {
+		// Applied before Proxmox answered: no task, only the guest to read.
+		if err := c.check(syncReceiptCheck{Node: t.Node, Type: t.Type, VMID: t.VMID}); err != nil {
+			return TaskRef{}, err
+		}
+		return TaskRef{}, c.policy.checkNode(t.Node)
+	}
 	if err := c.check(receiptCheck{UPID: r.UPID, Node: t.Node, Type: t.Type, VMID: t.VMID, Snapshot: t.Snapshot}); err != nil {
 		return TaskRef{}, err
 	}
@@ -195,6 +216,9 @@ func (c *Client) checkReceipt(r *Receipt) (TaskRef, error) {
 
 // run fills w.out. wctx carries the timeout; ctx is the caller's.
 func (w *waiter) run(ctx, wctx context.Context) error {
+	if w.r.Synchronous && w.r.UPID == "" {
+		return w.runSync(ctx, wctx) // config_verify.go
+	}
 	st, err := w.pollTask(wctx)
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err() // the caller's ctx ended, not our timeout
@@ -311,6 +335,9 @@ func (w *waiter) observe(ctx context.Context) (bool, error) {
 	if w.exp.node != "" {
 		return w.observeNode(ctx) // migrate_verify.go
 	}
+	if w.exp.config {
+		return w.observeConfig(ctx) // config_verify.go
+	}
 	if w.exp.snapOp == "rollback" {
 		parent, err := w.c.currentParent(ctx, w.r.Target)
 		if err != nil {
@@ -426,6 +453,8 @@ func (w *waiter) expected() string {
 		return "the new guest " + w.r.NewGuest.String() + " unlocked with the requested configuration"
 	case w.exp.node != "":
 		return "the guest on node " + w.exp.node
+	case w.exp.config:
+		return "the changes read back from the guest's config"
 	case w.exp.snapOp == "rollback":
 		return "the current state based on snapshot " + w.exp.snapshot
 	case w.exp.gone:
