@@ -299,6 +299,9 @@ func (a *adapter) snapshotGuest(ctx context.Context, in snapshotGuestArgs) (stri
 
 func receiptText(what string, r *proxmoxsafe.Receipt) string {
 	text := what + ": task " + clean(r.UPID, 256)
+	if r.Synchronous && r.UPID == "" {
+		text = what + ": Proxmox applied it before answering (no task)"
+	}
 	if r.Note != "" {
 		text += ". Note: " + clean(r.Note, 512)
 	}

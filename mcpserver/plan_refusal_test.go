@@ -24,6 +24,8 @@ var planRefusalArgs = map[string]map[string]any{
 	ToolGuestResume:      {"node": "pve2", "type": "qemu", "vmid": 104},
 	ToolSnapshotRollback: {"node": "pve1", "type": "qemu", "vmid": 100, "snapname": "pre-upgrade", "start": true},
 	ToolSnapshotDelete:   {"node": "pve1", "type": "qemu", "vmid": 100, "snapname": "weekly-2025-01"},
+	ToolDiskResize:       {"node": "pve1", "type": "qemu", "vmid": 100, "disk": "scsi0", "size": "+10G"},
+	ToolGuestConfigSet:   {"node": "pve1", "type": "qemu", "vmid": 100, "set": map[string]any{"cores": "8", "description": "planned"}, "delete": []any{"tags"}},
 	ToolVMStart:          {"node": "pve3", "type": "qemu", "vmid": 107},
 	ToolVMReboot:         {"node": "pve1", "type": "qemu", "vmid": 100},
 	ToolVMReset:          {"node": "pve3", "type": "qemu", "vmid": 106},

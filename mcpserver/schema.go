@@ -127,6 +127,10 @@ func applyRule(p *jsonschema.Schema, kind reflect.Kind, rule string) {
 			panic(fmt.Sprintf("mcpserver: validate rule %q: %v", rule, err))
 		}
 		switch {
+		case kind == reflect.Map && key == "max":
+			p.MaxProperties = ptr(n)
+		case kind == reflect.Slice && key == "max":
+			p.MaxItems = ptr(n)
 		case kind == reflect.String && key == "max":
 			p.MaxLength = ptr(n)
 		case kind == reflect.String:

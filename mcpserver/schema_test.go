@@ -46,7 +46,9 @@ var validArgs = map[string]map[string]any{
 	ToolContainerCreate: {"node": "pve1", "vmid": 140, "ostemplate": "local:vztmpl/debian-13-standard_13.1-1_amd64.tar.zst", "hostname": "c1",
 		"cores": 1, "memory": 512, "swap": 256, "rootfs_storage": "local-lvm", "rootfs_size_gib": 8, "bridge": "vmbr0", "ip": "192.0.2.10/24",
 		"gateway": "192.0.2.1", "ssh_public_keys": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB7yT0b5X4JmEqwG0w3uHcYlOqz2w0u1n1y5Kq3bQZpA k", "pool": "dev", "description": "d"},
-	ToolGuestMigrate: {"node": "pve1", "type": "lxc", "vmid": 100, "target": "pve2", "restart": true, "timeout": 60},
+	ToolGuestMigrate:   {"node": "pve1", "type": "lxc", "vmid": 100, "target": "pve2", "restart": true, "timeout": 60},
+	ToolDiskResize:     {"node": "pve1", "type": "qemu", "vmid": 100, "disk": "scsi0", "size": "+10G"},
+	ToolGuestConfigSet: {"node": "pve1", "type": "qemu", "vmid": 100, "set": map[string]any{"cores": "4"}, "delete": []any{"tags"}},
 }
 
 // edgeStrings is the corpus for string properties: boundaries of every

@@ -58,6 +58,10 @@ func TestAnnotations(t *testing.T) {
 		ToolContainerCreate: {readOnly: false, destructive: false, idempotent: false, openWorld: false},
 		// A migration can stop a container (restart mode) and moves disks.
 		ToolGuestMigrate: {readOnly: false, destructive: true, idempotent: false, openWorld: false},
+		// The config class (tools_config.go): growing a disk loses nothing;
+		// setting keys overwrites or deletes values.
+		ToolDiskResize:     {readOnly: false, destructive: false, idempotent: false, openWorld: false},
+		ToolGuestConfigSet: {readOnly: false, destructive: true, idempotent: false, openWorld: false},
 	}
 	tools := Tools(nil, nil)
 	if len(tools) != len(tests) {

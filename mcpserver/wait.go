@@ -164,6 +164,9 @@ func submitted(what string, r *proxmoxsafe.Receipt, err error) (string, *proxmox
 		return receiptText("Submitted "+what, r), r, nil
 	}
 	upid := clean(r.UPID, 256)
+	if r.Synchronous && upid == "" {
+		upid = "none: Proxmox applied it before answering"
+	}
 	var b strings.Builder
 	switch o.Status {
 	case proxmoxsafe.OutcomeCompleted:

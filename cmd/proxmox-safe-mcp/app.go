@@ -84,6 +84,7 @@ func setup(cfg *config, logger, warn *slog.Logger, stderr io.Writer) (*app, erro
 		return nil, err
 	}
 	applyGuards(&lib.Policy, cfg.Guards) // responder.go; after Approvals: it fills the responder class's default
+	lib.Policy.ConfigKeys = cfg.ConfigKeys
 	lib.Logger = logger
 	lib.MaxWait = cfg.MaxWait
 	lib.UserAgent = "proxmox-safe-mcp/" + versionString()

@@ -83,6 +83,7 @@ type config struct {
 	logLevelSet       bool
 	HTTP              httpConfig  // --http and MCP_* (http.go)
 	Guards            guardConfig // protected guests, uptime, retention (responder.go)
+	ConfigKeys        []string    // nil: the library's default (config_keys.go)
 
 	// warnings are logged once the logger exists.
 	warnings []string
@@ -228,7 +229,7 @@ var settings = append([]*setting{
 			return nil
 		}},
 	{flag: "profile", env: "PROXMOX_SAFE_PROFILE", def: string(proxmoxsafe.ProfileSafe),
-		help: "mutation profile: readonly; safe (power + snapshot); responder (alias claptrap: the read tools plus vm_start, vm_reboot, vm_reset and snapshot_cleanup, guarded, for an automated responder); or admin (safe plus power-extra and snapshot-admin: suspend, resume, delete snapshots; each behind its approval)",
+		help: "mutation profile: readonly; safe (power + snapshot); responder (alias claptrap: the read tools plus vm_start, vm_reboot, vm_reset and snapshot_cleanup, guarded, for an automated responder); or admin (safe plus power-extra, snapshot-admin and config: suspend, resume, roll back and delete snapshots, grow disks, set config keys; each behind its approval)",
 		set: func(c *config, v string) error {
 			v = strings.TrimSpace(v)
 			if _, err := proxmoxsafe.Profile(v).Classes(); err != nil {
@@ -350,7 +351,7 @@ var settings = append([]*setting{
 	{flag: "version", boolean: true,
 		help: "print the version and exit",
 		set:  boolSetter(func(c *config) *bool { return &c.Version })},
-}, responderSettings()...)
+}, append(responderSettings(), configKeySettings()...)...)
 
 // settingValue adapts a setting to flag.Value. It keeps its own error in
 // *failed, so the message reaches the user without the flag package's

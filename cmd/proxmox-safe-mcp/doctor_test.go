@@ -412,11 +412,11 @@ func TestReadmeRole(t *testing.T) {
 }
 
 // The admin profile's privileges: the safe profile's role covers rollback
-// and delete (VM.Snapshot) and suspend (VM.PowerMgmt); the hibernation's
-// VM.Config.Disk is optional and reported as such; destroying a guest
-// needs VM.Allocate, which the safe profile's role does not hold;
-// provision needs the allocation and config privileges and SDN.Use on
-// bridges.
+// and delete (VM.Snapshot) and suspend (VM.PowerMgmt); destroying a guest
+// needs VM.Allocate, provision the allocation and config privileges and
+// SDN.Use on bridges, and the config class the VM.Config privileges of
+// the keys it sets and VM.Config.Disk (which also serves the
+// hibernation): the safe profile's role holds none of them.
 func TestDoctorAdminProfile(t *testing.T) {
 	t.Parallel()
 	privs := wellScopedPrivileges()
@@ -425,10 +425,15 @@ func TestDoctorAdminProfile(t *testing.T) {
 	defer srv0.Close()
 	out, _, code := runDoctor(t, srv0, "PROXMOX_SAFE_PROFILE", "admin")
 	if code == 0 {
-		t.Fatalf("exit 0 without VM.Allocate\n%s", out)
+		t.Fatalf("exit 0 without VM.Allocate and the config privileges\n%s", out)
 	}
-	wantLines(t, out, "[FAIL] privileges: VM.Clone, VM.Allocate, ", "needed by guest_clone, vm_create, container_create, guest_destroy")
-	privs["/vms"] = append(privs["/vms"], "VM.Allocate", "VM.Clone", "VM.Config.CPU", "VM.Config.Memory", "VM.Config.Network", "VM.Config.HWType", "VM.Config.Options")
+	for _, want := range []string{"[FAIL] privileges:", "VM.Clone", "VM.Allocate", "VM.Config.Disk", "VM.Config.CPU", "VM.Config.Memory", "VM.Config.Options",
+		"guest_clone", "vm_create", "container_create", "guest_destroy", "disk_resize", "guest_config_set"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor output lacks %q\n%s", want, out)
+		}
+	}
+	privs["/vms"] = append(privs["/vms"], "VM.Allocate", "VM.Clone", "VM.Config.Disk", "VM.Config.CPU", "VM.Config.Memory", "VM.Config.Network", "VM.Config.HWType", "VM.Config.Options")
 	privs["/sdn/zones"] = []string{"SDN.Use"}
 	srv := proxmoxtest.NewServer(doctorCluster(privs))
 	defer srv.Close()
@@ -436,14 +441,11 @@ func TestDoctorAdminProfile(t *testing.T) {
 	if code != 0 || strings.Contains(out, "[FAIL]") {
 		t.Fatalf("exit %d, want 0\n%s", code, out)
 	}
-	wantLines(t, out,
-		"mutation classes power, snapshot, snapshot-admin, power-extra, provision, destroy, migrate",
-		"[warn] privileges: optional VM.Config.Disk on /vms missing (guest_suspend work without it",
-	)
+	wantLines(t, out, "mutation classes power, snapshot, snapshot-admin, power-extra, provision, destroy, migrate, config")
 	srv2 := proxmoxtest.NewServer(doctorCluster(map[string][]string{"/": {"Sys.Audit"}, "/vms": {"VM.Audit"}, "/storage": {"Datastore.Audit"}}))
 	defer srv2.Close()
 	out, _, _ = runDoctor(t, srv2, "PROXMOX_SAFE_PROFILE", "admin")
-	wantLines(t, out, "guest_suspend", "guest_resume", "snapshot_rollback", "snapshot_delete", "guest_destroy", "guest_clone", "vm_create", "container_create", "VM.Migrate", "guest_migrate")
+	wantLines(t, out, "guest_suspend", "guest_resume", "snapshot_rollback", "snapshot_delete", "guest_destroy", "guest_clone", "vm_create", "container_create", "VM.Migrate", "guest_migrate", "disk_resize", "guest_config_set")
 }
 
 // TestStartupCheckAfterFirstList: the background privilege check begins
