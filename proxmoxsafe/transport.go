@@ -70,9 +70,6 @@ var readRoutes = []route{
 	mkRoute(http.MethodGet, `/access/permissions`),
 	// The next free VMID, and whether a given one is free (provision).
 	mkRoute(http.MethodGet, `/cluster/nextid`),
-	// Current and pending config values (the config class's fresh state
-	// and completion proof); the library reads only the keys it changes.
-	mkRoute(http.MethodGet, `/nodes/`+segNode+`/`+segType+`/`+segVMID+`/pending`),
 }
 
 // classRoutes are the mutating requests each class needs, and nothing more.
@@ -112,6 +109,8 @@ var classRoutes = map[Class][]route{
 	// Grow a disk; set config keys (a VM through the asynchronous POST,
 	// a container through PUT, the only method pve-container has).
 	ClassConfig: {
+		// Current and pending values: the fresh state and the proof.
+		mkRoute(http.MethodGet, `/nodes/`+segNode+`/`+segType+`/`+segVMID+`/pending`),
 		mkRoute(http.MethodPut, `/nodes/`+segNode+`/`+segType+`/`+segVMID+`/resize`),
 		mkRoute(http.MethodPost, `/nodes/`+segNode+`/qemu/`+segVMID+`/config`),
 		mkRoute(http.MethodPut, `/nodes/`+segNode+`/lxc/`+segVMID+`/config`),
