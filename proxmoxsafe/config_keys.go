@@ -3,13 +3,13 @@ package proxmoxsafe
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 )
 
@@ -121,7 +121,7 @@ var neverFamilies = map[string]string{
 	"unused":   "deleting an unused disk destroys its data",
 }
 
-var neverFamilyRe = regexp.MustCompile(`^([a-z]+)[0-9]*$`)
+var neverFamilyRe = lazyre.New(`^([a-z]+)[0-9]*$`)
 
 // NeverConfigKey reports whether key is one no policy can allow, and why.
 // The check ignores case and indexes: "ARGS", "hostpci0", "Usb3", "mp0"
@@ -134,7 +134,7 @@ func NeverConfigKey(key string) (reason string, never bool) {
 	if strings.HasPrefix(k, "lxc.") || strings.HasPrefix(k, "lxc[") {
 		return neverKeys["lxc"], true
 	}
-	if m := neverFamilyRe.FindStringSubmatch(k); m != nil {
+	if m := neverFamilyRe.Regexp().FindStringSubmatch(k); m != nil {
 		if r, ok := neverFamilies[m[1]]; ok {
 			return r, true
 		}
@@ -182,7 +182,7 @@ func intByType(qmin, qmax, lmin, lmax int) func(GuestType, string) (string, stri
 		if t == TypeLXC {
 			lo, hi = lmin, lmax
 		}
-		if !digitsRe.MatchString(v) {
+		if !digitsRe.Regexp().MatchString(v) {
 			return "", "must be a whole number"
 		}
 		n, err := strconv.Atoi(v)
@@ -194,8 +194,8 @@ func intByType(qmin, qmax, lmin, lmax int) func(GuestType, string) (string, stri
 }
 
 var (
-	digitsRe = regexp.MustCompile(`^[0-9]{1,9}$`)
-	numberRe = regexp.MustCompile(`^[0-9]{1,5}(\.[0-9]{1,4})?$`)
+	digitsRe = lazyre.New(`^[0-9]{1,9}$`)
+	numberRe = lazyre.New(`^[0-9]{1,5}(\.[0-9]{1,4})?$`)
 )
 
 // numberByType checks a number from 0 to the type's maximum (cpulimit).
@@ -206,7 +206,7 @@ func numberByType(qmax, lmax float64) func(GuestType, string) (string, string) {
 			hi = lmax
 		}
 		n, err := strconv.ParseFloat(v, 64)
-		if !numberRe.MatchString(v) || err != nil || n > hi {
+		if !numberRe.Regexp().MatchString(v) || err != nil || n > hi {
 			return "", "must be a number from 0 to " + strconv.FormatFloat(hi, 'f', -1, 64)
 		}
 		return v, ""
@@ -214,7 +214,7 @@ func numberByType(qmax, lmax float64) func(GuestType, string) (string, string) {
 }
 
 func dnsName(_ GuestType, v string) (string, string) {
-	if len(v) > 255 || !dnsNameRe.MatchString(v) {
+	if len(v) > 255 || !dnsNameRe.Regexp().MatchString(v) {
 		return "", "must be a DNS name (letters, digits, hyphens and dots; at most 255 characters)"
 	}
 	return v, ""

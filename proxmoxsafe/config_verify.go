@@ -178,7 +178,7 @@ func diskSizeOf(line string) (uint64, bool) {
 // parseSize is PVE::JSONSchema::parse_size: digits with an optional
 // fraction and K, M, G or T (powers of 1024); the result is whole bytes.
 func parseSize(s string) (uint64, bool) {
-	if !sizeRe.MatchString(s) {
+	if !sizeRe.Regexp().MatchString(s) {
 		return 0, false
 	}
 	mult := 1.0

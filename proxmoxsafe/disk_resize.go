@@ -3,8 +3,9 @@ package proxmoxsafe
 import (
 	"context"
 	"net/url"
-	"regexp"
 	"strings"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
 // ResizeDiskInput names the disk [Client.ResizeDisk] grows and by how much.
@@ -46,12 +47,12 @@ func (in ResizeDiskInput) ApprovalPhrase() string {
 
 var (
 	// resizeSizeRe is the resize size (the schema's pattern), bounded.
-	resizeSizeRe = regexp.MustCompile(`^\+?[0-9]{1,15}(\.[0-9]{1,6})?[KMGT]?$`)
+	resizeSizeRe = lazyre.New(`^\+?[0-9]{1,15}(\.[0-9]{1,6})?[KMGT]?$`)
 	// sizeRe is a size= in a disk line.
-	sizeRe       = regexp.MustCompile(`^[0-9]{1,18}(\.[0-9]{1,6})?[KMGT]?$`)
-	qemuDiskRe   = regexp.MustCompile(`^(ide[0-3]|sata[0-5]|scsi([0-9]|[12][0-9]|30)|virtio([0-9]|1[0-5])|efidisk0|tpmstate0)$`)
-	lxcDiskRe    = regexp.MustCompile(`^(rootfs|mp([0-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5]))$`)
-	hostDeviceRe = regexp.MustCompile(`^/`)
+	sizeRe       = lazyre.New(`^[0-9]{1,18}(\.[0-9]{1,6})?[KMGT]?$`)
+	qemuDiskRe   = lazyre.New(`^(ide[0-3]|sata[0-5]|scsi([0-9]|[12][0-9]|30)|virtio([0-9]|1[0-5])|efidisk0|tpmstate0)$`)
+	lxcDiskRe    = lazyre.New(`^(rootfs|mp([0-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5]))$`)
+	hostDeviceRe = lazyre.New(`^/`)
 )
 
 // checkResizeInput checks the disk key for the guest type and the size,
@@ -59,12 +60,12 @@ var (
 func (in ResizeDiskInput) check() error {
 	var fe []FieldError
 	switch {
-	case in.Type == TypeQEMU && !qemuDiskRe.MatchString(in.Disk):
+	case in.Type == TypeQEMU && !qemuDiskRe.Regexp().MatchString(in.Disk):
 		fe = append(fe, FieldError{Field: "disk", Problem: "is not a VM disk key (ide0–3, sata0–5, scsi0–30, virtio0–15, efidisk0, tpmstate0)"})
-	case in.Type == TypeLXC && !lxcDiskRe.MatchString(in.Disk):
+	case in.Type == TypeLXC && !lxcDiskRe.Regexp().MatchString(in.Disk):
 		fe = append(fe, FieldError{Field: "disk", Problem: "is not a container disk key (rootfs, mp0–255)"})
 	}
-	if !resizeSizeRe.MatchString(in.Size) {
+	if !resizeSizeRe.Regexp().MatchString(in.Size) {
 		fe = append(fe, FieldError{Field: "size", Problem: "must be +<n>[K|M|G|T] or <n>[K|M|G|T], e.g. +10G or 64G"})
 	} else if n, _ := parseSize(strings.TrimPrefix(in.Size, "+")); n == 0 {
 		fe = append(fe, FieldError{Field: "size", Problem: "must grow the disk: zero changes nothing"})
@@ -160,7 +161,7 @@ func resizeChange(t Target, s GuestState, in ResizeDiskInput, line string) (Conf
 	switch {
 	case strings.Contains(line, "media=cdrom"):
 		return ConfigChange{}, refuse(ErrPrecondition, "%s of %s is a CD-ROM drive; it cannot be resized", in.Disk, who)
-	case hostDeviceRe.MatchString(volume) || volume == "none":
+	case hostDeviceRe.Regexp().MatchString(volume) || volume == "none":
 		return ConfigChange{}, refuse(ErrPrecondition, "%s of %s is not a storage volume (a host device or path); it is not resized here", in.Disk, who)
 	}
 	cur, ok := diskSizeOf(line)

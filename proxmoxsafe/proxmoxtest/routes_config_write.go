@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
 // The config class's endpoints: GET …/pending, PUT|POST qemu config, PUT
@@ -184,7 +186,7 @@ var (
 		"migrate_speed", "name", "onboot", "ostype", "protection", "reboot", "startup", "tablet", "vmstatestorage", "tags"}
 	qemuHWTypeKeys    = []string{"acpi", "hotplug", "kvm", "tdf", "vga", "watchdog", "audio0", "freeze", "machine", "scsihw", "vmgenid"}
 	qemuCloudinitKeys = []string{"ciuser", "cipassword", "citype", "ciupgrade", "nameserver", "searchdomain", "sshkeys"}
-	qemuDiskKeyRE     = regexp.MustCompile(`^(ide|sata|scsi|virtio|unused)\d+$|^(efidisk0|tpmstate0|cdrom)$`)
+	qemuDiskKeyRE     = lazyre.New(`^(ide|sata|scsi|virtio|unused)\d+$|^(efidisk0|tpmstate0|cdrom)$`)
 )
 
 func checkKeyPriv(rc *reqCtx, typ, k string) *apiError {
@@ -221,7 +223,7 @@ func checkKeyPriv(rc *reqCtx, typ, k string) *apiError {
 		return need("VM.Config.Options")
 	case slices.Contains(qemuHWTypeKeys, k):
 		return need("VM.Config.HWType")
-	case qemuDiskKeyRE.MatchString(k):
+	case qemuDiskKeyRE.Regexp().MatchString(k):
 		return need("VM.Config.Disk", "VM.Config.CDROM")
 	case strings.HasPrefix(k, "net"):
 		return need("VM.Config.Network")
