@@ -7,7 +7,7 @@ import "regexp"
 // types and optionality). Indexed keys keep the schema's "[n]" names;
 // validate maps "scsi0" to "scsi[n]". Property-string formats (disks,
 // net, memory, …) are not parsed: only the formats params.go knows are
-// checked.
+// checked. Parameters the 8.4 schema lacks carry .at(9, 0, 0).
 
 // qemuConfigParams are PUT /nodes/{node}/qemu/{vmid}/config's; the POST
 // (asynchronous) variant adds background_delay and import-working-storage.
@@ -16,7 +16,7 @@ func qemuConfigParams(async bool) []param {
 		param{name: "acpi", typ: tBoolean, optional: true},
 		param{name: "affinity", typ: tString, optional: true},
 		param{name: "agent", typ: tString, optional: true},
-		param{name: "allow-ksm", typ: tBoolean, optional: true},
+		param{name: "allow-ksm", typ: tBoolean, optional: true}.at(9, 0, 0),
 		param{name: "amd-sev", typ: tString, optional: true},
 		param{name: "arch", typ: tString, enum: []string{"x86_64", "aarch64"}, optional: true},
 		param{name: "args", typ: tString, optional: true},
@@ -47,7 +47,7 @@ func qemuConfigParams(async bool) []param {
 		param{name: "hotplug", typ: tString, optional: true},
 		param{name: "hugepages", typ: tString, enum: []string{"any", "2", "1024"}, optional: true},
 		param{name: "ide[n]", typ: tString, optional: true},
-		param{name: "intel-tdx", typ: tString, optional: true},
+		param{name: "intel-tdx", typ: tString, optional: true}.at(9, 0, 0),
 		param{name: "ipconfig[n]", typ: tString, optional: true},
 		param{name: "ivshmem", typ: tString, optional: true},
 		param{name: "keephugepages", typ: tBoolean, optional: true},
@@ -122,8 +122,8 @@ func lxcConfigParams() []param {
 		param{name: "description", typ: tString, maxLen: 8192, optional: true},
 		param{name: "dev[n]", typ: tString, optional: true},
 		param{name: "digest", typ: tString, maxLen: 40, optional: true},
-		param{name: "entrypoint", typ: tString, optional: true},
-		param{name: "env", typ: tString, optional: true},
+		param{name: "entrypoint", typ: tString, optional: true}.at(9, 0, 0),
+		param{name: "env", typ: tString, optional: true}.at(9, 0, 0),
 		param{name: "features", typ: tString, optional: true},
 		param{name: "hookscript", typ: tString, optional: true},
 		param{name: "hostname", typ: tString, format: "dns-name", maxLen: 255, optional: true},
