@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"testing"
 )
 
@@ -16,8 +17,12 @@ type schemaEndpoint struct {
 	Method     string
 	Path       string
 	Parameters map[string]struct {
-		Type     string
-		Optional bool
+		Type      string
+		Optional  bool
+		Enum      []string
+		Minimum   *float64
+		Maximum   *float64
+		MaxLength int
 	}
 	// Returns lists the property names the endpoint's returns declare; nil
 	// when it declares none.
@@ -52,9 +57,30 @@ func loadSchemaFile(t *testing.T, name string) map[string]schemaEndpoint {
 	return out
 }
 
+func sameBound(ours *int64, theirs *float64) bool {
+	if ours == nil || theirs == nil {
+		return ours == nil && theirs == nil
+	}
+	return float64(*ours) == *theirs
+}
+
+func fmtBound(b *int64) string {
+	if b == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*b, 10)
+}
+
+func fmtFloat(f *float64) string {
+	if f == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*f, 'g', -1, 64)
+}
+
 // TestRoutesMatchSchema: every route we serve exists in the PVE 9.1 schema
 // with the same method, and accepts exactly the schema's parameters with the
-// same types and optionality.
+// same types, optionality, enums, ranges and length limits.
 func TestRoutesMatchSchema(t *testing.T) {
 	t.Parallel()
 	schema := loadSchema(t)
@@ -76,6 +102,16 @@ func TestRoutesMatchSchema(t *testing.T) {
 			}
 			if sp.Optional != p.optional {
 				t.Errorf("%s %s: %s optional=%v, schema %v", rt.method, rt.path, p.name, p.optional, sp.Optional)
+			}
+			if !slices.Equal(slices.Sorted(slices.Values(p.enum)), slices.Sorted(slices.Values(sp.Enum))) {
+				t.Errorf("%s %s: %s enum %v, schema %v", rt.method, rt.path, p.name, p.enum, sp.Enum)
+			}
+			if !sameBound(p.min, sp.Minimum) || !sameBound(p.max, sp.Maximum) {
+				t.Errorf("%s %s: %s range %s..%s, schema %s..%s", rt.method, rt.path, p.name,
+					fmtBound(p.min), fmtBound(p.max), fmtFloat(sp.Minimum), fmtFloat(sp.Maximum))
+			}
+			if p.maxLen != sp.MaxLength {
+				t.Errorf("%s %s: %s maxLength %d, schema %d", rt.method, rt.path, p.name, p.maxLen, sp.MaxLength)
 			}
 		}
 		for name := range e.Parameters {

@@ -10,7 +10,8 @@
 // What it writes, with attribution:
 //
 //   - pve-schema.json: for every endpoint of schema-subset.json (PVE 9.1),
-//     its method and path, each parameter's type and optionality, and the
+//     its method and path, each parameter's type, optionality, enum, range
+//     and maximum length, and the
 //     property names its "returns" declares;
 //   - pve-schema-8.4.json, pve-schema-7.4.json: the same for the PVE 8.4
 //     and 7.4 schema subsets (the older versions the fake answers as);
@@ -112,6 +113,33 @@ type endpoint struct {
 type param struct {
 	Type     string `json:"type"`
 	Optional bool   `json:"optional"`
+	// Enum, Minimum, Maximum and MaxLength are the value constraints the
+	// fake's validation models (omitted when the schema sets none).
+	Enum      []string `json:"enum,omitempty"`
+	Minimum   *float64 `json:"minimum,omitempty"`
+	Maximum   *float64 `json:"maximum,omitempty"`
+	MaxLength int      `json:"maxLength,omitempty"`
+}
+
+// number reads a schema bound, which apidata.js spells as a number or a
+// string ("minimum": "0"); nil when absent.
+func number(raw json.RawMessage) (*float64, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err != nil {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, err
+		}
+		n = json.Number(s)
+	}
+	f, err := n.Float64()
+	if err != nil {
+		return nil, err
+	}
+	return &f, nil
 }
 
 func schemaFacts(file string) ([]endpoint, error) {
@@ -125,8 +153,12 @@ func schemaFacts(file string) ([]endpoint, error) {
 			Path       string
 			Parameters struct {
 				Properties map[string]struct {
-					Type     string
-					Optional json.Number
+					Type      string
+					Optional  json.Number
+					Enum      []string
+					Minimum   json.RawMessage
+					Maximum   json.RawMessage
+					MaxLength json.RawMessage
 				}
 			}
 			Returns struct {
@@ -142,7 +174,21 @@ func schemaFacts(file string) ([]endpoint, error) {
 	for _, e := range doc.Endpoints {
 		ep := endpoint{Method: e.Method, Path: e.Path, Parameters: map[string]param{}}
 		for name, p := range e.Parameters.Properties {
-			ep.Parameters[name] = param{Type: p.Type, Optional: p.Optional == "1"}
+			sp := param{Type: p.Type, Optional: p.Optional == "1", Enum: p.Enum}
+			if sp.Minimum, err = number(p.Minimum); err != nil {
+				return nil, fmt.Errorf("%s %s %s minimum: %w", e.Method, e.Path, name, err)
+			}
+			if sp.Maximum, err = number(p.Maximum); err != nil {
+				return nil, fmt.Errorf("%s %s %s maximum: %w", e.Method, e.Path, name, err)
+			}
+			ml, err := number(p.MaxLength)
+			if err != nil {
+				return nil, fmt.Errorf("%s %s %s maxLength: %w", e.Method, e.Path, name, err)
+			}
+			if ml != nil {
+				sp.MaxLength = int(*ml)
+			}
+			ep.Parameters[name] = sp
 		}
 		declared := e.Returns.Properties
 		if declared == nil {
