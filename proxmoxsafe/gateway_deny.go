@@ -77,6 +77,8 @@ var gatewayDeny = []denyRule{
 	{denyWrites, "/cluster/acme/**", "changes ACME accounts or DNS plugin credentials"},
 	{denyAll, "/cluster/acme/plugins/**", "DNS plugin configurations hold API credentials"},
 	{denyWrites, "/cluster/notifications/**", "notification targets send cluster data to arbitrary endpoints"},
+	{denyAll, "/cluster/notifications/endpoints/**", "endpoint configurations can carry credentials (webhook headers and URLs with tokens, SMTP and Gotify servers)"},
+	{denyWrites, "/cluster/options", "changes cluster-wide options, among them the WebAuthn and U2F settings second factors depend on and the migration network"},
 	{denyWrites, "/cluster/metrics/**", "metric servers send cluster data to arbitrary endpoints"},
 	{denyWrites, "/cluster/mapping/**", "maps host PCI/USB devices and directories into guests"},
 	// Storage definitions and volumes.
