@@ -511,3 +511,56 @@ func TestApproveWithoutGuest(t *testing.T) {
 		t.Fatalf("approve with PUT: %d %s, grant %s", a.status, a.body, p.status(code))
 	}
 }
+
+// TestLoginLimitConcurrent: guesses sent at once are counted before their
+// secret is compared, so no more than MaxFailedLogins of them are ever
+// compared in a minute, however many arrive together. (The window a
+// check-then-count limit leaves is a few instructions wide: this test did
+// not catch it on a 2-core machine; the fix closes it by construction, a
+// reservation taken under the lock.)
+func TestLoginLimitConcurrent(t *testing.T) {
+	t.Parallel()
+	p := newPage(t)
+	const guesses = 64
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		compared int
+		start    = make(chan struct{})
+	)
+	for i := range guesses {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			form := url.Values{"secret": {"wrong-secret-" + strings.Repeat("x", i)}}
+			req := httptest.NewRequest("POST", "/approve/login", strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header.Set("Sec-Fetch-Site", "same-origin")
+			rec := httptest.NewRecorder()
+			<-start
+			p.h.ServeHTTP(rec, req)
+			switch rec.Code {
+			case http.StatusUnauthorized:
+				mu.Lock()
+				compared++
+				mu.Unlock()
+			case http.StatusTooManyRequests:
+			default:
+				t.Errorf("a wrong guess: %d", rec.Code)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if compared > MaxFailedLogins {
+		t.Errorf("%d of %d concurrent guesses were compared, want at most %d", compared, guesses, MaxFailedLogins)
+	}
+	if a := p.do("POST", "/approve/login", url.Values{"secret": {opSecret}}, p.sameOrigin("")); a.status != http.StatusTooManyRequests {
+		t.Errorf("the right secret after the burst: %d, want 429", a.status)
+	}
+	p.advance(61 * time.Second)
+	// Logins that succeed take their count back: they never lock anyone out.
+	for range MaxFailedLogins + 2 {
+		p.login()
+	}
+}

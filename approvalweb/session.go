@@ -65,14 +65,13 @@ func checkCSRF(r *http.Request, s *session) bool {
 // serveLogin checks the operator secret and starts a session.
 func (h *Handler) serveLogin(w http.ResponseWriter, r *http.Request) {
 	now := h.now()
-	if !h.loginAllowed(now) {
+	if !h.reserveLoginAttempt(now) {
 		w.Header().Set("Retry-After", "60")
 		h.fail(w, r, http.StatusTooManyRequests, "too many failed logins: wait a minute before trying again", nil)
 		return
 	}
 	given := sha256.Sum256([]byte(r.PostFormValue("secret")))
 	if subtle.ConstantTimeCompare(given[:], h.secret[:]) != 1 {
-		h.loginFailed(now)
 		h.log.Warn("approval page login failed", slog.String("remote", r.RemoteAddr))
 		h.render(w, http.StatusUnauthorized, "login", pageData{Title: "Log in", Message: "Wrong operator secret."})
 		return
@@ -80,6 +79,7 @@ func (h *Handler) serveLogin(w http.ResponseWriter, r *http.Request) {
 	id := randomToken()
 	s := &session{expires: now.Add(h.ttl), csrf: randomToken()}
 	h.mu.Lock()
+	h.releaseLoginAttemptLocked(now)
 	h.pruneLocked(now)
 	h.sessions[sha256.Sum256([]byte(id))] = s
 	h.mu.Unlock()
@@ -114,9 +114,13 @@ func (h *Handler) serveLogout(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, h.path, http.StatusSeeOther)
 }
 
-// loginAllowed reports whether fewer than MaxFailedLogins failed in the
-// last minute.
-func (h *Handler) loginAllowed(now time.Time) bool {
+// reserveLoginAttempt counts an attempt as failed before its secret is
+// compared, and reports whether fewer than MaxFailedLogins failed in the
+// last minute (else it counts nothing). Counting first closes the window
+// in which many concurrent guesses all pass the check before any of them
+// is counted; a login that succeeds takes its count back
+// (releaseLoginAttemptLocked).
+func (h *Handler) reserveLoginAttempt(now time.Time) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	kept := h.failures[:0]
@@ -126,13 +130,21 @@ func (h *Handler) loginAllowed(now time.Time) bool {
 		}
 	}
 	h.failures = kept
-	return len(h.failures) < MaxFailedLogins
+	if len(h.failures) >= MaxFailedLogins {
+		return false
+	}
+	h.failures = append(h.failures, now)
+	return true
 }
 
-func (h *Handler) loginFailed(now time.Time) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.failures = append(h.failures, now)
+// releaseLoginAttemptLocked takes back the count of a login that succeeded.
+func (h *Handler) releaseLoginAttemptLocked(now time.Time) {
+	for i := len(h.failures) - 1; i >= 0; i-- {
+		if h.failures[i].Equal(now) {
+			h.failures = append(h.failures[:i], h.failures[i+1:]...)
+			return
+		}
+	}
 }
 
 // pruneLocked drops expired sessions and, at the cap, the oldest one.
