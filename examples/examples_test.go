@@ -20,7 +20,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func TestExamplesDemo(t *testing.T) {
 	bin := t.TempDir()
 	// One build for all examples: -o to a directory writes one binary per main package.
-	build := exec.Command("go", "build", "-o", bin+string(filepath.Separator), "./list-and-snapshot", "./embed")
+	build := exec.Command("go", "build", "-o", bin+string(filepath.Separator), "./list-and-snapshot", "./embed", "./clone-configure-start")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
@@ -37,6 +37,17 @@ func TestExamplesDemo(t *testing.T) {
 		{"list-and-snapshot", []string{"-demo", "-tag", "db"}, []string{
 			`1 guest(s) tagged "db"`,
 			`skip pve1/qemu/102/`, // locked "backup": refused before anything is sent
+		}},
+		{"clone-configure-start", []string{"-demo", "-yes", "-name", "app-07", "-cores", "6", "-memory", "8192", "-grow", "+10G"}, []string{
+			"== clone pve2/qemu/105",
+			"approval: APPROVE clone pve2/qemu/105 newid=108 full=1 name=app-07",
+			"ok:       clone of pve2/qemu/105 completed OK: pve2/qemu/108 exists",
+			"effect:   change the configuration of VM 108 (app-07) on pve2: cores 2 → 6, memory 2048 → 8192",
+			"approval: APPROVE config pve2/qemu/108 cores=6 memory=8192 (levels: phrase)",
+			"approval: APPROVE resize pve2/qemu/108 disk=scsi0 size=+10G (levels: phrase)",
+			"ok:       resize of pve2/qemu/108 completed OK: scsi0 is 26G",
+			"ok:       start of pve2/qemu/108 completed OK: running",
+			"done: pve2/qemu/108 (app-07) runs with 6 cores, 8192 MiB",
 		}},
 		{"embed", []string{"-demo"}, []string{
 			"server_policy (readOnly=true)",
