@@ -27,6 +27,9 @@ type schemaEndpoint struct {
 	// Returns lists the property names the endpoint's returns declare; nil
 	// when it declares none.
 	Returns []string
+	// ReturnsType is the JSON type the returns declare ("string", "null",
+	// "object", ...).
+	ReturnsType string
 }
 
 // loadSchema reads the facts extracted from the PVE 9.1 schema. Missing

@@ -11,8 +11,8 @@
 //
 //   - pve-schema.json: for every endpoint of schema-subset.json (PVE 9.1),
 //     its method and path, each parameter's type, optionality, enum, range
-//     and maximum length, and the
-//     property names its "returns" declares;
+//     and maximum length, and the JSON type and property names its
+//     "returns" declares;
 //   - pve-schema-8.4.json, pve-schema-7.4.json: the same for the PVE 8.4
 //     and 7.4 schema subsets (the older versions the fake answers as);
 //   - pve-recorded.json: for every recording a test of the package names
@@ -108,6 +108,9 @@ type endpoint struct {
 	// Returns lists the property names "returns" declares (of the object,
 	// or of the array's items); nil when it declares none.
 	Returns []string `json:"returns"`
+	// ReturnsType is the JSON type "returns" declares: "string" (a UPID
+	// for workers), "null", "object", "array", "integer"; "" when none.
+	ReturnsType string `json:"returnsType,omitempty"`
 }
 
 type param struct {
@@ -162,6 +165,7 @@ func schemaFacts(file string) ([]endpoint, error) {
 				}
 			}
 			Returns struct {
+				Type       string
 				Properties map[string]json.RawMessage
 				Items      struct{ Properties map[string]json.RawMessage }
 			}
@@ -172,7 +176,7 @@ func schemaFacts(file string) ([]endpoint, error) {
 	}
 	var out []endpoint
 	for _, e := range doc.Endpoints {
-		ep := endpoint{Method: e.Method, Path: e.Path, Parameters: map[string]param{}}
+		ep := endpoint{Method: e.Method, Path: e.Path, Parameters: map[string]param{}, ReturnsType: e.Returns.Type}
 		for name, p := range e.Parameters.Properties {
 			sp := param{Type: p.Type, Optional: p.Optional == "1", Enum: p.Enum}
 			if sp.Minimum, err = number(p.Minimum); err != nil {
