@@ -45,14 +45,16 @@ func TestReadToolsHappyPath(t *testing.T) {
 		tool      string
 		args      map[string]any
 		requests  []string // the exact upstream requests
+		unordered bool     // requests sent at once, in any order
 		wantText  []string
 		checkJSON func(t *testing.T, res *mcp.CallToolResult)
 	}{
 		{
-			name:     "cluster_status",
-			tool:     ToolClusterStatus,
-			requests: []string{"GET /cluster/status", "GET /version", "GET /cluster/resources"},
-			wantText: []string{"Cluster demo: 3 nodes (3 online), quorate, PVE 9.1.1"},
+			name:      "cluster_status",
+			tool:      ToolClusterStatus,
+			requests:  []string{"GET /cluster/resources", "GET /cluster/status", "GET /version"},
+			unordered: true,
+			wantText:  []string{"Cluster demo: 3 nodes (3 online), quorate, PVE 9.1.1"},
 			checkJSON: func(t *testing.T, res *mcp.CallToolResult) {
 				var out proxmoxsafe.ClusterStatusResult
 				structured(t, res, &out)
@@ -165,7 +167,11 @@ func TestReadToolsHappyPath(t *testing.T) {
 						t.Errorf("text %q does not contain %q", msg, w)
 					}
 				}
-				if got := requestLines(f.fake.Requests()); !slices.Equal(got, tt.requests) {
+				got := requestLines(f.fake.Requests())
+				if tt.unordered {
+					slices.Sort(got)
+				}
+				if !slices.Equal(got, tt.requests) {
 					t.Errorf("upstream requests = %v, want %v", got, tt.requests)
 				}
 				if tt.tool == ToolListGuests {

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
@@ -105,23 +106,40 @@ const maxWarnings = 8
 // error), does not fail the call: the node gets a Problem and no Usage, and
 // the failed read is named in Warnings. An expired context or a rejected
 // token still fails the call.
+//
+// The three GETs are independent reads and are sent at once (the call
+// takes about as long as the slowest, not the sum); errors are judged in
+// the order above, so the result and the error are those of sending them
+// one after another. When /cluster/status fails, the other two are
+// cancelled and the call waits for them before returning.
 func (c *Client) ClusterStatus(ctx context.Context) (*ClusterStatusResult, error) {
 	start := time.Now()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		ver       rawVersion
+		resources []rawNodeResource
+		verErr    error
+		resErr    error
+		wg        sync.WaitGroup
+	)
+	wg.Go(func() { verErr = c.get(ctx, "/version", nil, &ver) })
+	wg.Go(func() { resErr = c.get(ctx, "/cluster/resources", url.Values{"type": {"node"}}, &resources) })
 	var entries []rawClusterStatusEntry
 	if err := c.get(ctx, "/cluster/status", nil, &entries); err != nil {
+		cancel()
+		wg.Wait()
 		return nil, c.logged(ctx, "ClusterStatus", start, err)
 	}
+	wg.Wait()
 	res := &ClusterStatusResult{Nodes: []ClusterNode{}, Warnings: []string{}}
-	var ver rawVersion
-	if err := c.get(ctx, "/version", nil, &ver); err != nil {
-		if fatalRead(ctx, err) {
-			return nil, c.logged(ctx, "ClusterStatus", start, err)
+	if verErr != nil {
+		if fatalRead(ctx, verErr) {
+			return nil, c.logged(ctx, "ClusterStatus", start, verErr)
 		}
-		res.warn("the Proxmox VE version could not be read: " + err.Error())
+		res.warn("the Proxmox VE version could not be read: " + verErr.Error())
 	}
 	res.Version = line(string(ver.Version), 64)
-	var resources []rawNodeResource
-	resErr := c.get(ctx, "/cluster/resources", url.Values{"type": {"node"}}, &resources)
 	if resErr != nil {
 		if fatalRead(ctx, resErr) {
 			return nil, c.logged(ctx, "ClusterStatus", start, resErr)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
@@ -165,5 +167,39 @@ func TestAPIErrorNamesForwardingStatuses(t *testing.T) {
 	_, err := e.client.GuestStatus(t.Context(), proxmoxsafe.GuestStatusInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve3", Type: proxmoxsafe.TypeQEMU, VMID: 300}})
 	if err == nil || !strings.Contains(err.Error(), "595 No route to host (Proxmox could not connect") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestClusterStatusReadsAtOnce: the three independent reads are in flight
+// together. /cluster/status is held by the fake until the caller gives up;
+// /version and /cluster/resources must arrive meanwhile (sent one after
+// another they never would), and the call still fails with the caller's
+// cancellation, having waited for its reads.
+func TestClusterStatusReadsAtOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.fake.InjectFault(proxmoxtest.Fault{Path: "/cluster/status", Latency: time.Hour, Times: 1})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.client.ClusterStatus(ctx)
+		done <- err
+	}()
+	want := []string{"GET /cluster/resources", "GET /cluster/status", "GET /version"}
+	for guard := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		got := reqLines(e.requests())
+		slices.Sort(got)
+		if slices.Equal(got, want) {
+			break
+		}
+		if time.Now().After(guard) {
+			cancel()
+			<-done
+			t.Fatalf("while /cluster/status was pending the fake saw only %v, want %v", got, want)
+		}
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
 	}
 }
