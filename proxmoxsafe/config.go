@@ -311,6 +311,12 @@ func parseBaseURL(raw string, allowHTTP bool) (*url.URL, error) {
 	return &url.URL{Scheme: u.Scheme, Host: u.Host, Path: p}, nil
 }
 
+// minIdleConnsPerHost is the fewest idle keep-alive connections the
+// default transport keeps to Proxmox: enough for the reads one call sends
+// at once (ClusterStatus: 3). go-cleanhttp's default is GOMAXPROCS+1, 2 on
+// one core, which would cost a TLS handshake per such call.
+const minIdleConnsPerHost = 4
+
 func buildHTTPClient(cfg Config, base *url.URL, pol *policy, login bool) (*http.Client, error) {
 	tlsCfg, err := buildTLS(cfg)
 	if err != nil {
@@ -327,11 +333,15 @@ func buildHTTPClient(cfg Config, base *url.URL, pol *policy, login bool) (*http.
 	case nil:
 		tr := cleanhttp.DefaultPooledTransport()
 		tr.TLSClientConfig = tlsCfg
+		tr.MaxIdleConnsPerHost = max(tr.MaxIdleConnsPerHost, minIdleConnsPerHost)
 		rt = tr
 	case *http.Transport:
 		tr := t.Clone()
 		if tlsCfg != nil {
 			tr.TLSClientConfig = tlsCfg
+		}
+		if cfg.HTTPClient == nil { // ours; a caller's transport is kept as set
+			tr.MaxIdleConnsPerHost = max(tr.MaxIdleConnsPerHost, minIdleConnsPerHost)
 		}
 		rt = tr
 	default:

@@ -436,7 +436,8 @@ func bareGets(fake *proxmoxtest.Server, gets []string, n int, atOnce bool) ([]ti
 	}
 	pool := x509.NewCertPool()
 	pool.AddCert(fake.Certificate())
-	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	// As many idle connections as GETs sent at once, as the library keeps.
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, MaxIdleConnsPerHost: max(len(gets), 2)}}
 	defer hc.CloseIdleConnections()
 	auth := "PVEAPIToken=" + proxmoxtest.DefaultTokenID + "=" + proxmoxtest.DefaultTokenSecret
 	get := func(p string) error {

@@ -1,0 +1,34 @@
+package proxmoxsafe
+
+import (
+	"net/http"
+	"net/url"
+	"runtime"
+	"testing"
+)
+
+// TestDefaultTransportKeepsIdleConnsForFanOut: the default transport keeps
+// at least as many idle connections as ClusterStatus sends reads at once,
+// whatever GOMAXPROCS is (go-cleanhttp's default is GOMAXPROCS+1: 2 on one
+// core, a new TLS handshake per call).
+func TestDefaultTransportKeepsIdleConnsForFanOut(t *testing.T) {
+	prev := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(prev)
+	pol, err := compilePolicy(Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := url.Parse("https://pve.example:8006/api2/json")
+	hc, err := buildHTTPClient(Config{}, base, pol, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, ok := hc.Transport.(*guard).next.(*http.Transport)
+	if !ok {
+		t.Fatalf("transport behind the guard is %T", hc.Transport.(*guard).next)
+	}
+	const clusterStatusReads = 3
+	if tr.MaxIdleConnsPerHost < clusterStatusReads {
+		t.Errorf("MaxIdleConnsPerHost = %d with GOMAXPROCS 1, want at least %d", tr.MaxIdleConnsPerHost, clusterStatusReads)
+	}
+}
