@@ -150,12 +150,13 @@ func run(o options) error {
 	}
 	g := small.Guests[0]
 	for _, tc := range []struct {
-		tool string
-		args map[string]any
+		tool    string
+		args    map[string]any
+		primary string // the one GET the tool wraps; the others are secondary reads
 	}{
-		{"list_guests", map[string]any{}},
-		{"guest_status", map[string]any{"node": g.Node, "type": g.Type, "vmid": g.VMID}},
-		{"cluster_status", map[string]any{}},
+		{"list_guests", map[string]any{}, ""},
+		{"guest_status", map[string]any{"node": g.Node, "type": g.Type, "vmid": g.VMID}, ""},
+		{"cluster_status", map[string]any{}, "/cluster/status"},
 	} {
 		ourTimes, gets, err := perCall(sess, fake, tc.tool, tc.args, o.calls)
 		if err != nil {
@@ -173,16 +174,20 @@ func run(o options) error {
 		}
 		rows = append(rows, row{fmt.Sprintf("per call: %s (%d upstream GET) / the same GETs", tc.tool, len(gets)), median(ourTimes), median(bare), 1.5})
 		if len(gets) > 1 {
+			one := gets[:1]
+			if i := slices.Index(gets, tc.primary); i >= 0 {
+				one = gets[i : i+1]
+			}
 			par, err := bareGets(fake, gets, o.calls, true)
 			if err == nil {
 				rows = append(rows, row{fmt.Sprintf("per call: %s / the same %d GETs at once", tc.tool, len(gets)), median(ourTimes), median(par), 0})
-				par, err = bareGets(fake, gets[:1], o.calls, false)
+				par, err = bareGets(fake, one, o.calls, false)
 			}
 			if err != nil {
 				sess.close()
 				return err
 			}
-			rows = append(rows, row{fmt.Sprintf("per call: %s / one GET (%s)", tc.tool, gets[0]), median(ourTimes), median(par), 0})
+			rows = append(rows, row{fmt.Sprintf("per call: %s / one GET (%s)", tc.tool, one[0]), median(ourTimes), median(par), 0})
 		}
 	}
 	sess.close()
