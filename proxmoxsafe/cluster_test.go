@@ -46,7 +46,12 @@ func TestClusterStatusUsageAndOfflineNode(t *testing.T) {
 	if len(r.Warnings) != 0 || r.Warnings == nil {
 		t.Errorf("warnings = %v", r.Warnings)
 	}
-	if q := e.requests()[2].Query; q.Get("type") != "node" || len(q) != 1 {
+	rs := e.requests() // sent at once: find it by path
+	i := slices.IndexFunc(rs, func(r proxmoxtest.Request) bool { return r.Path == "/cluster/resources" })
+	if i < 0 {
+		t.Fatalf("requests = %v, no /cluster/resources", reqLines(rs))
+	}
+	if q := rs[i].Query; q.Get("type") != "node" || len(q) != 1 {
 		t.Errorf("/cluster/resources query = %v", q)
 	}
 	// Two of three nodes online: still quorate.
