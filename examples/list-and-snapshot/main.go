@@ -30,11 +30,10 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"time"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/examples/internal/exampleconfig"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
-	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
 func main() {
@@ -57,7 +56,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	cfg, cleanup, err := config(*demo)
+	cfg, cleanup, err := exampleconfig.Load(*demo, "list-and-snapshot")
 	if err != nil {
 		return err
 	}
@@ -119,73 +118,4 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%d snapshot(s) failed", failed)
 	}
 	return nil
-}
-
-// config returns the library configuration: the simulated cluster in demo
-// mode, the PVE_* environment otherwise.
-func config(demo bool) (proxmoxsafe.Config, func(), error) {
-	if demo {
-		cluster := proxmoxtest.DemoCluster()
-		var nodes []string
-		for _, n := range cluster.Nodes {
-			nodes = append(nodes, n.Name)
-		}
-		srv := proxmoxtest.NewServer(cluster)
-		audit, err := os.CreateTemp("", "list-and-snapshot-audit-*.jsonl")
-		if err != nil {
-			srv.Close()
-			return proxmoxsafe.Config{}, nil, err
-		}
-		audit.Close()
-		log, err := proxmoxsafe.OpenAuditLog(audit.Name(), nil)
-		if err != nil {
-			srv.Close()
-			os.Remove(audit.Name())
-			return proxmoxsafe.Config{}, nil, err
-		}
-		return proxmoxsafe.Config{
-				URL:         srv.URL,
-				TokenID:     proxmoxtest.DefaultTokenID,
-				TokenSecret: proxmoxtest.DefaultTokenSecret,
-				Fingerprint: srv.Fingerprint(),
-				Policy:      proxmoxsafe.Policy{AllowedNodes: nodes},
-				Audit:       log,
-			}, func() {
-				log.Close()
-				os.Remove(audit.Name())
-				os.Remove(audit.Name() + ".seal")
-				srv.Close()
-			}, nil
-	}
-
-	cfg := proxmoxsafe.Config{
-		URL:         os.Getenv("PVE_URL"),
-		TokenID:     os.Getenv("PVE_API_TOKEN_ID"),
-		TokenSecret: os.Getenv("PVE_API_TOKEN_SECRET"),
-		Fingerprint: os.Getenv("PVE_TLS_FINGERPRINT"),
-	}
-	if f := os.Getenv("PVE_CA_FILE"); f != "" {
-		pem, err := os.ReadFile(f)
-		if err != nil {
-			return cfg, nil, fmt.Errorf("PVE_CA_FILE: %w", err)
-		}
-		cfg.CACertPEM = pem
-	}
-	for n := range strings.SplitSeq(os.Getenv("PVE_ALLOWED_NODES"), ",") {
-		if n = strings.TrimSpace(n); n != "" {
-			cfg.Policy.AllowedNodes = append(cfg.Policy.AllowedNodes, n)
-		}
-	}
-	path := os.Getenv("PROXMOX_SAFE_AUDIT_LOG")
-	if path == "" {
-		return cfg, nil, errors.New("PROXMOX_SAFE_AUDIT_LOG is required (or use -demo)")
-	}
-	// A real deployment should pass a Key kept outside the log (see
-	// proxmoxsafe.AuditLogOptions); the binary manages one for you.
-	log, err := proxmoxsafe.OpenAuditLog(path, nil)
-	if err != nil {
-		return cfg, nil, fmt.Errorf("PROXMOX_SAFE_AUDIT_LOG: %w", err)
-	}
-	cfg.Audit = log
-	return cfg, func() { log.Close() }, nil
 }
