@@ -194,17 +194,9 @@ func (c *Client) SetGuestConfig(ctx context.Context, in SetGuestConfigInput) (*R
 			return nil
 		},
 		precondition: func(ctx context.Context, s GuestState) error {
-			if err := configPrecondition(t, s); err != nil {
+			if _, err := c.configForChange(ctx, t, s, &digest); err != nil {
 				return err
 			}
-			cfg, err := c.readRawConfig(ctx, t)
-			if err != nil {
-				return err
-			}
-			if digest != "" && cfg["digest"] != digest {
-				return refuse(ErrPrecondition, "the configuration of %s changed while the approval was pending; ask for approval again", describe(t, s))
-			}
-			digest = cfg["digest"]
 			entries, err := c.readPending(ctx, t)
 			if err != nil {
 				return err

@@ -107,17 +107,10 @@ func (c *Client) ResizeDisk(ctx context.Context, in ResizeDiskInput) (*Receipt, 
 		params:     in.approvalParams(),
 		given:      in.Approval,
 		precondition: func(ctx context.Context, s GuestState) error {
-			if err := configPrecondition(t, s); err != nil {
-				return err
-			}
-			cfg, err := c.readRawConfig(ctx, t)
+			cfg, err := c.configForChange(ctx, t, s, &digest)
 			if err != nil {
 				return err
 			}
-			if digest != "" && cfg["digest"] != digest {
-				return refuse(ErrPrecondition, "the configuration of %s changed while the approval was pending; ask for approval again", describe(t, s))
-			}
-			digest = cfg["digest"]
 			ch, err := resizeChange(t, s, in, cfg[in.Disk])
 			if err != nil {
 				return err
@@ -148,6 +141,27 @@ func configPrecondition(t Target, s GuestState) error {
 		return refuse(ErrPrecondition, "%s is a template; its configuration and disks are the base of its clones and are not changed here", who)
 	}
 	return nil
+}
+
+// configForChange is the precondition both config operations start with:
+// the guest is neither locked nor a template, and its raw configuration
+// is read. On the re-check after an approval the configuration must still
+// have the digest the approver saw (*digest, set by the first read); the
+// request then carries that digest, so Proxmox too refuses a change made
+// in between.
+func (c *Client) configForChange(ctx context.Context, t Target, s GuestState, digest *string) (map[string]string, error) {
+	if err := configPrecondition(t, s); err != nil {
+		return nil, err
+	}
+	cfg, err := c.readRawConfig(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	if *digest != "" && cfg["digest"] != *digest {
+		return nil, refuse(ErrPrecondition, "the configuration of %s changed while the approval was pending; ask for approval again", describe(t, s))
+	}
+	*digest = cfg["digest"]
+	return cfg, nil
 }
 
 // resizeChange checks the disk line and the size against the current
