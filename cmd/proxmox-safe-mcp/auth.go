@@ -44,8 +44,8 @@ func checkPasswordConfig(c *config) error {
 		if err != nil {
 			return cfgErr("%s: %v", name, err)
 		}
-		if st, err := os.Stat(c.PasswordFile); err == nil && st.Mode().Perm()&0o077 != 0 {
-			c.warnings = append(c.warnings, fmt.Sprintf("%s is readable by group or others (mode %04o); consider chmod 600", c.PasswordFile, st.Mode().Perm()))
+		if st, err := os.Stat(c.PasswordFile); err == nil {
+			c.warnLooseSecretFile(c.PasswordFile, st.Mode())
 		}
 		c.Password, c.passwordFrom = secret{pw}, "PVE_PASSWORD_FILE"
 	case c.Password.empty():

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -87,6 +88,8 @@ type config struct {
 
 	// warnings are logged once the logger exists.
 	warnings []string
+	// credentialsDir is systemd's $CREDENTIALS_DIRECTORY, or "".
+	credentialsDir string
 	// setFrom maps a setting's own variable to the alias that supplied
 	// its value, for messages that name what the user wrote (see source).
 	setFrom map[string]string
@@ -470,6 +473,7 @@ func parseConfig(args []string, lookup func(string) (string, bool)) (*config, er
 		c.LogLevel = slog.LevelError
 	}
 	defaultStatePaths(c, lookup) // audit_setup.go
+	c.credentialsDir, _ = lookup("CREDENTIALS_DIRECTORY")
 	if err := checkConfig(c); err != nil {
 		return c, err
 	}
@@ -596,6 +600,28 @@ func checkConfigRest(c *config) error {
 	return nil
 }
 
+// warnLooseSecretFile warns when a secret file is readable by group or
+// others: a warning, not a refusal, since Kubernetes (0644) and Docker
+// (0444) mount secrets that way by default. A file in systemd's credentials
+// directory is left alone: systemd makes it 0440 (0400 plus an ACL for a
+// dynamic user) inside a directory only the service can enter, so the mode
+// bits say nothing there.
+func (c *config) warnLooseSecretFile(path string, mode os.FileMode) {
+	if mode.Perm()&0o077 == 0 || inDir(path, c.credentialsDir) {
+		return
+	}
+	c.warnings = append(c.warnings, fmt.Sprintf("%s is readable by group or others (mode %04o); consider chmod 600", path, mode.Perm()))
+}
+
+// inDir reports whether path is inside dir (both cleaned; dir "" never).
+func inDir(path, dir string) bool {
+	if dir == "" {
+		return false
+	}
+	rel, err := filepath.Rel(filepath.Clean(dir), filepath.Clean(path))
+	return err == nil && rel != "." && !filepath.IsAbs(rel) && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
 // readSecretFile loads the secret. It removes exactly one trailing newline
 // ("\n" or "\r\n"), as `echo secret > file` and most editors leave one, and
 // nothing else: other white space is an error, not silently trimmed.
@@ -629,11 +655,7 @@ func readSecretFile(c *config) error {
 	if s == "" {
 		return cfgErr("%s: %s is empty", name, c.TokenSecretFile)
 	}
-	if st.Mode().Perm()&0o077 != 0 {
-		// A warning, not a refusal: Kubernetes (0644) and Docker (0444)
-		// mount secrets group/world-readable by default.
-		c.warnings = append(c.warnings, fmt.Sprintf("%s is readable by group or others (mode %04o); consider chmod 600", c.TokenSecretFile, st.Mode().Perm()))
-	}
+	c.warnLooseSecretFile(c.TokenSecretFile, st.Mode())
 	c.TokenSecret, c.secretFrom = secret{s}, "PVE_API_TOKEN_SECRET_FILE"
 	return nil
 }

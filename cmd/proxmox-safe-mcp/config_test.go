@@ -121,6 +121,19 @@ func TestParseConfigOK(t *testing.T) {
 				t.Errorf("warnings %q", c.warnings)
 			}
 		}},
+		// systemd's LoadCredential= files are 0440 in a directory only the
+		// service can enter: no warning for them, still one for a loose
+		// file elsewhere, even next to it by name ("<dir>-other").
+		{"credential file does not warn", nil, with("PVE_API_TOKEN_SECRET", "", "PVE_API_TOKEN_SECRET_FILE", loose, "CREDENTIALS_DIRECTORY", filepath.Dir(loose)), func(t *testing.T, c *config) {
+			if len(c.warnings) != 0 {
+				t.Errorf("warnings %q", c.warnings)
+			}
+		}},
+		{"loose file outside the credentials directory warns", nil, with("PVE_API_TOKEN_SECRET", "", "PVE_API_TOKEN_SECRET_FILE", loose, "CREDENTIALS_DIRECTORY", filepath.Dir(loose)[:len(filepath.Dir(loose))-1]), func(t *testing.T, c *config) {
+			if len(c.warnings) != 1 || !strings.Contains(c.warnings[0], "0644") {
+				t.Errorf("warnings %q", c.warnings)
+			}
+		}},
 		{"demo ignores PVE env", []string{"--demo"}, []string{"PVE_URL", "http://bad", "PVE_TLS_INSECURE", "maybe"}, func(t *testing.T, c *config) {
 			if !c.Demo || c.URL != "" || c.TLSInsecure {
 				t.Errorf("demo %t url %q", c.Demo, c.URL)
