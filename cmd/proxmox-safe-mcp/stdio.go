@@ -103,7 +103,11 @@ func (t *lineCheckTransport) pump(valid io.Writer, out io.Writer) error {
 				if v, ok := initializeVersion(line); ok {
 					version = v
 				}
-				if _, werr := valid.Write(append(line, '\n')); werr != nil {
+				// Only the message itself: go-sdk ends the session on
+				// anything but a newline after a JSON value ("invalid
+				// trailing data"), and json.Valid accepts trailing
+				// spaces and tabs.
+				if _, werr := valid.Write(append(bytes.TrimSpace(line), '\n')); werr != nil {
 					return werr // the session closed its end
 				}
 			}
