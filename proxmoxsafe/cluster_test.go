@@ -114,10 +114,14 @@ func TestClusterStatusStillFails(t *testing.T) {
 	if _, err := e.client.ClusterStatus(t.Context()); err == nil {
 		t.Error("a failed /cluster/status did not fail the call")
 	}
-	e.fake.InjectFault(proxmoxtest.Fault{Path: "/cluster/resources", Status: 401, Reason: "invalid token value!", Times: 1})
+	// Not a one-shot fault: ClusterStatus sends its three reads at once, and
+	// the first call's /cluster/resources, cancelled when /cluster/status
+	// failed, can still reach the fake after this fault is set and use it up.
+	e.fake.InjectFault(proxmoxtest.Fault{Path: "/cluster/resources", Status: 401, Reason: "invalid token value!"})
 	if _, err := e.client.ClusterStatus(t.Context()); !errors.Is(err, proxmoxsafe.ErrUnauthorized) {
 		t.Errorf("401 on resources: err = %v", err)
 	}
+	e.fake.ClearFaults()
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	if _, err := e.client.ClusterStatus(ctx); !errors.Is(err, context.Canceled) {
