@@ -1,9 +1,6 @@
 package proxmoxsafe
 
-import (
-	"net/url"
-	"testing"
-)
+import "testing"
 
 // The routes the admin classes (issue 11) open, and only those.
 func TestTransportGuardAdmin(t *testing.T) {
@@ -11,11 +8,7 @@ func TestTransportGuardAdmin(t *testing.T) {
 	extra := Policy{AllowedNodes: []string{"pve1"}, Classes: []Class{ClassPowerExtra}}
 	snapAdmin := Policy{AllowedNodes: []string{"pve1"}, Classes: []Class{ClassSnapshotAdmin}}
 	safe := Policy{AllowedNodes: []string{"pve1"}, Classes: []Class{ClassPower, ClassSnapshot, ClassResponder}}
-	tests := []struct {
-		name, method, path string
-		policy             Policy
-		pass               bool
-	}{
+	tests := []guardCase{
 		{"suspend qemu", "POST", "/nodes/pve1/qemu/100/status/suspend", extra, true},
 		{"resume qemu", "POST", "/nodes/pve1/qemu/100/status/resume", extra, true},
 		{"suspend lxc (experimental checkpoint)", "POST", "/nodes/pve1/lxc/200/status/suspend", extra, false},
@@ -33,14 +26,5 @@ func TestTransportGuardAdmin(t *testing.T) {
 		{"snapshot-admin has no suspend", "POST", "/nodes/pve1/qemu/100/status/suspend", snapAdmin, false},
 		{"safe and responder have no rollback", "POST", "/nodes/pve1/qemu/100/snapshot/s1/rollback", safe, false},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			c, net := guardedClient(t, tc.policy)
-			err := c.api.Do(t.Context(), tc.method, tc.path, url.Values{}, nil)
-			if reached := net.n.Load() == 1; reached != tc.pass {
-				t.Fatalf("%s %s reached the network: %v (err %v), want %v", tc.method, tc.path, reached, err, tc.pass)
-			}
-		})
-	}
+	runGuardCases(t, tests)
 }

@@ -1,9 +1,6 @@
 package proxmoxsafe
 
-import (
-	"net/url"
-	"testing"
-)
+import "testing"
 
 // The routes the config class opens, and only those: resize for both
 // types, the VM's asynchronous POST …/config and the container's PUT.
@@ -12,11 +9,7 @@ func TestTransportGuardConfig(t *testing.T) {
 	cfg := Policy{AllowedNodes: []string{"pve1"}, Classes: []Class{ClassConfig}}
 	safe := Policy{AllowedNodes: []string{"pve1"}, Classes: []Class{ClassPower, ClassSnapshot, ClassResponder, ClassPowerExtra, ClassSnapshotAdmin}}
 	ro := Policy{AllowedNodes: []string{"pve1"}, Classes: []Class{ClassConfig}, ReadOnly: true}
-	tests := []struct {
-		name, method, path string
-		policy             Policy
-		pass               bool
-	}{
+	tests := []guardCase{
 		{"resize qemu", "PUT", "/nodes/pve1/qemu/100/resize", cfg, true},
 		{"resize lxc", "PUT", "/nodes/pve1/lxc/200/resize", cfg, true},
 		{"qemu config POST", "POST", "/nodes/pve1/qemu/100/config", cfg, true},
@@ -34,14 +27,5 @@ func TestTransportGuardConfig(t *testing.T) {
 		{"other classes have no config write", "POST", "/nodes/pve1/qemu/100/config", safe, false},
 		{"read-only wins", "PUT", "/nodes/pve1/lxc/200/config", ro, false},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			c, net := guardedClient(t, tc.policy)
-			err := c.api.Do(t.Context(), tc.method, tc.path, url.Values{}, nil)
-			if reached := net.n.Load() == 1; reached != tc.pass {
-				t.Fatalf("%s %s reached the network: %v (err %v), want %v", tc.method, tc.path, reached, err, tc.pass)
-			}
-		})
-	}
+	runGuardCases(t, tests)
 }

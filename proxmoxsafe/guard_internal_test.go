@@ -42,11 +42,7 @@ func TestTransportGuard(t *testing.T) {
 	all := Policy{AllowedNodes: []string{"pve1"}, Classes: []Class{ClassPower, ClassSnapshot}}
 	readonly := Policy{AllowedNodes: []string{"pve1"}}
 	snapOnly := Policy{AllowedNodes: []string{"pve1"}, Classes: []Class{ClassSnapshot}}
-	tests := []struct {
-		name, method, path string
-		policy             Policy
-		pass               bool
-	}{
+	tests := []guardCase{
 		{"read version", "GET", "/version", readonly, true},
 		{"read guest status", "GET", "/nodes/pve1/qemu/100/status/current", readonly, true},
 		{"read task", "GET", "/nodes/pve1/tasks/UPID:pve1:00001234:00005678:5FBE5E6D:qmstart:100:a@pve%21tok:/status", readonly, true},
@@ -71,6 +67,39 @@ func TestTransportGuard(t *testing.T) {
 		{"trailing slash", "GET", "/version/", all, false},
 		{"GET of a POST route", "GET", "/nodes/pve1/qemu/100/status/stop", all, false},
 	}
+	runGuardCases(t, tests)
+}
+
+// TestRoutePatternsCompile: the guard compiles its patterns on its first
+// request (not at init, issue 14), so a pattern that does not compile must
+// be caught here rather than by a panic at a user's first request.
+func TestRoutePatternsCompile(t *testing.T) {
+	t.Parallel()
+	routes := append([]route{loginRoute}, readRoutes...)
+	for _, rs := range classRoutes {
+		routes = append(routes, rs...)
+	}
+	for _, r := range routes {
+		if r.re() == nil {
+			t.Errorf("%s route has no pattern", r.method)
+		}
+	}
+}
+
+// guardCase is one request sent straight through a guarded client: pass
+// says whether the transport guard must let it reach the network under
+// policy.
+type guardCase struct {
+	name, method, path string
+	policy             Policy
+	pass               bool
+}
+
+// runGuardCases sends each case's request below the library and checks
+// that it reached the network exactly when it should, and that a request
+// the guard stops is refused as not allowed.
+func runGuardCases(t *testing.T, tests []guardCase) {
+	t.Helper()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -87,21 +116,5 @@ func TestTransportGuard(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestRoutePatternsCompile: the guard compiles its patterns on its first
-// request (not at init, issue 14), so a pattern that does not compile must
-// be caught here rather than by a panic at a user's first request.
-func TestRoutePatternsCompile(t *testing.T) {
-	t.Parallel()
-	routes := append([]route{loginRoute}, readRoutes...)
-	for _, rs := range classRoutes {
-		routes = append(routes, rs...)
-	}
-	for _, r := range routes {
-		if r.re() == nil {
-			t.Errorf("%s route has no pattern", r.method)
-		}
 	}
 }

@@ -1,9 +1,6 @@
 package proxmoxsafe
 
-import (
-	"net/url"
-	"testing"
-)
+import "testing"
 
 // The routes the provision class opens: POST …/{vmid}/clone and the create
 // POST on /nodes/{node}/{qemu,lxc}, nothing else (no delete, no config, no
@@ -13,11 +10,7 @@ func TestTransportGuardProvision(t *testing.T) {
 	prov := Policy{AllowedNodes: []string{"pve1"}, Classes: []Class{ClassProvision}}
 	others := Policy{AllowedNodes: []string{"pve1"}, Classes: []Class{ClassPower, ClassSnapshot, ClassSnapshotAdmin, ClassPowerExtra, ClassResponder}}
 	readOnly := Policy{AllowedNodes: []string{"pve1"}, ReadOnly: true}
-	tests := []struct {
-		name, method, path string
-		policy             Policy
-		pass               bool
-	}{
+	tests := []guardCase{
 		{"clone qemu", "POST", "/nodes/pve1/qemu/9000/clone", prov, true},
 		{"clone lxc", "POST", "/nodes/pve1/lxc/9100/clone", prov, true},
 		{"create qemu", "POST", "/nodes/pve1/qemu", prov, true},
@@ -38,14 +31,5 @@ func TestTransportGuardProvision(t *testing.T) {
 		{"other classes have no create", "POST", "/nodes/pve1/qemu", others, false},
 		{"read-only has no create", "POST", "/nodes/pve1/lxc", readOnly, false},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			c, net := guardedClient(t, tc.policy)
-			err := c.api.Do(t.Context(), tc.method, tc.path, url.Values{}, nil)
-			if reached := net.n.Load() == 1; reached != tc.pass {
-				t.Fatalf("%s %s reached the network: %v (err %v), want %v", tc.method, tc.path, reached, err, tc.pass)
-			}
-		})
-	}
+	runGuardCases(t, tests)
 }

@@ -1,9 +1,6 @@
 package proxmoxsafe
 
-import (
-	"net/url"
-	"testing"
-)
+import "testing"
 
 // The routes the responder and snapshot-admin classes open, and only those.
 func TestTransportGuardResponder(t *testing.T) {
@@ -11,11 +8,7 @@ func TestTransportGuardResponder(t *testing.T) {
 	responder := Policy{AllowedNodes: []string{"pve1"}, Classes: []Class{ClassResponder}}
 	admin := Policy{AllowedNodes: []string{"pve1"}, Classes: []Class{ClassSnapshotAdmin}}
 	power := Policy{AllowedNodes: []string{"pve1"}, Classes: []Class{ClassPower, ClassSnapshot}}
-	tests := []struct {
-		name, method, path string
-		policy             Policy
-		pass               bool
-	}{
+	tests := []guardCase{
 		{"responder start", "POST", "/nodes/pve1/lxc/200/status/start", responder, true},
 		{"responder reboot", "POST", "/nodes/pve1/qemu/100/status/reboot", responder, true},
 		{"responder reset qemu", "POST", "/nodes/pve1/qemu/100/status/reset", responder, true},
@@ -35,14 +28,5 @@ func TestTransportGuardResponder(t *testing.T) {
 		{"power has no snapshot delete", "DELETE", "/nodes/pve1/qemu/100/snapshot/auto1", power, false},
 		{"power has no agent ping", "POST", "/nodes/pve1/qemu/100/agent/ping", power, false},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			c, net := guardedClient(t, tc.policy)
-			err := c.api.Do(t.Context(), tc.method, tc.path, url.Values{}, nil)
-			if reached := net.n.Load() == 1; reached != tc.pass {
-				t.Fatalf("%s %s reached the network: %v (err %v), want %v", tc.method, tc.path, reached, err, tc.pass)
-			}
-		})
-	}
+	runGuardCases(t, tests)
 }
