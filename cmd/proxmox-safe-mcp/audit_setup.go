@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -11,8 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
@@ -148,58 +144,17 @@ func loadOrCreateAuditKey(path, logPath string) ([]byte, error) {
 	if st, err := os.Stat(logPath); err == nil && st.Size() > 0 {
 		return nil, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("cannot create its directory: %v", pathErr(err))
-	}
-	raw := make([]byte, auditKeyBytes)
-	if _, err := rand.Read(raw); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, os.ErrExist) {
-		// Another process created it a moment ago: use that one once written.
-		for range 50 {
-			if key, err := readAuditKey(path); err == nil {
-				return key, nil
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		return readAuditKey(path)
-	}
-	if err != nil {
-		return nil, pathErr(err)
-	}
-	_, werr := f.WriteString(hex.EncodeToString(raw) + "\n")
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(path)
-		return nil, err
-	}
-	return raw, nil
+	key, _, err = createKeyFile(path, auditKeyBytes, readAuditKey) // keyfile.go
+	return key, err
 }
 
 // readAuditKey reads a hex key file. The key itself never appears in an
 // error.
 func readAuditKey(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO must not block
-	if err != nil {
+	key, err := readHexKeyFile(path, nil) // keyfile.go
+	if err != nil && !errors.Is(err, errKeyNotHex) {
 		return nil, err
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, 4096))
-	if err != nil {
-		return nil, err
-	}
-	s := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
-	key, err := hex.DecodeString(s)
 	if err != nil || len(key) < proxmoxsafe.MinAuditKeyBytes {
 		return nil, fmt.Errorf("%s must hold a key of at least %d bytes as hex digits and nothing else (e.g. openssl rand -hex 32 > %s; value not shown)", path, proxmoxsafe.MinAuditKeyBytes, path)
 	}
