@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -115,7 +116,7 @@ func (c *Client) APIGet(ctx context.Context, in APIGetInput) (*APIResult, error)
 	attrs := []slog.Attr{slog.String("method", r.method), slog.String("path", r.path())}
 	var raw json.RawMessage
 	if err := c.get(ctx, pve.Path(r.segs...), r.params, &raw); err != nil {
-		return nil, c.logged(ctx, op, start, err, attrs...)
+		return nil, c.logged(ctx, op, start, r.redactEcho(err), attrs...)
 	}
 	res := shapeAnswer(r, raw)
 	c.logged(ctx, op, start, nil, attrs...)
@@ -177,7 +178,7 @@ func (c *Client) APIRequest(ctx context.Context, in APIRequestInput) (*APIResult
 	}
 	var raw json.RawMessage
 	if err := c.upstreamErr(c.api.Do(ctx, r.method, pve.Path(r.segs...), r.params, &raw)); err != nil {
-		err = mayHaveRun(err)
+		err = mayHaveRun(r.redactEcho(err))
 		if aerr := c.record(ctx, m, AuditFailed, err.Error(), ""); aerr != nil {
 			c.log.ErrorContext(ctx, "audit record of a failed mutation could not be written", slog.String("error", aerr.Error()))
 		}
@@ -415,12 +416,42 @@ func (r *gatewayReq) mutation(given string) *mutation {
 // name that can carry a secret (a refused password must not reach the
 // audit log). The digest covers the real value.
 func (r *gatewayReq) shownParam(k string, max int) string {
-	v := r.params.Get(k)
-	if forbiddenWriteParam.MatchString(k) || gatewaySecret(k, v, true) {
+	if r.secretParam(k) {
 		return RedactedValue
 	}
-	v, _ = sanitize.Cap(sanitize.Line(v), max)
+	v, _ := sanitize.Cap(sanitize.Line(r.params.Get(k)), max)
 	return v
+}
+
+// secretParam reports whether parameter k's value is one the gateway never
+// shows: a name that can carry a secret.
+func (r *gatewayReq) secretParam(k string) bool {
+	return forbiddenWriteParam.MatchString(k) || gatewaySecret(k, r.params.Get(k), true)
+}
+
+// redactEcho replaces, in Proxmox's error for this request, the values of
+// the parameters shownParam redacts: a 400 answer quotes values ("value
+// '…' does not match"), and the error reaches the caller, the logs and the
+// audit record. Both the value as sent and as the error text sanitizes it
+// are replaced.
+func (r *gatewayReq) redactEcho(err error) error {
+	var ae *APIError
+	if !errors.As(err, &ae) {
+		return err
+	}
+	for k := range r.params {
+		v := r.params.Get(k)
+		if v == "" || !r.secretParam(k) {
+			continue
+		}
+		for _, s := range []string{v, sanitize.Line(v)} {
+			ae.Message = strings.ReplaceAll(ae.Message, s, RedactedValue)
+			for pk, pv := range ae.Params {
+				ae.Params[pk] = strings.ReplaceAll(pv, s, RedactedValue)
+			}
+		}
+	}
+	return err
 }
 
 // paramsDigest is the first 16 hex digits of the SHA-256 of the parameters

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
 // gatewayEnv is newEnv with both gateway classes enabled and the phrase
@@ -512,5 +514,39 @@ func TestAPIRequestGrant(t *testing.T) {
 	}
 	if rec := auditEvents(t, e); rec[len(rec)-1].Operator != "ops" && rec[len(rec)-2].Operator != "ops" {
 		t.Errorf("audit does not name the operator: %+v", rec[len(rec)-2:])
+	}
+}
+
+// TestAPIRequestEchoedSecretParam: Proxmox's 400 answer quotes parameter
+// values ("value '…' does not match"); a value the gateway redacts by its
+// name (here a "-key" parameter) must not come back through that echo,
+// neither in the error nor in the audit record or the logs.
+func TestAPIRequestEchoedSecretParam(t *testing.T) {
+	t.Parallel()
+	const secret = "CANARY-ECHOED-KEY-7d2a"
+	e := gatewayEnv(t, nil)
+	in := proxmoxsafe.APIRequestInput{Method: "POST", Path: "/cluster/ha/groups", Params: map[string]string{"group": "g1", "api-key": secret}}
+	phrase, err := proxmoxsafe.GatewayPhrase(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Approval = phrase
+	e.fake.InjectFault(proxmoxtest.Fault{Method: "POST", Path: "/cluster/ha/groups", Status: 400, Reason: "Parameter verification failed.",
+		Body: []byte(`{"data":null,"message":"value '` + secret + `' is wrong","errors":{"api-key":"value '` + secret + `' does not match"}}`)})
+	_, err = e.client.APIRequest(t.Context(), in)
+	var ae *proxmoxsafe.APIError
+	if !errors.As(err, &ae) || ae.StatusCode != 400 {
+		t.Fatalf("err = %v, want Proxmox's 400", err)
+	}
+	if len(e.fake.MutatingRequests()) != 1 {
+		t.Fatalf("mutating requests = %v, want the one write", reqLines(e.fake.MutatingRequests()))
+	}
+	for where, s := range map[string]string{"error": err.Error() + fmt.Sprint(ae.Params), "audit": e.audit.String(), "logs": e.logs.String()} {
+		if strings.Contains(s, secret) {
+			t.Errorf("%s holds the echoed secret: %s", where, s)
+		}
+	}
+	if !strings.Contains(err.Error(), proxmoxsafe.RedactedValue) {
+		t.Errorf("err = %v, want the echo redacted", err)
 	}
 }
