@@ -3,6 +3,7 @@ package proxmoxsafe
 import (
 	"context"
 	"crypto/subtle"
+	"net/url"
 )
 
 // ApprovalParam is one parameter that changes what an approved mutation
@@ -14,6 +15,16 @@ type ApprovalParam struct {
 	Name string
 	// Value is the value as Proxmox receives it, e.g. "1".
 	Value string
+}
+
+// paramForm is the request form of ps: for a mutation whose approval
+// parameters are exactly what it sends, so the two cannot drift apart.
+func paramForm(ps []ApprovalParam) url.Values {
+	f := url.Values{}
+	for _, p := range ps {
+		f.Set(p.Name, p.Value)
+	}
+	return f
 }
 
 // ApprovalPhrase returns the exact phrase that approves action on target

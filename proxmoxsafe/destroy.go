@@ -3,7 +3,6 @@ package proxmoxsafe
 import (
 	"context"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 )
@@ -45,8 +44,8 @@ func (in DestroyGuestInput) Target() Target {
 // approvalParams binds both choices, always, in Proxmox's names.
 func (in DestroyGuestInput) approvalParams() []ApprovalParam {
 	return []ApprovalParam{
-		{Name: "purge", Value: bit(in.Purge)},
-		{Name: "destroy-unreferenced-disks", Value: bit(in.DestroyUnreferencedDisks)},
+		{Name: "purge", Value: boolParam(in.Purge)},
+		{Name: "destroy-unreferenced-disks", Value: boolParam(in.DestroyUnreferencedDisks)},
 	}
 }
 
@@ -55,13 +54,6 @@ func (in DestroyGuestInput) approvalParams() []ApprovalParam {
 // "APPROVE destroy pve1/qemu/101 purge=1 destroy-unreferenced-disks=0".
 func (in DestroyGuestInput) ApprovalPhrase() string {
 	return ApprovalPhrase("destroy", in.Target(), in.approvalParams()...)
-}
-
-func bit(b bool) string {
-	if b {
-		return "1"
-	}
-	return "0"
 }
 
 // DestroyGuest deletes a guest with its disks (class "destroy"; DELETE
@@ -84,9 +76,6 @@ func bit(b bool) string {
 // from /cluster/resources; a task that fails is reported as failed.
 func (c *Client) DestroyGuest(ctx context.Context, in DestroyGuestInput) (*Receipt, error) {
 	t := in.Target()
-	form := url.Values{}
-	form.Set("purge", bit(in.Purge))
-	form.Set("destroy-unreferenced-disks", bit(in.DestroyUnreferencedDisks))
 	var facts destroyFacts
 	return c.waitIfAsked(ctx, in.Wait, &mutation{
 		op:       OpDestroyGuest,
@@ -111,7 +100,7 @@ func (c *Client) DestroyGuest(ctx context.Context, in DestroyGuestInput) (*Recei
 		effect: func(s GuestState) string { return facts.effect(t, s, in) },
 		method: http.MethodDelete,
 		path:   guestPath(t),
-		form:   form,
+		form:   paramForm(in.approvalParams()), // exactly the approved choices
 	})
 }
 

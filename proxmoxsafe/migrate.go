@@ -80,13 +80,7 @@ func (in MigrateGuestInput) ApprovalPhrase() string {
 }
 
 // form is the one POST's parameters: exactly the approved options.
-func (in MigrateGuestInput) form() url.Values {
-	f := url.Values{"target": {in.TargetNode}}
-	for _, p := range in.approvalParams()[1:] {
-		f.Set(p.Name, p.Value)
-	}
-	return f
-}
+func (in MigrateGuestInput) form() url.Values { return paramForm(in.approvalParams()) }
 
 // MigrateGuest moves a guest to another node (class "migrate"; POST
 // …/migrate, a qmigrate or vzmigrate task, hamigrate for an HA-managed
