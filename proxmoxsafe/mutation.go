@@ -61,7 +61,7 @@ type mutation struct {
 	fresh    func(ctx context.Context) (GuestState, error)
 	newGuest *NewGuest
 	// alsoNodes are other nodes the mutation touches (a migration's
-	// target); the policy step requires each on the allowlist too.
+	// or a clone's target); the policy step requires each on the allowlist too.
 	alsoNodes []string
 	// decorate, when set, adds the mutation's own details to the plan or
 	// the receipt (a migration's target node, precheck and HA note).

@@ -160,9 +160,17 @@ func (in CloneGuestInput) nameKey() string {
 	return "name"
 }
 
-// approvalParams are the clone's parameters in phrase order. newid is the
-// resolved VMID (NewID or the next free one).
+// approvalParams are the clone's parameters in phrase order, the
+// description by its digest. newid is the resolved VMID (NewID or the
+// next free one).
 func (in CloneGuestInput) approvalParams(newid int) []ApprovalParam {
+	return phraseParams(in.requestParams(newid))
+}
+
+// requestParams are the clone request's parameters as sent: full is
+// always explicit, so that the kind of clone never depends on whether the
+// source is a template.
+func (in CloneGuestInput) requestParams(newid int) []ApprovalParam {
 	ps := []ApprovalParam{{Name: "newid", Value: strconv.Itoa(newid)}, {Name: "full", Value: boolParam(!in.Linked)}}
 	add := func(name, v string) {
 		if v != "" {
@@ -173,9 +181,7 @@ func (in CloneGuestInput) approvalParams(newid int) []ApprovalParam {
 	add("storage", in.Storage)
 	add(in.nameKey(), in.Name)
 	add("pool", in.Pool)
-	if in.Description != "" {
-		add("description", TextDigest(in.Description))
-	}
+	add("description", in.Description)
 	return ps
 }
 

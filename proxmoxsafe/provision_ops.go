@@ -2,7 +2,6 @@ package proxmoxsafe
 
 import (
 	"context"
-	"net/url"
 	"strconv"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
@@ -44,19 +43,17 @@ func (c *Client) CloneGuest(ctx context.Context, in CloneGuestInput) (*Receipt, 
 		given:    in.Approval,
 		path:     guestPath(t, "clone"),
 	}
+	if tn := in.targetNode(); tn != "" {
+		m.alsoNodes = []string{tn} // checked by the policy step, like a migration's target
+	}
 	m.prepare = func(ctx context.Context, m *mutation) error {
-		if tn := in.targetNode(); tn != "" {
-			if err := c.policy.checkNode(tn); err != nil {
-				return err
-			}
-		}
 		id, err := c.resolveVMID(ctx, in.NewID)
 		if err != nil {
 			return err
 		}
 		newid = id
 		m.params = in.approvalParams(newid)
-		m.form = cloneForm(in, newid)
+		m.form = paramForm(in.requestParams(newid))
 		m.newGuest = cloneResult(in, newid)
 		return nil
 	}
@@ -65,23 +62,6 @@ func (c *Client) CloneGuest(ctx context.Context, in CloneGuestInput) (*Receipt, 
 	}
 	m.effect = func(s GuestState) string { return cloneEffect(in, s, newid) }
 	return c.waitIfAsked(ctx, in.Wait, m)
-}
-
-// cloneForm is the clone request: full is always explicit, so that the
-// kind of clone never depends on whether the source is a template.
-func cloneForm(in CloneGuestInput, newid int) url.Values {
-	f := url.Values{"newid": {strconv.Itoa(newid)}, "full": {boolParam(!in.Linked)}}
-	set := func(k, v string) {
-		if v != "" {
-			f.Set(k, v)
-		}
-	}
-	set("target", in.targetNode())
-	set("storage", in.Storage)
-	set(in.nameKey(), in.Name)
-	set("pool", in.Pool)
-	set("description", in.Description)
-	return f
 }
 
 // cloneResult is the guest the clone becomes and what must read back.
@@ -202,10 +182,9 @@ func (c *Client) create(ctx context.Context, sp createSpec) (*Receipt, error) {
 		m.target.VMID = id
 		sent = sp.params(id)
 		m.params = phraseParams(sent)
-		m.form = url.Values{}
+		m.form = paramForm(sent)
 		ng := &NewGuest{Node: m.target.Node, Type: m.target.Type, VMID: m.target.VMID, Config: map[string]string{}, Pool: sp.pool}
 		for _, p := range sent {
-			m.form.Set(p.Name, p.Value)
 			if !expectIgnored[p.Name] {
 				ng.Config[p.Name] = p.Value
 			}
