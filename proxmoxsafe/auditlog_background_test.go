@@ -6,7 +6,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -66,16 +65,7 @@ func TestOpenAuditLogInBackgroundContinuesChain(t *testing.T) {
 // WaitVerified and by every Record, which writes nothing.
 func TestOpenAuditLogInBackgroundRefusesDamagedFile(t *testing.T) {
 	t.Parallel()
-	good := auditLines(t, 3)
-	cases := []struct {
-		name    string
-		data    []byte
-		wantErr string
-	}{
-		{"edited record", bytes.Replace(good, []byte(`"vmid":100`), []byte(`"vmid":101`), 1), "line 3: prev hash does not match line 2"},
-		{"torn final line", good[:len(good)-5], "line 4: no trailing newline"},
-		{"garbage appended", append(slices.Clone(good), "not json\n"...), "line 5: not a valid audit record"},
-	}
+	cases := damagedAuditLogs(t)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -231,16 +231,7 @@ func TestOpenAuditLogContinuesChain(t *testing.T) {
 
 func TestOpenAuditLogRefusesDamagedFile(t *testing.T) {
 	t.Parallel()
-	good := auditLines(t, 3)
-	cases := []struct {
-		name    string
-		data    []byte
-		wantErr string
-	}{
-		{"edited record", bytes.Replace(good, []byte(`"vmid":100`), []byte(`"vmid":101`), 1), "line 3: prev hash does not match line 2"},
-		{"torn final line", good[:len(good)-5], "line 4: no trailing newline"},
-		{"garbage appended", append(slices.Clone(good), "not json\n"...), "line 5: not a valid audit record"},
-	}
+	cases := damagedAuditLogs(t)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -497,5 +488,25 @@ func TestAuditLogLineLimitMatchesVerifier(t *testing.T) {
 	over.Reason = strings.Repeat("x", room+1)
 	if err := proxmoxsafe.NewAuditLog(io.Discard, nil).Record(t.Context(), over); err == nil {
 		t.Fatal("record one byte over the limit accepted")
+	}
+}
+
+// damagedAudit is an audit log with one kind of damage, and the error
+// opening it must report.
+type damagedAudit struct {
+	name    string
+	data    []byte
+	wantErr string
+}
+
+// damagedAuditLogs are the damaged logs both the synchronous and the
+// background open must refuse.
+func damagedAuditLogs(t *testing.T) []damagedAudit {
+	t.Helper()
+	good := auditLines(t, 3)
+	return []damagedAudit{
+		{"edited record", bytes.Replace(good, []byte(`"vmid":100`), []byte(`"vmid":101`), 1), "line 3: prev hash does not match line 2"},
+		{"torn final line", good[:len(good)-5], "line 4: no trailing newline"},
+		{"garbage appended", append(slices.Clone(good), "not json\n"...), "line 5: not a valid audit record"},
 	}
 }
