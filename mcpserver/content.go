@@ -7,9 +7,9 @@ import (
 	"errors"
 	"net/http"
 	"reflect"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"strings"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
