@@ -32,9 +32,12 @@ var digestSkipped = []string{"approval", "plan"}
 // they carry, whether they only plan, and whether or how long they wait.
 //
 // The pipeline puts it in [ApprovalRequest.Arguments]; the grant store and
-// the MCP elicitation bind their approvals to it. It is safe to show: it
-// reveals nothing an observer could not compute from arguments it already
-// knows, and the inputs of this package hold no secret.
+// the MCP elicitation bind their approvals to it. It is an unkeyed hash:
+// it reveals nothing an observer could not compute from arguments it
+// already knows, but a guessable value in the input can be confirmed
+// against it. The typed inputs hold no secret; [APIRequestInput.Params]
+// may (a parameter the gateway shows as [RedactedValue]), and the
+// gateway's phrase digest (params=…) is unkeyed in the same way.
 func ArgumentsDigest(op Operation, input any) (string, error) {
 	raw, err := json.Marshal(input)
 	if err != nil {
