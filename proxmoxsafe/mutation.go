@@ -39,6 +39,9 @@ type mutation struct {
 	form   url.Values
 	// approvedBy names the approver that approved, for the audit record.
 	approvedBy string
+	// shownEffect is the effect the approvers were shown; the re-check
+	// after a slow approval refuses when the effect is no longer that.
+	shownEffect string
 	// approvalNote is what the approver added with NoteApproval.
 	approvalNote ApprovalNote
 	// release ends the claim on the guest (see claim); nil before it.
@@ -301,6 +304,7 @@ func (c *Client) approve(ctx context.Context, m *mutation, s GuestState) (Approv
 		State:     s,
 		Effect:    m.effect(s),
 	}
+	m.shownEffect = req.Effect
 	if m.path != "" { // one request: the plan says which
 		req.Plan = m.decorated(c.plan(m, s)).Plan
 	}
@@ -431,6 +435,13 @@ func (c *Client) recheck(ctx context.Context, m *mutation, approved GuestState) 
 	}
 	if err := c.checkNoActiveTask(ctx, m.target, now); err != nil {
 		return now, err
+	}
+	// The precondition may read more than the state (the disks a destroy
+	// loses, Proxmox's migration precheck): the person approved the effect
+	// they were shown, not whatever the fresh reads say now.
+	if effect := m.effect(now); effect != m.shownEffect {
+		return now, refuse(ErrPrecondition, "what approving does changed while the approval was pending (approved: %q; now: %q); ask for approval again",
+			m.shownEffect, effect)
 	}
 	return now, nil
 }
