@@ -474,6 +474,12 @@ func parseConfig(args []string, lookup func(string) (string, bool)) (*config, er
 	}
 	defaultStatePaths(c, lookup) // audit_setup.go
 	c.credentialsDir, _ = lookup("CREDENTIALS_DIRECTORY")
+	if c.AuditLog != "" {
+		// Whoever reads the audit key can recompute the log's HMAC chain.
+		if st, err := os.Stat(auditKeyFile(c)); err == nil && st.Mode().IsRegular() {
+			c.warnLooseSecretFile(auditKeyFile(c), st.Mode())
+		}
+	}
 	if err := checkConfig(c); err != nil {
 		return c, err
 	}

@@ -124,6 +124,11 @@ func TestParseConfigOK(t *testing.T) {
 		// systemd's LoadCredential= files are 0440 in a directory only the
 		// service can enter: no warning for them, still one for a loose
 		// file elsewhere, even next to it by name ("<dir>-other").
+		{"loose audit key warns", nil, with("PROXMOX_SAFE_READ_ONLY", "false", "PROXMOX_SAFE_AUDIT_LOG", filepath.Join(filepath.Dir(loose), "audit.jsonl"), "PROXMOX_SAFE_AUDIT_KEY_FILE", loose), func(t *testing.T, c *config) {
+			if len(c.warnings) != 1 || !strings.Contains(c.warnings[0], loose) || !strings.Contains(c.warnings[0], "0644") {
+				t.Errorf("warnings %q", c.warnings)
+			}
+		}},
 		{"credential file does not warn", nil, with("PVE_API_TOKEN_SECRET", "", "PVE_API_TOKEN_SECRET_FILE", loose, "CREDENTIALS_DIRECTORY", filepath.Dir(loose)), func(t *testing.T, c *config) {
 			if len(c.warnings) != 0 {
 				t.Errorf("warnings %q", c.warnings)
