@@ -41,18 +41,27 @@ func isGrantCommand(args []string) bool {
 	return len(args) > 0 && (args[0] == cmdApprove || args[0] == cmdDeny || args[0] == cmdGrants)
 }
 
-// grantDirFrom finds the grant directory from the environment.
+// grantDirFrom finds the grant directory from the environment, as the
+// server derives it from the same settings (serverGrantDir): the audit
+// log defaults to the one a server would use.
 func grantDirFrom(lookup func(string) (string, bool)) string {
-	if v, ok := lookup("PROXMOX_SAFE_GRANT_DIR"); ok && strings.TrimSpace(v) != "" {
-		return strings.TrimSpace(v)
+	explicit, _ := lookup("PROXMOX_SAFE_GRANT_DIR")
+	auditLog, _ := lookup("PROXMOX_SAFE_AUDIT_LOG")
+	auditLog = strings.TrimSpace(auditLog)
+	if d := stateDir(lookup); auditLog == "" && d != "" {
+		auditLog = filepath.Join(d, defaultAuditLogName)
 	}
-	if v, ok := lookup("PROXMOX_SAFE_AUDIT_LOG"); ok && strings.TrimSpace(v) != "" {
-		return filepath.Join(filepath.Dir(strings.TrimSpace(v)), "grants")
+	return grantDirFor(strings.TrimSpace(explicit), auditLog)
+}
+
+// grantDirFor is the one rule the server and the approve, deny and grants
+// commands share: PROXMOX_SAFE_GRANT_DIR, else "grants" beside the audit
+// log; "" when neither is known.
+func grantDirFor(grantDir, auditLog string) string {
+	if grantDir != "" || auditLog == "" {
+		return grantDir
 	}
-	if d := stateDir(lookup); d != "" {
-		return filepath.Join(d, "grants")
-	}
-	return ""
+	return filepath.Join(filepath.Dir(auditLog), "grants")
 }
 
 // grantCommand runs approve, deny and grants list.
@@ -172,8 +181,8 @@ func grantStore(c *config) (*proxmoxsafe.GrantStore, error) {
 // serverGrantDir is the grant directory of the server; "" when there is
 // none to derive.
 func serverGrantDir(c *config) string {
-	if c.GrantDir == "" && c.AuditLog != "" && !c.Demo {
-		return filepath.Join(filepath.Dir(c.AuditLog), "grants")
+	if c.Demo {
+		return c.GrantDir
 	}
-	return c.GrantDir
+	return grantDirFor(c.GrantDir, c.AuditLog)
 }

@@ -172,3 +172,26 @@ func TestGrantCLIExpired(t *testing.T) {
 		t.Errorf("the expired grant's file changed: %s %v", after, err)
 	}
 }
+
+// TestGrantDirAgrees: approve, deny and grants list find the grant
+// directory a mutating server with the same settings uses, or the operator
+// would approve into a directory the server never reads.
+func TestGrantDirAgrees(t *testing.T) {
+	t.Parallel()
+	for _, kv := range [][]string{
+		{"XDG_STATE_HOME", "/var/lib/x"},
+		{"HOME", "/home/op"},
+		{"HOME", "/home/op", "PROXMOX_SAFE_AUDIT_LOG", "/srv/audit/log.jsonl"},
+		{"HOME", "/home/op", "PROXMOX_SAFE_GRANT_DIR", "/srv/grants"},
+		{"PROXMOX_SAFE_AUDIT_LOG", "/srv/audit/log.jsonl", "PROXMOX_SAFE_GRANT_DIR", "/srv/grants"},
+	} {
+		lookup := env(append(with("PROXMOX_SAFE_READ_ONLY", "false"), kv...)...)
+		c, err := parseConfig(nil, lookup)
+		if err != nil {
+			t.Fatalf("%v: %v", kv, err)
+		}
+		if server, cli := serverGrantDir(c), grantDirFrom(lookup); server == "" || server != cli {
+			t.Errorf("%v: the server uses %q, approve uses %q", kv, server, cli)
+		}
+	}
+}

@@ -45,7 +45,7 @@ func defaultStatePaths(c *config, lookup func(string) (string, bool)) {
 		return
 	}
 	if dir := stateDir(lookup); dir != "" && c.AuditLog == "" && c.mutating() {
-		c.AuditLog, c.auditDefault = filepath.Join(dir, "audit.jsonl"), true
+		c.AuditLog, c.auditDefault = filepath.Join(dir, defaultAuditLogName), true
 	}
 	if c.LockDir == "" && c.AuditLog != "" {
 		// Beside the audit log: a place known to be writable (a container's
@@ -54,6 +54,9 @@ func defaultStatePaths(c *config, lookup func(string) (string, bool)) {
 		c.LockDir = filepath.Join(filepath.Dir(c.AuditLog), "locks")
 	}
 }
+
+// defaultAuditLogName is the audit log's file name in the state directory.
+const defaultAuditLogName = "audit.jsonl"
 
 // auditKeyFile is where the audit key lives.
 func auditKeyFile(c *config) string {
