@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
@@ -124,7 +123,7 @@ type elicitState struct {
 	Action  string `json:"action"`
 	Target  string `json:"target"`
 	Params  string `json:"params"`
-	State   string `json:"state"` // stateFingerprint of the state shown
+	State   string `json:"state"` // GuestState.Fingerprint of the state shown
 	Nonce   string `json:"nonce"`
 	Expires int64  `json:"exp"` // Unix seconds
 }
@@ -203,7 +202,7 @@ func (e *ElicitApprover) Approve(ctx context.Context, ar proxmoxsafe.ApprovalReq
 	default:
 		return refuseElicit("the elicitation answer has an unknown action")
 	}
-	if !same(st.State, stateFingerprint(ar.State)) {
+	if !same(st.State, ar.State.Fingerprint()) {
 		if req.ProtocolVersion() >= firstMRTRVersion {
 			return e.ask(req, ar, "the guest's state changed since the person was asked; they are asked again with the new state")
 		}
@@ -227,7 +226,7 @@ func (e *ElicitApprover) ask(req *mcp.CallToolRequest, ar proxmoxsafe.ApprovalRe
 	}
 	st := elicitState{
 		Tool: req.Params.Name, Args: ar.Arguments, Action: ar.Action, Target: ar.Target.String(),
-		Params: paramsText(ar.Params), State: stateFingerprint(ar.State),
+		Params: paramsText(ar.Params), State: ar.State.Fingerprint(),
 		Nonce: hex.EncodeToString(nonce), Expires: e.now().Add(e.ttl).Unix(),
 	}
 	raw, _ := json.Marshal(st)
@@ -329,14 +328,6 @@ func canElicitForm(c *mcp.ClientCapabilities) bool {
 		return false
 	}
 	return c.Elicitation.Form != nil || c.Elicitation.URL == nil
-}
-
-// stateFingerprint digests the parts of a guest's state that were shown
-// to the person (not the uptime, which moves every second).
-func stateFingerprint(s proxmoxsafe.GuestState) string {
-	raw, _ := json.Marshal([]any{s.Status, s.QMPStatus, s.Name, s.Lock, s.Template, s.HAManaged, s.HAState})
-	sum := sha256.Sum256(raw)
-	return hex.EncodeToString(sum[:16])
 }
 
 func paramsText(ps []proxmoxsafe.ApprovalParam) string {

@@ -40,7 +40,7 @@ const (
 // by the operator outside the MCP session, used at most once by the same
 // call repeated. It is bound to the action, the target, the parameters
 // that change the effect, the digest of the exact arguments and a
-// fingerprint of the guest state shown.
+// fingerprint of the guest state shown ([GuestState.Fingerprint]).
 type Grant struct {
 	// Code names the grant to the operator, e.g. "K7QF-3MZD".
 	Code string `json:"code"`
@@ -57,7 +57,7 @@ type Grant struct {
 	State  string `json:"state"`
 	Plan   *Plan  `json:"plan,omitempty"`
 	// Binding digests action, target, parameters, arguments digest and
-	// the state fingerprint; a call matches only with the same digest.
+	// [GuestState.Fingerprint]; a call matches only with the same digest.
 	Binding string `json:"binding"`
 	// Created and Expires bound its life.
 	Created time.Time `json:"created"`
@@ -281,15 +281,9 @@ func normalizeGrantCode(code string) string {
 
 // grantBinding digests what a grant approves.
 func grantBinding(req ApprovalRequest) string {
-	raw, _ := json.Marshal([]any{req.Action, req.Target.String(), paramStrings(req.Params), req.Arguments, stateFingerprint(req.State)})
+	raw, _ := json.Marshal([]any{req.Action, req.Target.String(), paramStrings(req.Params), req.Arguments, req.State.Fingerprint()})
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:])
-}
-
-// stateFingerprint covers the parts of a state the operator is shown (not
-// the uptime, which moves every second).
-func stateFingerprint(s GuestState) []any {
-	return []any{s.Status, s.QMPStatus, s.Name, s.Lock, s.Template, s.HAManaged, s.HAState}
 }
 
 func (s *GrantStore) path(code string) string { return filepath.Join(s.dir, code+".json") }
