@@ -788,28 +788,6 @@ func TestReadOnlyRefusesMutations(t *testing.T) {
 	}
 }
 
-// TestReadOnlyHandlersRefuse checks the handlers themselves, for a server
-// that registered them by hand despite read-only mode.
-func TestReadOnlyHandlersRefuse(t *testing.T) {
-	t.Parallel()
-	ctx := t.Context()
-	fake := proxmoxtest.NewServer(nil)
-	t.Cleanup(fake.Close)
-	client := newClient(t, fake, defaultPolicy(), "", newMemAudit(), nil)
-	a := &adapter{client: client, readOnly: true}
-	_, _, err := a.guestPower(ctx, guestPowerArgs{GuestPowerInput: proxmoxsafe.GuestPowerInput{Node: "pve1", Type: "qemu", VMID: 100, Action: "stop", Approval: "APPROVE stop pve1/qemu/100"}})
-	if !errors.Is(err, proxmoxsafe.ErrNotAllowed) {
-		t.Errorf("guestPower: %v", err)
-	}
-	_, _, err = a.snapshotGuest(ctx, snapshotGuestArgs{SnapshotGuestInput: proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "qemu", VMID: 100, Name: "s1"}})
-	if !errors.Is(err, proxmoxsafe.ErrNotAllowed) {
-		t.Errorf("snapshotGuest: %v", err)
-	}
-	if n := len(fake.Requests()); n != 0 {
-		t.Errorf("%d requests", n)
-	}
-}
-
 func TestPanicRecovery(t *testing.T) {
 	t.Parallel()
 	for _, pv := range protocols {
