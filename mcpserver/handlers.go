@@ -270,33 +270,6 @@ func (a *adapter) listGuests(ctx context.Context, in proxmoxsafe.ListGuestsInput
 	return text, res, nil
 }
 
-func (a *adapter) guestPower(ctx context.Context, in guestPowerArgs) (string, *proxmoxsafe.Receipt, error) {
-	if a.readOnly {
-		// Not registered in read-only mode; refuse anyway if mounted by hand.
-		return "", nil, readOnlyRefusal()
-	}
-	lib := in.GuestPowerInput
-	lib.Wait = in.options(ctx)
-	r, err := a.client.GuestPower(ctx, lib)
-	if r == nil {
-		return "", nil, err
-	}
-	return submitted(fmt.Sprintf("%s of %s", r.Action, guestLabel(r.Target, r.Before.Name)), r, err)
-}
-
-func (a *adapter) snapshotGuest(ctx context.Context, in snapshotGuestArgs) (string, *proxmoxsafe.Receipt, error) {
-	if a.readOnly {
-		return "", nil, readOnlyRefusal()
-	}
-	lib := in.SnapshotGuestInput
-	lib.Wait = in.options(ctx)
-	r, err := a.client.SnapshotGuest(ctx, lib)
-	if r == nil {
-		return "", nil, err
-	}
-	return submitted(fmt.Sprintf("snapshot %s of %s", r.Target.Snapshot, guestLabel(r.Target, r.Before.Name)), r, err)
-}
-
 func receiptText(what string, r *proxmoxsafe.Receipt) string {
 	text := what + ": task " + clean(r.UPID, 256)
 	if r.Synchronous && r.UPID == "" {
@@ -306,8 +279,4 @@ func receiptText(what string, r *proxmoxsafe.Receipt) string {
 		text += ". Note: " + clean(r.Note, 512)
 	}
 	return text
-}
-
-func readOnlyRefusal() error {
-	return &proxmoxsafe.RefusalError{Kind: proxmoxsafe.ErrNotAllowed, Reason: "this MCP server is in read-only mode"}
 }

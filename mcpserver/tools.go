@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"slices"
@@ -75,6 +76,16 @@ type (
 	}
 )
 
+func (a guestPowerArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.GuestPowerInput {
+	a.Wait = w
+	return a.GuestPowerInput
+}
+
+func (a snapshotGuestArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.SnapshotGuestInput {
+	a.Wait = w
+	return a.SnapshotGuestInput
+}
+
 // receiptDescriptions describe the mutation tools' output.
 var receiptDescriptions = map[string]string{
 	"action":      "The mutation submitted, e.g. shutdown or snapshot.",
@@ -122,10 +133,58 @@ func readTool[In, Out any](info ToolInfo, ops []proxmoxsafe.Operation, h handler
 	return toolDef{info: info, ops: ops, schemas: schemasFor[In, Out], input: reflect.TypeFor[In](), register: typed(h), outputDescriptions: out}
 }
 
-// mutationTool declares a mutation tool; info carries its class,
-// annotations and approval format.
-func mutationTool[In any](info ToolInfo, ops []proxmoxsafe.Operation, h handlerFunc[In, *proxmoxsafe.Receipt]) toolDef {
-	return toolDef{info: info, ops: ops, schemas: receiptSchemas[In], input: reflect.TypeFor[In](), register: typedMutation(h), outputDescriptions: receiptDescriptions}
+// mutationArgs is what mutationTool needs of a tool's arguments: they
+// embed the library input In and waitArgs (so the schema stays flat), and
+// library returns the input with the wait options set.
+type mutationArgs[In any] interface {
+	library(wait *proxmoxsafe.WaitOptions) In
+	options(ctx context.Context) *proxmoxsafe.WaitOptions
+}
+
+// mutationTool declares a tool whose library call returns a receipt. info
+// carries its class, annotations and approval format; send is the library
+// method, e.g. (*proxmoxsafe.Client).GuestPower; what names the action
+// for the answer, e.g. "stop of VM 100 (web-01) on pve1". The rest is the
+// same for every such tool and lives here: the read-only refusal
+// (mutating), the wait options, and the answer's wording (submitted).
+func mutationTool[Args mutationArgs[In], In any](info ToolInfo, ops []proxmoxsafe.Operation,
+	send func(*proxmoxsafe.Client, context.Context, In) (*proxmoxsafe.Receipt, error),
+	what func(In, *proxmoxsafe.Receipt) string) toolDef {
+	h := func(a *adapter, ctx context.Context, args Args) (string, *proxmoxsafe.Receipt, error) {
+		in := args.library(args.options(ctx))
+		r, err := send(a.client, ctx, in)
+		if r == nil {
+			return "", nil, err
+		}
+		return submitted(what(in, r), r, err)
+	}
+	return toolDef{info: info, ops: ops, schemas: receiptSchemas[Args], input: reflect.TypeFor[Args](), register: typedMutation(mutating(h)), outputDescriptions: receiptDescriptions}
+}
+
+// ofGuest is the usual what of mutationTool: "<action> of VM 101 (web1)
+// on pve1".
+func ofGuest(action string, r *proxmoxsafe.Receipt) string {
+	return action + " of " + guestLabel(r.Target, r.Before.Name)
+}
+
+// mutating wraps the handler of a tool that changes something: in
+// read-only mode it refuses before the library is called. New and
+// AddTools do not even register such tools then (toolDef.enabled); this
+// holds should one be registered anyway. Every declaration of a tool that
+// is not read-only goes through it.
+func mutating[In, Out any](h handlerFunc[In, Out]) handlerFunc[In, Out] {
+	return func(a *adapter, ctx context.Context, in In) (string, Out, error) {
+		if a.readOnly {
+			var none Out
+			return "", none, readOnlyRefusal()
+		}
+		return h(a, ctx, in)
+	}
+}
+
+// readOnlyRefusal is mutating's refusal.
+func readOnlyRefusal() error {
+	return &proxmoxsafe.RefusalError{Kind: proxmoxsafe.ErrNotAllowed, Reason: "this MCP server is in read-only mode"}
 }
 
 var (

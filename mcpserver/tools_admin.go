@@ -1,10 +1,6 @@
 package mcpserver
 
-import (
-	"context"
-
-	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
-)
+import "github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 
 // Tool names of the admin surface (issue 11), each off unless its class
 // is enabled (the binary's admin profile enables them).
@@ -35,12 +31,32 @@ type (
 	}
 )
 
+func (a suspendGuestArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.SuspendGuestInput {
+	a.Wait = w
+	return a.SuspendGuestInput
+}
+
+func (a resumeGuestArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.ResumeGuestInput {
+	a.Wait = w
+	return a.ResumeGuestInput
+}
+
+func (a rollbackSnapshotArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.RollbackSnapshotInput {
+	a.Wait = w
+	return a.RollbackSnapshotInput
+}
+
+func (a deleteSnapshotArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.DeleteSnapshotInput {
+	a.Wait = w
+	return a.DeleteSnapshotInput
+}
+
 // adminTools are the tools of the admin classes. Suspend and resume are
 // two tools, not one with an action: their preconditions, effects and
 // parameters (todisk) differ, and each approval phrase names its verb.
 func adminTools() []toolDef {
 	return []toolDef{
-		mutationTool(ToolInfo{
+		mutationTool[suspendGuestArgs](ToolInfo{
 			Name:  ToolGuestSuspend,
 			Title: "Suspend a VM",
 			Description: "Pause one running QEMU VM in memory, or with todisk: true hibernate it (its memory is written to disk and the VM stops, locked \"suspended\", until guest_resume or a start). Containers are not supported (Proxmox's container suspend is experimental). " +
@@ -50,8 +66,13 @@ func adminTools() []toolDef {
 			Class:          proxmoxsafe.ClassPowerExtra,
 			Annotations:    powerAnnotations,
 			ApprovalFormat: "APPROVE suspend <node>/qemu/<vmid>[ todisk=1]",
-		}, ops(proxmoxsafe.OpSuspendGuest), (*adapter).guestSuspend),
-		mutationTool(ToolInfo{
+		}, ops(proxmoxsafe.OpSuspendGuest), (*proxmoxsafe.Client).SuspendGuest, func(in proxmoxsafe.SuspendGuestInput, r *proxmoxsafe.Receipt) string {
+			if in.ToDisk {
+				return ofGuest("suspend to disk", r)
+			}
+			return ofGuest("suspend", r)
+		}),
+		mutationTool[resumeGuestArgs](ToolInfo{
 			Name:  ToolGuestResume,
 			Title: "Resume a VM",
 			Description: "Resume one paused QEMU VM, or start a hibernated one (stopped, locked \"suspended\") from its saved memory. " +
@@ -61,8 +82,10 @@ func adminTools() []toolDef {
 			Class:          proxmoxsafe.ClassPowerExtra,
 			Annotations:    startAnnotations,
 			ApprovalFormat: "APPROVE resume <node>/qemu/<vmid>",
-		}, ops(proxmoxsafe.OpResumeGuest), (*adapter).guestResume),
-		mutationTool(ToolInfo{
+		}, ops(proxmoxsafe.OpResumeGuest), (*proxmoxsafe.Client).ResumeGuest, func(_ proxmoxsafe.ResumeGuestInput, r *proxmoxsafe.Receipt) string {
+			return ofGuest("resume", r)
+		}),
+		mutationTool[rollbackSnapshotArgs](ToolInfo{
 			Name:  ToolSnapshotRollback,
 			Title: "Roll back to a snapshot",
 			Description: "Roll one guest back to one of its snapshots. Everything that changed since the snapshot (disks, configuration, and the memory of a running guest) is lost; Proxmox stops a running guest first. A VM snapshot that includes RAM runs the VM again afterwards; otherwise the guest stays stopped unless start: true. " +
@@ -72,8 +95,10 @@ func adminTools() []toolDef {
 			Class:          proxmoxsafe.ClassSnapshotAdmin,
 			Annotations:    powerAnnotations,
 			ApprovalFormat: "APPROVE rollback <node>/<type>/<vmid>/<snapname>[ start=1]",
-		}, ops(proxmoxsafe.OpRollbackSnapshot), (*adapter).snapshotRollback),
-		mutationTool(ToolInfo{
+		}, ops(proxmoxsafe.OpRollbackSnapshot), (*proxmoxsafe.Client).RollbackSnapshot, func(_ proxmoxsafe.RollbackSnapshotInput, r *proxmoxsafe.Receipt) string {
+			return ofGuest("rollback", r) + " to snapshot " + clean(r.Target.Snapshot, 64)
+		}),
+		mutationTool[deleteSnapshotArgs](ToolInfo{
 			Name:  ToolSnapshotDelete,
 			Title: "Delete a snapshot",
 			Description: "Delete one named snapshot of a guest (it cannot be restored afterwards); force: true removes it from the configuration even if removing its disk snapshots fails. Keep markers are not consulted: this deletes what it is told to (snapshot_cleanup applies the retention policy). " +
@@ -83,62 +108,8 @@ func adminTools() []toolDef {
 			Class:          proxmoxsafe.ClassSnapshotAdmin,
 			Annotations:    cleanupAnnotations,
 			ApprovalFormat: "APPROVE delsnapshot <node>/<type>/<vmid>/<snapname>[ force=1]",
-		}, ops(proxmoxsafe.OpDeleteSnapshot), (*adapter).snapshotDelete),
+		}, ops(proxmoxsafe.OpDeleteSnapshot), (*proxmoxsafe.Client).DeleteSnapshot, func(_ proxmoxsafe.DeleteSnapshotInput, r *proxmoxsafe.Receipt) string {
+			return ofGuest("deletion of snapshot "+clean(r.Target.Snapshot, 64), r)
+		}),
 	}
-}
-
-func (a *adapter) guestSuspend(ctx context.Context, in suspendGuestArgs) (string, *proxmoxsafe.Receipt, error) {
-	if a.readOnly {
-		return "", nil, readOnlyRefusal()
-	}
-	lib := in.SuspendGuestInput
-	lib.Wait = in.options(ctx)
-	r, err := a.client.SuspendGuest(ctx, lib)
-	if r == nil {
-		return "", nil, err
-	}
-	what := "suspend of "
-	if lib.ToDisk {
-		what = "suspend to disk of "
-	}
-	return submitted(what+guestLabel(r.Target, r.Before.Name), r, err)
-}
-
-func (a *adapter) guestResume(ctx context.Context, in resumeGuestArgs) (string, *proxmoxsafe.Receipt, error) {
-	if a.readOnly {
-		return "", nil, readOnlyRefusal()
-	}
-	lib := in.ResumeGuestInput
-	lib.Wait = in.options(ctx)
-	r, err := a.client.ResumeGuest(ctx, lib)
-	if r == nil {
-		return "", nil, err
-	}
-	return submitted("resume of "+guestLabel(r.Target, r.Before.Name), r, err)
-}
-
-func (a *adapter) snapshotRollback(ctx context.Context, in rollbackSnapshotArgs) (string, *proxmoxsafe.Receipt, error) {
-	if a.readOnly {
-		return "", nil, readOnlyRefusal()
-	}
-	lib := in.RollbackSnapshotInput
-	lib.Wait = in.options(ctx)
-	r, err := a.client.RollbackSnapshot(ctx, lib)
-	if r == nil {
-		return "", nil, err
-	}
-	return submitted("rollback of "+guestLabel(r.Target, r.Before.Name)+" to snapshot "+clean(r.Target.Snapshot, 64), r, err)
-}
-
-func (a *adapter) snapshotDelete(ctx context.Context, in deleteSnapshotArgs) (string, *proxmoxsafe.Receipt, error) {
-	if a.readOnly {
-		return "", nil, readOnlyRefusal()
-	}
-	lib := in.DeleteSnapshotInput
-	lib.Wait = in.options(ctx)
-	r, err := a.client.DeleteSnapshot(ctx, lib)
-	if r == nil {
-		return "", nil, err
-	}
-	return submitted("deletion of snapshot "+clean(r.Target.Snapshot, 64)+" of "+guestLabel(r.Target, r.Before.Name), r, err)
 }

@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"context"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,6 +26,16 @@ type (
 	}
 )
 
+func (a resizeDiskArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.ResizeDiskInput {
+	a.Wait = w
+	return a.ResizeDiskInput
+}
+
+func (a setGuestConfigArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.SetGuestConfigInput {
+	a.Wait = w
+	return a.SetGuestConfigInput
+}
+
 // configSetAnnotations: setting config overwrites or deletes values (a
 // destructive update in MCP's sense); growing a disk loses nothing, but
 // cannot be undone either, so neither is idempotent.
@@ -41,7 +50,7 @@ var configSetAnnotations = mcp.ToolAnnotations{
 // to set config keys; their preconditions, phrases and proofs differ.
 func configTools() []toolDef {
 	return []toolDef{
-		mutationTool(ToolInfo{
+		mutationTool[resizeDiskArgs](ToolInfo{
 			Name:  ToolDiskResize,
 			Title: "Grow a disk",
 			Description: "Grow one disk of a guest: size +<n>[K|M|G|T] adds n, <n>[K|M|G|T] is the new total and must be larger than today's. Disks are never shrunk. Only the disk grows: partitions and file systems must be grown inside the guest. " +
@@ -52,8 +61,10 @@ func configTools() []toolDef {
 			Class:          proxmoxsafe.ClassConfig,
 			Annotations:    snapshotAnnotations,
 			ApprovalFormat: "APPROVE resize <node>/<type>/<vmid> disk=<disk> size=<size>",
-		}, ops(proxmoxsafe.OpResizeDisk), (*adapter).diskResize),
-		mutationTool(ToolInfo{
+		}, ops(proxmoxsafe.OpResizeDisk), (*proxmoxsafe.Client).ResizeDisk, func(_ proxmoxsafe.ResizeDiskInput, r *proxmoxsafe.Receipt) string {
+			return ofGuest("resize of "+changesText(r.Changes), r)
+		}),
+		mutationTool[setGuestConfigArgs](ToolInfo{
 			Name:  ToolGuestConfigSet,
 			Title: "Set guest config",
 			Description: "Set or delete config keys of one guest: set maps keys to values (strings: numbers as digits, memory in MiB, booleans 0 or 1, tags separated by ;), delete lists keys to remove. " +
@@ -64,34 +75,10 @@ func configTools() []toolDef {
 			Class:          proxmoxsafe.ClassConfig,
 			Annotations:    configSetAnnotations,
 			ApprovalFormat: "APPROVE config <node>/<type>/<vmid> <key>=<value>…[ delete=<key,…>]",
-		}, ops(proxmoxsafe.OpSetGuestConfig), (*adapter).guestConfigSet),
+		}, ops(proxmoxsafe.OpSetGuestConfig), (*proxmoxsafe.Client).SetGuestConfig, func(_ proxmoxsafe.SetGuestConfigInput, r *proxmoxsafe.Receipt) string {
+			return ofGuest("config change ("+changesText(r.Changes)+")", r)
+		}),
 	}
-}
-
-func (a *adapter) diskResize(ctx context.Context, in resizeDiskArgs) (string, *proxmoxsafe.Receipt, error) {
-	if a.readOnly {
-		return "", nil, readOnlyRefusal()
-	}
-	lib := in.ResizeDiskInput
-	lib.Wait = in.options(ctx)
-	r, err := a.client.ResizeDisk(ctx, lib)
-	if r == nil {
-		return "", nil, err
-	}
-	return submitted("resize of "+changesText(r.Changes)+" of "+guestLabel(r.Target, r.Before.Name), r, err)
-}
-
-func (a *adapter) guestConfigSet(ctx context.Context, in setGuestConfigArgs) (string, *proxmoxsafe.Receipt, error) {
-	if a.readOnly {
-		return "", nil, readOnlyRefusal()
-	}
-	lib := in.SetGuestConfigInput
-	lib.Wait = in.options(ctx)
-	r, err := a.client.SetGuestConfig(ctx, lib)
-	if r == nil {
-		return "", nil, err
-	}
-	return submitted("config change ("+changesText(r.Changes)+") of "+guestLabel(r.Target, r.Before.Name), r, err)
 }
 
 // changesText summarizes a receipt's changes: "cores 4 → 8, delete tags".

@@ -53,7 +53,7 @@ func coreTools() []toolDef {
 // mutationTools are the original two mutations.
 func mutationTools() []toolDef {
 	return []toolDef{
-		mutationTool(ToolInfo{
+		mutationTool[guestPowerArgs](ToolInfo{
 			Name:  ToolGuestPower,
 			Title: "Guest power",
 			Description: "Start, shut down, reboot or stop one guest. " +
@@ -64,8 +64,10 @@ func mutationTools() []toolDef {
 			Class:          proxmoxsafe.ClassPower,
 			Annotations:    powerAnnotations,
 			ApprovalFormat: "APPROVE <action> <node>/<type>/<vmid>",
-		}, ops(proxmoxsafe.OpGuestPower), (*adapter).guestPower),
-		mutationTool(ToolInfo{
+		}, ops(proxmoxsafe.OpGuestPower), (*proxmoxsafe.Client).GuestPower, func(_ proxmoxsafe.GuestPowerInput, r *proxmoxsafe.Receipt) string {
+			return ofGuest(r.Action, r)
+		}),
+		mutationTool[snapshotGuestArgs](ToolInfo{
 			Name:  ToolSnapshotGuest,
 			Title: "Snapshot guest",
 			Description: "Take a snapshot of one guest (optionally with the VM's memory). Existing snapshots are never changed. " +
@@ -76,7 +78,9 @@ func mutationTools() []toolDef {
 			Class:          proxmoxsafe.ClassSnapshot,
 			Annotations:    snapshotAnnotations,
 			ApprovalFormat: "APPROVE snapshot <node>/<type>/<vmid>/<snapname>[ vmstate=1]",
-		}, ops(proxmoxsafe.OpSnapshotGuest), (*adapter).snapshotGuest),
+		}, ops(proxmoxsafe.OpSnapshotGuest), (*proxmoxsafe.Client).SnapshotGuest, func(_ proxmoxsafe.SnapshotGuestInput, r *proxmoxsafe.Receipt) string {
+			return ofGuest("snapshot "+r.Target.Snapshot, r)
+		}),
 	}
 }
 

@@ -1,10 +1,6 @@
 package mcpserver
 
-import (
-	"context"
-
-	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
-)
+import "github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 
 // ToolGuestDestroy deletes a guest with its disks (class destroy).
 const ToolGuestDestroy = "guest_destroy"
@@ -15,10 +11,15 @@ type destroyGuestArgs struct {
 	waitArgs
 }
 
+func (a destroyGuestArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.DestroyGuestInput {
+	a.Wait = w
+	return a.DestroyGuestInput
+}
+
 // destroyTools is the destroy class's one tool.
 func destroyTools() []toolDef {
 	return []toolDef{
-		mutationTool(ToolInfo{
+		mutationTool[destroyGuestArgs](ToolInfo{
 			Name:  ToolGuestDestroy,
 			Title: "Destroy a guest",
 			Description: "Delete one stopped VM or container for good: its disks, snapshots, configuration, firewall rules and permissions; only a backup can bring it back. " +
@@ -31,23 +32,12 @@ func destroyTools() []toolDef {
 			Annotations: destroyAnnotations,
 			// No "|" here: the format is shown in Markdown tables.
 			ApprovalFormat: "APPROVE destroy <node>/<type>/<vmid> purge=<1/0> destroy-unreferenced-disks=<1/0> (only at the phrase level; default elicit, grant)",
-		}, ops(proxmoxsafe.OpDestroyGuest), (*adapter).guestDestroy),
+		}, ops(proxmoxsafe.OpDestroyGuest), (*proxmoxsafe.Client).DestroyGuest, func(_ proxmoxsafe.DestroyGuestInput, r *proxmoxsafe.Receipt) string {
+			return ofGuest("destroy", r)
+		}),
 	}
 }
 
 // destroyAnnotations: destructive, and not idempotent (a second call is
 // refused: the guest is gone).
 var destroyAnnotations = cleanupAnnotations
-
-func (a *adapter) guestDestroy(ctx context.Context, in destroyGuestArgs) (string, *proxmoxsafe.Receipt, error) {
-	if a.readOnly {
-		return "", nil, readOnlyRefusal()
-	}
-	lib := in.DestroyGuestInput
-	lib.Wait = in.options(ctx)
-	r, err := a.client.DestroyGuest(ctx, lib)
-	if r == nil {
-		return "", nil, err
-	}
-	return submitted("destroy of "+guestLabel(r.Target, r.Before.Name), r, err)
-}

@@ -66,8 +66,12 @@ func gatewayTools() []toolDef {
 }
 
 // classTool declares a tool of a class whose result is not a receipt:
-// info carries its class, annotations and approval format.
+// info carries its class, annotations and approval format. A tool that is
+// not read-only refuses in read-only mode (mutating).
 func classTool[In, Out any](info ToolInfo, ops []proxmoxsafe.Operation, h handlerFunc[In, Out]) toolDef {
+	if !info.ReadOnly() {
+		h = mutating(h)
+	}
 	return toolDef{info: info, ops: ops, schemas: schemasFor[In, Out], input: reflect.TypeFor[In](), register: typed(h),
 		outputDescriptions: gatewayOutput, privileges: gatewayPrivileges}
 }
@@ -81,9 +85,6 @@ func (a *adapter) apiGet(ctx context.Context, in proxmoxsafe.APIGetInput) (strin
 }
 
 func (a *adapter) apiRequest(ctx context.Context, in proxmoxsafe.APIRequestInput) (string, *proxmoxsafe.APIResult, error) {
-	if a.readOnly {
-		return "", nil, readOnlyRefusal()
-	}
 	r, err := a.client.APIRequest(ctx, in)
 	if err != nil {
 		return "", nil, err

@@ -1,10 +1,6 @@
 package mcpserver
 
-import (
-	"context"
-
-	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
-)
+import "github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 
 // ToolGuestMigrate moves a guest to another node (class "migrate").
 const ToolGuestMigrate = "guest_migrate"
@@ -15,10 +11,15 @@ type migrateGuestArgs struct {
 	waitArgs
 }
 
+func (a migrateGuestArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.MigrateGuestInput {
+	a.Wait = w
+	return a.MigrateGuestInput
+}
+
 // migrateTools are the tools of the migrate class: one.
 func migrateTools() []toolDef {
 	return []toolDef{
-		mutationTool(ToolInfo{
+		mutationTool[migrateGuestArgs](ToolInfo{
 			Name:  ToolGuestMigrate,
 			Title: "Migrate a guest to another node",
 			Description: "Move one guest to another node of the cluster: a running VM live (online: true), a stopped VM offline; with_local_disks: true also copies the VM's disks on node-local storage; a running container only in restart mode (restart: true: shut down, moved, started again; timeout bounds the shutdown). Containers cannot be live-migrated. An HA-managed guest is moved by the HA manager (an hamigrate task). " +
@@ -28,19 +29,8 @@ func migrateTools() []toolDef {
 			Class:          proxmoxsafe.ClassMigrate,
 			Annotations:    powerAnnotations,
 			ApprovalFormat: "APPROVE migrate <node>/<type>/<vmid> target=<target>[ online=1][ with-local-disks=1][ restart=1][ timeout=<n>]",
-		}, ops(proxmoxsafe.OpMigrateGuest), (*adapter).guestMigrate),
+		}, ops(proxmoxsafe.OpMigrateGuest), (*proxmoxsafe.Client).MigrateGuest, func(_ proxmoxsafe.MigrateGuestInput, r *proxmoxsafe.Receipt) string {
+			return ofGuest("migration", r) + " to node " + clean(r.TargetNode, 64)
+		}),
 	}
-}
-
-func (a *adapter) guestMigrate(ctx context.Context, in migrateGuestArgs) (string, *proxmoxsafe.Receipt, error) {
-	if a.readOnly {
-		return "", nil, readOnlyRefusal()
-	}
-	lib := in.MigrateGuestInput
-	lib.Wait = in.options(ctx)
-	r, err := a.client.MigrateGuest(ctx, lib)
-	if r == nil {
-		return "", nil, err
-	}
-	return submitted("migration of "+guestLabel(r.Target, r.Before.Name)+" to node "+clean(r.TargetNode, 64), r, err)
 }

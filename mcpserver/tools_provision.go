@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"context"
 	"strconv"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
@@ -33,6 +32,21 @@ type (
 	}
 )
 
+func (a cloneGuestArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.CloneGuestInput {
+	a.Wait = w
+	return a.CloneGuestInput
+}
+
+func (a createVMArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.CreateVMInput {
+	a.Wait = w
+	return a.CreateVMInput
+}
+
+func (a createContainerArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.CreateContainerInput {
+	a.Wait = w
+	return a.CreateContainerInput
+}
+
 // provisionAnnotations: creating a guest destroys nothing that exists
 // (destructive false), and a second call creates a second guest or is
 // refused (not idempotent).
@@ -42,7 +56,7 @@ var provisionAnnotations = snapshotAnnotations
 // and container create are three tools: their inputs share almost nothing.
 func provisionTools() []toolDef {
 	return []toolDef{
-		mutationTool(ToolInfo{
+		mutationTool[cloneGuestArgs](ToolInfo{
 			Name:  ToolGuestClone,
 			Title: "Clone a guest",
 			Description: "Copy one VM or container, or make a new guest from a template: a full, independent copy by default, or with linked: true a linked clone of a template. Optionally on another node (target; the disks must be on shared storage), on another storage (storage, full clones only), with a name (the container's hostname), a pool and a description. The new VMID is newid, or the next free one when omitted. " +
@@ -52,8 +66,10 @@ func provisionTools() []toolDef {
 			Class:          proxmoxsafe.ClassProvision,
 			Annotations:    provisionAnnotations,
 			ApprovalFormat: "APPROVE clone <node>/<type>/<vmid> newid=<id> full=<1|0>[ target=<node>][ storage=<storage>][ name=<name>|hostname=<name>][ pool=<pool>][ description=sha256:<12 hex>]",
-		}, ops(proxmoxsafe.OpCloneGuest), (*adapter).guestClone),
-		mutationTool(ToolInfo{
+		}, ops(proxmoxsafe.OpCloneGuest), (*proxmoxsafe.Client).CloneGuest, func(_ proxmoxsafe.CloneGuestInput, r *proxmoxsafe.Receipt) string {
+			return ofGuest("clone", r) + " as " + newGuestLabel(r)
+		}),
+		mutationTool[createVMArgs](ToolInfo{
 			Name:  ToolVMCreate,
 			Title: "Create a VM",
 			Description: "Create one QEMU VM with CPU cores (and sockets), memory, one disk (disk_storage, disk_size_gib; SCSI on virtio-scsi-single), one network device (bridge, net_model) and optionally an ISO image in a CD-ROM drive to install from. No password or cloud-init secret is accepted. The VMID is vmid, or the next free one when omitted. The VM is not started. " +
@@ -63,8 +79,10 @@ func provisionTools() []toolDef {
 			Class:          proxmoxsafe.ClassProvision,
 			Annotations:    provisionAnnotations,
 			ApprovalFormat: "APPROVE create <node>/qemu/<vmid> name=<name> cores=<n> sockets=<n> memory=<MiB> ostype=<ostype> scsihw=virtio-scsi-single scsi0=<storage>:<GiB> net0=<model>,bridge=<bridge>[ ide2=<iso>,media=cdrom][ pool=<pool>][ description=sha256:<12 hex>]",
-		}, ops(proxmoxsafe.OpCreateVM), (*adapter).vmCreate),
-		mutationTool(ToolInfo{
+		}, ops(proxmoxsafe.OpCreateVM), (*proxmoxsafe.Client).CreateVM, func(in proxmoxsafe.CreateVMInput, r *proxmoxsafe.Receipt) string {
+			return "creation of " + newGuestLabel(r) + " (" + clean(in.Name, 64) + ", " + strconv.Itoa(in.Cores) + " cores, " + strconv.Itoa(in.MemoryMiB) + " MiB)"
+		}),
+		mutationTool[createContainerArgs](ToolInfo{
 			Name:  ToolContainerCreate,
 			Title: "Create a container",
 			Description: "Create one LXC container from an OS template (ostemplate, a vztmpl volume) with a hostname, CPU cores, memory, swap, a root disk (rootfs_storage, rootfs_size_gib), eth0 on a bridge with ip dhcp or a static IPv4/prefix and gateway, unprivileged unless privileged: true, and SSH public keys for root (ssh_public_keys). There is no password parameter: keys are the only way in it sets up. The VMID is vmid, or the next free one when omitted. The container is not started. " +
@@ -74,7 +92,9 @@ func provisionTools() []toolDef {
 			Class:          proxmoxsafe.ClassProvision,
 			Annotations:    provisionAnnotations,
 			ApprovalFormat: "APPROVE create <node>/lxc/<vmid> ostemplate=<volume> hostname=<name> cores=<n> memory=<MiB> swap=<MiB> rootfs=<storage>:<GiB> net0=name=eth0,bridge=<bridge>,ip=<ip>[,gw=<gw>] unprivileged=<1|0>[ ssh-public-keys=sha256:<12 hex>][ pool=<pool>][ description=sha256:<12 hex>]",
-		}, ops(proxmoxsafe.OpCreateContainer), (*adapter).containerCreate),
+		}, ops(proxmoxsafe.OpCreateContainer), (*proxmoxsafe.Client).CreateContainer, func(in proxmoxsafe.CreateContainerInput, r *proxmoxsafe.Receipt) string {
+			return "creation of " + newGuestLabel(r) + " (" + clean(in.Hostname, 64) + ")"
+		}),
 	}
 }
 
@@ -84,43 +104,4 @@ func newGuestLabel(r *proxmoxsafe.Receipt) string {
 		return guestLabel(r.Target, "")
 	}
 	return guestLabel(r.NewGuest.Target(), "")
-}
-
-func (a *adapter) guestClone(ctx context.Context, in cloneGuestArgs) (string, *proxmoxsafe.Receipt, error) {
-	if a.readOnly {
-		return "", nil, readOnlyRefusal()
-	}
-	lib := in.CloneGuestInput
-	lib.Wait = in.options(ctx)
-	r, err := a.client.CloneGuest(ctx, lib)
-	if r == nil {
-		return "", nil, err
-	}
-	return submitted("clone of "+guestLabel(r.Target, r.Before.Name)+" as "+newGuestLabel(r), r, err)
-}
-
-func (a *adapter) vmCreate(ctx context.Context, in createVMArgs) (string, *proxmoxsafe.Receipt, error) {
-	if a.readOnly {
-		return "", nil, readOnlyRefusal()
-	}
-	lib := in.CreateVMInput
-	lib.Wait = in.options(ctx)
-	r, err := a.client.CreateVM(ctx, lib)
-	if r == nil {
-		return "", nil, err
-	}
-	return submitted("creation of "+newGuestLabel(r)+" ("+clean(lib.Name, 64)+", "+strconv.Itoa(lib.Cores)+" cores, "+strconv.Itoa(lib.MemoryMiB)+" MiB)", r, err)
-}
-
-func (a *adapter) containerCreate(ctx context.Context, in createContainerArgs) (string, *proxmoxsafe.Receipt, error) {
-	if a.readOnly {
-		return "", nil, readOnlyRefusal()
-	}
-	lib := in.CreateContainerInput
-	lib.Wait = in.options(ctx)
-	r, err := a.client.CreateContainer(ctx, lib)
-	if r == nil {
-		return "", nil, err
-	}
-	return submitted("creation of "+newGuestLabel(r)+" ("+clean(lib.Hostname, 64)+")", r, err)
 }

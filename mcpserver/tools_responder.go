@@ -33,6 +33,16 @@ type (
 	}
 )
 
+func (a guardedPowerArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.GuardedPowerInput {
+	a.Wait = w
+	return a.GuardedPowerInput
+}
+
+func (a resetGuestArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.ResetGuestInput {
+	a.Wait = w
+	return a.ResetGuestInput
+}
+
 // responderApproval is the part of each description about approval: by
 // default these tools need none (the binary's responder profile), but the
 // operator may require one.
@@ -41,7 +51,7 @@ const responderApproval = "No approval phrase is needed unless the operator requ
 // responderTools are the tools of the responder class.
 func responderTools() []toolDef {
 	return []toolDef{
-		mutationTool(ToolInfo{
+		mutationTool[guardedPowerArgs](ToolInfo{
 			Name:  ToolVMStart,
 			Title: "Start a stopped guest",
 			Description: "Start one stopped VM or container. " +
@@ -51,8 +61,10 @@ func responderTools() []toolDef {
 			Class:          proxmoxsafe.ClassResponder,
 			Annotations:    startAnnotations,
 			ApprovalFormat: "none by default; APPROVE start <node>/<type>/<vmid> when required",
-		}, ops(proxmoxsafe.OpStartGuest), (*adapter).vmStart),
-		mutationTool(ToolInfo{
+		}, ops(proxmoxsafe.OpStartGuest), (*proxmoxsafe.Client).StartGuest, func(_ proxmoxsafe.GuardedPowerInput, r *proxmoxsafe.Receipt) string {
+			return ofGuest("start", r)
+		}),
+		mutationTool[guardedPowerArgs](ToolInfo{
 			Name:  ToolVMReboot,
 			Title: "Reboot a guest (guarded)",
 			Description: "Reboot one running VM or container cleanly (the guest OS shuts down and starts again). " +
@@ -62,8 +74,10 @@ func responderTools() []toolDef {
 			Class:          proxmoxsafe.ClassResponder,
 			Annotations:    powerAnnotations,
 			ApprovalFormat: "none by default; APPROVE reboot <node>/<type>/<vmid> when required",
-		}, ops(proxmoxsafe.OpRebootGuest), (*adapter).vmReboot),
-		mutationTool(ToolInfo{
+		}, ops(proxmoxsafe.OpRebootGuest), (*proxmoxsafe.Client).RebootGuest, func(_ proxmoxsafe.GuardedPowerInput, r *proxmoxsafe.Receipt) string {
+			return ofGuest("reboot", r)
+		}),
+		mutationTool[resetGuestArgs](ToolInfo{
 			Name:  ToolVMReset,
 			Title: "Hard-reset a hung VM",
 			Description: "Last resort for a hung QEMU VM: reset it at once, like pressing its reset button (unsaved data in the guest may be lost). Containers have no reset. " +
@@ -73,7 +87,9 @@ func responderTools() []toolDef {
 			Class:          proxmoxsafe.ClassResponder,
 			Annotations:    powerAnnotations,
 			ApprovalFormat: "none by default; APPROVE reset <node>/qemu/<vmid> when required",
-		}, ops(proxmoxsafe.OpResetGuest), (*adapter).vmReset),
+		}, ops(proxmoxsafe.OpResetGuest), (*proxmoxsafe.Client).ResetGuest, func(_ proxmoxsafe.ResetGuestInput, r *proxmoxsafe.Receipt) string {
+			return ofGuest("reset", r)
+		}),
 		{
 			info: ToolInfo{
 				Name:  ToolSnapshotCleanup,
@@ -89,7 +105,7 @@ func responderTools() []toolDef {
 			ops:                ops(proxmoxsafe.OpCleanupSnapshots),
 			schemas:            schemasFor[proxmoxsafe.CleanupSnapshotsInput, *proxmoxsafe.CleanupResult],
 			input:              reflect.TypeFor[proxmoxsafe.CleanupSnapshotsInput](),
-			register:           typedPartial((*adapter).snapshotCleanup),
+			register:           typedPartial(mutating((*adapter).snapshotCleanup)),
 			outputDescriptions: cleanupDescriptions,
 		},
 	}
@@ -122,49 +138,7 @@ var cleanupDescriptions = map[string]string{
 	"message": "The result in one sentence.",
 }
 
-func (a *adapter) vmStart(ctx context.Context, in guardedPowerArgs) (string, *proxmoxsafe.Receipt, error) {
-	if a.readOnly {
-		return "", nil, readOnlyRefusal()
-	}
-	lib := in.GuardedPowerInput
-	lib.Wait = in.options(ctx)
-	r, err := a.client.StartGuest(ctx, lib)
-	if r == nil {
-		return "", nil, err
-	}
-	return submitted("start of "+guestLabel(r.Target, r.Before.Name), r, err)
-}
-
-func (a *adapter) vmReboot(ctx context.Context, in guardedPowerArgs) (string, *proxmoxsafe.Receipt, error) {
-	if a.readOnly {
-		return "", nil, readOnlyRefusal()
-	}
-	lib := in.GuardedPowerInput
-	lib.Wait = in.options(ctx)
-	r, err := a.client.RebootGuest(ctx, lib)
-	if r == nil {
-		return "", nil, err
-	}
-	return submitted("reboot of "+guestLabel(r.Target, r.Before.Name), r, err)
-}
-
-func (a *adapter) vmReset(ctx context.Context, in resetGuestArgs) (string, *proxmoxsafe.Receipt, error) {
-	if a.readOnly {
-		return "", nil, readOnlyRefusal()
-	}
-	lib := in.ResetGuestInput
-	lib.Wait = in.options(ctx)
-	r, err := a.client.ResetGuest(ctx, lib)
-	if r == nil {
-		return "", nil, err
-	}
-	return submitted("reset of "+guestLabel(r.Target, r.Before.Name), r, err)
-}
-
 func (a *adapter) snapshotCleanup(ctx context.Context, in proxmoxsafe.CleanupSnapshotsInput) (string, *proxmoxsafe.CleanupResult, error) {
-	if a.readOnly {
-		return "", nil, readOnlyRefusal()
-	}
 	res, err := a.client.CleanupSnapshots(ctx, in)
 	if res == nil {
 		return "", nil, err
