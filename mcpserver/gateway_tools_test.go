@@ -1,7 +1,11 @@
 package mcpserver
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"log/slog"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -111,24 +115,8 @@ func TestAPIRequestElicit(t *testing.T) {
 	} {
 		t.Run(tc.path+"/"+tc.confirm, func(t *testing.T) {
 			t.Parallel()
-			fake := proxmoxtest.NewServer(nil)
-			t.Cleanup(fake.Close)
-			ap, err := NewElicitApprover(nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			pol := gatewayPolicy()
-			pol.Approvals[proxmoxsafe.ClassGatewayWrite] = []proxmoxsafe.ApprovalLevel{proxmoxsafe.LevelElicit}
-			audit := newMemAudit()
-			client, err := proxmoxsafe.New(proxmoxsafe.Config{
-				URL: fake.URL, TokenID: proxmoxtest.DefaultTokenID, TokenSecret: proxmoxtest.DefaultTokenSecret,
-				Fingerprint: fake.Fingerprint(), Policy: *pol, Audit: audit,
-				Approvers: []proxmoxsafe.Approver{ap}, Logger: slog.New(slog.DiscardHandler),
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ef := &elicitFixture{fake: fake, audit: audit, approver: ap, server: New(client, nil)}
+			ef := gatewayElicitFixture(t)
+			fake := ef.fake
 			var asked atomic.Int32
 			seen := make(chan string, 4)
 			cs := ef.connectWith(t, "", answering(&asked, seen, func(int32) *mcp.ElicitResult { return accept(tc.confirm) }))
@@ -145,5 +133,71 @@ func TestAPIRequestElicit(t *testing.T) {
 				t.Errorf("form message does not show the request:\n%s", msg)
 			}
 		})
+	}
+}
+
+// gatewayElicitFixture is a server whose gateway-write class is approved
+// by elicitation only, on a fresh fake.
+func gatewayElicitFixture(t *testing.T) *elicitFixture {
+	t.Helper()
+	fake := proxmoxtest.NewServer(nil)
+	t.Cleanup(fake.Close)
+	ap, err := NewElicitApprover(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol := gatewayPolicy()
+	pol.Approvals[proxmoxsafe.ClassGatewayWrite] = []proxmoxsafe.ApprovalLevel{proxmoxsafe.LevelElicit}
+	audit := newMemAudit()
+	client, err := proxmoxsafe.New(proxmoxsafe.Config{
+		URL: fake.URL, TokenID: proxmoxtest.DefaultTokenID, TokenSecret: proxmoxtest.DefaultTokenSecret,
+		Fingerprint: fake.Fingerprint(), Policy: *pol, Audit: audit,
+		Approvers: []proxmoxsafe.Approver{ap}, Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &elicitFixture{fake: fake, audit: audit, approver: ap, server: New(client, nil)}
+}
+
+// TestAPIRequestSecretParamNotElicited: a gateway write with a secret
+// parameter (here a PowerDNS API key) is refused before the person is
+// asked: no elicitation form (which showed the parameter digest), a tool
+// error naming the parameter and saying nothing was done, zero upstream
+// requests, and neither the value nor its unkeyed parameter digest in the
+// result or the audit log. Before, the form asked the person to approve
+// "key=[redacted]" and carried the digest.
+func TestAPIRequestSecretParamNotElicited(t *testing.T) {
+	t.Parallel()
+	ef := gatewayElicitFixture(t)
+	var asked atomic.Int32
+	cs := ef.connectWith(t, "", answering(&asked, nil, func(int32) *mcp.ElicitResult { return accept("POST") }))
+	params := map[string]string{"dns": "pdns", "type": "powerdns", "url": "https://dns.example/api", "key": "hunter2"}
+	vals := url.Values{}
+	for k, v := range params {
+		vals.Set(k, v)
+	}
+	sum := sha256.Sum256([]byte(vals.Encode()))
+	digest := hex.EncodeToString(sum[:8])
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: ToolAPIRequest,
+		Arguments: map[string]any{"method": "POST", "path": "/cluster/sdn/dns", "params": params}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := text(t, res)
+	if !res.IsError || !strings.Contains(out, "parameter key is never sent through the gateway") || !strings.Contains(out, "no action was taken") {
+		t.Errorf("result = %s, want a refusal naming the parameter", out)
+	}
+	if n := asked.Load(); n != 0 {
+		t.Errorf("the person was asked %d times, want never", n)
+	}
+	if got := ef.fake.Requests(); len(got) != 0 {
+		t.Errorf("upstream requests = %+v, want none", got)
+	}
+	raw, _ := json.Marshal(res)
+	for _, s := range []string{string(raw), ef.audit.String()} {
+		if strings.Contains(s, "hunter2") || strings.Contains(s, digest) {
+			t.Errorf("the secret or its digest %s leaked: %s", digest, s)
+		}
 	}
 }

@@ -32,12 +32,13 @@ var digestSkipped = []string{"approval", "plan"}
 // they carry, whether they only plan, and whether or how long they wait.
 //
 // The pipeline puts it in [ApprovalRequest.Arguments]; the grant store and
-// the MCP elicitation bind their approvals to it. It is an unkeyed hash:
-// it reveals nothing an observer could not compute from arguments it
-// already knows, but a guessable value in the input can be confirmed
-// against it. The typed inputs hold no secret; [APIRequestInput.Params]
-// may (a parameter the gateway shows as [RedactedValue]), and the
-// gateway's phrase digest (params=…) is unkeyed in the same way.
+// the MCP elicitation bind their approvals to it. It is an unkeyed hash,
+// on purpose: a guessable value in the input could be confirmed against
+// it by whoever reads a grant file, so no input it covers may hold a
+// secret. The typed inputs have no secret field, and a gateway write
+// ([APIRequestInput.Params]) with a parameter the gateway would redact is
+// refused before approval (docs/SECURITY.md, "Digests"): every value it
+// covers is one the plan shows in full.
 func ArgumentsDigest(op Operation, input any) (string, error) {
 	raw, err := json.Marshal(input)
 	if err != nil {

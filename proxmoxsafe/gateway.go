@@ -55,8 +55,10 @@ type APIRequestInput struct {
 	// Path is as in [APIGetInput].
 	Path string `json:"path" validate:"required,min=1,max=256" jsonschema:"API path relative to /api2/json, e.g. /cluster/ha/groups. Segments unencoded (no %), no query string (use params), no . or .. segments."`
 	// Params are sent form-encoded (POST, PUT) or as the query (DELETE).
-	// Their digest is part of the approval phrase.
-	Params map[string]string `json:"params,omitempty" jsonschema:"Parameters by Proxmox's names (values as strings: numbers as digits, booleans as 0/1). Their digest is part of the approval phrase."`
+	// Their digest is part of the approval phrase. A parameter whose value
+	// the gateway would redact (a password, token, key, sshkeys, …; see
+	// docs/SECURITY.md) is refused: no secret is sent through the gateway.
+	Params map[string]string `json:"params,omitempty" jsonschema:"Parameters by Proxmox's names (values as strings: numbers as digits, booleans as 0/1). Their digest is part of the approval phrase. Secrets are refused: any parameter api_get would redact (passwords, tokens, keys, sshkeys, …) or a value that looks like a ticket or quotes a password."`
 	// Approval is the approval phrase, when the class's level is phrase.
 	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"The exact approval phrase the refusal named: APPROVE <method> <path> params=<digest>."`
 	// Plan runs every step up to approval and returns the plan; nothing
@@ -285,14 +287,15 @@ func checkGatewayParams(params map[string]string) (url.Values, error) {
 var forbiddenWriteParam = lazyre.New(`(?i)^(args|hookscript|cicustom|lxc|hostpci\d*|usb\d*|serial\d*|parallel\d*|dev\d+|mp\d+|.*passw(or)?d.*|.*secret.*)$`)
 
 // checkGatewayParams is the policy step for a write's parameters:
-// forbidden names, and nodes named in parameters must be on the
-// allowlist: a single node (node, target, target-node) or a node list
-// (nodes of HA groups and rules: "pve1:2,pve2").
+// forbidden names and secrets (checkGatewaySecrets), and nodes named in
+// parameters must be on the allowlist: a single node (node, target,
+// target-node) or a node list (nodes of HA groups and rules:
+// "pve1:2,pve2").
 func (p *policy) checkGatewayParams(vals url.Values) error {
+	if err := checkGatewaySecrets(vals); err != nil {
+		return err
+	}
 	for _, k := range sortedKeys(vals) {
-		if forbiddenWriteParam.MatchString(k) {
-			return refuse(ErrNotAllowed, "parameter %s is never sent through the gateway (host passthrough, raw arguments, scripts or a password)", k)
-		}
 		switch strings.ToLower(k) {
 		case "node", "target", "target-node":
 			if v := vals.Get(k); nodeRe.MatchString(v) {
@@ -310,6 +313,43 @@ func (p *policy) checkGatewayParams(vals url.Values) error {
 		}
 	}
 	return nil
+}
+
+// checkGatewaySecrets refuses a write with a parameter the gateway never
+// sends: a forbidden name (forbiddenWriteParam), or a secret (secretWriteParam).
+// A secret has no business passing through a model, the person approving
+// could not be shown it (it would read [RedactedValue]), and any digest of
+// it in the phrase, the plan, the audit record or a grant file would let
+// whoever reads them confirm a guessed value offline. The refusal names
+// the parameter, never its value.
+func checkGatewaySecrets(vals url.Values) error {
+	for _, k := range sortedKeys(vals) {
+		if forbiddenWriteParam.MatchString(k) {
+			return refuse(ErrNotAllowed, "parameter %s is never sent through the gateway (host passthrough, raw arguments, scripts or a password)", k)
+		}
+		if why := secretWriteParam(k, vals.Get(k)); why != "" {
+			return refuse(ErrNotAllowed, "parameter %s is never sent through the gateway: %s; a secret must not pass through the model, and the person approving could not be shown it (set it in Proxmox itself)", k, why)
+		}
+	}
+	return nil
+}
+
+// secretWriteParam says why a write parameter can carry a secret, or "":
+// its name is one whose value the gateway redacts in answers
+// (gatewaySecret, with "value" as under /access), or its value looks like
+// a Proxmox ticket or quotes a secret-looking argument ("--password X",
+// "api_token=X"), as answers are redacted by value. What the gateway would
+// hide when reading it back, it does not send.
+func secretWriteParam(k, v string) string {
+	switch {
+	case gatewaySecret(k, v, true):
+		return "the gateway treats values under this name as secrets (it redacts them in every answer)"
+	case ticketValue.MatchString(v):
+		return "its value looks like a Proxmox ticket"
+	case redactSecretArgs(v) != v:
+		return "its value quotes a secret-looking argument (a password, secret, token or API key)"
+	}
+	return ""
 }
 
 // guestRef matches a path segment or list item that names a guest: a
@@ -401,9 +441,17 @@ func pathGuest(segs []string) Target {
 }
 
 // mutation is the audit and approval view of a gateway write. Its params
-// are "path", "params" (the digest), then each parameter, capped.
+// are "path", "params" (the digest), then each parameter, capped. A
+// request with a parameter the gateway never sends is refused and never
+// approved: its records carry [RedactedValue] instead of the digest, since
+// a digest of a secret lets whoever reads the audit log confirm a guessed
+// value offline.
 func (r *gatewayReq) mutation(given string) *mutation {
-	ps := []ApprovalParam{{Name: "path", Value: r.path()}, {Name: "params", Value: paramsDigest(r.params)}}
+	digest := paramsDigest(r.params)
+	if checkGatewaySecrets(r.params) != nil {
+		digest = RedactedValue
+	}
+	ps := []ApprovalParam{{Name: "path", Value: r.path()}, {Name: "params", Value: digest}}
 	for _, k := range sortedKeys(r.params) {
 		ps = append(ps, ApprovalParam{Name: k, Value: r.shownParam(k, 128)})
 	}
@@ -414,7 +462,8 @@ func (r *gatewayReq) mutation(given string) *mutation {
 // shownParam is a parameter's value as records, plans and approval
 // prompts show it: one sanitized line, capped, and [RedactedValue] for a
 // name that can carry a secret (a refused password must not reach the
-// audit log). The digest covers the real value.
+// audit log). The digest covers the real value; a request with a secret
+// value is refused and its records carry no digest (mutation).
 func (r *gatewayReq) shownParam(k string, max int) string {
 	if r.secretParam(k) {
 		return RedactedValue
@@ -424,9 +473,11 @@ func (r *gatewayReq) shownParam(k string, max int) string {
 }
 
 // secretParam reports whether parameter k's value is one the gateway never
-// shows: a name that can carry a secret.
+// shows: a forbidden name or a secret (secretWriteParam). A write with one
+// is refused by the policy step; a read (query parameters) is sent, and
+// Proxmox's echo of the value redacted (redactEcho).
 func (r *gatewayReq) secretParam(k string) bool {
-	return forbiddenWriteParam.MatchString(k) || gatewaySecret(k, r.params.Get(k), true)
+	return forbiddenWriteParam.MatchString(k) || secretWriteParam(k, r.params.Get(k)) != ""
 }
 
 // redactEcho replaces, in Proxmox's error for this request, the values of
@@ -456,6 +507,10 @@ func (r *gatewayReq) redactEcho(err error) error {
 
 // paramsDigest is the first 16 hex digits of the SHA-256 of the parameters
 // in their canonical form (url.Values.Encode: sorted by name), or "none".
+// It is unkeyed on purpose: anyone can recompute it from the parameters
+// the plan shows in full, and a write with a parameter that is not shown
+// in full (a secret) is refused (checkGatewaySecrets), so it reveals
+// nothing the plan does not.
 func paramsDigest(v url.Values) string {
 	if len(v) == 0 {
 		return "none"
@@ -472,8 +527,10 @@ func gatewayPhrase(r *gatewayReq) string {
 }
 
 // GatewayPhrase returns the approval phrase [Client.APIRequest] requires
-// for in, or an error when in is not a valid request (nothing is checked
-// against policy).
+// for in, or an error when in is not a valid request or has a parameter
+// the gateway never sends (a forbidden name or a secret, refused with
+// [ErrNotAllowed]: no phrase, so no digest of the secret, is made).
+// Nothing is checked against the operator's policy.
 func GatewayPhrase(in APIRequestInput) (string, error) {
 	if err := Validate(in); err != nil {
 		return "", err
@@ -484,6 +541,9 @@ func GatewayPhrase(in APIRequestInput) (string, error) {
 	}
 	vals, err := checkGatewayParams(in.Params)
 	if err != nil {
+		return "", err
+	}
+	if err := checkGatewaySecrets(vals); err != nil {
 		return "", err
 	}
 	return gatewayPhrase(&gatewayReq{method: in.Method, segs: segs, params: vals}), nil

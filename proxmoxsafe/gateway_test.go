@@ -517,31 +517,28 @@ func TestAPIRequestGrant(t *testing.T) {
 	}
 }
 
-// TestAPIRequestEchoedSecretParam: Proxmox's 400 answer quotes parameter
-// values ("value '…' does not match"); a value the gateway redacts by its
-// name (here a "-key" parameter) must not come back through that echo,
-// neither in the error nor in the audit record or the logs.
-func TestAPIRequestEchoedSecretParam(t *testing.T) {
+// TestAPIGetEchoedSecretParam: Proxmox's 400 answer quotes parameter
+// values ("value '…' does not match"); a query parameter of a read that
+// the gateway redacts by its name (here a "-key" parameter) must not come
+// back through that echo, neither in the error nor in the logs. (A write
+// with such a parameter is refused before anything is sent:
+// TestGatewayWriteSecretParams.)
+func TestAPIGetEchoedSecretParam(t *testing.T) {
 	t.Parallel()
 	const secret = "CANARY-ECHOED-KEY-7d2a"
 	e := gatewayEnv(t, nil)
-	in := proxmoxsafe.APIRequestInput{Method: "POST", Path: "/cluster/ha/groups", Params: map[string]string{"group": "g1", "api-key": secret}}
-	phrase, err := proxmoxsafe.GatewayPhrase(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in.Approval = phrase
-	e.fake.InjectFault(proxmoxtest.Fault{Method: "POST", Path: "/cluster/ha/groups", Status: 400, Reason: "Parameter verification failed.",
+	in := proxmoxsafe.APIGetInput{Path: "/cluster/ha/groups", Params: map[string]string{"group": "g1", "api-key": secret}}
+	e.fake.InjectFault(proxmoxtest.Fault{Method: "GET", Path: "/cluster/ha/groups", Status: 400, Reason: "Parameter verification failed.",
 		Body: []byte(`{"data":null,"message":"value '` + secret + `' is wrong","errors":{"api-key":"value '` + secret + `' does not match"}}`)})
-	_, err = e.client.APIRequest(t.Context(), in)
+	_, err := e.client.APIGet(t.Context(), in)
 	var ae *proxmoxsafe.APIError
 	if !errors.As(err, &ae) || ae.StatusCode != 400 {
 		t.Fatalf("err = %v, want Proxmox's 400", err)
 	}
-	if len(e.fake.MutatingRequests()) != 1 {
-		t.Fatalf("mutating requests = %v, want the one write", reqLines(e.fake.MutatingRequests()))
+	if got := reqLines(e.requests()); len(got) != 1 || got[0] != "GET /cluster/ha/groups" {
+		t.Fatalf("requests = %v, want the one read", got)
 	}
-	for where, s := range map[string]string{"error": err.Error() + fmt.Sprint(ae.Params), "audit": e.audit.String(), "logs": e.logs.String()} {
+	for where, s := range map[string]string{"error": err.Error() + fmt.Sprint(ae.Params), "logs": e.logs.String()} {
 		if strings.Contains(s, secret) {
 			t.Errorf("%s holds the echoed secret: %s", where, s)
 		}

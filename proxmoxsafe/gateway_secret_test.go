@@ -1,0 +1,204 @@
+package proxmoxsafe_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+)
+
+// secretWrites are gateway writes with one parameter whose value is a
+// secret, by the parameter's name (what the gateway redacts in answers)
+// or by the value's shape (a ticket, a secret-looking argument). Each
+// secret is a low-entropy guess an observer could try offline.
+var secretWrites = []struct {
+	name   string
+	in     proxmoxsafe.APIRequestInput
+	param  string // the parameter the refusal names
+	secret string // its value
+}{
+	{"a -key parameter (PowerDNS API key)", post("/cluster/sdn/dns", map[string]string{"dns": "pdns", "type": "powerdns", "url": "https://dns.example/api/v1/servers/localhost", "key": "hunter2"}), "key", "hunter2"},
+	{"a name ending in -key", post("/cluster/ha/groups", map[string]string{"group": "g1", "api-key": "123456"}), "api-key", "123456"},
+	{"a token", post("/cluster/ha/groups", map[string]string{"group": "g1", "token": "letmein"}), "token", "letmein"},
+	{"a forbidden password", post("/nodes/pve1/qemu/101/config", map[string]string{"cipassword": "summer2026"}), "cipassword", "summer2026"},
+	{"cloud-init SSH keys", put("/nodes/pve1/qemu/101/config", map[string]string{"sshkeys": "ssh-ed25519%20AAAAC3Nz"}), "sshkeys", "ssh-ed25519%20AAAAC3Nz"},
+	{"a value parameter", post("/cluster/ha/groups", map[string]string{"group": "g1", "value": "qwerty"}), "value", "qwerty"},
+	{"a ticket under another name", post("/cluster/ha/groups", map[string]string{"group": "g1", "comment": "PVE:root@pam:6A1B2C3D::c2ln"}), "comment", "PVE:root@pam:6A1B2C3D::c2ln"},
+	{"a password quoted in free text", post("/cluster/ha/groups", map[string]string{"group": "g1", "comment": "password: dragon"}), "comment", "password: dragon"},
+}
+
+func post(path string, params map[string]string) proxmoxsafe.APIRequestInput {
+	return proxmoxsafe.APIRequestInput{Method: "POST", Path: path, Params: params}
+}
+
+func put(path string, params map[string]string) proxmoxsafe.APIRequestInput {
+	return proxmoxsafe.APIRequestInput{Method: "PUT", Path: path, Params: params}
+}
+
+// secretTraces are what confirms a guessed value to whoever reads an
+// output: the value, the gateway's parameter digest as anyone recomputes
+// it from the guess (the first 16 hex digits of the SHA-256 of the
+// parameters' url.Values encoding), and the arguments digest of the call.
+func secretTraces(t *testing.T, in proxmoxsafe.APIRequestInput, secret string) map[string]string {
+	t.Helper()
+	vals := url.Values{}
+	for k, v := range in.Params {
+		vals.Set(k, v)
+	}
+	sum := sha256.Sum256([]byte(vals.Encode()))
+	args, err := proxmoxsafe.ArgumentsDigest(proxmoxsafe.OpAPIRequest, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]string{"the secret": secret, "its parameter digest": hex.EncodeToString(sum[:8]), "its arguments digest": args}
+}
+
+// unkeyedPhrase is the phrase a gateway that accepted the write would
+// require: what a model would type to approve it.
+func unkeyedPhrase(in proxmoxsafe.APIRequestInput, digest string) string {
+	return "APPROVE " + in.Method + " " + in.Path + " params=" + digest
+}
+
+// TestGatewayWriteSecretParams: a gateway write with a parameter that is
+// a secret is refused at the policy step — whether it carries the phrase
+// a model would compute, asks for a plan or carries no approval — with an
+// error naming the parameter (never its value) and saying that nothing
+// was done; zero upstream requests; and neither the value nor any digest
+// of it (the parameter digest, the arguments digest) reaches the error,
+// the audit record, the logs or GatewayPhrase. Before, such a write was
+// approved with the secret shown as [redacted] to the approver and its
+// unkeyed digest in the phrase, the plan and the audit record, where a
+// guess could be confirmed offline; the refused forbidden names
+// (cipassword) left the digest in the refusal's audit record.
+func TestGatewayWriteSecretParams(t *testing.T) {
+	t.Parallel()
+	for _, tc := range secretWrites {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := gatewayEnv(t, nil)
+			traces := secretTraces(t, tc.in, tc.secret)
+			withPhrase := tc.in
+			withPhrase.Approval = unkeyedPhrase(tc.in, traces["its parameter digest"])
+			planOnly := tc.in
+			planOnly.Plan = true
+			var outputs []string
+			for _, in := range []proxmoxsafe.APIRequestInput{tc.in, withPhrase, planOnly} {
+				res, err := e.client.APIRequest(t.Context(), in)
+				if !errors.Is(err, proxmoxsafe.ErrNotAllowed) {
+					t.Fatalf("approval %q plan %v: result %+v, err = %v, want refused as not allowed", in.Approval, in.Plan, res, err)
+				}
+				for _, want := range []string{"parameter " + tc.param + " is never sent through the gateway", "no action was taken"} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("err = %q, want it to say %q", err, want)
+					}
+				}
+				outputs = append(outputs, err.Error())
+			}
+			if got := e.requests(); len(got) != 0 {
+				t.Errorf("requests = %v, want none", reqLines(got))
+			}
+			recs := auditEvents(t, e)
+			if len(recs) != 3 {
+				t.Fatalf("audit = %+v, want three refused records", recs)
+			}
+			for _, r := range recs {
+				if r.Event != proxmoxsafe.AuditRefused || r.Path != tc.in.Path || !strings.Contains(strings.Join(r.Params, " "), "params="+proxmoxsafe.RedactedValue) {
+					t.Errorf("record = %+v, want a refusal naming the path, its parameter digest withheld", r)
+				}
+			}
+			phrase, err := proxmoxsafe.GatewayPhrase(tc.in)
+			if !errors.Is(err, proxmoxsafe.ErrNotAllowed) {
+				t.Errorf("GatewayPhrase = %q, %v; want refused as not allowed", phrase, err)
+			} else {
+				outputs = append(outputs, err.Error())
+			}
+			outputs = append(outputs, e.audit.String(), e.logs.String())
+			for what, trace := range traces {
+				for _, out := range outputs {
+					if strings.Contains(out, trace) {
+						t.Errorf("%s (%s) appears in %s", what, trace, out)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestGatewayWriteSecretParamNoGrant: at the grant level, a write with a
+// secret parameter makes no grant: the refusal comes before approval, so
+// no grant file in the grant directory holds the plan, the phrase or the
+// arguments digest of the secret. Before, a pending grant was written
+// with the unkeyed digests in it.
+func TestGatewayWriteSecretParamNoGrant(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	store, err := proxmoxsafe.OpenGrantStore(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := gatewayEnv(t, func(c *proxmoxsafe.Config) {
+		c.Policy.Approvals[proxmoxsafe.ClassGatewayWrite] = []proxmoxsafe.ApprovalLevel{proxmoxsafe.LevelGrant}
+		c.Approvers = []proxmoxsafe.Approver{store}
+	})
+	tc := secretWrites[0]
+	_, err = e.client.APIRequest(t.Context(), tc.in)
+	var gre *proxmoxsafe.GrantRequiredError
+	if errors.As(err, &gre) || !errors.Is(err, proxmoxsafe.ErrNotAllowed) {
+		t.Fatalf("err = %v, want refused as not allowed, without a grant", err)
+	}
+	if grants, err := store.List(); err != nil || len(grants) != 0 {
+		t.Errorf("grants = %+v, %v; want none", grants, err)
+	}
+	traces := secretTraces(t, tc.in, tc.secret)
+	err = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		raw, err := os.ReadFile(path)
+		for what, trace := range traces {
+			if strings.Contains(string(raw), trace) {
+				t.Errorf("%s (%s) is in %s", what, trace, path)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.requests(); len(got) != 0 {
+		t.Errorf("requests = %v, want none", reqLines(got))
+	}
+}
+
+// TestGatewayWritePlainParamsStillApproved: the rule refuses what the
+// gateway would hide, not what merely resembles it: a description that
+// names a key and a token without quoting one is shown in full in the
+// plan and sent once approved.
+func TestGatewayWritePlainParamsStillApproved(t *testing.T) {
+	t.Parallel()
+	e := gatewayEnv(t, nil)
+	const desc = "before rotating the API key and the token"
+	in := post("/nodes/pve1/qemu/101/snapshot", map[string]string{"snapname": "gw1", "description": desc})
+	plan := in
+	plan.Plan = true
+	res, err := e.client.APIRequest(t.Context(), plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Plan.Params["description"] != desc {
+		t.Errorf("plan params = %v, want the description in full", res.Plan.Params)
+	}
+	in.Approval = res.Plan.Approval
+	if _, err := e.client.APIRequest(t.Context(), in); err != nil {
+		t.Fatalf("approved write: %v", err)
+	}
+	if got := e.fake.MutatingRequests(); len(got) != 1 || reqLine(got[0]) != "POST /nodes/pve1/qemu/101/snapshot" || got[0].Form.Get("description") != desc {
+		t.Errorf("mutating requests = %+v, want the one write with the description", got)
+	}
+}
