@@ -3,7 +3,6 @@ package proxmoxsafe
 import (
 	"context"
 	"encoding/json"
-	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -99,8 +98,8 @@ func configDisks(typ GuestType, conf map[string]string) []destroyDisk {
 // (at most maxCloneScan). It returns what it found and how many guests
 // it could not check.
 func (c *Client) linkedClones(ctx context.Context, t Target) (found []string, unchecked int, err error) {
-	var raw []rawResource
-	if err := c.get(ctx, "/cluster/resources", url.Values{"type": {"vm"}}, &raw); err != nil {
+	raw, err := c.vmResources(ctx)
+	if err != nil {
 		return nil, 0, err
 	}
 	baseRe := regexp.MustCompile(`(?:^|[:/])(?:base|basevol)-` + strconv.Itoa(t.VMID) + `-disk-[0-9]+[^/,]*/`)
@@ -139,8 +138,8 @@ func (c *Client) linkedClones(ctx context.Context, t Target) (found []string, un
 // guest's VMID ("qemu on pve1, stopped, locked destroyed"), or returns ""
 // when there is none: the proof that a destroy completed.
 func (c *Client) guestListed(ctx context.Context, t Target) (string, error) {
-	var raw []rawResource
-	if err := c.get(ctx, "/cluster/resources", url.Values{"type": {"vm"}}, &raw); err != nil {
+	raw, err := c.vmResources(ctx)
+	if err != nil {
 		return "", err
 	}
 	for i := range raw {

@@ -3,7 +3,6 @@ package proxmoxsafe
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -147,8 +146,8 @@ func (c *Client) protection(ctx context.Context, t Target) (string, error) {
 	if !g.byAttributes() {
 		return "", nil
 	}
-	var raw []rawResource
-	if err := c.get(ctx, "/cluster/resources", url.Values{"type": {"vm"}}, &raw); err != nil {
+	raw, err := c.vmResources(ctx)
+	if err != nil {
 		return "", err
 	}
 	for i := range raw {

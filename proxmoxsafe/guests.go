@@ -3,7 +3,6 @@ package proxmoxsafe
 import (
 	"context"
 	"encoding/base64"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -122,8 +121,8 @@ func (c *Client) ListGuests(ctx context.Context, in ListGuestsInput) (*ListGuest
 	if limit == 0 {
 		limit = DefaultListLimit
 	}
-	var raw []rawResource
-	if err := c.get(ctx, "/cluster/resources", url.Values{"type": {"vm"}}, &raw); err != nil {
+	raw, err := c.vmResources(ctx)
+	if err != nil {
 		return nil, c.logged(ctx, "ListGuests", start, err)
 	}
 	matched := make([]*rawResource, 0, len(raw))

@@ -2,7 +2,6 @@ package proxmoxsafe
 
 import (
 	"context"
-	"net/url"
 )
 
 // Completion proof of a migration: the task ended OK and
@@ -26,8 +25,8 @@ func (c *Client) expectMigration(r *Receipt) (expectation, error) {
 // observeNode reads where the guest is and reports whether that is the
 // target node.
 func (w *waiter) observeNode(ctx context.Context) (bool, error) {
-	var raw []rawResource
-	if err := w.c.get(ctx, "/cluster/resources", url.Values{"type": {"vm"}}, &raw); err != nil {
+	raw, err := w.c.vmResources(ctx)
+	if err != nil {
 		return false, err
 	}
 	t := w.r.Target

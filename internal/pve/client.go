@@ -231,6 +231,12 @@ func (c *Client) send(req *http.Request, method, path string, out any, ph *phase
 	if p, ok := out.(*Paged); ok {
 		return p.decode(method, path, data)
 	}
+	if d, ok := out.(*Decoder); ok {
+		if d.Decode(data) {
+			return nil
+		}
+		out = d.Data // declined: encoding/json decides, and words any error
+	}
 	// Decode "data" straight into out (an interface holding a pointer is
 	// decoded into): one validation pass over the body instead of two.
 	env := struct {

@@ -171,3 +171,37 @@ func TestTransportErrorHasNoURLQuery(t *testing.T) {
 		t.Errorf("error leaks query or secret: %v", err)
 	}
 }
+
+// TestDecoderFallsBack: a Decoder's answer is used when it takes the body;
+// when it declines, the body is decoded into Data with encoding/json,
+// errors included, as for a plain out value.
+func TestDecoderFallsBack(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		body, want string
+		take, fail bool
+	}{
+		{`{"data":"upstream"}`, "fast", true, false},
+		{`{"data":"upstream"}`, "upstream", false, false},
+		{`{"data":5}`, "", false, true},
+		{`{"data":null}`, "", false, true},
+	} {
+		ts, _ := rawServer(t, "200 OK", tc.body)
+		var got string
+		var seen []byte
+		err := newClient(t, ts).Get(t.Context(), "/x", nil, &Decoder{Data: &got, Decode: func(b []byte) bool {
+			seen = append(seen, b...)
+			if tc.take {
+				got = "fast"
+			}
+			return tc.take
+		}})
+		if string(seen) != tc.body || got != tc.want || (err != nil) != tc.fail {
+			t.Errorf("%s take=%v: got %q, err %v; decoder saw %q", tc.body, tc.take, got, err, seen)
+		}
+		var plain string
+		if perr := newClient(t, ts).Get(t.Context(), "/x", nil, &plain); !tc.take && fmt.Sprint(perr) != fmt.Sprint(err) {
+			t.Errorf("%s: error %v, without a Decoder %v", tc.body, err, perr)
+		}
+	}
+}

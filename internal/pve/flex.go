@@ -20,16 +20,17 @@ func (n *Int) UnmarshalJSON(b []byte) error {
 	if !ok {
 		return fmt.Errorf("pve: cannot decode %.40s as integer", b)
 	}
-	if s == "" {
+	if len(s) == 0 {
 		*n = 0
 		return nil
 	}
-	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+	// string(s) in a call does not escape: no allocation for a number.
+	if v, err := strconv.ParseInt(string(s), 10, 64); err == nil {
 		*n = Int(v)
 		return nil
 	}
 	// Integers sometimes arrive as 1.0 or 1e3 from float formatting.
-	f, err := strconv.ParseFloat(s, 64)
+	f, err := strconv.ParseFloat(string(s), 64)
 	if err != nil {
 		return fmt.Errorf("pve: cannot decode %.40q as integer", s)
 	}
@@ -46,11 +47,11 @@ func (f *Float) UnmarshalJSON(b []byte) error {
 	if !ok {
 		return fmt.Errorf("pve: cannot decode %.40s as number", b)
 	}
-	if s == "" {
+	if len(s) == 0 {
 		*f = 0
 		return nil
 	}
-	v, err := strconv.ParseFloat(s, 64)
+	v, err := strconv.ParseFloat(string(s), 64)
 	if err != nil {
 		return fmt.Errorf("pve: cannot decode %.40q as number", s)
 	}
@@ -76,11 +77,11 @@ func (v *Bool) UnmarshalJSON(b []byte) error {
 	if !ok {
 		return fmt.Errorf("pve: cannot decode %.40s as boolean", b)
 	}
-	switch s {
+	switch string(s) {
 	case "", "0":
 		*v = false
 	default:
-		n, err := strconv.ParseFloat(s, 64)
+		n, err := strconv.ParseFloat(string(s), 64)
 		if err != nil {
 			return fmt.Errorf("pve: cannot decode %.40q as boolean", s)
 		}
@@ -115,29 +116,37 @@ func (v *String) UnmarshalJSON(b []byte) error {
 }
 
 // unquote returns the text of a JSON scalar: the contents of a string, or
-// the literal of a number; null gives "".
-func unquote(b []byte) (string, bool) {
+// the literal of a number; null gives "". It copies only an escaped string.
+func unquote(b []byte) ([]byte, bool) {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 {
-		return "", false
+		return nil, false
 	}
 	switch b[0] {
 	case '"':
+		if len(b) >= 2 && b[len(b)-1] == '"' && plain(b[1:len(b)-1]) {
+			return b[1 : len(b)-1], true
+		}
 		s, err := jsonString(b)
-		return s, err == nil
+		return []byte(s), err == nil
 	case 'n':
-		return "", string(b) == "null"
+		return nil, string(b) == "null"
 	case '{', '[', 't', 'f':
-		return "", false
+		return nil, false
 	}
-	return string(b), true
+	return b, true
+}
+
+// plain reports whether the inside of a string literal needs no unescaping.
+func plain(b []byte) bool {
+	return bytes.IndexByte(b, '\\') < 0 && bytes.IndexByte(b, '"') < 0
 }
 
 // jsonString decodes a JSON string literal. Most of Proxmox's strings have no
 // escapes, so they are sliced directly; only escaped ones go through
 // encoding/json. The decoder already validated the literal.
 func jsonString(b []byte) (string, error) {
-	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' && bytes.IndexByte(b[1:len(b)-1], '\\') < 0 && bytes.IndexByte(b[1:len(b)-1], '"') < 0 {
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' && plain(b[1:len(b)-1]) {
 		return string(b[1 : len(b)-1]), nil
 	}
 	var s string

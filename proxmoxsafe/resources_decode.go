@@ -1,0 +1,272 @@
+package proxmoxsafe
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/url"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
+)
+
+// vmResources reads the guests of /cluster/resources (type=vm), the one
+// list that grows with the cluster (3 MB of JSON for 10,000 guests), with
+// decodeResources; whatever it declines is decoded by encoding/json as
+// before, so results and errors are the same either way.
+func (c *Client) vmResources(ctx context.Context) ([]rawResource, error) {
+	var raw []rawResource
+	err := c.get(ctx, "/cluster/resources", url.Values{"type": {"vm"}}, &pve.Decoder{Data: &raw, Decode: func(body []byte) bool {
+		rows, ok := decodeResources(body)
+		if ok {
+			raw = rows
+		}
+		return ok
+	}})
+	return raw, err
+}
+
+// decodeResources decodes a /cluster/resources answer into the rows
+// encoding/json would give for {"data": []rawResource}, reading only the
+// fields a row has and skipping the others (id, netin, diskread, …)
+// without building them, in one pass that also validates the whole body.
+// It declines (false) what it does not handle exactly as encoding/json
+// would, and the caller then decodes with encoding/json: invalid JSON, a
+// missing, null or repeated "data", an element that is not an object, a
+// field of an unexpected type, and keys that are escaped, not ASCII or a
+// known name in another case (encoding/json matches names without regard
+// to case). Differential tests and FuzzDecodeResources hold it to
+// encoding/json's result.
+func decodeResources(body []byte) ([]rawResource, bool) {
+	s := pve.NewScanner(body)
+	if !s.Consume('{') {
+		return nil, false
+	}
+	var rows []rawResource
+	seen := false
+	for first := true; ; first = false {
+		if first && s.Consume('}') {
+			break
+		}
+		key, ok := objectKey(s)
+		if !ok {
+			return nil, false
+		}
+		switch {
+		case string(key) == "data":
+			if seen {
+				return nil, false
+			}
+			seen = true
+			if rows, ok = decodeRows(s, bytes.Count(body, []byte(`"vmid"`))); !ok {
+				return nil, false
+			}
+		case asciiEqualFold(key, "data"):
+			return nil, false
+		default:
+			if _, ok := s.Value(); !ok {
+				return nil, false
+			}
+		}
+		if s.Consume('}') {
+			break
+		}
+		if !s.Consume(',') {
+			return nil, false
+		}
+	}
+	if !seen || !s.End() {
+		return nil, false
+	}
+	return rows, true
+}
+
+// objectKey scans a key and its colon and returns the key's text; it
+// declines keys with escapes or bytes outside ASCII, whose matching
+// against field names encoding/json does in its own way.
+func objectKey(s *pve.Scanner) ([]byte, bool) {
+	lit, escaped, ok := s.String()
+	if !ok || escaped || !s.Consume(':') {
+		return nil, false
+	}
+	key := lit[1 : len(lit)-1]
+	for _, c := range key {
+		if c >= 0x80 {
+			return nil, false
+		}
+	}
+	return key, true
+}
+
+func asciiEqualFold(b []byte, name string) bool {
+	if len(b) != len(name) {
+		return false
+	}
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != name[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// resourceFields are the keys of rawResource (its json tags).
+var resourceFields = []string{"type", "vmid", "name", "node", "status", "template", "lock", "tags",
+	"hastate", "cpu", "maxcpu", "mem", "maxmem", "disk", "maxdisk", "uptime", "pool"}
+
+// maxInterned bounds the strings shared between rows (node names and
+// states repeat on every row; names do not).
+const maxInterned = 256
+
+// decodeRows decodes the "data" array; about is the number of rows
+// expected (the rows are large: growing the slice from nothing copied
+// several times their size).
+func decodeRows(s *pve.Scanner, about int) ([]rawResource, bool) {
+	if !s.Consume('[') {
+		return nil, false
+	}
+	rows := make([]rawResource, 0, about)
+	if s.Consume(']') {
+		return rows, true
+	}
+	interned := map[string]string{}
+	for {
+		if !s.Consume('{') {
+			return nil, false
+		}
+		rows = append(rows, rawResource{})
+		if !decodeRow(s, &rows[len(rows)-1], interned) {
+			return nil, false
+		}
+		if s.Consume(']') {
+			return rows, true
+		}
+		if !s.Consume(',') {
+			return nil, false
+		}
+	}
+}
+
+// decodeRow decodes one object after its '{' into r.
+func decodeRow(s *pve.Scanner, r *rawResource, interned map[string]string) bool {
+	if s.Consume('}') {
+		return true
+	}
+	for {
+		key, ok := objectKey(s)
+		if !ok {
+			return false
+		}
+		v, ok := s.Value()
+		if !ok {
+			return false
+		}
+		var err error
+		switch string(key) {
+		case "type":
+			ok = decodePlainString(v, &r.Type, interned)
+		case "vmid":
+			err = r.VMID.UnmarshalJSON(v)
+		case "name":
+			err = r.Name.UnmarshalJSON(v)
+		case "node":
+			err = decodeShared(v, &r.Node, interned)
+		case "status":
+			err = decodeShared(v, &r.Status, interned)
+		case "template":
+			err = r.Template.UnmarshalJSON(v)
+		case "lock":
+			err = r.Lock.UnmarshalJSON(v)
+		case "tags":
+			err = r.Tags.UnmarshalJSON(v)
+		case "hastate":
+			err = decodeShared(v, &r.HAState, interned)
+		case "cpu":
+			err = r.CPU.UnmarshalJSON(v)
+		case "maxcpu":
+			err = r.MaxCPU.UnmarshalJSON(v)
+		case "mem":
+			err = r.Mem.UnmarshalJSON(v)
+		case "maxmem":
+			err = r.MaxMem.UnmarshalJSON(v)
+		case "disk":
+			err = r.Disk.UnmarshalJSON(v)
+		case "maxdisk":
+			err = r.MaxDisk.UnmarshalJSON(v)
+		case "uptime":
+			err = r.Uptime.UnmarshalJSON(v)
+		case "pool":
+			err = r.Pool.UnmarshalJSON(v)
+		default:
+			for _, f := range resourceFields {
+				if asciiEqualFold(key, f) {
+					return false
+				}
+			}
+		}
+		if !ok || err != nil {
+			return false
+		}
+		if s.Consume('}') {
+			return true
+		}
+		if !s.Consume(',') {
+			return false
+		}
+	}
+}
+
+// decodePlainString decodes v into a plain string field as encoding/json
+// does: a string sets it, null leaves it as it was, anything else is a
+// type error (declined).
+func decodePlainString(v []byte, dst *string, interned map[string]string) bool {
+	switch v[0] {
+	case 'n':
+		return true
+	case '"':
+	default:
+		return false
+	}
+	inner := v[1 : len(v)-1]
+	for _, c := range inner {
+		if c >= 0x80 || c == '\\' {
+			// encoding/json replaces invalid UTF-8 and unescapes: let it.
+			return json.Unmarshal(v, dst) == nil
+		}
+	}
+	*dst = intern(inner, interned)
+	return true
+}
+
+// decodeShared is pve.String's decoding, sharing the text of plain string
+// literals between rows.
+func decodeShared(v []byte, dst *pve.String, interned map[string]string) error {
+	if v[0] == '"' {
+		inner := v[1 : len(v)-1]
+		plain := true
+		for _, c := range inner {
+			if c == '\\' {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			*dst = pve.String(intern(inner, interned))
+			return nil
+		}
+	}
+	return dst.UnmarshalJSON(v)
+}
+
+func intern(b []byte, interned map[string]string) string {
+	if s, ok := interned[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(interned) < maxInterned && len(s) <= 64 {
+		interned[s] = s
+	}
+	return s
+}
