@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"slices"
+	"strconv"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -20,23 +22,19 @@ import (
 // must not take down a server that other work depends on, so
 // lineCheckTransport reads stdin itself, one line at a time, answers each
 // invalid line with the JSON-RPC error the specification prescribes
-// (-32700 parse error, -32600 invalid request) and passes only valid lines
-// on to go-sdk.
-
-// JSON-RPC 2.0 error codes for messages that never reach a handler.
-const (
-	codeParseError     = -32700
-	codeInvalidRequest = -32600
-)
-
-// maxStdioLine bounds one inbound line, as go-sdk's own reader does
-// (mcp.DefaultMaxLineLength); a longer line is answered with -32600 and
-// skipped.
-const maxStdioLine = mcp.DefaultMaxLineLength
-
-// batchVersions are the protocol versions that allow JSON-RPC batches;
-// 2025-06-18 removed them.
-var batchVersions = map[string]bool{"2024-11-05": true, "2025-03-26": true}
+// (-32700 parse error, -32600 invalid request) and hands only valid
+// messages to go-sdk.
+//
+// It is its own mcp.Connection (issue 14): each line is decoded once, into
+// the message go-sdk gets (stdio_lines.go), where go-sdk's IOTransport
+// decoded every line twice more behind an io.Pipe; and a result go-sdk has
+// already marshalled is written as it is instead of being compacted again.
+// Batches work as in go-sdk's ioConn (mcp/transport.go), on the protocol
+// versions that allow them: the answers to a batch's requests go out as one
+// array once all are answered. go-sdk tells its own connection the
+// negotiated version (an unexported method); this one takes the version
+// the client asked for in initialize, which is the negotiated one whenever
+// it allows batches (the server supports both versions that do).
 
 // lineCheckTransport is an mcp.Transport over a reader and a writer that
 // answers invalid lines itself and keeps serving.
@@ -44,221 +42,289 @@ type lineCheckTransport struct {
 	in  io.Reader
 	out io.Writer
 	log *slog.Logger
-	// done is closed when the line reader has stopped: after stdin ended or
-	// the session closed the pipe to go-sdk.
-	done chan struct{}
 }
 
 func newLineCheckTransport(in io.Reader, out io.Writer, log *slog.Logger) *lineCheckTransport {
-	return &lineCheckTransport{in: in, out: out, log: log, done: make(chan struct{})}
+	return &lineCheckTransport{in: in, out: out, log: log}
 }
 
-// Connect starts the line reader and returns go-sdk's own connection over
-// the valid lines.
-func (t *lineCheckTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	pr, pw := io.Pipe()
-	w := &lockedWriter{w: t.out}
-	go func() {
-		defer close(t.done)
-		err := t.pump(pw, w)
-		pw.CloseWithError(err) // nil: EOF for go-sdk, which ends the session cleanly
-	}()
-	inner := &mcp.IOTransport{Reader: pr, Writer: nopWriteCloser{w}, MaxLineLength: -1}
-	return inner.Connect(ctx)
+// Connect starts the line reader and returns the connection.
+func (t *lineCheckTransport) Connect(context.Context) (mcp.Connection, error) {
+	c := &stdioConn{
+		out:      t.out,
+		log:      t.log,
+		incoming: make(chan inbound),
+		closed:   make(chan struct{}),
+	}
+	go c.readLines(bufio.NewReaderSize(t.in, 64*1024))
+	return c, nil
 }
 
-// lockedWriter serializes whole writes: go-sdk writes each message with one
-// Write call, and so does pump, so lines never interleave.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+// stdioConn is one newline-delimited JSON-RPC session on stdin/stdout.
+type stdioConn struct {
+	out io.Writer
+	log *slog.Logger
+
+	// incoming carries what the line reader decoded, one line at a time,
+	// so that Read can also wait for Close: a read of stdin cannot be
+	// interrupted.
+	incoming chan inbound
+	// queue is the rest of the last batch; only Read uses it.
+	queue []jsonrpc.Message
+
+	writeMu sync.Mutex // one whole line per Write
+
+	batchMu sync.Mutex
+	batches map[jsonrpc.ID]*pendingBatch // by the id of each unanswered request
+
+	closeOnce sync.Once
+	closed    chan struct{}
 }
 
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+// inbound is one valid line (a message or a batch), or the error that
+// ended the input (io.EOF at its end).
+type inbound struct {
+	msg   jsonrpc.Message
+	batch []jsonrpc.Message
+	err   error
 }
 
-// pump copies valid lines from t.in to valid and answers invalid ones on
-// out. It returns nil at the end of input, or the error that stopped it.
-func (t *lineCheckTransport) pump(valid io.Writer, out io.Writer) error {
-	r := bufio.NewReaderSize(t.in, 64*1024)
+// pendingBatch collects the answers to one inbound batch's requests, in
+// the order of the requests, until all have come.
+type pendingBatch struct {
+	index     map[jsonrpc.ID]int
+	responses []*jsonrpc.Response
+	missing   int
+}
+
+// readLines reads, checks and decodes lines until the input ends or the
+// connection closes. Invalid lines are answered here, in order with the
+// answers go-sdk writes.
+func (c *stdioConn) readLines(r *bufio.Reader) {
 	var version string // the protocol version the client asked for in initialize
 	for {
+		select {
+		case <-c.closed:
+			return
+		default:
+		}
 		line, tooLong, err := readLine(r)
-		if len(bytes.TrimSpace(line)) > 0 || tooLong {
-			var problem *lineProblem
-			if tooLong {
-				problem = &lineProblem{code: codeInvalidRequest, msg: "Invalid Request: the message is longer than the 16 MiB limit"}
-			} else {
-				problem = checkLine(line, version)
-			}
+		if tooLong || len(bytes.TrimSpace(line)) > 0 {
+			in, problem := c.check(line, tooLong, version)
 			if problem != nil {
-				t.log.Warn("answered an invalid JSON-RPC line with an error and kept serving", slog.Int("code", problem.code))
-				if _, werr := out.Write(problem.response()); werr != nil {
-					return werr
+				c.log.Warn("answered an invalid JSON-RPC line with an error and kept serving", slog.Int("code", problem.code))
+				if werr := c.writeLine(problem.response()); werr != nil {
+					c.deliver(inbound{err: werr})
+					return
 				}
 			} else {
-				if v, ok := initializeVersion(line); ok {
+				if v, ok := initializeVersion(in.msg); ok {
 					version = v
 				}
-				// Only the message itself: go-sdk ends the session on
-				// anything but a newline after a JSON value ("invalid
-				// trailing data"), and json.Valid accepts trailing
-				// spaces and tabs.
-				if _, werr := valid.Write(append(bytes.TrimSpace(line), '\n')); werr != nil {
-					return werr // the session closed its end
+				if !c.deliver(in) {
+					return
 				}
 			}
 		}
 		if err != nil {
-			if errors.Is(err, io.EOF) {
+			c.deliver(inbound{err: err}) // io.EOF ends the session cleanly
+			return
+		}
+	}
+}
+
+// check decodes one non-blank line and registers a batch's requests.
+func (c *stdioConn) check(line []byte, tooLong bool, version string) (inbound, *lineProblem) {
+	if tooLong {
+		return inbound{}, errTooLong
+	}
+	msg, batch, problem := checkLine(line, batchVersions[version])
+	if problem != nil {
+		return inbound{}, problem
+	}
+	if batch != nil {
+		if err := c.addBatch(batch); err != nil {
+			return inbound{}, &lineProblem{code: codeInvalidRequest, msg: "Invalid Request: " + err.Error()}
+		}
+	}
+	return inbound{msg: msg, batch: batch}, nil
+}
+
+// deliver hands in to Read; false when the connection closed first.
+func (c *stdioConn) deliver(in inbound) bool {
+	select {
+	case c.incoming <- in:
+		return true
+	case <-c.closed:
+		return false
+	}
+}
+
+// Read returns the next message: io.EOF at the end of input or after
+// Close.
+func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(c.queue) > 0 {
+		msg := c.queue[0]
+		c.queue = c.queue[1:]
+		return msg, nil
+	}
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.closed:
+		return nil, io.EOF
+	case in := <-c.incoming:
+		if in.err != nil {
+			return nil, in.err
+		}
+		if in.batch != nil {
+			c.queue = in.batch[1:]
+			return in.batch[0], nil
+		}
+		return in.msg, nil
+	}
+}
+
+// addBatch records which answers belong to a batch. A request id that an
+// earlier batch still waits for is refused: its answer could not be told
+// apart.
+func (c *stdioConn) addBatch(batch []jsonrpc.Message) error {
+	b := &pendingBatch{index: make(map[jsonrpc.ID]int)}
+	for _, msg := range batch {
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+			b.index[req.ID] = len(b.responses)
+			b.responses = append(b.responses, nil)
+		}
+	}
+	if len(b.responses) == 0 {
+		return nil // notifications and responses only: nothing to answer
+	}
+	b.missing = len(b.responses)
+	c.batchMu.Lock()
+	defer c.batchMu.Unlock()
+	for id := range b.index {
+		if _, ok := c.batches[id]; ok {
+			return fmt.Errorf("the batch repeats id %s of an unanswered request", idJSON(id))
+		}
+	}
+	if c.batches == nil {
+		c.batches = make(map[jsonrpc.ID]*pendingBatch)
+	}
+	for id := range b.index {
+		c.batches[id] = b
+	}
+	return nil
+}
+
+// answerBatch records resp when it answers a batch request (inBatch), and
+// returns the batch's answers once it completes it.
+func (c *stdioConn) answerBatch(resp *jsonrpc.Response) (complete []*jsonrpc.Response, inBatch bool) {
+	c.batchMu.Lock()
+	defer c.batchMu.Unlock()
+	b, ok := c.batches[resp.ID]
+	if !ok {
+		return nil, false
+	}
+	delete(c.batches, resp.ID)
+	b.responses[b.index[resp.ID]] = resp
+	if b.missing--; b.missing > 0 {
+		return nil, true
+	}
+	return b.responses, true
+}
+
+// Write writes msg as one line; the answers to a batch go out together,
+// as one array, with the last of them.
+func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		if batch, inBatch := c.answerBatch(resp); inBatch {
+			if batch == nil {
 				return nil
 			}
-			return err
-		}
-	}
-}
-
-// readLine returns the next line without its newline. When the line is
-// longer than maxStdioLine it is read to its end and dropped: tooLong is
-// set and line is nil.
-func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if !tooLong {
-			if len(line)+len(chunk) > maxStdioLine+1 {
-				tooLong, line = true, nil
-			} else {
-				line = append(line, chunk...)
+			line := []byte{'['}
+			for i, resp := range batch {
+				if i > 0 {
+					line = append(line, ',')
+				}
+				var err error
+				if line, err = appendMessage(line, resp); err != nil {
+					return err
+				}
 			}
+			return c.writeLine(append(line, ']', '\n'))
 		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		line = bytes.TrimSuffix(line, []byte("\n"))
-		line = bytes.TrimSuffix(line, []byte("\r"))
-		return line, tooLong, err
 	}
+	line, err := appendMessage(nil, msg)
+	if err != nil {
+		return err
+	}
+	return c.writeLine(append(line, '\n'))
 }
 
-// lineProblem is why a line is not a valid JSON-RPC message, and the id to
-// answer with (null when it could not be read).
-type lineProblem struct {
-	code int
-	msg  string
-	id   json.RawMessage
+// writeLine writes one whole line, never interleaved with another.
+func (c *stdioConn) writeLine(line []byte) error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	_, err := c.out.Write(line)
+	return err
 }
 
-func (p *lineProblem) response() []byte {
-	id := p.id
-	if id == nil {
-		id = json.RawMessage("null")
-	}
-	b, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}{JSONRPC: "2.0", ID: id, Error: struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}{p.code, p.msg}})
-	return append(b, '\n')
-}
-
-// wireMessage is what checkLine needs of a message.
-type wireMessage struct {
-	JSONRPC *string         `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  json.RawMessage `json:"method"`
-}
-
-// checkLine returns nil when go-sdk can read line, else the error to
-// answer. version is the protocol version the client asked for, which
-// decides whether a batch is allowed.
-func checkLine(line []byte, version string) *lineProblem {
-	if !json.Valid(line) {
-		return &lineProblem{code: codeParseError, msg: "Parse error: the line is not valid JSON"}
-	}
-	trimmed := bytes.TrimSpace(line)
-	if trimmed[0] == '[' {
-		if !batchVersions[version] {
-			return &lineProblem{code: codeInvalidRequest, msg: "Invalid Request: JSON-RPC batches are not supported in protocol version 2025-06-18 and later; send one message per line"}
-		}
-		var batch []json.RawMessage
-		_ = json.Unmarshal(trimmed, &batch)
-		if len(batch) == 0 {
-			return &lineProblem{code: codeInvalidRequest, msg: "Invalid Request: empty batch"}
-		}
-		for _, m := range batch {
-			if p := checkMessage(m); p != nil {
-				p.id = nil // the batch as a whole is refused
-				return p
-			}
-		}
-		return nil
-	}
-	return checkMessage(trimmed)
-}
-
-// checkMessage checks one message object against JSON-RPC 2.0 as go-sdk
-// decodes it (internal/jsonrpc2 DecodeMessage).
-func checkMessage(raw json.RawMessage) *lineProblem {
-	var m wireMessage
-	if bytes.TrimSpace(raw)[0] != '{' || json.Unmarshal(raw, &m) != nil {
-		return &lineProblem{code: codeInvalidRequest, msg: "Invalid Request: a JSON-RPC message must be a JSON object"}
-	}
-	id := validID(m.ID)
-	if m.ID != nil && id == nil {
-		return &lineProblem{code: codeInvalidRequest, msg: "Invalid Request: id must be a string, a number or null"}
-	}
-	if m.JSONRPC == nil || *m.JSONRPC != "2.0" {
-		return &lineProblem{code: codeInvalidRequest, msg: `Invalid Request: "jsonrpc" must be exactly "2.0"`, id: id}
-	}
-	if m.Method != nil {
-		var method string
-		if json.Unmarshal(m.Method, &method) != nil {
-			return &lineProblem{code: codeInvalidRequest, msg: "Invalid Request: method must be a string", id: id}
-		}
-		return nil
-	}
-	if id == nil || string(id) == "null" {
-		return &lineProblem{code: codeInvalidRequest, msg: "Invalid Request: a message without a method must be a response with an id"}
-	}
+// Close ends Read (io.EOF) and stops the line reader at its next line.
+// Writes still go out: go-sdk may answer requests in flight.
+func (c *stdioConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
 	return nil
 }
 
-// validID returns the id as sent when it is a string, a number or null,
-// else nil.
-func validID(raw json.RawMessage) json.RawMessage {
-	if raw == nil {
-		return nil
+// SessionID is empty: stdio has one session.
+func (c *stdioConn) SessionID() string { return "" }
+
+// appendMessage appends msg as JSON-RPC. A successful response's result
+// comes from go-sdk's json.Marshal (jsonrpc2.NewResponse), so it is
+// already compact, valid JSON with no newline: it is copied as it is,
+// where jsonrpc.EncodeMessage would scan and compact it again. Anything
+// else (errors, requests, notifications, ids that need escaping) goes
+// through jsonrpc.EncodeMessage.
+func appendMessage(dst []byte, msg jsonrpc.Message) ([]byte, error) {
+	if resp, ok := msg.(*jsonrpc.Response); ok && resp.Error == nil && len(resp.Result) > 0 && bytes.IndexByte(resp.Result, '\n') < 0 {
+		line := slices.Grow(dst, len(resp.Result)+64)
+		if line, ok := appendPlainID(append(line, `{"jsonrpc":"2.0","id":`...), resp.ID); ok {
+			line = append(line, `,"result":`...)
+			line = append(line, resp.Result...)
+			return append(line, '}'), nil
+		}
 	}
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return nil
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return nil, fmt.Errorf("marshaling message: %w", err)
 	}
-	switch v.(type) {
-	case nil, string, float64:
-		return raw
+	if len(dst) == 0 {
+		return data, nil
 	}
-	return nil
+	return append(dst, data...), nil
 }
 
-// initializeVersion returns the protocolVersion of an initialize request.
-func initializeVersion(line []byte) (string, bool) {
-	var m struct {
-		Method string `json:"method"`
-		Params struct {
-			ProtocolVersion string `json:"protocolVersion"`
-		} `json:"params"`
+// appendPlainID appends an int64 id, or a string id that needs no escape;
+// ok is false for anything else.
+func appendPlainID(dst []byte, id jsonrpc.ID) ([]byte, bool) {
+	switch v := id.Raw().(type) {
+	case int64:
+		return strconv.AppendInt(dst, v, 10), true
+	case string:
+		for i := range len(v) {
+			if c := v[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+				return nil, false
+			}
+		}
+		dst = append(dst, '"')
+		dst = append(dst, v...)
+		return append(dst, '"'), true
 	}
-	if json.Unmarshal(line, &m) != nil || m.Method != "initialize" {
-		return "", false
-	}
-	return m.Params.ProtocolVersion, true
+	return nil, false
 }

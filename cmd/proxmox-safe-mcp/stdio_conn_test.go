@@ -1,0 +1,341 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// connect opens the stdio connection over in, answering on out.
+func connect(t *testing.T, in io.Reader, out io.Writer) mcp.Connection {
+	t.Helper()
+	conn, err := newLineCheckTransport(in, out, slog.New(slog.DiscardHandler)).Connect(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// readAll reads messages until the end of input, as "method id" for a
+// request and "response id" for a response.
+func readAll(t *testing.T, conn mcp.Connection) []string {
+	t.Helper()
+	var got []string
+	for {
+		msg, err := conn.Read(t.Context())
+		if errors.Is(err, io.EOF) {
+			return got
+		}
+		if err != nil {
+			t.Fatalf("after %q: %v", got, err)
+		}
+		switch m := msg.(type) {
+		case *jsonrpc.Request:
+			got = append(got, fmt.Sprintf("%s %v", m.Method, m.ID.Raw()))
+		case *jsonrpc.Response:
+			got = append(got, fmt.Sprintf("response %v", m.ID.Raw()))
+		}
+	}
+}
+
+// errorAnswers decodes each line of out as a JSON-RPC error answer: "id
+// code", sorted.
+func errorAnswers(t *testing.T, out string) []string {
+	t.Helper()
+	var answers []string
+	for line := range strings.Lines(out) {
+		var rep reply
+		if err := json.Unmarshal([]byte(line), &rep); err != nil || rep.Error == nil {
+			t.Fatalf("answer %q is not a JSON-RPC error", line)
+		}
+		answers = append(answers, fmt.Sprintf("%s %d", rep.ID, rep.Error.Code))
+	}
+	sort.Strings(answers)
+	return answers
+}
+
+// TestStdioConnKeepsServing: lines the old checks let through but go-sdk's
+// decoder refused, which ended the session with no reply, no longer do.
+// Member names in another case, a response whose error is not an object
+// and a batch repeating an id are answered with -32600; a message nesting
+// deeper than go-sdk's decoder allows is read (go-sdk answers -32602 when
+// it decodes the params, with the same depth limit).
+func TestStdioConnKeepsServing(t *testing.T) {
+	t.Parallel()
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}`,
+		`{"JSONRPC":"2.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":2,"error":"boom"}`,
+		`[{"jsonrpc":"2.0","id":3,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"ping"}]`,
+		`{"jsonrpc":"2.0","id":4,"method":"ping","params":{"x":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + `}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"ping"}`,
+	}, "\n")
+	out := &syncBuffer{}
+	conn := connect(t, strings.NewReader(in), out)
+	if got, want := readAll(t, conn), []string{"initialize 0", "ping 4", "ping 5"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("read %q, want %q", got, want)
+	}
+	if got, want := errorAnswers(t, out.String()), []string{"1 -32600", "2 -32600", "null -32600"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("answers %q, want %q", got, want)
+	}
+}
+
+// TestStdioConnBatch: on a protocol version with batches, a batch's
+// messages are read in order and the answers to its requests go out as one
+// array, in the order of the requests, when the last is written; a
+// notification in the batch gets no answer and does not hold the array
+// back (go-sdk's ioConn waited for an answer to it, forever). A batch that
+// repeats the id of a request still unanswered is refused, and so is a
+// batch before initialize.
+func TestStdioConnBatch(t *testing.T) {
+	t.Parallel()
+	in := strings.Join([]string{
+		`[{"jsonrpc":"2.0","id":9,"method":"ping"}]`,
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2024-11-05"}}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":"two","method":"ping"}]`,
+		`[{"jsonrpc":"2.0","id":"two","method":"ping"}]`,
+		`{"jsonrpc":"2.0","id":5,"method":"ping"}`,
+	}, "\n")
+	out := &syncBuffer{}
+	conn := connect(t, strings.NewReader(in), out)
+	if got, want := readAll(t, conn), []string{"initialize 0", "ping 1", "notifications/x <nil>", "ping two", "ping 5"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("read %q, want %q", got, want)
+	}
+	if got, want := errorAnswers(t, out.String()), []string{"null -32600", "null -32600"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("answers %q, want %q", got, want)
+	}
+	mark := len(out.String())
+	since := func() string { s := out.String()[mark:]; mark += len(s); return s }
+
+	ctx := t.Context()
+	write := func(id any, result string) {
+		t.Helper()
+		if err := conn.Write(ctx, &jsonrpc.Response{ID: mustID(t, id), Result: json.RawMessage(result)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("two", `{"n":2}`)
+	write(5.0, `{}`)
+	if got, want := since(), `{"jsonrpc":"2.0","id":5,"result":{}}`+"\n"; got != want {
+		t.Fatalf("before the batch is complete: wrote %q, want only %q", got, want)
+	}
+	write(1.0, `{"n":1}`)
+	line := since()
+	if strings.Count(line, "\n") != 1 || !strings.HasSuffix(line, "\n") {
+		t.Fatalf("the batch answer is not one line: %q", line)
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal([]byte(line), &raws); err != nil {
+		t.Fatalf("the batch answer %q is not an array: %v", line, err)
+	}
+	var got []string
+	for _, raw := range raws {
+		msg, err := jsonrpc.DecodeMessage(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		resp := msg.(*jsonrpc.Response)
+		got = append(got, fmt.Sprintf("%v %s", resp.ID.Raw(), resp.Result))
+	}
+	if want := []string{`1 {"n":1}`, `two {"n":2}`}; !reflect.DeepEqual(got, want) {
+		t.Errorf("batch answer %q, want %q", got, want)
+	}
+}
+
+// TestStdioConnWrite writes each kind of message the server sends and
+// checks the line: exactly one line, read back by go-sdk's own decoder,
+// and byte for byte what go-sdk's encoder writes, whether the result is
+// copied as it is (a successful response with an id that needs no escape)
+// or encoded by go-sdk (everything else).
+func TestStdioConnWrite(t *testing.T) {
+	t.Parallel()
+	result := sdkMarshal(t, map[string]any{
+		"content":           []any{map[string]any{"type": "text", "text": "a \"quoted\" <b>&</b>\nline\u2028é\x01"}},
+		"structuredContent": map[string]any{"name": "<web>", "vmid": 100},
+	})
+	params := sdkMarshal(t, map[string]any{"message": "Destroy VM 100?", "requestedSchema": map[string]any{"type": "object"}})
+	for _, tc := range []struct {
+		name string
+		msg  jsonrpc.Message
+	}{
+		{"result, number id", &jsonrpc.Response{ID: mustID(t, 1.0), Result: result}},
+		{"result, negative id", &jsonrpc.Response{ID: mustID(t, -7.0), Result: result}},
+		{"result, large id", &jsonrpc.Response{ID: mustID(t, float64(1<<62)), Result: result}},
+		{"result, string id", &jsonrpc.Response{ID: mustID(t, "req-1 <&>"), Result: result}},
+		{"result, string id with a quote", &jsonrpc.Response{ID: mustID(t, `a"b`), Result: result}},
+		{"result, string id with a backslash", &jsonrpc.Response{ID: mustID(t, `a\b`), Result: result}},
+		{"result, string id with a newline", &jsonrpc.Response{ID: mustID(t, "a\nb"), Result: result}},
+		{"result, string id not ASCII", &jsonrpc.Response{ID: mustID(t, "é\u2028"), Result: result}},
+		{"result, empty string id", &jsonrpc.Response{ID: mustID(t, ""), Result: json.RawMessage(`{}`)}},
+		{"result not compact", &jsonrpc.Response{ID: mustID(t, 2.0), Result: json.RawMessage("{ \"a\" : [1, 2],\n \"b\": \"x\" }")}},
+		{"result null", &jsonrpc.Response{ID: mustID(t, 3.0), Result: json.RawMessage(`null`)}},
+		{"wire error", &jsonrpc.Response{ID: mustID(t, 4.0), Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad\nvmid <100>", Data: json.RawMessage(`{"vmid":5}`)}}},
+		{"plain error", &jsonrpc.Response{ID: mustID(t, "e"), Error: errors.New("tool failed")}},
+		{"error and result", &jsonrpc.Response{ID: mustID(t, 5.0), Result: result, Error: errors.New("x")}},
+		{"notification", &jsonrpc.Request{Method: "notifications/progress", Params: sdkMarshal(t, map[string]any{"progressToken": "p1", "progress": 1, "total": 3})}},
+		{"notification without params", &jsonrpc.Request{Method: "notifications/tools/list_changed"}},
+		{"server request", &jsonrpc.Request{ID: mustID(t, 1.0), Method: "elicitation/create", Params: params}},
+		{"server request, large id", &jsonrpc.Request{ID: mustID(t, float64(1<<53+2)), Method: "ping"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var out bytes.Buffer
+			conn := connect(t, strings.NewReader(""), &out)
+			if err := conn.Write(t.Context(), tc.msg); err != nil {
+				t.Fatal(err)
+			}
+			line := out.Bytes()
+			if bytes.IndexByte(line, '\n') != len(line)-1 {
+				t.Fatalf("wrote %q: not one line", line)
+			}
+			want, err := jsonrpc.EncodeMessage(tc.msg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(line[:len(line)-1], want) {
+				t.Errorf("wrote\n%s\ngo-sdk writes\n%s", line, want)
+			}
+			back, err := jsonrpc.DecodeMessage(line[:len(line)-1])
+			if err != nil {
+				t.Fatalf("go-sdk cannot read %q: %v", line, err)
+			}
+			if got, want := reencode(t, back), reencode(t, tc.msg); got != want {
+				t.Errorf("read back as %s, want %s", got, want)
+			}
+		})
+	}
+}
+
+// TestStdioConnClose: Close ends a Read that waits for input that never
+// comes, any number of times and from several goroutines at once, and a
+// Read after it returns io.EOF.
+func TestStdioConnClose(t *testing.T) {
+	t.Parallel()
+	pr, pw := io.Pipe()
+	defer pw.Close() // ends the line reader, which waits in pr.Read
+	conn := connect(t, pr, io.Discard)
+	read := make(chan error)
+	go func() {
+		_, err := conn.Read(t.Context())
+		read <- err
+	}()
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			if err := conn.Close(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := <-read; !errors.Is(err, io.EOF) {
+		t.Errorf("Read waiting at Close: %v, want io.EOF", err)
+	}
+	if _, err := conn.Read(t.Context()); !errors.Is(err, io.EOF) {
+		t.Errorf("Read after Close: %v, want io.EOF", err)
+	}
+}
+
+// TestStdioConnLongLines: a valid line longer than the reader's buffer
+// arrives whole, and the line after it too.
+func TestStdioConnLongLines(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("x", 300<<10)
+	in := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + big + `"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n"
+	conn := connect(t, strings.NewReader(in), io.Discard)
+	msg, err := conn.Read(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(msg.(*jsonrpc.Request).Params), `{"name":"`+big+`"}`; got != want {
+		t.Errorf("params of %d bytes, want %d", len(got), len(want))
+	}
+	if got := readAll(t, conn); !reflect.DeepEqual(got, []string{"ping 2"}) {
+		t.Errorf("then read %q", got)
+	}
+}
+
+// FuzzCheckLine compares the line checks with go-sdk's own decoder: a
+// message go-sdk accepts is accepted and decoded to the same message, and
+// one go-sdk refuses is refused, unless it nests deeper than go-sdk's
+// limit (go-sdk then refuses the params where it decodes them).
+func FuzzCheckLine(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"a\u0041","method":"tools/call","params":{"name":"x","arguments":{}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":1.5,"result":{"a":1}}`,
+		`{"jsonrpc":"2.0","id":12345678901234567890,"result":null}`,
+		`{"jsonrpc":"2.0","id":-3,"error":{"code":-32601,"message":"no","data":[1]}}`,
+		`{"jsonrpc":"2.0","id":null,"method":null}`,
+		`{"jsonrpc":"2\u002e0","id":1,"method":"p\u0069ng"}`,
+		`{"JSONRPC":"2.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1,"Method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1e400,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":[1],"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","method":"pong"}`,
+		`{"jsonrpc":"1.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1,"error":"x"}`,
+		`  {"jsonrpc":"2.0","id":1,"method":"ping"}	`,
+		`{"jsonrpc":"2.0","id":"\xff","method":"ping"}`,
+		`42`, `null`, `"x"`, `{`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if first(line) == '[' || !json.Valid(line) {
+			// Batches: DecodeMessage takes one message. Not JSON: always
+			// refused (TestLineCheckTransportStream), while DecodeMessage
+			// reads the first value and ignores what follows.
+			return
+		}
+		msg, _, problem := checkLine(line, false)
+		sdk, err := jsonrpc.DecodeMessage(line)
+		switch {
+		case problem == nil && err != nil:
+			if !strings.Contains(err.Error(), "depth") {
+				t.Fatalf("accepted %q, which go-sdk refuses: %v", line, err)
+			}
+		case problem != nil && err == nil:
+			t.Fatalf("refused %q (%s), which go-sdk reads as %+v", line, problem.msg, sdk)
+		case problem == nil && !reflect.DeepEqual(msg, sdk):
+			t.Fatalf("%q: decoded %+v, go-sdk %+v", line, msg, sdk)
+		}
+	})
+}
+
+// sdkMarshal marshals v as go-sdk does (jsonrpc2.NewResponse: no HTML
+// escaping).
+func sdkMarshal(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// reencode is msg as go-sdk encodes it, to compare two messages.
+func reencode(t *testing.T, msg jsonrpc.Message) string {
+	t.Helper()
+	b, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

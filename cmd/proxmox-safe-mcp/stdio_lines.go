@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Reading and checking one inbound stdio line (stdio.go owns the
+// connection). Each line is decoded once, and that one decode both checks
+// it against JSON-RPC 2.0 as go-sdk reads it (internal/jsonrpc2
+// DecodeMessage) and builds the message go-sdk gets: a line go-sdk would
+// refuse is answered here with the error the specification prescribes and
+// never reaches it.
+
+// JSON-RPC 2.0 error codes for messages that never reach a handler.
+const (
+	codeParseError     = jsonrpc.CodeParseError
+	codeInvalidRequest = jsonrpc.CodeInvalidRequest
+)
+
+// maxStdioLine bounds one inbound line, as go-sdk's own reader does
+// (mcp.DefaultMaxLineLength); a longer line is answered with -32600 and
+// skipped.
+const maxStdioLine = mcp.DefaultMaxLineLength
+
+// batchVersions are the protocol versions that allow JSON-RPC batches;
+// 2025-06-18 removed them.
+var batchVersions = map[string]bool{"2024-11-05": true, "2025-03-26": true}
+
+// readLine returns the next line without its newline (and a CR before
+// it). A line that fits in r's buffer is returned in place, valid until
+// the next read: checkLine copies what it keeps. When the line is longer
+// than maxStdioLine it is read to its end and dropped: tooLong is set and
+// line is nil.
+func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
+	line, err = r.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		line = bytes.Clone(line) // the next ReadSlice overwrites r's buffer
+		for errors.Is(err, bufio.ErrBufferFull) {
+			var chunk []byte
+			chunk, err = r.ReadSlice('\n')
+			if tooLong || len(line)+len(chunk) > maxStdioLine+1 {
+				tooLong, line = true, nil
+				continue
+			}
+			line = append(line, chunk...)
+		}
+	}
+	line = bytes.TrimSuffix(line, []byte("\n"))
+	line = bytes.TrimSuffix(line, []byte("\r"))
+	return line, tooLong, err
+}
+
+// lineProblem is why a line is not a valid JSON-RPC message, and the id to
+// answer with (null when it could not be read).
+type lineProblem struct {
+	code int
+	msg  string
+	id   json.RawMessage
+}
+
+var errTooLong = &lineProblem{code: codeInvalidRequest, msg: "Invalid Request: the message is longer than the 16 MiB limit"}
+
+// response is the JSON-RPC error answer to the line, one line.
+func (p *lineProblem) response() []byte {
+	id := p.id
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	b, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}{JSONRPC: "2.0", ID: id, Error: struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}{p.code, p.msg}})
+	return append(b, '\n')
+}
+
+// checkLine decodes a non-blank line: one message, or a batch when
+// batches are allowed (the protocol version the client asked for allows
+// them), or the problem to answer.
+func checkLine(line []byte, batchesAllowed bool) (jsonrpc.Message, []jsonrpc.Message, *lineProblem) {
+	if first(line) != '[' {
+		msg, p := decodeMessage(line)
+		return msg, nil, p
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(line, &raws); err != nil {
+		return nil, nil, notJSON(err)
+	}
+	if !batchesAllowed {
+		return nil, nil, &lineProblem{code: codeInvalidRequest, msg: "Invalid Request: JSON-RPC batches are not supported in protocol version 2025-06-18 and later; send one message per line"}
+	}
+	if len(raws) == 0 {
+		return nil, nil, &lineProblem{code: codeInvalidRequest, msg: "Invalid Request: empty batch"}
+	}
+	batch := make([]jsonrpc.Message, len(raws))
+	calls := make(map[jsonrpc.ID]bool)
+	for i, raw := range raws {
+		msg, p := decodeMessage(raw)
+		if p != nil {
+			p.id = nil // the batch as a whole is refused
+			return nil, nil, p
+		}
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+			if calls[req.ID] {
+				return nil, nil, &lineProblem{code: codeInvalidRequest, msg: fmt.Sprintf("Invalid Request: the batch has two requests with id %s", idJSON(req.ID))}
+			}
+			calls[req.ID] = true
+		}
+		batch[i] = msg
+	}
+	return nil, batch, nil
+}
+
+// decodeMessage decodes one JSON-RPC 2.0 message as go-sdk does: member
+// names match exactly (go-sdk decodes case-sensitively), "jsonrpc" is
+// "2.0", an id is a string, a number (an integer as go-sdk keeps it) or
+// null, a request has a string method, and a message without a method is
+// a response with an id.
+func decodeMessage(raw []byte) (jsonrpc.Message, *lineProblem) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		if p := notJSON(err); p != nil {
+			return nil, p
+		}
+		return nil, &lineProblem{code: codeInvalidRequest, msg: "Invalid Request: a JSON-RPC message must be a JSON object"}
+	}
+	rawID, hasID := m["id"]
+	id, ok := decodeID(rawID)
+	if hasID && !ok {
+		return nil, &lineProblem{code: codeInvalidRequest, msg: "Invalid Request: id must be a string, a number or null"}
+	}
+	if v, ok := decodeString(m["jsonrpc"]); !ok || v != "2.0" {
+		return nil, &lineProblem{code: codeInvalidRequest, msg: `Invalid Request: "jsonrpc" must be exactly "2.0"`, id: rawID}
+	}
+	if rawMethod, ok := m["method"]; ok {
+		method, ok := decodeString(rawMethod)
+		if !ok && string(rawMethod) != "null" { // go-sdk reads null as ""
+			return nil, &lineProblem{code: codeInvalidRequest, msg: "Invalid Request: method must be a string", id: rawID}
+		}
+		return &jsonrpc.Request{ID: id, Method: method, Params: m["params"]}, nil
+	}
+	if !id.IsValid() {
+		return nil, &lineProblem{code: codeInvalidRequest, msg: "Invalid Request: a message without a method must be a response with an id"}
+	}
+	resp := &jsonrpc.Response{ID: id, Result: m["result"]}
+	if rawErr := m["error"]; rawErr != nil && string(rawErr) != "null" {
+		var e jsonrpc.Error
+		if json.Unmarshal(rawErr, &e) != nil {
+			return nil, &lineProblem{code: codeInvalidRequest, msg: "Invalid Request: error must be an object with a code and a message", id: rawID}
+		}
+		resp.Error = &e
+	}
+	return resp, nil
+}
+
+// notJSON is the parse error for err when it says the input is not JSON
+// at all, else nil.
+func notJSON(err error) *lineProblem {
+	var syntax *json.SyntaxError
+	if errors.As(err, &syntax) {
+		return &lineProblem{code: codeParseError, msg: "Parse error: the line is not valid JSON"}
+	}
+	return nil
+}
+
+// decodeID converts an id as go-sdk does (jsonrpc.MakeID of the value
+// decoded into any: a number becomes an int64). A missing id is the zero
+// ID. ok is false for anything but a string, a number or null.
+func decodeID(raw json.RawMessage) (id jsonrpc.ID, ok bool) {
+	if raw == nil || string(raw) == "null" {
+		return jsonrpc.ID{}, true
+	}
+	var v any
+	if s, ok := decodeString(raw); ok {
+		v = s
+	} else if f, err := strconv.ParseFloat(string(raw), 64); err == nil { // raw is JSON: a number here
+		v = f
+	} else {
+		return jsonrpc.ID{}, false
+	}
+	id, err := jsonrpc.MakeID(v)
+	return id, err == nil
+}
+
+// idJSON is an id as JSON, for a message.
+func idJSON(id jsonrpc.ID) string {
+	b, _ := json.Marshal(id.Raw())
+	return string(b)
+}
+
+// decodeString decodes a JSON string. Plain ASCII without escapes, as
+// method names and version tags are, is copied without a decoder.
+func decodeString(raw json.RawMessage) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	plain := true
+	for _, c := range raw[1 : len(raw)-1] {
+		if c < 0x20 || c >= 0x80 || c == '\\' || c == '"' {
+			plain = false
+			break
+		}
+	}
+	if plain && raw[len(raw)-1] == '"' {
+		return string(raw[1 : len(raw)-1]), true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// first is the first byte of line that is not JSON whitespace, or 0.
+func first(line []byte) byte {
+	for _, c := range line {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+		default:
+			return c
+		}
+	}
+	return 0
+}
+
+// initializeVersion returns the protocolVersion of an initialize request.
+func initializeVersion(msg jsonrpc.Message) (string, bool) {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || req.Method != "initialize" {
+		return "", false
+	}
+	var params struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if req.Params != nil && json.Unmarshal(req.Params, &params) != nil {
+		return "", false
+	}
+	return params.ProtocolVersion, true
+}
