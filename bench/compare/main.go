@@ -154,6 +154,8 @@ func run(o options) error {
 		return err
 	}
 	g := small.Guests[0]
+	ourCalls := map[string][]time.Duration{}
+	ourGets := map[string][]string{}
 	for _, tc := range []struct {
 		tool    string
 		args    map[string]any
@@ -168,6 +170,7 @@ func run(o options) error {
 			sess.close()
 			return err
 		}
+		ourCalls[tc.tool], ourGets[tc.tool] = ourTimes, gets
 		// Baselines: the very GETs the call made, one after another and all
 		// at once (the least a server must do; the library sends
 		// independent reads at once), and only the first of them (what
@@ -214,6 +217,29 @@ func run(o options) error {
 		return err
 	}
 	rows = append(rows, row{"per call: list_guests, minimal go-sdk server (reference)", median(minTimes), median(bare), 0})
+
+	// The floor for a small read: the minimal server's one tool doing
+	// guest_status's very GET (its path argument), so ours / minimal shows
+	// what this server adds to the same small call beyond what any go-sdk
+	// stdio server costs.
+	if gets := ourGets["guest_status"]; len(gets) == 1 {
+		msess, err := startSession(minimal, minEnv)
+		if err != nil {
+			return err
+		}
+		minSmall, _, err := perCall(msess, fake, "list_guests", map[string]any{"path": gets[0]}, o.calls)
+		msess.close()
+		if err != nil {
+			return fmt.Errorf("minimal: %w", err)
+		}
+		bare, err := bareGets(fake, gets, o.calls, false)
+		if err != nil {
+			return err
+		}
+		rows = append(rows,
+			row{"per call: guest_status's GET, minimal go-sdk server (reference) / the same GET", median(minSmall), median(bare), 0},
+			row{"per call: guest_status, ours / minimal go-sdk server doing the same GET", median(ourCalls["guest_status"]), median(minSmall), 0})
+	}
 
 	// 10,000 guests.
 	big := proxmoxtest.NewServer(proxmoxtest.GenerateCluster(10, 1000, 1))

@@ -1,7 +1,10 @@
 // Command minimal is the baseline of bench/compare: the smallest useful
 // go-sdk MCP server, with one tool that does what list_guests does at its
 // core (one keep-alive GET of /cluster/resources, decoded) and nothing of
-// this project's safety layers. It serves stdio, or streamable HTTP with
+// this project's safety layers. Its optional path argument GETs another
+// API path instead (e.g. guest_status's /nodes/N/qemu/V/status/current), so
+// bench/compare can measure the floor of any go-sdk stdio server for the
+// very GET one of our small reads makes; it is still one tool. It serves stdio, or streamable HTTP with
 // -http ADDR (printing "url=http://…" on stderr).
 //
 // Environment: PVE_URL, PVE_API_TOKEN_ID, PVE_API_TOKEN_SECRET, PVE_CA_FILE
@@ -23,9 +26,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-type listIn struct{}
+type listIn struct {
+	// Path is an API path below /api2/json to GET instead of
+	// /cluster/resources?type=vm.
+	Path string `json:"path,omitempty"`
+}
 
 type listOut struct {
+	// Total is the length of data when it is a list, else 1.
 	Total int `json:"total"`
 }
 
@@ -38,11 +46,15 @@ func main() {
 	}
 	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, MaxIdleConnsPerHost: 64}}
 	auth := "PVEAPIToken=" + os.Getenv("PVE_API_TOKEN_ID") + "=" + os.Getenv("PVE_API_TOKEN_SECRET")
-	url := os.Getenv("PVE_URL") + "/api2/json/cluster/resources?type=vm"
+	base := os.Getenv("PVE_URL") + "/api2/json"
 
 	s := mcp.NewServer(&mcp.Implementation{Name: "minimal", Version: "0"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "list_guests", Description: "List guests."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, _ listIn) (*mcp.CallToolResult, listOut, error) {
+		func(ctx context.Context, _ *mcp.CallToolRequest, in listIn) (*mcp.CallToolResult, listOut, error) {
+			url := base + "/cluster/resources?type=vm"
+			if in.Path != "" {
+				url = base + in.Path
+			}
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 			req.Header.Set("Authorization", auth)
 			resp, err := hc.Do(req)
@@ -51,12 +63,19 @@ func main() {
 			}
 			defer resp.Body.Close()
 			var body struct {
-				Data []map[string]any `json:"data"`
+				Data any `json:"data"`
 			}
 			if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
 				return nil, listOut{}, err
 			}
-			return nil, listOut{Total: len(body.Data)}, nil
+			if resp.StatusCode != http.StatusOK {
+				return nil, listOut{}, fmt.Errorf("GET %s: %s", url, resp.Status)
+			}
+			total := 1
+			if l, ok := body.Data.([]any); ok {
+				total = len(l)
+			}
+			return nil, listOut{Total: total}, nil
 		})
 	if *addr == "" {
 		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
