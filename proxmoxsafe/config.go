@@ -206,6 +206,7 @@ func New(cfg Config) (*Client, error) {
 			UserAgent: ua,
 			MaxBody:   cfg.MaxResponseBytes,
 			Redact:    pve.NewRedactor(auth.secrets...),
+			Timeout:   requestTimeout(cfg),
 		},
 		tokenID:        auth.principal,
 		ticket:         auth.ticket,
@@ -350,16 +351,27 @@ func buildHTTPClient(cfg Config, base *url.URL, pol *policy, login bool) (*http.
 		}
 	}
 	hc.Transport = &guard{next: rt, basePath: base.Path, allow: pol.allowedRoutes(), login: login}
+	hc.Timeout = 0 // requestTimeout, enforced by pve.Client
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error {
 		return errors.New("refusing to follow a redirect from Proxmox")
 	}
-	if hc.Timeout == 0 {
-		hc.Timeout = cfg.Timeout
-		if hc.Timeout == 0 {
-			hc.Timeout = DefaultTimeout
-		}
-	}
 	return &hc, nil
+}
+
+// requestTimeout is the bound of each request to Proxmox: the caller's
+// HTTPClient.Timeout if it set one, else Config.Timeout, else
+// DefaultTimeout. pve.Client enforces it with a context deadline, and the
+// http.Client is left without one (see pve.Client.Timeout: with the route
+// guard as its Transport, http.Client.Timeout costs a goroutine per
+// request).
+func requestTimeout(cfg Config) time.Duration {
+	switch {
+	case cfg.HTTPClient != nil && cfg.HTTPClient.Timeout > 0:
+		return cfg.HTTPClient.Timeout
+	case cfg.Timeout > 0:
+		return cfg.Timeout
+	}
+	return DefaultTimeout
 }
 
 // Client performs safe, typed operations on one Proxmox VE cluster. It is

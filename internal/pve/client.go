@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // DefaultMaxBody bounds every response body read from Proxmox.
@@ -34,6 +35,15 @@ type Client struct {
 	// (bodies, reason phrases, transport errors) before it is decoded or
 	// returned: a proxy or debug page may echo the request's headers.
 	Redact *Redactor
+	// Timeout bounds each exchange: sending one request and reading its
+	// whole answer, as http.Client.Timeout would (a retry after a 401, and
+	// a ticket login, each get their own). Zero: only ctx bounds it.
+	//
+	// Use this rather than HTTP.Timeout: when the client's Transport is
+	// not a *http.Transport (the library wraps it in its route guard),
+	// net/http enforces Client.Timeout with a goroutine, a timer and a
+	// channel per request; a context deadline costs one timer.
+	Timeout time.Duration
 }
 
 // Path joins segments into an API path, escaping each one so no value can
@@ -131,7 +141,9 @@ func (c *Client) Do(ctx context.Context, method, path string, params url.Values,
 // request was written is marked unsettled (it may have been carried out).
 func (c *Client) exchange(req *http.Request, method, path string, out any) error {
 	ph := &phase{}
-	err := c.send(ph.trace(req), method, path, out, ph, true)
+	req, cancel := ph.trace(req, c.Timeout)
+	defer cancel()
+	err := c.send(req, method, path, out, ph, true)
 	var pe *Error
 	if err != nil && ph.written() && !errors.As(err, &pe) {
 		return &unsettled{err}
@@ -150,7 +162,9 @@ func (c *Client) Login(ctx context.Context, form url.Values, out any) error {
 		return err
 	}
 	ph := &phase{}
-	return c.send(ph.trace(req), http.MethodPost, LoginPath, out, ph, false)
+	req, cancel := ph.trace(req, c.Timeout)
+	defer cancel()
+	return c.send(req, http.MethodPost, LoginPath, out, ph, false)
 }
 
 // LoginPath is the API path of the ticket login.

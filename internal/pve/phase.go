@@ -45,8 +45,10 @@ var phaseText = [...]string{
 	phaseBody:       "reading the answer's body",
 }
 
-// trace returns req with hooks that record its phase in p.
-func (p *phase) trace(req *http.Request) *http.Request {
+// trace returns req with hooks that record its phase in p and, when
+// timeout > 0, a deadline that far away; call cancel once the answer's
+// body has been read and closed.
+func (p *phase) trace(req *http.Request, timeout time.Duration) (*http.Request, context.CancelFunc) {
 	p.start = time.Now()
 	set := func(v int32) { p.at.Store(v) }
 	trace := &httptrace.ClientTrace{
@@ -58,7 +60,11 @@ func (p *phase) trace(req *http.Request) *http.Request {
 			}
 		},
 	}
-	return req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
+	ctx, cancel := req.Context(), context.CancelFunc(func() {})
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+	}
+	return req.WithContext(httptrace.WithClientTrace(ctx, trace)), cancel
 }
 
 // reading marks the start of the body read.

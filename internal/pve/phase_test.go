@@ -64,30 +64,40 @@ func TestFailuresNameTheirPhase(t *testing.T) {
 		{"cut connection", ts.URL, "/cut", []string{"the connection was closed"}, io.ErrUnexpectedEOF, true},
 		{"error status", ts.URL, "/other", []string{"500"}, nil, false},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			u, _ := url.Parse(tc.base + "/api2/json")
-			hc := &http.Client{Timeout: 200 * time.Millisecond, Transport: &http.Transport{},
-				CheckRedirect: func(*http.Request, []*http.Request) error { return errors.New("no redirects") }}
-			defer hc.CloseIdleConnections()
-			c := &Client{HTTP: hc, Base: u, Auth: HeaderAuth("PVEAPIToken=u@pve!t=SECRET-CANARY")}
-			var out any
-			err := c.Post(t.Context(), tc.path, url.Values{}, &out)
-			if err == nil {
-				t.Fatal("no error")
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("err = %q, want %q", err, w)
+	// The bound is either the http.Client's Timeout or Client.Timeout (a
+	// context deadline per exchange, what the library sets): the same
+	// failures read the same.
+	for _, bound := range []string{"http.Client.Timeout", "Client.Timeout"} {
+		for _, tc := range tests {
+			t.Run(bound+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				u, _ := url.Parse(tc.base + "/api2/json")
+				hc := &http.Client{Transport: &http.Transport{},
+					CheckRedirect: func(*http.Request, []*http.Request) error { return errors.New("no redirects") }}
+				defer hc.CloseIdleConnections()
+				c := &Client{HTTP: hc, Base: u, Auth: HeaderAuth("PVEAPIToken=u@pve!t=SECRET-CANARY")}
+				if bound == "Client.Timeout" {
+					c.Timeout = 200 * time.Millisecond
+				} else {
+					hc.Timeout = 200 * time.Millisecond
 				}
-			}
-			if tc.is != nil && !errors.Is(err, tc.is) {
-				t.Errorf("err = %v does not match %v", err, tc.is)
-			}
-			if Unsettled(err) != tc.unsettled {
-				t.Errorf("Unsettled = %v, want %v (err %v)", Unsettled(err), tc.unsettled, err)
-			}
-		})
+				var out any
+				err := c.Post(t.Context(), tc.path, url.Values{}, &out)
+				if err == nil {
+					t.Fatal("no error")
+				}
+				for _, w := range tc.want {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("err = %q, want %q", err, w)
+					}
+				}
+				if tc.is != nil && !errors.Is(err, tc.is) {
+					t.Errorf("err = %v does not match %v", err, tc.is)
+				}
+				if Unsettled(err) != tc.unsettled {
+					t.Errorf("Unsettled = %v, want %v (err %v)", Unsettled(err), tc.unsettled, err)
+				}
+			})
+		}
 	}
 }
