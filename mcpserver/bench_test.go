@@ -1,7 +1,11 @@
 package mcpserver
 
 import (
+	"io"
+	"log/slog"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
@@ -50,4 +54,47 @@ func BenchmarkListGuestsLibrary(b *testing.B) {
 func productionMode(b *testing.B) {
 	validateOutputs = false
 	b.Cleanup(func() { validateOutputs = true })
+}
+
+// BenchmarkGuestStatusMCP measures one small read (guest_status: one GET
+// of status/current, a result of about 1 KB) through an in-memory MCP
+// session, logging as the binary does (text, info level): the per-call
+// cost this package adds around the library call (argument validation,
+// middleware, the log line, result building) on top of go-sdk's. Compare
+// with BenchmarkGuestStatusLibrary.
+func BenchmarkGuestStatusMCP(b *testing.B) {
+	productionMode(b)
+	ctx := b.Context()
+	cluster := proxmoxtest.DemoCluster()
+	fake := proxmoxtest.NewServer(cluster)
+	b.Cleanup(fake.Close)
+	logger := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	server := New(newClient(b, fake, defaultPolicy(), "", newMemAudit(), logger), &Options{Logger: logger})
+	cs := connect(b, ctx, server, "")
+	g := cluster.Guests[0]
+	args := map[string]any{"node": g.Node, "type": g.Type, "vmid": g.VMID}
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: ToolGuestStatus, Arguments: args})
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+	}
+}
+
+// BenchmarkGuestStatusLibrary measures the same read as a direct client call.
+func BenchmarkGuestStatusLibrary(b *testing.B) {
+	ctx := b.Context()
+	cluster := proxmoxtest.DemoCluster()
+	fake := proxmoxtest.NewServer(cluster)
+	b.Cleanup(fake.Close)
+	client := newClient(b, fake, defaultPolicy(), "", newMemAudit(), nil)
+	g := cluster.Guests[0]
+	in := proxmoxsafe.GuestStatusInput{GuestRef: proxmoxsafe.GuestRef{Node: g.Node, Type: proxmoxsafe.GuestType(g.Type), VMID: g.VMID}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := client.GuestStatus(ctx, in); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -40,19 +40,32 @@ import (
 // compactJSON marshals v on one line without HTML escaping (the reader is a
 // model or a script, not a browser); "" for nil or what does not marshal.
 func compactJSON(v any) string {
-	if v == nil {
+	var b bytes.Buffer
+	if !appendCompactJSON(&b, v) {
 		return ""
+	}
+	return b.String()
+}
+
+// appendCompactJSON appends v to b as compactJSON does (no trailing
+// newline) and reports whether anything was appended; on false b is as it
+// was.
+func appendCompactJSON(b *bytes.Buffer, v any) bool {
+	if v == nil {
+		return false
 	}
 	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
-		return ""
+		return false
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
+	n := b.Len()
+	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
 	if enc.Encode(v) != nil {
-		return ""
+		b.Truncate(n)
+		return false
 	}
-	return string(bytes.TrimRight(b.Bytes(), "\n"))
+	b.Truncate(b.Len() - 1) // Encode's newline
+	return true
 }
 
 // Kinds of error in the {"error":{"kind":…}} line: one per library

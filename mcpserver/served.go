@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -252,19 +253,22 @@ func validateOutput(out any, resolved func() (*jsonschema.Resolved, error)) erro
 
 // structuredResult is a successful (or submitted-then-failed) result:
 // out marshalled once, as structuredContent and as the last line of the
-// text content after summary (content.go).
+// text content after summary (content.go). Both are cut from one buffer:
+// the text is the one copy, structuredContent shares the buffer's bytes.
 func structuredResult(summary string, out any) *mcp.CallToolResult {
-	j := compactJSON(out)
-	text := summary
-	if j != "" {
-		if text != "" {
-			text += "\n"
-		}
-		text += j
+	var b bytes.Buffer
+	b.Grow(len(summary) + 1 + 1024)
+	b.WriteString(summary)
+	if summary != "" {
+		b.WriteByte('\n')
 	}
-	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
-	if j != "" {
-		res.StructuredContent = json.RawMessage(j)
+	start := b.Len()
+	if !appendCompactJSON(&b, out) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: summary}}}
 	}
-	return res
+	buf := b.Bytes()
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(buf)}},
+		StructuredContent: json.RawMessage(buf[start:]),
+	}
 }

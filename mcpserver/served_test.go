@@ -89,3 +89,47 @@ func TestServedSchemasAreTools(t *testing.T) {
 		}
 	}
 }
+
+// TestStructuredResultTextCarriesTheJSON: structuredResult cuts the text
+// and structuredContent from one buffer; the text is still the summary, a
+// newline and exactly the structured JSON (compact, no HTML escaping), and
+// nothing marshals to no structured content.
+func TestStructuredResultTextCarriesTheJSON(t *testing.T) {
+	t.Parallel()
+	type out struct {
+		Name string   `json:"name"`
+		Tags []string `json:"tags"`
+	}
+	var nilOut *out
+	for _, tc := range []struct {
+		name, summary string
+		out           any
+		text, json    string
+	}{
+		{"summary and result", "Guest <a> & b", &out{Name: "<a>&b", Tags: []string{}}, "Guest <a> & b\n" + `{"name":"<a>&b","tags":[]}`, `{"name":"<a>&b","tags":[]}`},
+		{"result only", "", out{Name: "x"}, `{"name":"x","tags":null}`, `{"name":"x","tags":null}`},
+		{"nil pointer", "nothing", nilOut, "nothing", ""},
+		{"nil", "nothing", nil, "nothing", ""},
+		{"does not marshal", "bad", map[string]any{"f": func() {}}, "bad", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := structuredResult(tc.summary, tc.out)
+			if len(r.Content) != 1 || r.Content[0].(*mcp.TextContent).Text != tc.text {
+				t.Errorf("text = %q, want %q", r.Content[0].(*mcp.TextContent).Text, tc.text)
+			}
+			if tc.json == "" {
+				if r.StructuredContent != nil {
+					t.Errorf("structuredContent = %s, want none", r.StructuredContent)
+				}
+				return
+			}
+			raw, ok := r.StructuredContent.(json.RawMessage)
+			if !ok || string(raw) != tc.json {
+				t.Errorf("structuredContent = %v, want %s", r.StructuredContent, tc.json)
+			}
+			if tc.summary != "" && !strings.HasSuffix(r.Content[0].(*mcp.TextContent).Text, "\n"+string(raw)) {
+				t.Error("the text's last line is not the structured JSON")
+			}
+		})
+	}
+}
