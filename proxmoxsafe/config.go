@@ -77,9 +77,12 @@ type Config struct {
 	// It is copied: its Transport is wrapped by the policy guard, redirects
 	// are refused, and if its Transport is nil or an *http.Transport the TLS
 	// settings above are applied to a clone. Any other Transport must not be
-	// combined with the TLS settings.
+	// combined with the TLS settings. Its Timeout, if set, is the bound of
+	// each request instead of Timeout below (enforced as a deadline on each
+	// request's context; the copy's own Timeout is cleared).
 	HTTPClient *http.Client
-	// Timeout bounds each request; zero means [DefaultTimeout].
+	// Timeout bounds each request (sending it and reading the whole
+	// answer); zero means [DefaultTimeout].
 	Timeout time.Duration
 	// MaxResponseBytes bounds each response body; zero means
 	// [DefaultMaxResponseBytes].
