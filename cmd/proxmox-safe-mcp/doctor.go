@@ -426,38 +426,58 @@ func checkPrivileges(ctx context.Context, r *report, a *app) {
 // client has not listed the tools by then (a variable for tests).
 var startupCheckDelay = time.Second
 
+// startupCheckSettle is how long after the first answered tools/list the
+// check begins (a variable for tests). A host that only lists the tools and
+// disconnects (a probe, a reconnect) is gone by then and never pays for a
+// TLS handshake and the permission read; a session that goes on gets the
+// check a moment later, in the pause while the model reads the list.
+var startupCheckSettle = 250 * time.Millisecond
+
+// startupCheckRun is the check's body (a variable for tests).
+var startupCheckRun = startupWarnings
+
 // startupCheck runs the privilege check in the background when serving,
 // logging what is missing or dangerous as warnings. It never fails or
-// delays startup: it begins once the first tools/list has been answered
-// (a.listed), or startupCheckDelay after the start if none comes, so that
-// it does not compete with answering the client's first requests (issue
-// 14), and gives up startupCheckTimeout after it began. The returned
-// function stops it and waits, so no goroutine outlives serve. Demo mode
-// skips it: the simulated cluster needs no warning.
-func startupCheck(ctx context.Context, a *app, cfg *config, warn *slog.Logger) func() {
+// delays startup: it begins startupCheckSettle after the first tools/list
+// has been answered (a.listed), or startupCheckDelay after the start if
+// none comes, so that it does not compete with answering the client's
+// first requests (issue 14), and gives up startupCheckTimeout after it
+// began. Demo mode skips it: the simulated cluster needs no warning.
+//
+// stop cancels the check and returns at once: the check only reads and
+// logs, so there is nothing to finish, and an exiting server must not wait
+// for a TLS handshake in progress (it made every exit after a prompt stdin
+// close several milliseconds slower, issue 14). done is closed once the
+// check's goroutine has ended (tests wait for it).
+func startupCheck(ctx context.Context, a *app, cfg *config, warn *slog.Logger) (stop func(), done <-chan struct{}) {
+	ended := make(chan struct{})
 	if cfg.Demo {
-		return func() {}
+		close(ended)
+		return func() {}, ended
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
 	go func() {
-		defer close(done)
+		defer close(ended)
 		delay := time.NewTimer(startupCheckDelay)
 		defer delay.Stop()
 		select {
 		case <-a.listed:
+			settle := time.NewTimer(startupCheckSettle)
+			defer settle.Stop()
+			select {
+			case <-settle.C:
+			case <-ctx.Done():
+				return
+			}
 		case <-delay.C:
 		case <-ctx.Done():
 			return
 		}
-		ctx, cancel := context.WithTimeout(ctx, startupCheckTimeout)
-		defer cancel()
-		startupWarnings(ctx, a, warn)
+		checkCtx, cancelCheck := context.WithTimeout(ctx, startupCheckTimeout)
+		defer cancelCheck()
+		startupCheckRun(checkCtx, a, warn)
 	}()
-	return func() {
-		cancel()
-		<-done
-	}
+	return cancel, ended
 }
 
 // watchFirstList makes srv close a.listed once it has answered its first
@@ -477,8 +497,14 @@ func (a *app) watchFirstList(srv *mcp.Server) {
 
 // startupWarnings is startupCheck's body, synchronous for tests.
 func startupWarnings(ctx context.Context, a *app, warn *slog.Logger) {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return // the server stopped before the check began
+	}
 	{
 		res, err := mcpserver.CheckPermissions(ctx, a.client, a.opts)
+		if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+			return // the server is stopping: the check did not fail, it was not needed any more
+		}
 		if err != nil {
 			warn.Warn("startup privilege check did not complete; the server runs anyway (run `proxmox-safe-mcp doctor` for details)",
 				slog.String("error", err.Error()))

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -266,17 +267,99 @@ func TestStartupWarnings(t *testing.T) {
 	wantLines(t, logs.String(), "the API token lacks privileges", "path=/storage", "privileges=Datastore.Audit",
 		"holds a dangerous privilege", "privilege=Permissions.Modify")
 
-	// Cancelled (the server is shutting down, or Proxmox is slow): one
-	// warning, no failure.
+	// Proxmox too slow (the check's own time limit passed): one warning,
+	// no failure.
 	logs.Reset()
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
+	ctx, cancel := context.WithTimeout(t.Context(), -time.Second)
+	defer cancel()
 	startupWarnings(ctx, a, logger)
 	wantLines(t, logs.String(), "startup privilege check did not complete; the server runs anyway")
 
-	// The background wrapper returns at once and its stop waits.
-	stop := startupCheck(t.Context(), a, cfg, logger)
+	// Cancelled because the server is stopping: nothing to warn about
+	// (every prompt exit logged that the check "did not complete").
+	logs.Reset()
+	ctx, cancel = context.WithCancel(t.Context())
+	cancel()
+	startupWarnings(ctx, a, logger)
+	if logs.Len() != 0 {
+		t.Errorf("a check cancelled by the server's exit logged:\n%s", logs.String())
+	}
+
+	// The background wrapper returns at once; stop ends it.
+	stop, done := startupCheck(t.Context(), a, cfg, logger)
 	stop()
+	<-done
+}
+
+// TestStartupCheckStopDoesNotWait: stopping the background privilege
+// check (the server is exiting) returns while the check is still running,
+// instead of waiting for it (a TLS handshake in progress made every prompt
+// exit slower, issue 14); the check's context is cancelled. In a synctest
+// bubble: if stop waited, every goroutine would be blocked and synctest
+// would report the deadlock. Not parallel: it sets the check's hooks.
+func TestStartupCheckStopDoesNotWait(t *testing.T) {
+	defer func(run func(context.Context, *app, *slog.Logger)) { startupCheckRun = run }(startupCheckRun)
+	synctest.Test(t, func(t *testing.T) {
+		entered, release := make(chan struct{}), make(chan struct{})
+		var sawCancel bool
+		startupCheckRun = func(ctx context.Context, _ *app, _ *slog.Logger) {
+			close(entered)
+			<-release // busy (a handshake), not looking at ctx
+			sawCancel = ctx.Err() != nil
+		}
+		a := &app{listed: make(chan struct{})}
+		stop, done := startupCheck(t.Context(), a, &config{}, slog.New(slog.DiscardHandler))
+		close(a.listed) // the first tools/list was answered
+		<-entered
+		stop() // must return while the check is still running
+		close(release)
+		<-done
+		if !sawCancel {
+			t.Error("the check's context was not cancelled by stop")
+		}
+	})
+}
+
+// TestStartupCheckSettles: the privilege check begins startupCheckSettle
+// after the first answered tools/list, not at once, so a client that lists
+// the tools and disconnects (a probe, a reconnect) never starts it; and it
+// does begin once that time has passed. Virtual time (synctest): no real
+// waiting, no timing assertion. Not parallel: it sets the check's hooks.
+func TestStartupCheckSettles(t *testing.T) {
+	defer func(run func(context.Context, *app, *slog.Logger)) { startupCheckRun = run }(startupCheckRun)
+	synctest.Test(t, func(t *testing.T) {
+		var ran bool
+		startupCheckRun = func(context.Context, *app, *slog.Logger) { ran = true }
+		a := &app{listed: make(chan struct{})}
+		stop, done := startupCheck(t.Context(), a, &config{}, slog.New(slog.DiscardHandler))
+		defer func() { stop(); <-done }()
+		close(a.listed)
+		synctest.Wait()
+		if ran {
+			t.Fatal("the check began as soon as tools/list was answered")
+		}
+		time.Sleep(startupCheckSettle)
+		synctest.Wait()
+		if !ran {
+			t.Fatal("the check did not begin after the settle time")
+		}
+		if startupCheckSettle >= startupCheckDelay {
+			t.Errorf("settle %v is not shorter than the fallback delay %v", startupCheckSettle, startupCheckDelay)
+		}
+
+		// A client that went away before the settle time: never started.
+		ran = false
+		a = &app{listed: make(chan struct{})}
+		stop2, done2 := startupCheck(t.Context(), a, &config{}, slog.New(slog.DiscardHandler))
+		close(a.listed)
+		synctest.Wait()
+		stop2()
+		<-done2
+		time.Sleep(2 * startupCheckDelay)
+		if ran {
+			t.Error("a check stopped before its settle time ran")
+		}
+	})
 }
 
 // TestDoctorEchoingProxy is issue 15 §1 for doctor: a proxy that repeats
@@ -453,8 +536,8 @@ func TestDoctorAdminProfile(t *testing.T) {
 // client's first requests), without waiting for its fallback delay. Not
 // parallel: it sets startupCheckDelay.
 func TestStartupCheckAfterFirstList(t *testing.T) {
-	defer func(d time.Duration) { startupCheckDelay = d }(startupCheckDelay)
-	startupCheckDelay = time.Hour
+	defer func(d, s time.Duration) { startupCheckDelay, startupCheckSettle = d, s }(startupCheckDelay, startupCheckSettle)
+	startupCheckDelay, startupCheckSettle = time.Hour, 0
 	srv := proxmoxtest.NewServer(doctorCluster(map[string][]string{"/": {"Sys.Audit"}}))
 	defer srv.Close()
 	m := map[string]string{
@@ -474,8 +557,8 @@ func TestStartupCheckAfterFirstList(t *testing.T) {
 	defer a.close()
 	s := mcpserver.New(a.client, a.opts)
 	a.watchFirstList(s)
-	stop := startupCheck(t.Context(), a, cfg, logger)
-	defer stop()
+	stop, done := startupCheck(t.Context(), a, cfg, logger)
+	defer func() { stop(); <-done }()
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := s.Connect(t.Context(), st, nil)
 	if err != nil {

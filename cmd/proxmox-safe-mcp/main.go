@@ -108,8 +108,10 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		return doctor(ctx, a, cfg, stdout)
 	default:
 		// Privileges are checked in the background and only logged: a
-		// slow or unreachable Proxmox must not delay or fail startup.
-		defer startupCheck(ctx, a, cfg, warn)()
+		// slow or unreachable Proxmox must not delay or fail startup, and
+		// an exiting server does not wait for it (doctor.go).
+		stopCheck, _ := startupCheck(ctx, a, cfg, warn)
+		defer stopCheck()
 		defer reportAuditVerification(ctx, a.audit, cfg.AuditLog, warn)() // audit_setup.go
 		if cfg.HTTP.Addr != "" {
 			return serveHTTP(ctx, a, cfg, warn, stderr)

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
+)
+
+// Exit on stdin close (issue 14): prompt, and without losing anything.
+
+// TestExitAfterListIsQuiet: a host that initializes, lists the tools and
+// closes stdin at once (a probe, a reconnect) gets exit 0 and a clean
+// stderr. The background privilege check used to start as soon as the list
+// was answered; the exit then waited for its TLS handshake and logged that
+// the check "did not complete", on every such exit. Over real pipes,
+// against the fake Proxmox (the demo skips the check).
+func TestExitAfterListIsQuiet(t *testing.T) {
+	t.Parallel()
+	_, envMap := fakeEnv(t, "PVE_ALLOWED_NODES", "pve1", "PROXMOX_SAFE_READ_ONLY", "true")
+	var env []string
+	for k, v := range envMap {
+		env = append(env, k+"="+v)
+	}
+	p := startProc(t, "", cleanEnv(env...))
+	if _, err := p.cs.ListTools(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	p.cs.Close()
+	p.stdinW.Close()
+	if code := p.wait(t); code != exitOK {
+		t.Errorf("exit %d\n%s", code, p.stderr.String())
+	}
+	if s := p.stderr.String(); strings.Contains(s, "did not complete") || strings.Contains(s, "level=ERROR") {
+		t.Errorf("stderr after a prompt exit:\n%s", s)
+	}
+	assertJSONRPCOnly(t, p.stdout.String())
+}
+
+// TestExitWithMutationInFlight: stdin closes while a start is on its way
+// to Proxmox (the host sent the call and hung up). The server exits 0 only
+// after the call ended: the audit log verifies and holds the attempt's
+// outcome after its "approved" record, never an approval with no outcome.
+// (go-sdk cancels a call in flight when its input ends, so today the
+// outcome is "failed … may have reached Proxmox" rather than the UPID:
+// recorded honestly, see docs/PERFORMANCE.md.)
+func TestExitWithMutationInFlight(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	srv, envMap := fakeEnv(t, "PVE_ALLOWED_NODES", "pve1,pve2", "PROXMOX_SAFE_AUDIT_LOG", path)
+	var env []string
+	for k, v := range envMap {
+		env = append(env, k+"="+v)
+	}
+	srv.InjectFault(proxmoxtest.Fault{Method: "POST", Path: "/nodes/*", Latency: time.Second})
+	cmd := exec.Command(binary(t))
+	cmd.Env = cleanEnv(env...)
+	var stdout, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	io.WriteString(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`+"\n")
+	io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	io.WriteString(in, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"guest_power","arguments":`+startGuest103+`}}`+"\n")
+	for len(srv.MutatingRequests()) == 0 { // the start is on its way to Proxmox
+		select {
+		case err := <-done:
+			t.Fatalf("exited before the mutation was sent: %v\n%s", err, stderr.String())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	in.Close() // the host hangs up while the start is in flight
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(terminateWait): // a hang guard, not a timing
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("did not exit after stdin closed\n%s", stderr.String())
+	}
+	var events []string
+	var last struct{ Event, Reason string }
+	sc := bufio.NewScanner(bytes.NewReader(must(os.ReadFile(path))))
+	for sc.Scan() {
+		var r struct{ Event, Op, Reason, UPID string }
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("audit line %q: %v", sc.Text(), err)
+		}
+		if r.Op == "GuestPower" {
+			events = append(events, r.Event)
+			last.Event, last.Reason = r.Event, r.Reason
+		}
+	}
+	switch {
+	case len(events) < 2 || events[0] != "approved":
+		t.Errorf("audit records of the start: %v, want approved then its outcome\nstderr:\n%s", events, stderr.String())
+	case last.Event == "submitted":
+	case last.Event == "failed" && strings.Contains(last.Reason, "may have reached Proxmox"):
+	default:
+		t.Errorf("the start's last record: %s %q", last.Event, last.Reason)
+	}
+	var verify, verr bytes.Buffer
+	if code := run(t.Context(), []string{"audit", "verify", path}, envLookup(envMap), nil, &verify, &verr); code != 0 {
+		t.Errorf("audit verify: exit %d\n%s%s", code, verify.String(), verr.String())
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func envLookup(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
