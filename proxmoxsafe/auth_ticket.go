@@ -8,7 +8,7 @@ import (
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 
-	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pveid"
 )
 
 // DefaultTicketLifetime is how long Proxmox VE accepts a login ticket (two
@@ -22,13 +22,10 @@ const DefaultTicketLifetime = pve.DefaultTicketLifetime
 // characters for a new password.
 const minPasswordLen = 8
 
-// userIDRe is a Proxmox user id, user@realm (pve-access-control
-// Auth/Plugin.pm $user_regex and $realm_regex; the user part may itself
-// contain "@", the realm follows the last one).
-var userIDRe = lazyre.New(`^[^\s:/]+@[A-Za-z][A-Za-z0-9.\-_]+$`)
-
-// realmRe is pve-realm.
-var realmRe = lazyre.New(`^[A-Za-z][A-Za-z0-9.\-_]+$`)
+// User ids (user@realm), realms and token ids are checked by
+// internal/pveid: Proxmox's pve-access-control rules ($user_regex,
+// $realm_regex; the user part may itself contain "@", the realm follows
+// the last one), written out so that a start compiles no regexp (issue 14).
 
 // AuthMethod names how a [Client] authenticates to Proxmox.
 type AuthMethod string
@@ -97,7 +94,7 @@ func buildAuth(cfg Config, logger *slog.Logger) (*clientAuth, error) {
 	if cfg.TokenID == "" {
 		return nil, configError("TokenID", "TokenID is required (or Username and Password for ticket authentication)")
 	}
-	if !tokenIDRe.MatchString(cfg.TokenID) {
+	if !pveid.ValidTokenID(cfg.TokenID) {
 		if strings.Contains(cfg.TokenID, "=") {
 			// A pasted "PVEAPIToken=user@realm!name=SECRET": never echo it.
 			return nil, configError("TokenID", "TokenID holds a '=' (value not shown): it looks like the whole PVEAPIToken=USER@REALM!TOKENNAME=SECRET value; put only USER@REALM!TOKENNAME in TokenID and the secret in TokenSecret")
@@ -124,7 +121,7 @@ func buildTicketAuth(cfg Config, logger *slog.Logger) (*clientAuth, error) {
 	}
 	userID := cfg.Username
 	if cfg.Realm != "" {
-		if !realmRe.MatchString(cfg.Realm) {
+		if !pveid.ValidName(cfg.Realm) {
 			return nil, configError("Realm", "Realm %q is not a valid realm name (e.g. pam, pve, or an LDAP/AD realm)", cfg.Realm)
 		}
 		// Proxmox appends the realm to the user name; a user id that
@@ -136,7 +133,7 @@ func buildTicketAuth(cfg Config, logger *slog.Logger) (*clientAuth, error) {
 	if strings.Contains(userID, "!") {
 		return nil, configError("Username", "Username %q names an API token; use TokenID and TokenSecret for tokens", cfg.Username)
 	}
-	if !userIDRe.MatchString(userID) || len(userID) > 64 {
+	if !pveid.ValidUserID(userID) || len(userID) > 64 {
 		return nil, configError("Username", "Username %q is not a Proxmox user id: use user@realm (e.g. root@pam, automation@pve) or set Realm", cfg.Username)
 	}
 	if cfg.Password == "" {

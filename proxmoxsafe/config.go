@@ -15,8 +15,6 @@ import (
 	"github.com/hashicorp/go-cleanhttp"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
-
-	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
 // DefaultTimeout bounds each request to Proxmox when [Config.Timeout] is zero.
@@ -118,8 +116,6 @@ type Config struct {
 	// (Windows): New refuses it there.
 	LockDir string
 }
-
-var tokenIDRe = lazyre.New(`^([^\s:/]+)@([A-Za-z][A-Za-z0-9.\-_]+)!([A-Za-z][A-Za-z0-9.\-_]+)$`)
 
 // ConfigError is the error [New] returns for an invalid [Config]. Field
 // names the Config field at fault ("URL", "Fingerprint",

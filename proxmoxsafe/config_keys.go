@@ -121,7 +121,29 @@ var neverFamilies = map[string]string{
 	"unused":   "deleting an unused disk destroys its data",
 }
 
-var neverFamilyRe = lazyre.New(`^([a-z]+)[0-9]*$`)
+// keyFamilyPattern is what keyFamily implements: letters, then digits.
+const keyFamilyPattern = `^([a-z]+)[0-9]*$`
+
+// keyFamily returns the family of an indexed key ("hostpci" of
+// "hostpci0"): the lowercase letters before its trailing digits; ok is
+// false when k is not letters then digits. Written out instead of matching
+// keyFamilyPattern: every start checks the configured keys (issue 14);
+// TestKeyFamilyIsPattern holds it to the pattern.
+func keyFamily(k string) (family string, ok bool) {
+	i := len(k)
+	for i > 0 && '0' <= k[i-1] && k[i-1] <= '9' {
+		i--
+	}
+	if i == 0 {
+		return "", false
+	}
+	for j := 0; j < i; j++ {
+		if k[j] < 'a' || k[j] > 'z' {
+			return "", false
+		}
+	}
+	return k[:i], true
+}
 
 // NeverConfigKey reports whether key is one no policy can allow, and why.
 // The check ignores case and indexes: "ARGS", "hostpci0", "Usb3", "mp0"
@@ -134,8 +156,8 @@ func NeverConfigKey(key string) (reason string, never bool) {
 	if strings.HasPrefix(k, "lxc.") || strings.HasPrefix(k, "lxc[") {
 		return neverKeys["lxc"], true
 	}
-	if m := neverFamilyRe.Regexp().FindStringSubmatch(k); m != nil {
-		if r, ok := neverFamilies[m[1]]; ok {
+	if family, ok := keyFamily(k); ok {
+		if r, ok := neverFamilies[family]; ok {
 			return r, true
 		}
 	}

@@ -298,7 +298,7 @@ func (p *policy) checkGatewayParams(vals url.Values) error {
 	for _, k := range sortedKeys(vals) {
 		switch strings.ToLower(k) {
 		case "node", "target", "target-node":
-			if v := vals.Get(k); nodeRe.MatchString(v) {
+			if v := vals.Get(k); ValidNode(v) {
 				if err := p.checkNode(v); err != nil {
 					return err
 				}

@@ -120,7 +120,7 @@ func compilePolicy(p Policy) (*policy, error) {
 		readOnly:  p.ReadOnly,
 	}
 	for _, n := range p.AllowedNodes {
-		if !nodeRe.MatchString(n) {
+		if !ValidNode(n) {
 			return nil, configError("Policy.AllowedNodes", "Policy.AllowedNodes: %q is not a valid Proxmox node name", n)
 		}
 		if !c.nodes[n] {

@@ -68,7 +68,6 @@ const (
 )
 
 var (
-	nodeRe     = lazyre.New(NodePattern)
 	snapnameRe = lazyre.New(SnapshotNamePattern)
 	tagRe      = lazyre.New(TagPattern)
 	taskTypeRe = lazyre.New(TaskTypePattern)
@@ -85,8 +84,26 @@ var reservedSnapshotNames = map[GuestType][]string{
 	TypeLXC:  {"current", "vzdump"},
 }
 
-// ValidNode reports whether s is a valid Proxmox node name.
-func ValidNode(s string) bool { return nodeRe.MatchString(s) }
+// ValidNode reports whether s is a valid Proxmox node name
+// ([NodePattern]: letters and digits, hyphens inside, at most
+// [MaxNodeLen] bytes). It is written out instead of matching the pattern:
+// the binary checks the operator's node allowlist on every start, and
+// compiling the pattern cost more there than the whole check (issue 14).
+// FuzzValidators and TestValidNodeIsNodePattern hold it to the pattern.
+func ValidNode(s string) bool {
+	if len(s) == 0 || len(s) > MaxNodeLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c == '-' && i > 0 && i < len(s)-1:
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // ValidVMID reports whether id is in Proxmox's VMID range 100…999999999.
 func ValidVMID(id int) bool { return id >= minVMID && id <= maxVMID }
@@ -120,7 +137,7 @@ func newValidator() *validator.Validate {
 			panic(err) // programmer error at start-up
 		}
 	}
-	must(v.RegisterValidation("pve_node", func(fl validator.FieldLevel) bool { return nodeRe.MatchString(fl.Field().String()) }))
+	must(v.RegisterValidation("pve_node", func(fl validator.FieldLevel) bool { return ValidNode(fl.Field().String()) }))
 	must(v.RegisterValidation("pve_vmid", func(fl validator.FieldLevel) bool { return ValidVMID(int(fl.Field().Int())) }))
 	must(v.RegisterValidation("pve_snapname", func(fl validator.FieldLevel) bool { return snapnameRe.MatchString(fl.Field().String()) }))
 	must(v.RegisterValidation("pve_tag", func(fl validator.FieldLevel) bool { return tagRe.MatchString(fl.Field().String()) }))

@@ -3,7 +3,7 @@ package main
 import (
 	"strings"
 
-	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pveid"
 )
 
 // Checking PVE_API_TOKEN_ID before the library does, to say precisely what
@@ -12,12 +12,8 @@ import (
 // PVE_API_TOKEN_ID: the message must recognise that and never repeat the
 // secret. The rules are Proxmox's (pve-access-control): user
 // [^\s:/]+, realm and token name a letter followed by at least one letter,
-// digit, '.', '-' or '_'.
-
-var (
-	tokenUserRe = lazyre.New(`^[^\s:/]+$`)
-	tokenPartRe = lazyre.New(`^[A-Za-z][A-Za-z0-9.\-_]+$`)
-)
+// digit, '.', '-' or '_' (internal/pveid, which the library checks with
+// too).
 
 const tokenIDSetting = "PVE_API_TOKEN_ID (--token-id)"
 
@@ -60,23 +56,20 @@ func cutPastedHeader(id string) (string, bool) {
 func checkTokenParts(id string) string {
 	// Split as Proxmox does: the token name after the last '!', the realm
 	// after the last '@' before it (a user name may contain '@').
-	i := strings.LastIndexByte(id, '!')
-	if i < 0 {
+	user, realm, name, ok := pveid.SplitTokenID(id)
+	switch {
+	case !strings.Contains(id, "!"):
 		return "must be USER@REALM!TOKENNAME, e.g. automation@pve!mcp (no '!' before the token name)"
-	}
-	userRealm, name := id[:i], id[i+1:]
-	j := strings.LastIndexByte(userRealm, '@')
-	if j < 0 {
+	case !ok:
 		return "must be USER@REALM!TOKENNAME, e.g. automation@pve!mcp (no '@' between user and realm)"
 	}
-	user, realm := userRealm[:j], userRealm[j+1:]
 	part := "must be a letter followed by at least one more letter, digit, '.', '-' or '_'"
 	switch {
-	case !tokenUserRe.MatchString(user):
+	case !pveid.ValidUser(user):
 		return "the user name must not be empty nor contain white space, ':' or '/'"
-	case !tokenPartRe.MatchString(realm):
+	case !pveid.ValidName(realm):
 		return "the realm " + quote(realm) + " " + part + " (2 characters or more), e.g. pve or pam"
-	case !tokenPartRe.MatchString(name):
+	case !pveid.ValidName(name):
 		return "the token name " + quote(name) + " " + part + " (2 characters or more), e.g. mcp"
 	}
 	return ""
