@@ -43,7 +43,7 @@ func checkApprovalPage(c *config) error {
 	if c.HTTP.Addr == "" {
 		return cfgErr("%s: the approval page is served in HTTP mode only (MCP_TRANSPORT=streamable-http or sse); with stdio, the operator approves with proxmox-safe-mcp approve CODE", settingOperatorTokenFile)
 	}
-	tok, err := readTokenFile(p.TokenFile)
+	tok, err := c.readSecretFile(settingOperatorTokenFile, p.TokenFile) // keyfile.go
 	if err != nil {
 		return cfgErr("%s: %v", settingOperatorTokenFile, err)
 	}

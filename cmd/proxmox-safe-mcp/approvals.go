@@ -117,7 +117,7 @@ func approvers(c *config, classes []proxmoxsafe.Class, stderr io.Writer) ([]prox
 	}
 	opts := &mcpserver.ElicitOptions{}
 	if keyPath != "" {
-		key, created, err := loadElicitKey(keyPath, !sendsNoMutation(c.Command))
+		key, created, err := loadElicitKey(keyPath, !sendsNoMutation(c.Command), c.credentialsDir)
 		switch {
 		case errors.Is(err, os.ErrNotExist): // tools and doctor: not created yet
 		case err != nil:

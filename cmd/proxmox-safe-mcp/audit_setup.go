@@ -58,6 +58,9 @@ func defaultStatePaths(c *config, lookup func(string) (string, bool)) {
 // defaultAuditLogName is the audit log's file name in the state directory.
 const defaultAuditLogName = "audit.jsonl"
 
+// auditKeySetting names the audit key's setting in messages.
+const auditKeySetting = "PROXMOX_SAFE_AUDIT_KEY_FILE (--audit-key-file)"
+
 // auditKeyFile is where the audit key lives.
 func auditKeyFile(c *config) string {
 	if c.AuditKeyFile != "" {
@@ -77,7 +80,7 @@ func openAudit(c *config, stderr io.Writer) (*proxmoxsafe.AuditLog, func(), erro
 	}
 	key, err := loadOrCreateAuditKey(auditKeyFile(c), c.AuditLog)
 	if err != nil {
-		return nil, nil, cfgErr("PROXMOX_SAFE_AUDIT_KEY_FILE (--audit-key-file): %v", err)
+		return nil, nil, cfgErr("%s: %v", auditKeySetting, err)
 	}
 	// A server verifies an existing log in the background, so that a long
 	// log does not delay its start (issue 14); the library still refuses

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
@@ -40,12 +39,9 @@ func checkPasswordConfig(c *config) error {
 		return cfgErr("set only one of PVE_PASSWORD and PVE_PASSWORD_FILE (--password-file)")
 	case c.PasswordFile != "":
 		const name = "PVE_PASSWORD_FILE (--password-file)"
-		pw, err := readTokenFile(c.PasswordFile)
+		pw, err := c.readSecretFile(name, c.PasswordFile) // keyfile.go
 		if err != nil {
 			return cfgErr("%s: %v", name, err)
-		}
-		if st, err := os.Stat(c.PasswordFile); err == nil {
-			c.warnLooseSecretFile(c.PasswordFile, st.Mode())
 		}
 		c.Password, c.passwordFrom = secret{pw}, "PVE_PASSWORD_FILE"
 	case c.Password.empty():

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -474,12 +473,7 @@ func parseConfig(args []string, lookup func(string) (string, bool)) (*config, er
 	}
 	defaultStatePaths(c, lookup) // audit_setup.go
 	c.credentialsDir, _ = lookup("CREDENTIALS_DIRECTORY")
-	if c.AuditLog != "" {
-		// Whoever reads the audit key can recompute the log's HMAC chain.
-		if st, err := os.Stat(auditKeyFile(c)); err == nil && st.Mode().IsRegular() {
-			c.warnLooseSecretFile(auditKeyFile(c), st.Mode())
-		}
-	}
+	c.warnLooseKeyFiles() // keyfile.go
 	if err := checkConfig(c); err != nil {
 		return c, err
 	}
@@ -583,9 +577,12 @@ func checkConfig(c *config) error {
 	case c.TokenSecretFile != "" && !c.TokenSecret.empty():
 		return cfgErr("set only one of PVE_API_TOKEN_SECRET and PVE_API_TOKEN_SECRET_FILE (--token-secret-file)")
 	case c.TokenSecretFile != "":
-		if err := readSecretFile(c); err != nil {
-			return err
+		const name = "PVE_API_TOKEN_SECRET_FILE (--token-secret-file)"
+		v, err := c.readSecretFile(name, c.TokenSecretFile) // keyfile.go
+		if err != nil {
+			return cfgErr("%s: %v", name, err)
 		}
+		c.TokenSecret, c.secretFrom = secret{v}, "PVE_API_TOKEN_SECRET_FILE"
 	case c.TokenSecret.empty():
 		return cfgErr("PVE_API_TOKEN_SECRET or PVE_API_TOKEN_SECRET_FILE (--token-secret-file) is required")
 	}
@@ -603,66 +600,6 @@ func checkConfigRest(c *config) error {
 	if !sendsNoMutation(c.Command) && c.mutating() && c.AuditLog == "" && !c.Demo {
 		return cfgErr("PROXMOX_SAFE_AUDIT_LOG (--audit-log) is required when the %q profile enables mutations, and there is no default because neither XDG_STATE_HOME nor HOME is set; set it to a file path, or run with PROXMOX_SAFE_READ_ONLY=true (--read-only)", c.Profile)
 	}
-	return nil
-}
-
-// warnLooseSecretFile warns when a secret file is readable by group or
-// others: a warning, not a refusal, since Kubernetes (0644) and Docker
-// (0444) mount secrets that way by default. A file in systemd's credentials
-// directory is left alone: systemd makes it 0440 (0400 plus an ACL for a
-// dynamic user) inside a directory only the service can enter, so the mode
-// bits say nothing there.
-func (c *config) warnLooseSecretFile(path string, mode os.FileMode) {
-	if mode.Perm()&0o077 == 0 || inDir(path, c.credentialsDir) {
-		return
-	}
-	c.warnings = append(c.warnings, fmt.Sprintf("%s is readable by group or others (mode %04o); consider chmod 600", path, mode.Perm()))
-}
-
-// inDir reports whether path is inside dir (both cleaned; dir "" never).
-func inDir(path, dir string) bool {
-	if dir == "" {
-		return false
-	}
-	rel, err := filepath.Rel(filepath.Clean(dir), filepath.Clean(path))
-	return err == nil && rel != "." && !filepath.IsAbs(rel) && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
-// readSecretFile loads the secret. It removes exactly one trailing newline
-// ("\n" or "\r\n"), as `echo secret > file` and most editors leave one, and
-// nothing else: other white space is an error, not silently trimmed.
-func readSecretFile(c *config) error {
-	const name = "PVE_API_TOKEN_SECRET_FILE (--token-secret-file)"
-	f, err := os.Open(c.TokenSecretFile)
-	if err != nil {
-		return cfgErr("%s: %v", name, pathErr(err))
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return cfgErr("%s: %v", name, pathErr(err))
-	}
-	if !st.Mode().IsRegular() {
-		return cfgErr("%s: %s is not a regular file", name, c.TokenSecretFile)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxSecretFileBytes+1))
-	if err != nil {
-		return cfgErr("%s: %v", name, pathErr(err))
-	}
-	if len(b) > maxSecretFileBytes {
-		return cfgErr("%s: %s is larger than %d bytes; it should hold only the token secret", name, c.TokenSecretFile, maxSecretFileBytes)
-	}
-	s := string(b)
-	if t, ok := strings.CutSuffix(s, "\r\n"); ok {
-		s = t
-	} else {
-		s = strings.TrimSuffix(s, "\n")
-	}
-	if s == "" {
-		return cfgErr("%s: %s is empty", name, c.TokenSecretFile)
-	}
-	c.warnLooseSecretFile(c.TokenSecretFile, st.Mode())
-	c.TokenSecret, c.secretFrom = secret{s}, "PVE_API_TOKEN_SECRET_FILE"
 	return nil
 }
 

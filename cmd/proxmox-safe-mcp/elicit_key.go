@@ -14,10 +14,13 @@ import (
 //
 // The file holds exactly 32 random bytes as 64 hex digits (one trailing
 // newline allowed), e.g. `openssl rand -hex 32`. It must be a regular
-// file owned by the user running the server and readable by nobody else
-// (mode 0600 or 0400): whoever reads it can forge the state of an
-// elicitation. A missing file is created (0600) at the first start that
-// needs it; a file that breaks a rule is refused at start, never used.
+// file owned by the user running the server (whoever can replace it can
+// forge the state of an elicitation), unless it comes from systemd's
+// credentials directory, which systemd owns. Its mode follows the rule
+// of every secret and key file (warnLooseFile, keyfile.go): access by
+// group or others draws a warning at start. A missing file is created
+// (0600) at the first start that needs it; a file that breaks a rule is
+// refused at start, never used.
 
 // elicitKeyName is the default key file, beside the audit log.
 const elicitKeyName = "elicit.key"
@@ -42,26 +45,26 @@ func elicitKeyPath(c *config, usesElicit bool) string {
 }
 
 // loadElicitKey reads the key file, creating it when it is missing and
-// create is set. created reports a new key.
-func loadElicitKey(path string, create bool) (key []byte, created bool, err error) {
-	key, err = readElicitKey(path)
+// create is set. created reports a new key. credentialsDir is systemd's
+// credentials directory ("" for none).
+func loadElicitKey(path string, create bool, credentialsDir string) (key []byte, created bool, err error) {
+	read := func(path string) ([]byte, error) { return readElicitKey(path, inDir(path, credentialsDir)) }
+	key, err = read(path)
 	if !errors.Is(err, os.ErrNotExist) || !create {
 		return key, false, err
 	}
-	return createKeyFile(path, elicitKeyBytes, readElicitKey) // keyfile.go
+	return createKeyFile(path, elicitKeyBytes, read) // keyfile.go
 }
 
-// readElicitKey reads and checks a key file. The key never appears in an
-// error.
-func readElicitKey(path string) ([]byte, error) {
+// readElicitKey reads and checks a key file; a credential (from systemd's
+// credentials directory) may have another owner. The key never appears in
+// an error.
+func readElicitKey(path string, credential bool) ([]byte, error) {
 	key, err := readHexKeyFile(path, func(st os.FileInfo) error {
-		if err := ownedByMe(path, st); err != nil { // elicit_key_*.go
-			return err
+		if credential {
+			return nil
 		}
-		if st.Mode().Perm()&0o077 != 0 {
-			return fmt.Errorf("%s is readable or writable by group or others (mode %04o): whoever reads it can forge elicitation answers; chmod 600 %s (or make a new key)", path, st.Mode().Perm(), path)
-		}
-		return nil
+		return ownedByMe(path, st) // keyfile_*.go
 	})
 	if err != nil && !errors.Is(err, errKeyNotHex) {
 		if errors.Is(err, os.ErrNotExist) {

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -119,11 +118,12 @@ func checkHTTPConfig(c *config) error {
 	case h.TokenFile != "" && !h.Token.empty():
 		return cfgErr("set only one of MCP_AUTH_TOKEN and MCP_AUTH_TOKEN_FILE (--auth-token-file)")
 	case h.TokenFile != "":
-		tok, err := readTokenFile(h.TokenFile)
+		const name = "MCP_AUTH_TOKEN_FILE (--auth-token-file)"
+		tok, err := c.readSecretFile(name, h.TokenFile) // keyfile.go
 		if err != nil {
-			return cfgErr("MCP_AUTH_TOKEN_FILE (--auth-token-file): %v", err)
+			return cfgErr("%s: %v", name, err)
 		}
-		h.Token, h.tokenFrom = secret{tok}, "MCP_AUTH_TOKEN_FILE (--auth-token-file)"
+		h.Token, h.tokenFrom = secret{tok}, name
 	}
 	if !h.Token.empty() {
 		if err := mcphttp.CheckStaticToken(h.Token.reveal()); err != nil {
@@ -286,40 +286,6 @@ func allDigitString(s string) bool {
 		}
 	}
 	return true
-}
-
-// readTokenFile reads MCP_AUTH_TOKEN_FILE like the Proxmox secret file:
-// bounded, regular file, one trailing newline removed.
-func readTokenFile(name string) (string, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return "", pathErr(err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", pathErr(err)
-	}
-	if !st.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a regular file", name)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxSecretFileBytes+1))
-	if err != nil {
-		return "", pathErr(err)
-	}
-	if len(b) > maxSecretFileBytes {
-		return "", fmt.Errorf("%s is larger than %d bytes; it should hold only the token", name, maxSecretFileBytes)
-	}
-	s := string(b)
-	if t, ok := strings.CutSuffix(s, "\r\n"); ok {
-		s = t
-	} else {
-		s = strings.TrimSuffix(s, "\n")
-	}
-	if s == "" {
-		return "", fmt.Errorf("%s is empty", name)
-	}
-	return s, nil
 }
 
 // serveHTTP serves MCP over streamable HTTP (or the legacy HTTP+SSE

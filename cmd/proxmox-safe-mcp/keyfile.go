@@ -11,33 +11,128 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
 
-// The audit key and the elicitation key are both hex files the server
-// reads, and creates when missing, the same way; the rules that differ
-// (owner, mode, size) stay with each key.
+// Files that hold a secret or a key: the Proxmox token secret, the
+// password, the MCP bearer token and the operator token (text, read by
+// readSecretFile), the audit key and the elicitation key (hex, read by
+// readHexKeyFile). They are opened the same way (openRegular), and one
+// rule says what their mode bits mean (warnLooseFile); the rules that
+// differ per file (owner, size, content) stay with each.
+
+// openRegular opens path for reading without blocking on a FIFO and
+// refuses anything but a regular file. An error from opening the file is
+// returned as is.
+func openRegular(path string) (*os.File, os.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO must not block
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	return f, st, nil
+}
+
+// warnLooseFile is the one rule for the mode of a file that holds a secret
+// or a key (docs/SECURITY.md, "Secret and key files"): when group or
+// others have any access to it, a start-up warning names the setting, the
+// file, its mode and the fix. It is never a refusal: Docker (0444) and
+// Kubernetes (0644) mount secrets readable by all inside a container where
+// no other user lives, and a refusal would only push operators to put the
+// secret in the environment. Nothing is said for a file in systemd's
+// credentials directory (LoadCredential=: 0400 plus an ACL for the
+// service's user, which stat shows as 0440, in a directory only the
+// service can enter), nor where mode bits do not describe access (see
+// modeBitsAreAccess).
+func (c *config) warnLooseFile(setting, path string, mode os.FileMode) {
+	if !modeBitsAreAccess || mode.Perm()&0o077 == 0 || inDir(path, c.credentialsDir) {
+		return
+	}
+	c.warnings = append(c.warnings, fmt.Sprintf("%s: %s is readable or writable by group or others (mode %04o); chmod 600 %s, or pass it as a systemd credential (LoadCredential=)", setting, path, mode.Perm(), path))
+}
+
+// warnLooseKeyFiles applies warnLooseFile to the audit key and the
+// elicitation key that exist (a missing one is created 0600; one that is
+// not a regular file is refused when it is read). It runs while the
+// configuration is parsed, before the warnings are shown; the secret
+// files are checked where they are read.
+func (c *config) warnLooseKeyFiles() {
+	var keys [][2]string
+	if c.AuditLog != "" {
+		keys = append(keys, [2]string{auditKeySetting, auditKeyFile(c)}) // audit_setup.go
+	}
+	if p := elicitKeyPath(c, usesLevel(c, c.classes(), proxmoxsafe.LevelElicit)); p != "" { // elicit_key.go
+		keys = append(keys, [2]string{elicitKeySetting, p})
+	}
+	for _, k := range keys {
+		if st, err := os.Stat(k[1]); err == nil && st.Mode().IsRegular() {
+			c.warnLooseFile(k[0], k[1], st.Mode())
+		}
+	}
+}
+
+// inDir reports whether path is inside dir (both cleaned; dir "" never).
+func inDir(path, dir string) bool {
+	if dir == "" {
+		return false
+	}
+	rel, err := filepath.Rel(filepath.Clean(dir), filepath.Clean(path))
+	return err == nil && rel != "." && !filepath.IsAbs(rel) && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// readSecretFile reads a file holding one secret as text, named by
+// setting in the warning of warnLooseFile. It removes exactly one trailing
+// newline ("\n" or "\r\n"), as `echo secret > file` and most editors leave
+// one, and nothing else. Errors name the file, never its content; the
+// caller adds the setting.
+func (c *config) readSecretFile(setting, path string) (string, error) {
+	f, st, err := openRegular(path)
+	if err != nil {
+		return "", pathErr(err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxSecretFileBytes+1))
+	if err != nil {
+		return "", pathErr(err)
+	}
+	if len(b) > maxSecretFileBytes {
+		return "", fmt.Errorf("%s is larger than %d bytes; it should hold only the secret", path, maxSecretFileBytes)
+	}
+	s := string(b)
+	if t, ok := strings.CutSuffix(s, "\r\n"); ok {
+		s = t
+	} else {
+		s = strings.TrimSuffix(s, "\n")
+	}
+	if s == "" {
+		return "", fmt.Errorf("%s is empty", path)
+	}
+	c.warnLooseFile(setting, path, st.Mode())
+	return s, nil
+}
 
 // errKeyNotHex is readHexKeyFile's answer for content that is not hex; the
 // caller says what the file must hold (never the content).
 var errKeyNotHex = errors.New("not hex")
 
-// readHexKeyFile opens path without blocking on a FIFO, refuses anything
-// but a regular file, applies check to it, and returns its hex content
-// decoded (one trailing newline allowed). An error from opening the file
-// is returned as is.
+// readHexKeyFile opens path with openRegular, applies check to it, and
+// returns its hex content decoded (one trailing newline allowed). An error
+// from opening the file is returned as is.
 func readHexKeyFile(path string, check func(os.FileInfo) error) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO must not block
+	f, st, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
 	if check != nil {
 		if err := check(st); err != nil {
 			return nil, err

@@ -16,3 +16,7 @@ func ownedByMe(path string, fi os.FileInfo) error {
 	}
 	return nil
 }
+
+// modeBitsAreAccess: on Unix a file's mode bits say who may read it
+// (warnLooseFile).
+const modeBitsAreAccess = true
