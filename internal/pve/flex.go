@@ -16,6 +16,10 @@ type Int int64
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (n *Int) UnmarshalJSON(b []byte) error {
+	if v, ok := digits(b); ok {
+		*n = Int(v)
+		return nil
+	}
 	s, ok := unquote(b)
 	if !ok {
 		return fmt.Errorf("pve: cannot decode %.40s as integer", b)
@@ -36,6 +40,29 @@ func (n *Int) UnmarshalJSON(b []byte) error {
 	}
 	*n = Int(f)
 	return nil
+}
+
+// digits parses the common case, a plain integer literal of up to 18
+// digits (no overflow possible), as strconv.ParseInt would.
+func digits(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
 }
 
 // Float decodes a JSON number, a numeric string, "", or null.

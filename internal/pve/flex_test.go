@@ -2,6 +2,8 @@ package pve
 
 import (
 	"encoding/json"
+	"fmt"
+	"strconv"
 	"testing"
 )
 
@@ -72,4 +74,37 @@ func TestPathEscapesEverySegment(t *testing.T) {
 			t.Errorf("Path(%q) = %q, want %q", tc.segs, got, tc.want)
 		}
 	}
+}
+
+// referenceInt is Int's decoding before its digits fast path.
+func referenceInt(b []byte) (Int, error) {
+	s, ok := unquote(b)
+	if !ok {
+		return 0, fmt.Errorf("not a scalar")
+	}
+	if len(s) == 0 {
+		return 0, nil
+	}
+	if v, err := strconv.ParseInt(string(s), 10, 64); err == nil {
+		return Int(v), nil
+	}
+	f, err := strconv.ParseFloat(string(s), 64)
+	return Int(f), err
+}
+
+// FuzzIntDigits: the digits fast path decodes every integer literal as
+// the strconv path does.
+func FuzzIntDigits(f *testing.F) {
+	for _, s := range []string{"0", "-0", "7", "007", "-12", "123456789012345678", "-123456789012345678", "1234567890123456789",
+		"9223372036854775807", "-9223372036854775808", "9223372036854775808", "9999999999999999999", "1.0", "1e3", "-", "", "+1", `"100"`, " 1", "1 ", "null", "0x1"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var got Int
+		err := got.UnmarshalJSON(b)
+		want, werr := referenceInt(b)
+		if (err == nil) != (werr == nil) || (err == nil && got != want) {
+			t.Errorf("%q: got %d (%v), want %d (%v)", b, got, err, want, werr)
+		}
+	})
 }

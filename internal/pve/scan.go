@@ -70,6 +70,10 @@ func (s *Scanner) String() (lit []byte, escaped, ok bool) {
 	start := s.pos
 	i := s.pos + 1
 	for i < len(s.data) {
+		if !stringStop[s.data[i]] {
+			i++
+			continue
+		}
 		c := s.data[i]
 		switch {
 		case c == '"':
@@ -96,14 +100,22 @@ func (s *Scanner) String() (lit []byte, escaped, ok bool) {
 			default:
 				return nil, false, false
 			}
-		case c < 0x20:
+		default: // a control character
 			return nil, false, false
-		default:
-			i++
 		}
 	}
 	return nil, false, false
 }
+
+// stringStop marks the bytes a string literal's scan must look at: the
+// closing quote, a backslash, and the control characters JSON forbids.
+var stringStop = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
