@@ -24,8 +24,6 @@ package main
 
 import (
 	"bufio"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -48,7 +46,7 @@ import (
 type options struct {
 	runs, calls, clients int
 	duration             time.Duration
-	skipHTTP             bool
+	skipHTTP, bigOnly    bool
 	latency              time.Duration
 	profile              string
 }
@@ -61,6 +59,7 @@ func main() {
 	flag.DurationVar(&o.duration, "duration", 5*time.Second, "HTTP load duration per server")
 	flag.DurationVar(&o.latency, "latency", 0, "delay every answer of the small fake by this much (a network round trip and Proxmox's own work: the in-process fake answers in microseconds, so without it several reads sent at once cannot beat the same reads in sequence on a busy machine)")
 	flag.BoolVar(&o.skipHTTP, "skip-http", false, "skip the HTTP concurrency comparison")
+	flag.BoolVar(&o.bigOnly, "big-only", false, "measure only list_guests over 10,000 guests (-calls/10 rounds)")
 	flag.StringVar(&o.profile, "profile", "", "instead of comparing, write CPU and allocation profiles of ours to this directory: each cold start, and one session of -calls list_guests calls (profile.go)")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -116,12 +115,20 @@ func run(o options) error {
 	oursEnv := env(fake, "pve1,pve2,pve3")
 	minEnv := append(env(fake, ""), "PVE_CA_FILE="+caFile)
 	if o.profile != "" {
-		return profile(ours, oursEnv, o)
+		return profile(ours, oursEnv, env, o)
 	}
 
 	var rows []row
 	fmt.Printf("bench/compare: %s, %d CPUs, %s; cold starts ×%d, calls ×%d, fake latency %v\n",
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), runtime.Version(), o.runs, o.calls, o.latency)
+
+	if o.bigOnly {
+		bigRows, err := measureBig(ours, env, o)
+		if err == nil {
+			printTable(bigRows)
+		}
+		return err
+	}
 
 	// Cold start, interleaved so drift on a shared machine hits both.
 	var oFirst, oExit, mFirst, mExit []time.Duration
@@ -241,33 +248,11 @@ func run(o options) error {
 			row{"per call: guest_status, ours / minimal go-sdk server doing the same GET", median(ourCalls["guest_status"]), median(minSmall), 0})
 	}
 
-	// 10,000 guests.
-	big := proxmoxtest.NewServer(proxmoxtest.GenerateCluster(10, 1000, 1))
-	defer big.Close()
-	bsess, err := startSession(ours, env(big, "pve1"))
+	bigRows, err := measureBig(ours, env, o)
 	if err != nil {
 		return err
 	}
-	ourBig, gets, err := perCall(bsess, big, "list_guests", map[string]any{}, max(o.calls/10, 5))
-	bsess.close()
-	if err != nil {
-		return err
-	}
-	bareBig, err := bareGets(big, gets, max(o.calls/10, 5), false)
-	if err != nil {
-		return err
-	}
-	rows = append(rows, row{"list_guests over 10,000 guests", median(ourBig), median(bareBig), 1.2})
-
-	fmt.Println()
-	fmt.Printf("| measure | ours | baseline | ratio | target |\n|---|---|---|---|---|\n")
-	for _, r := range rows {
-		target := "—"
-		if r.target > 0 {
-			target = fmt.Sprintf("≤ %.1f×", r.target)
-		}
-		fmt.Printf("| %s | %s | %s | %.2f× | %s |\n", r.what, round(r.ours), round(r.base), float64(r.ours)/float64(r.base), target)
-	}
+	printTable(append(rows, bigRows...))
 	fmt.Printf("\nbaselines: cold start = ./bench/compare/minimal (go-sdk, one tool); per call = the same upstream GETs (in sequence; for several also at once, and the first alone), keep-alive, decoded into any\n")
 	fmt.Printf("idle memory after tools/list: ours %s; minimal %s\n", idle, idleMinimal)
 	for _, b := range []string{ours, minimal} {
@@ -280,6 +265,18 @@ func run(o options) error {
 	}
 	fmt.Println()
 	return httpCompare(ours, oursEnv, minimal, minEnv, o)
+}
+
+func printTable(rows []row) {
+	fmt.Println()
+	fmt.Printf("| measure | ours | baseline | ratio | target |\n|---|---|---|---|---|\n")
+	for _, r := range rows {
+		target := "—"
+		if r.target > 0 {
+			target = fmt.Sprintf("≤ %.1f×", r.target)
+		}
+		fmt.Printf("| %s | %s | %s | %.2f× | %s |\n", r.what, round(r.ours), round(r.base), float64(r.ours)/float64(r.base), target)
+	}
 }
 
 func smallCluster() *proxmoxtest.Cluster {
@@ -470,26 +467,11 @@ func bareGets(fake *proxmoxtest.Server, gets []string, n int, atOnce bool) ([]ti
 	if len(gets) == 0 {
 		return nil, errors.New("the tool made no upstream request to compare with")
 	}
-	pool := x509.NewCertPool()
-	pool.AddCert(fake.Certificate())
 	// As many idle connections as GETs sent at once, as the library keeps.
-	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, MaxIdleConnsPerHost: max(len(gets), 2)}}
+	hc, getter := bareGetter(fake, len(gets))
 	defer hc.CloseIdleConnections()
-	auth := "PVEAPIToken=" + proxmoxtest.DefaultTokenID + "=" + proxmoxtest.DefaultTokenSecret
 	get := func(p string) error {
-		req, _ := http.NewRequest(http.MethodGet, fake.URL+"/api2/json"+p, nil)
-		req.Header.Set("Authorization", auth)
-		resp, err := hc.Do(req)
-		if err != nil {
-			return err
-		}
-		var v any
-		err = json.NewDecoder(resp.Body).Decode(&v)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("GET %s: %d %v", p, resp.StatusCode, err)
-		}
-		return nil
+		return getter(p, func(r io.Reader) error { var v any; return json.NewDecoder(r).Decode(&v) })
 	}
 	one := func() error {
 		if !atOnce {
