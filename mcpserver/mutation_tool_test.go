@@ -7,27 +7,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
-
-// everyClassPolicy enables every class of the tool list, each by the
-// phrase, on the demo cluster's three nodes.
-func everyClassPolicy() proxmoxsafe.Policy {
-	pol := proxmoxsafe.Policy{
-		AllowedNodes:      []string{"pve1", "pve2", "pve3"},
-		Approvals:         map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{},
-		MinUptime:         -1,
-		ResetWithoutAgent: true,
-	}
-	for _, info := range Tools(nil, nil) {
-		if cl := info.Class; cl != "" && pol.Approvals[cl] == nil {
-			pol.Classes = append(pol.Classes, cl)
-			pol.Approvals[cl] = []proxmoxsafe.ApprovalLevel{proxmoxsafe.LevelPhrase}
-		}
-	}
-	return pol
-}
 
 // TestMutationToolAnswers: each mutation tool names what it does in its
 // answer. The plan's answer (plan: true) goes through the same words as a

@@ -43,16 +43,12 @@ var planRefusalArgs = map[string]map[string]any{
 // (apply omitted) is its plan, and its approval refusal carries none.
 var planlessTools = []string{ToolSnapshotCleanup}
 
-// TestRefusalCarriesPlan (issue 11, "without plan and without approval the
-// refusal returns the same plan"): for every mutation tool, the refusal
-// without approval carries in its {"error":…} line and in _meta the very
-// plan that plan: true returns for the same input and state; nothing
-// mutating is sent and the refusal is audited.
-func TestRefusalCarriesPlan(t *testing.T) {
-	t.Parallel()
+// everyClassPolicy enables every class of the tool list, each by the
+// phrase, on the demo cluster's three nodes, with the responder's guards
+// out of the way (no minimum uptime, reset without an agent).
+func everyClassPolicy() proxmoxsafe.Policy {
 	pol := proxmoxsafe.Policy{
-		AllowedNodes: []string{"pve1", "pve2", "pve3"},
-		// Every class by the phrase, so the refusal is the phrase's.
+		AllowedNodes:      []string{"pve1", "pve2", "pve3"},
 		Approvals:         map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{},
 		MinUptime:         -1,
 		ResetWithoutAgent: true,
@@ -63,6 +59,17 @@ func TestRefusalCarriesPlan(t *testing.T) {
 			pol.Approvals[cl] = []proxmoxsafe.ApprovalLevel{proxmoxsafe.LevelPhrase}
 		}
 	}
+	return pol
+}
+
+// TestRefusalCarriesPlan (issue 11, "without plan and without approval the
+// refusal returns the same plan"): for every mutation tool, the refusal
+// without approval carries in its {"error":…} line and in _meta the very
+// plan that plan: true returns for the same input and state; nothing
+// mutating is sent and the refusal is audited.
+func TestRefusalCarriesPlan(t *testing.T) {
+	t.Parallel()
+	pol := everyClassPolicy() // every class by the phrase, so the refusal is the phrase's
 	seen := 0
 	for _, info := range Tools(nil, nil) {
 		if info.ReadOnly() || slices.Contains(planlessTools, info.Name) {
