@@ -49,6 +49,16 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func newStack(t *testing.T) *stack {
 	t.Helper()
+	return newStackWith(t, proxmoxsafe.Policy{
+		AllowedNodes: []string{"pve1"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassPower},
+		Approvals: map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassPower: {proxmoxsafe.LevelGrant}},
+	})
+}
+
+// newStackWith is newStack with another policy (its approvers: the grant
+// store only).
+func newStackWith(t *testing.T, policy proxmoxsafe.Policy) *stack {
+	t.Helper()
 	s := &stack{}
 	s.fake = proxmoxtest.NewServer(nil)
 	t.Cleanup(s.fake.Close)
@@ -59,10 +69,7 @@ func newStack(t *testing.T) *stack {
 	client, err := proxmoxsafe.New(proxmoxsafe.Config{
 		URL: s.fake.URL, TokenID: proxmoxtest.DefaultTokenID, TokenSecret: proxmoxtest.DefaultTokenSecret,
 		Fingerprint: s.fake.Fingerprint(), Audit: proxmoxsafe.NewAuditLog(io.Discard, nil),
-		Policy: proxmoxsafe.Policy{
-			AllowedNodes: []string{"pve1"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassPower},
-			Approvals: map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassPower: {proxmoxsafe.LevelGrant}},
-		},
+		Policy:    policy,
 		Approvers: []proxmoxsafe.Approver{s.store}, Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {

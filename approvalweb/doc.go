@@ -22,9 +22,11 @@
 //   - the list of pending grants with their plan (action, target,
 //     parameters, current state, effect, the Proxmox request, risk,
 //     expiry), and one page per grant with approve and deny forms.
-//     Approving needs the guest's VMID (for a request that names no
-//     guest, its HTTP method) typed in, as the elicitation form does: a
-//     person must read the target to approve it;
+//     Approving needs the guest's VMID typed in, or for a request that
+//     names no guest (an API gateway write to a node or the cluster) its
+//     method and path, e.g. "DELETE /cluster/ha/groups/web", as the
+//     elicitation form asks ([proxmoxsafe.ConfirmWord]): a person must
+//     read the target to approve it;
 //   - every state-changing form (approve, deny, log out) carries a
 //     per-session CSRF token that is checked in constant time, and every
 //     POST passes [http.CrossOriginProtection] (Origin and Sec-Fetch-Site

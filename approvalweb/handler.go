@@ -185,7 +185,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // maxFormBytes bounds a form body: the largest form holds a CSRF token,
-// a decision and a VMID.
+// a decision and a confirmation word (a VMID, or a method and a path of
+// up to MaxGatewayPathLen bytes).
 const maxFormBytes = 4 << 10
 
 // route dispatches on the method. A POST must pass the cross-origin check

@@ -482,15 +482,71 @@ func TestNewRefuses(t *testing.T) {
 	}
 }
 
-// TestApproveWithoutGuest: a grant for a request that names no guest (the
-// API gateway) is approved by typing its HTTP method, as the elicitation
-// form asks; "0" is not a VMID to type.
+// askGateway makes a pending grant for a gateway write that names no
+// guest, the way a refused api_request does: the target is zero and the
+// plan holds the request.
+func (p *page) askGateway(method, path string) string {
+	p.t.Helper()
+	plan := &proxmoxsafe.Plan{Class: proxmoxsafe.ClassGatewayWrite, Method: method, Path: path, Effect: "send " + method + " " + path}
+	err := p.store.Approve(context.Background(), proxmoxsafe.ApprovalRequest{
+		Action: method, Params: []proxmoxsafe.ApprovalParam{{Name: "path", Value: path}, {Name: "params", Value: "none"}},
+		Effect: plan.Effect, Plan: plan,
+	})
+	var gr *proxmoxsafe.GrantRequiredError
+	if !errors.As(err, &gr) {
+		p.t.Fatalf("Approve: %v, want a grant refusal", err)
+	}
+	return gr.Grant.Code
+}
+
+// TestApproveWithoutGuest: a grant for a request that names no guest (an
+// API gateway write to a node or the cluster) is approved by typing its
+// method and path, which name the exact request, as the elicitation form
+// asks. The HTTP method alone (the word before, shared by every write of
+// that method), the path alone, the last segment, another node's or
+// another method's request, a different case, and "0" are refused and
+// approve nothing; the page shows the path as the target, not "//0".
 func TestApproveWithoutGuest(t *testing.T) {
 	t.Parallel()
 	p := newPage(t)
-	err := p.store.Approve(context.Background(), proxmoxsafe.ApprovalRequest{
-		Action: "PUT", Target: proxmoxsafe.Target{Node: "pve1"}, Effect: "send PUT /nodes/pve1/dns",
-	})
+	code := p.askGateway("PUT", "/nodes/pve1/dns")
+	cookie := p.login()
+	page := p.do("GET", "/approve/grant/"+code, nil, map[string]string{"Cookie": cookie})
+	for _, want := range []string{"Type the request <code>PUT /nodes/pve1/dns</code> to approve", "<dt>Target</dt><dd><code>/nodes/pve1/dns</code>"} {
+		if !strings.Contains(page.body, want) {
+			t.Errorf("the grant page lacks %q:\n%s", want, page.body)
+		}
+	}
+	if list := p.do("GET", "/approve/", nil, map[string]string{"Cookie": cookie}); strings.Contains(list.body, "//0") || !strings.Contains(list.body, "<code>/nodes/pve1/dns</code>") {
+		t.Errorf("the list does not name the request's path as its target:\n%s", list.body)
+	}
+	token := p.csrf(cookie, code)
+	for _, wrong := range []string{"PUT", "0", "", "/nodes/pve1/dns", "dns", "PUT dns", "PUT /nodes/pve2/dns", "DELETE /nodes/pve1/dns",
+		"put /nodes/pve1/dns", "PUT /nodes/pve1/dns/", "PUT /nodes/pve1", "PUT/nodes/pve1/dns", "PUT /nodes/pve1/dns x"} {
+		a := p.do("POST", "/approve/grant/"+code, url.Values{"csrf": {token}, "decision": {"approve"}, "confirm": {wrong}}, p.sameOrigin(cookie))
+		if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "typed request does not match") || !strings.Contains(a.body, "nothing was changed") {
+			t.Errorf("approve with %q: %d\n%s", wrong, a.status, a.body)
+		}
+		if st := p.status(code); st != proxmoxsafe.GrantPending {
+			t.Fatalf("approve with %q: grant %s, want pending", wrong, st)
+		}
+	}
+	// Surrounding white space and a doubled space are not a different
+	// request.
+	a := p.do("POST", "/approve/grant/"+code, url.Values{"csrf": {token}, "decision": {"approve"}, "confirm": {"  PUT   /nodes/pve1/dns "}}, p.sameOrigin(cookie))
+	if a.status != http.StatusSeeOther || p.status(code) != proxmoxsafe.GrantApproved {
+		t.Fatalf("approve with the request typed: %d %s, grant %s", a.status, a.body, p.status(code))
+	}
+}
+
+// TestApproveWithoutTarget: a grant that names neither a guest nor a
+// request (no operation makes one; a grant file could) has nothing to
+// type: the page shows no approve form and refuses an approval, whatever
+// is typed, and it can still be denied.
+func TestApproveWithoutTarget(t *testing.T) {
+	t.Parallel()
+	p := newPage(t)
+	err := p.store.Approve(context.Background(), proxmoxsafe.ApprovalRequest{Action: "POST", Effect: "send POST somewhere"})
 	var gr *proxmoxsafe.GrantRequiredError
 	if !errors.As(err, &gr) {
 		t.Fatalf("Approve: %v", err)
@@ -498,17 +554,19 @@ func TestApproveWithoutGuest(t *testing.T) {
 	code := gr.Grant.Code
 	cookie := p.login()
 	page := p.do("GET", "/approve/grant/"+code, nil, map[string]string{"Cookie": cookie})
-	if !strings.Contains(page.body, "Type the HTTP method <code>PUT</code>") {
-		t.Fatalf("the grant page:\n%s", page.body)
+	if strings.Contains(page.body, `class="approve"`) || !strings.Contains(page.body, "the page cannot approve it") {
+		t.Errorf("the grant page offers an approval:\n%s", page.body)
 	}
 	token := p.csrf(cookie, code)
-	a := p.do("POST", "/approve/grant/"+code, url.Values{"csrf": {token}, "decision": {"approve"}, "confirm": {"0"}}, p.sameOrigin(cookie))
-	if a.status != http.StatusUnprocessableEntity || p.status(code) != proxmoxsafe.GrantPending {
-		t.Fatalf("approve with 0: %d, grant %s", a.status, p.status(code))
+	for _, typed := range []string{"", "POST", "0", "POST "} {
+		a := p.do("POST", "/approve/grant/"+code, url.Values{"csrf": {token}, "decision": {"approve"}, "confirm": {typed}}, p.sameOrigin(cookie))
+		if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "nothing was changed") || p.status(code) != proxmoxsafe.GrantPending {
+			t.Fatalf("approve with %q: %d, grant %s\n%s", typed, a.status, p.status(code), a.body)
+		}
 	}
-	a = p.do("POST", "/approve/grant/"+code, url.Values{"csrf": {token}, "decision": {"approve"}, "confirm": {"PUT"}}, p.sameOrigin(cookie))
-	if a.status != http.StatusSeeOther || p.status(code) != proxmoxsafe.GrantApproved {
-		t.Fatalf("approve with PUT: %d %s, grant %s", a.status, a.body, p.status(code))
+	a := p.do("POST", "/approve/grant/"+code, url.Values{"csrf": {token}, "decision": {"deny"}}, p.sameOrigin(cookie))
+	if a.status != http.StatusSeeOther || p.status(code) != proxmoxsafe.GrantDenied {
+		t.Fatalf("deny: %d, grant %s", a.status, p.status(code))
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -18,29 +17,36 @@ type grantView struct {
 	Expired  bool
 	Pending  bool // pending and not expired: it can be decided
 	ParamStr string
+	// TargetText names the target: the guest (node/type/vmid[/snapshot]),
+	// or for a request that names no guest, its path.
+	TargetText string
 	// Confirm is what the operator types to approve, and ConfirmWhat
-	// names it (see confirmWord).
+	// names it ([proxmoxsafe.ConfirmWord]); both are "" for a grant that
+	// names nothing to type, which the page does not approve.
 	Confirm, ConfirmWhat string
 }
 
 func (h *Handler) view(g proxmoxsafe.Grant, now time.Time) grantView {
 	expired := now.After(g.Expires)
-	word, what := confirmWord(g)
+	word, what := proxmoxsafe.ConfirmWord(g.Target, g.Plan)
 	return grantView{
 		Grant: g, Risk: proxmoxsafe.ActionRisk(g.Action), Expired: expired,
 		Pending: g.Status == proxmoxsafe.GrantPending && !expired, ParamStr: strings.Join(g.Params, " "),
-		Confirm: word, ConfirmWhat: what,
+		TargetText: targetText(g), Confirm: word, ConfirmWhat: what,
 	}
 }
 
-// confirmWord is what approving a grant needs typed in, as the
-// elicitation form asks it: the guest's VMID, or for a request that names
-// no guest (the API gateway) its HTTP method.
-func confirmWord(g proxmoxsafe.Grant) (word, what string) {
-	if g.Target.VMID == 0 {
-		return g.Action, "HTTP method"
+// targetText is the grant's target as the page names it. A request that
+// names no guest has a zero guest target ("//0" as a string), which names
+// nothing: its path does.
+func targetText(g proxmoxsafe.Grant) string {
+	switch {
+	case g.Target.VMID != 0:
+		return g.Target.String()
+	case g.Plan != nil && g.Plan.Path != "":
+		return g.Plan.Path
 	}
-	return strconv.Itoa(g.Target.VMID), "VMID"
+	return "(none)"
 }
 
 // maxRecent is how many decided or expired grants the list shows below
@@ -92,8 +98,8 @@ func (h *Handler) serveGrant(w http.ResponseWriter, r *http.Request, code string
 }
 
 // serveDecide approves or denies a pending grant: logged in, CSRF token,
-// and for an approval the guest's VMID (or the request's HTTP method)
-// typed in.
+// and for an approval the guest's VMID (or, for a request that names no
+// guest, its method and path) typed in.
 func (h *Handler) serveDecide(w http.ResponseWriter, r *http.Request, code string) {
 	s := h.sessionFrom(r)
 	if s == nil {
@@ -118,7 +124,10 @@ func (h *Handler) serveDecide(w http.ResponseWriter, r *http.Request, code strin
 		h.grantError(w, r, err, s)
 		return
 	}
-	if word, what := confirmWord(g); approve && strings.TrimSpace(r.PostFormValue("confirm")) != word {
+	if word, what := proxmoxsafe.ConfirmWord(g.Target, g.Plan); approve && word == "" {
+		h.fail(w, r, http.StatusUnprocessableEntity, "this grant names no guest and no request to type, so the page cannot approve it; nothing was changed", s)
+		return
+	} else if approve && !proxmoxsafe.ConfirmMatches(r.PostFormValue("confirm"), word) {
 		h.fail(w, r, http.StatusUnprocessableEntity, "the typed "+what+" does not match the grant's; nothing was changed", s)
 		return
 	}

@@ -26,6 +26,7 @@ code{font-family:ui-monospace,monospace;background:#eceff3;padding:0 .25em}
 .decide{display:flex;gap:1.5em;margin-top:1em;flex-wrap:wrap}
 .decide form{background:#fff;border:1px solid #dde1e6;padding:1em}
 label{display:block;margin-bottom:.4em}input[type=text],input[type=password]{font:inherit;padding:.3em;width:14em}
+input.wide{font-family:ui-monospace,monospace;width:32em;max-width:100%}
 button{font:inherit;padding:.35em 1.1em;cursor:pointer}
 button.approve{background:#1d6b2a;color:#fff;border:1px solid #14501f}
 button.deny{background:#a01d1d;color:#fff;border:1px solid #7a1313}
@@ -92,7 +93,7 @@ func parseTemplates() *template.Template {
 
 {{define "rows"}}<table><tr><th>Code</th><th>Action</th><th>Target</th><th>Current state</th><th>Effect</th><th>Status</th><th>Expires</th></tr>
 {{range .}}<tr><td><a href="grant/{{.Code}}"><code>{{.Code}}</code></a></td><td>{{.Action}}{{if .ParamStr}} <code>{{.ParamStr}}</code>{{end}}</td>
-<td><code>{{.Target}}</code></td><td>{{.State}}</td><td>{{.Effect}}</td>
+<td><code>{{.TargetText}}</code></td><td>{{.State}}</td><td>{{.Effect}}</td>
 <td class="status {{if .Expired}}expired{{else}}{{.Status}}{{end}}">{{.Status}}{{if .Expired}} (expired){{end}}</td>
 <td>{{when .Expires}}</td></tr>{{end}}</table>{{end}}
 
@@ -108,7 +109,7 @@ func parseTemplates() *template.Template {
 <dl class="plan">
 <dt>Status</dt><dd class="status {{if .Expired}}expired{{else}}{{.Status}}{{end}}">{{.Status}}{{if .Expired}} (expired){{end}}{{if .Operator}} · by {{.Operator}} at {{when .Decided}}{{end}}{{if not .Used.IsZero}} · used at {{when .Used}}{{end}}</dd>
 <dt>Action</dt><dd>{{.Action}}</dd>
-<dt>Target</dt><dd><code>{{.Target}}</code></dd>
+<dt>Target</dt><dd><code>{{.TargetText}}</code></dd>
 {{if .ParamStr}}<dt>Parameters</dt><dd><code>{{.ParamStr}}</code></dd>{{end}}
 <dt>Current state</dt><dd>{{.State}}</dd>
 <dt>Effect</dt><dd>approving will {{.Effect}}</dd>
@@ -118,10 +119,10 @@ func parseTemplates() *template.Template {
 <dt>Expires</dt><dd>{{when .Expires}}</dd>
 </dl>
 {{if .Pending}}<div class="decide">
-<form method="post" action="{{.Code}}"><input type="hidden" name="csrf" value="{{$.CSRF}}"><input type="hidden" name="decision" value="approve">
+{{if .Confirm}}<form method="post" action="{{.Code}}"><input type="hidden" name="csrf" value="{{$.CSRF}}"><input type="hidden" name="decision" value="approve">
 <label for="confirm">Type the {{.ConfirmWhat}} <code>{{.Confirm}}</code> to approve</label>
-<input type="text" id="confirm" name="confirm" autocomplete="off" required>
-<button type="submit" class="approve">Approve once</button></form>
+<input type="text" id="confirm" name="confirm" autocomplete="off" spellcheck="false" required{{if ne .ConfirmWhat "VMID"}} class="wide"{{end}}>
+<button type="submit" class="approve">Approve once</button></form>{{else}}<p class="note">This grant names no guest and no request to type: the page cannot approve it.</p>{{end}}
 <form method="post" action="{{.Code}}"><input type="hidden" name="csrf" value="{{$.CSRF}}"><input type="hidden" name="decision" value="deny">
 <label>Refuse this request</label><button type="submit" class="deny">Deny</button></form>
 </div>
