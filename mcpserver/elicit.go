@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -64,8 +63,9 @@ type NonceRecorder interface {
 // it asks the person at the MCP client through an MCP elicitation, in the
 // multi-round-trip form that works on every protocol version. The first
 // call returns a form showing the plan (action, target, current state,
-// effect, risk) that asks the person to type the guest's VMID, with a
-// sealed request state that binds the tool, the digest of the arguments
+// effect, risk) that asks the person to type the guest's VMID (for a
+// request that names no guest, its method and path:
+// [proxmoxsafe.ConfirmWord]), with a sealed request state that binds the tool, the digest of the arguments
 // ([proxmoxsafe.ApprovalRequest.Arguments], the same one grants bind),
 // the target, a fingerprint of the state shown, a single-use nonce and an
 // expiry. The retry is approved only when all of those still hold and the
@@ -209,7 +209,7 @@ func (e *ElicitApprover) Approve(ctx context.Context, ar proxmoxsafe.ApprovalReq
 		return refuseElicit("the guest's state changed since the person was asked; call again to be asked with the new state")
 	}
 	typed, _ := resp.Content["confirm"].(string)
-	if word, what := confirmWord(ar); !same(strings.TrimSpace(typed), word) {
+	if word, what := proxmoxsafe.ConfirmWord(ar.Target, ar.Plan); !proxmoxsafe.ConfirmMatches(typed, word) {
 		return refuseElicit("the typed confirmation does not match the " + what)
 	}
 	return nil
@@ -219,6 +219,10 @@ func (e *ElicitApprover) Approve(ctx context.Context, ar proxmoxsafe.ApprovalReq
 func (e *ElicitApprover) ask(req *mcp.CallToolRequest, ar proxmoxsafe.ApprovalRequest, reason string) error {
 	if ar.Arguments == "" {
 		return refuseElicit("the request carries no arguments digest to bind the answer to")
+	}
+	word, what := proxmoxsafe.ConfirmWord(ar.Target, ar.Plan)
+	if word == "" {
+		return refuseElicit("the request names no guest and no request for the person to type")
 	}
 	nonce := make([]byte, 16)
 	if _, err := rand.Read(nonce); err != nil {
@@ -234,7 +238,6 @@ func (e *ElicitApprover) ask(req *mcp.CallToolRequest, ar proxmoxsafe.ApprovalRe
 	if err != nil {
 		return fmt.Errorf("elicitation state: %w", err)
 	}
-	word, what := confirmWord(ar)
 	form := &mcp.ElicitParams{
 		Mode:    "form",
 		Message: planText(ar, e.ttl),
@@ -251,16 +254,6 @@ func (e *ElicitApprover) ask(req *mcp.CallToolRequest, ar proxmoxsafe.ApprovalRe
 		},
 	}
 	return &InputRequiredError{Requests: mcp.InputRequestMap{elicitInputID: form}, State: sealed, Reason: reason}
-}
-
-// confirmWord is what the person types to approve, and what it is: the
-// guest's VMID, or for a gateway request that names no guest, its HTTP
-// method (the path and parameters are in the plan above it).
-func confirmWord(ar proxmoxsafe.ApprovalRequest) (word, what string) {
-	if ar.Target.VMID == 0 {
-		return ar.Action, "HTTP method"
-	}
-	return strconv.Itoa(ar.Target.VMID), "VMID"
 }
 
 // planText is the form's message: what will happen, to what, from which

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -99,9 +100,10 @@ func TestAPIRequestTool(t *testing.T) {
 }
 
 // TestAPIRequestElicit: with gateway-write approved by elicitation, the
-// person types the guest's VMID, or the HTTP method of a request that
+// person types the guest's VMID, or the method and path of a request that
 // names no guest (the fake answers that one 501, but it was sent); a
-// wrong word sends nothing.
+// wrong word sends nothing, the HTTP method alone included (every POST
+// would share it).
 func TestAPIRequestElicit(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -110,16 +112,25 @@ func TestAPIRequestElicit(t *testing.T) {
 	}{
 		{"/nodes/pve1/qemu/101/snapshot", "101", 1},
 		{"/nodes/pve1/qemu/101/snapshot", "POST", 0},
-		{"/cluster/ha/groups", "POST", 1},
+		{"/cluster/ha/groups", "POST /cluster/ha/groups", 1},
+		{"/cluster/ha/groups", " POST  /cluster/ha/groups ", 1},
+		{"/cluster/ha/groups", "POST", 0},
+		{"/cluster/ha/groups", "/cluster/ha/groups", 0},
+		{"/cluster/ha/groups", "POST groups", 0},
+		{"/cluster/ha/groups", "PUT /cluster/ha/groups", 0},
 		{"/cluster/ha/groups", "101", 0},
 	} {
 		t.Run(tc.path+"/"+tc.confirm, func(t *testing.T) {
 			t.Parallel()
 			ef := gatewayElicitFixture(t)
 			fake := ef.fake
-			var asked atomic.Int32
-			seen := make(chan string, 4)
-			cs := ef.connectWith(t, "", answering(&asked, seen, func(int32) *mcp.ElicitResult { return accept(tc.confirm) }))
+			seen, titles := make(chan string, 4), make(chan string, 4)
+			cs := ef.connectWith(t, "", &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				seen <- r.Params.Message
+				raw, _ := json.Marshal(r.Params.RequestedSchema)
+				titles <- string(raw)
+				return accept(tc.confirm), nil
+			}})
 			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: ToolAPIRequest,
 				Arguments: map[string]any{"method": "POST", "path": tc.path, "params": map[string]any{"snapname": "el1"}}})
 			if err != nil {
@@ -131,6 +142,13 @@ func TestAPIRequestElicit(t *testing.T) {
 			msg := <-seen
 			if !strings.Contains(msg, "path="+tc.path) || !strings.Contains(msg, "snapname=el1") {
 				t.Errorf("form message does not show the request:\n%s", msg)
+			}
+			want := "Type the VMID 101 to approve"
+			if !strings.Contains(tc.path, "/qemu/101/") {
+				want = "Type the request POST " + tc.path + " to approve"
+			}
+			if title := <-titles; !strings.Contains(title, want) {
+				t.Errorf("form schema %s does not ask %q", title, want)
 			}
 		})
 	}
