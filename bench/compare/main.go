@@ -163,6 +163,7 @@ func run(o options) error {
 	g := small.Guests[0]
 	ourCalls := map[string][]time.Duration{}
 	ourGets := map[string][]string{}
+	ourCPU := map[string]time.Duration{}
 	for _, tc := range []struct {
 		tool    string
 		args    map[string]any
@@ -178,6 +179,7 @@ func run(o options) error {
 			return err
 		}
 		ourCalls[tc.tool], ourGets[tc.tool] = ourTimes, gets
+		ourCPU[tc.tool] = sess.cpu
 		// Baselines: the very GETs the call made, one after another and all
 		// at once (the least a server must do; the library sends
 		// independent reads at once), and only the first of them (what
@@ -215,6 +217,7 @@ func run(o options) error {
 		return err
 	}
 	minTimes, mgets, err := perCall(msess, fake, "list_guests", map[string]any{}, o.calls)
+	minListCPU := msess.cpu
 	msess.close()
 	if err != nil {
 		return fmt.Errorf("minimal: %w", err)
@@ -235,6 +238,7 @@ func run(o options) error {
 			return err
 		}
 		minSmall, _, err := perCall(msess, fake, "list_guests", map[string]any{"path": gets[0]}, o.calls)
+		minSmallCPU := msess.cpu
 		msess.close()
 		if err != nil {
 			return fmt.Errorf("minimal: %w", err)
@@ -246,6 +250,14 @@ func run(o options) error {
 		rows = append(rows,
 			row{"per call: guest_status's GET, minimal go-sdk server (reference) / the same GET", median(minSmall), median(bare), 0},
 			row{"per call: guest_status, ours / minimal go-sdk server doing the same GET", median(ourCalls["guest_status"]), median(minSmall), 0})
+		if minSmallCPU > 0 {
+			// CPU time of the server process per call: what each server
+			// does, which a loaded machine inflates far less than wall time.
+			rows = append(rows, row{"server CPU per call: guest_status, ours / minimal doing the same GET", ourCPU["guest_status"], minSmallCPU, 0})
+		}
+	}
+	if minListCPU > 0 {
+		rows = append(rows, row{"server CPU per call: list_guests, ours / minimal doing the same GET", ourCPU["list_guests"], minListCPU, 0})
 	}
 
 	bigRows, err := measureBig(ours, env, o)
@@ -293,6 +305,7 @@ type rpc struct {
 	in  io.WriteCloser
 	out *bufio.Reader
 	id  int
+	cpu time.Duration // the server's CPU time per call of the last perCall
 }
 
 func start(bin string, env []string) (*rpc, error) {
@@ -411,7 +424,9 @@ func startSession(bin string, env []string) (*rpc, error) {
 }
 
 // perCall times n calls of tool (after 3 warm-up calls) and returns the
-// upstream GETs one call made, from the fake's request log.
+// upstream GETs one call made, from the fake's request log. r.cpu is set
+// to the server process's CPU time per call over the n calls (0 where
+// /proc is not there).
 func perCall(r *rpc, fake *proxmoxtest.Server, tool string, args map[string]any, n int) ([]time.Duration, []string, error) {
 	params := map[string]any{"name": tool, "arguments": args}
 	for range 3 {
@@ -435,12 +450,17 @@ func perCall(r *rpc, fake *proxmoxtest.Server, tool string, args map[string]any,
 		gets = append(gets, u)
 	}
 	times := make([]time.Duration, 0, n)
+	cpu0, ok := benchutil.ProcCPU(r.cmd.Process.Pid)
 	for range n {
 		t0 := time.Now()
 		if err := checkTool(r.call("tools/call", params)); err != nil {
 			return nil, nil, err
 		}
 		times = append(times, time.Since(t0))
+	}
+	r.cpu = 0
+	if cpu1, _ := benchutil.ProcCPU(r.cmd.Process.Pid); ok {
+		r.cpu = (cpu1 - cpu0) / time.Duration(n)
 	}
 	return times, gets, nil
 }
