@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"io"
 	"log/slog"
+	"runtime/metrics"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -74,6 +75,7 @@ func BenchmarkGuestStatusMCP(b *testing.B) {
 	g := cluster.Guests[0]
 	args := map[string]any{"node": g.Node, "type": g.Type, "vmid": g.VMID}
 	b.ReportAllocs()
+	defer reportGoroutines(b)()
 	for b.Loop() {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: ToolGuestStatus, Arguments: args})
 		if err != nil || res.IsError {
@@ -92,9 +94,26 @@ func BenchmarkGuestStatusLibrary(b *testing.B) {
 	g := cluster.Guests[0]
 	in := proxmoxsafe.GuestStatusInput{GuestRef: proxmoxsafe.GuestRef{Node: g.Node, Type: proxmoxsafe.GuestType(g.Type), VMID: g.VMID}}
 	b.ReportAllocs()
+	defer reportGoroutines(b)()
 	for b.Loop() {
 		if _, err := client.GuestStatus(ctx, in); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// reportGoroutines reports the goroutines started per operation (the
+// whole process: client, server and the fake), when the returned function
+// runs after the loop.
+func reportGoroutines(b *testing.B) func() {
+	created := func() uint64 {
+		s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+		metrics.Read(s)
+		if s[0].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return s[0].Value.Uint64()
+	}
+	before := created()
+	return func() { b.ReportMetric(float64(created()-before)/float64(b.N), "goroutines/op") }
 }
