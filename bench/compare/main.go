@@ -459,7 +459,7 @@ func perCall(r *rpc, fake *proxmoxtest.Server, tool string, args map[string]any,
 		times = append(times, time.Since(t0))
 	}
 	r.cpu = 0
-	if cpu1, _ := benchutil.ProcCPU(r.cmd.Process.Pid); ok {
+	if cpu1, _ := benchutil.ProcCPU(r.cmd.Process.Pid); ok && n > 0 {
 		r.cpu = (cpu1 - cpu0) / time.Duration(n)
 	}
 	return times, gets, nil
