@@ -98,8 +98,8 @@ type pendingBatch struct {
 }
 
 // readLines reads, checks and decodes lines until the input ends or the
-// connection closes. Invalid lines are answered here, in order with the
-// answers go-sdk writes.
+// connection closes. An invalid line is answered here before the next
+// line is read.
 func (c *stdioConn) readLines(r *bufio.Reader) {
 	var version string // the protocol version the client asked for in initialize
 	for {
