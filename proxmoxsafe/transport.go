@@ -30,6 +30,12 @@ const (
 // and the ~30 patterns were most of this package's start-up (issue 14).
 type route struct {
 	method string
+	// prefix is the pattern's literal beginning: every path the pattern
+	// matches starts with it, so a path that does not is refused by this
+	// route without compiling its pattern (the first request compiled
+	// every pattern listed before the one it matched: about 20 for the
+	// privilege check's /access/permissions, issue 14).
+	prefix string
 	re     func() *regexp.Regexp
 	// match, when set, replaces method and re: the gateway's routes
 	// (gatewayRoute) match any method of a set and any well-formed path.
@@ -40,7 +46,42 @@ type route struct {
 }
 
 func mkRoute(method, pattern string) route {
-	return route{method: method, re: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^" + pattern + "$") })}
+	return route{method: method, prefix: literalPrefix(pattern),
+		re: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^" + pattern + "$") })}
+}
+
+// literalPrefix returns the literal text pattern begins with: up to its
+// first metacharacter, without the character before it when that one is
+// made optional (*, ?, {). A pattern with an alternative outside every
+// group has none. TestRoutePrefixes checks each route's against the
+// compiled pattern's own LiteralPrefix.
+func literalPrefix(pattern string) string {
+	depth := 0
+	for i := 0; i < len(pattern); i++ {
+		switch pattern[i] {
+		case '\\':
+			i++
+		case '[':
+			for i++; i < len(pattern) && pattern[i] != ']'; i++ {
+			}
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case '|':
+			if depth == 0 {
+				return ""
+			}
+		}
+	}
+	i := strings.IndexAny(pattern, `\.+*?()|[]{}^$`)
+	if i < 0 {
+		return pattern
+	}
+	if i > 0 && strings.IndexByte("*?{", pattern[i]) >= 0 {
+		i--
+	}
+	return pattern[:i]
 }
 
 // readRoutes are the GET requests every operation may need.
@@ -214,7 +255,7 @@ func (g *guard) check(req *http.Request) error {
 	p := req.URL.EscapedPath()
 	rest, ok := strings.CutPrefix(p, g.basePath)
 	if ok && strings.HasPrefix(rest, "/") {
-		if g.login && loginRoute.method == req.Method && loginRoute.re().MatchString(rest) {
+		if g.login && loginRoute.method == req.Method && strings.HasPrefix(rest, loginRoute.prefix) && loginRoute.re().MatchString(rest) {
 			return nil
 		}
 		segs, why := guardSegments(rest)
@@ -232,7 +273,7 @@ func (g *guard) check(req *http.Request) error {
 				}
 				continue
 			}
-			if r.method == req.Method && r.re().MatchString(rest) && r.queryAllowed(req.URL.Query()) {
+			if r.method == req.Method && strings.HasPrefix(rest, r.prefix) && r.re().MatchString(rest) && r.queryAllowed(req.URL.Query()) {
 				return nil
 			}
 		}
