@@ -78,3 +78,27 @@ func ProcCPU(pid int) (cpu time.Duration, ok bool) {
 	}
 	return cpu, true
 }
+
+// ProcRSSSplit reads RssAnon (heap, stacks: the process's own) and
+// RssFile (pages of the binary and libraries, shared with the page cache)
+// of pid from /proc; "n/a" where /proc is not there.
+func ProcRSSSplit(pid int) (anon, file string) {
+	anon, file = "n/a", "n/a"
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		switch k {
+		case "RssAnon":
+			anon = strings.TrimSpace(v)
+		case "RssFile":
+			file = strings.TrimSpace(v)
+		}
+	}
+	return
+}
