@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -328,19 +329,21 @@ func TestStartupCheckStopDoesNotWait(t *testing.T) {
 func TestStartupCheckSettles(t *testing.T) {
 	defer func(run func(context.Context, *app, *slog.Logger)) { startupCheckRun = run }(startupCheckRun)
 	synctest.Test(t, func(t *testing.T) {
-		var ran bool
-		startupCheckRun = func(context.Context, *app, *slog.Logger) { ran = true }
+		// ran is atomic: the race detector does not see virtual time
+		// advancing as ordering the test's reads before the timer fires.
+		var ran atomic.Bool
+		startupCheckRun = func(context.Context, *app, *slog.Logger) { ran.Store(true) }
 		a := &app{listed: make(chan struct{})}
 		stop, done := startupCheck(t.Context(), a, &config{}, slog.New(slog.DiscardHandler))
 		defer func() { stop(); <-done }()
 		close(a.listed)
 		synctest.Wait()
-		if ran {
+		if ran.Load() {
 			t.Fatal("the check began as soon as tools/list was answered")
 		}
 		time.Sleep(startupCheckSettle)
 		synctest.Wait()
-		if !ran {
+		if !ran.Load() {
 			t.Fatal("the check did not begin after the settle time")
 		}
 		if startupCheckSettle >= startupCheckDelay {
@@ -348,7 +351,7 @@ func TestStartupCheckSettles(t *testing.T) {
 		}
 
 		// A client that went away before the settle time: never started.
-		ran = false
+		ran.Store(false)
 		a = &app{listed: make(chan struct{})}
 		stop2, done2 := startupCheck(t.Context(), a, &config{}, slog.New(slog.DiscardHandler))
 		close(a.listed)
@@ -356,7 +359,7 @@ func TestStartupCheckSettles(t *testing.T) {
 		stop2()
 		<-done2
 		time.Sleep(2 * startupCheckDelay)
-		if ran {
+		if ran.Load() {
 			t.Error("a check stopped before its settle time ran")
 		}
 	})
