@@ -19,25 +19,31 @@ func TestLooseSecretFiles(t *testing.T) {
 	hexKey := strings.Repeat("5a", 32)
 	for _, kind := range []struct {
 		name, setting, content string
+		file                   string // the file's name; "": from the kind and mode
 		config                 func(path string) (args []string, env []string)
 	}{
-		{"token secret", "PVE_API_TOKEN_SECRET_FILE", "aaaaaaaa-2222-4333-8444-555555555555", func(p string) ([]string, []string) {
+		{"token secret", "PVE_API_TOKEN_SECRET_FILE", "aaaaaaaa-2222-4333-8444-555555555555", "", func(p string) ([]string, []string) {
 			return nil, with("PVE_API_TOKEN_SECRET", "", "PVE_API_TOKEN_SECRET_FILE", p)
 		}},
-		{"password", "PVE_PASSWORD_FILE", "a-pass-word-canary", func(p string) ([]string, []string) {
+		{"password", "PVE_PASSWORD_FILE", "a-pass-word-canary", "", func(p string) ([]string, []string) {
 			return []string{"tools"}, []string{"PVE_URL", "https://pve.example:8006", "PROXMOX_SAFE_READ_ONLY", "true", "PVE_USERNAME", "root@pam", "PVE_PASSWORD_FILE", p}
 		}},
-		{"MCP bearer token", "MCP_AUTH_TOKEN_FILE", httpToken, func(p string) ([]string, []string) {
+		{"MCP bearer token", "MCP_AUTH_TOKEN_FILE", httpToken, "", func(p string) ([]string, []string) {
 			return []string{"--http", "8000"}, with("MCP_AUTH_TOKEN_FILE", p)
 		}},
-		{"operator token", "PROXMOX_SAFE_OPERATOR_TOKEN_FILE", operatorSecret, func(p string) ([]string, []string) {
+		{"operator token", "PROXMOX_SAFE_OPERATOR_TOKEN_FILE", operatorSecret, "", func(p string) ([]string, []string) {
 			return []string{"--demo", "--http", "8000", "--operator-token-file", p}, nil
 		}},
-		{"audit key", "PROXMOX_SAFE_AUDIT_KEY_FILE", hexKey, func(p string) ([]string, []string) {
+		{"audit key", "PROXMOX_SAFE_AUDIT_KEY_FILE", hexKey, "", func(p string) ([]string, []string) {
 			return nil, with("PROXMOX_SAFE_READ_ONLY", "false", "PROXMOX_SAFE_AUDIT_LOG", filepath.Join(filepath.Dir(p), "audit.jsonl"), "PROXMOX_SAFE_AUDIT_KEY_FILE", p)
 		}},
-		{"elicitation key", "PROXMOX_SAFE_ELICIT_KEY_FILE", hexKey, func(p string) ([]string, []string) {
+		{"elicitation key", "PROXMOX_SAFE_ELICIT_KEY_FILE", hexKey, "", func(p string) ([]string, []string) {
 			return nil, with("PROXMOX_SAFE_ELICIT_KEY_FILE", p)
+		}},
+		// Unset, the key is elicit.key beside the audit log once a class
+		// uses elicit.
+		{"default elicitation key", "PROXMOX_SAFE_ELICIT_KEY_FILE", hexKey, elicitKeyName, func(p string) ([]string, []string) {
+			return nil, with("PROXMOX_SAFE_READ_ONLY", "false", "PROXMOX_SAFE_AUDIT_LOG", filepath.Join(filepath.Dir(p), "audit.jsonl"), "PROXMOX_SAFE_APPROVALS", "power=elicit")
 		}},
 	} {
 		t.Run(kind.name, func(t *testing.T) {
@@ -59,7 +65,13 @@ func TestLooseSecretFiles(t *testing.T) {
 				if tc.inCreds {
 					dir = creds
 				}
-				path := filepath.Join(dir, strings.ReplaceAll(kind.name+" "+tc.name, " ", "-"))
+				name := kind.file
+				if name == "" {
+					name = strings.ReplaceAll(kind.name+" "+tc.name, " ", "-")
+				} else if tc.inCreds {
+					continue // one file of that name per directory
+				}
+				path := filepath.Join(dir, name)
 				if err := os.WriteFile(path, []byte(kind.content+"\n"), 0o600); err != nil {
 					t.Fatal(err)
 				}
