@@ -33,7 +33,9 @@ type Cluster struct {
 	// [DefaultVersion]); the release is major.minor. It selects
 	// version-dependent behaviour: "message" in error bodies from 8.3,
 	// "Authentication failed!" from 9.1.5, LXC vmid as a string before 8,
-	// memhost/pressure fields from 9.
+	// memhost/pressure fields from 9, the parameters each release's schema
+	// has and their enumerations (GET /storage's type: glusterfs before 9,
+	// esxi from 8).
 	Version string
 	// Nodes are the cluster members. Nodes[0] is the node the API client
 	// is connected to ("local": 1 in /cluster/status).

@@ -42,6 +42,16 @@ type param struct {
 	// from 8.4 gets 9.0.0 and one missing from 7.4 gets 8.0.0 (the release
 	// that added it may be later).
 	since [3]int
+	// enums, when set, is the enumeration by version, oldest first: the
+	// cluster's version gets the last entry whose since it reaches (same
+	// convention as since), and enum holds the newest (see pEnumByVersion).
+	enums []enumAt
+}
+
+// enumAt is an enumeration as of one pve-manager version.
+type enumAt struct {
+	since  [3]int
+	values []string
 }
 
 // at returns p with since set: a parameter new in that version.
@@ -50,13 +60,20 @@ func (p param) at(major, minor, patch int) param {
 	return p
 }
 
-// paramsOf lists the parameters of specs that cluster c's version has.
+// paramsOf lists the parameters of specs that cluster c's version has,
+// each with the enumeration of that version.
 func paramsOf(c *Cluster, specs []param) []param {
 	out := make([]param, 0, len(specs))
 	for _, p := range specs {
-		if c.versionAtLeast(p.since[0], p.since[1], p.since[2]) {
-			out = append(out, p)
+		if !c.versionAtLeast(p.since[0], p.since[1], p.since[2]) {
+			continue
 		}
+		for _, e := range p.enums {
+			if c.versionAtLeast(e.since[0], e.since[1], e.since[2]) {
+				p.enum = e.values
+			}
+		}
+		out = append(out, p)
 	}
 	return out
 }
@@ -75,6 +92,12 @@ func pInt(name string, min *int64) param {
 func pStr(name string) param { return param{name: name, typ: tString, optional: true} }
 func pEnum(name string, vals ...string) param {
 	return param{name: name, typ: tString, enum: vals, optional: true}
+}
+
+// pEnumByVersion is an optional enumerated parameter whose values changed
+// between releases: byVersion oldest first, the first one since version 0.
+func pEnumByVersion(name string, byVersion ...enumAt) param {
+	return param{name: name, typ: tString, enum: byVersion[len(byVersion)-1].values, optional: true, enums: byVersion}
 }
 
 // Named formats of pve-common JSONSchema.pm that our routes use.

@@ -36,3 +36,50 @@ func TestNewerParameterRefusedByOlderVersion(t *testing.T) {
 		s.Close()
 	}
 }
+
+// TestStorageTypeEnumByVersion: GET /storage filters by the storage types
+// of the cluster's release (schema-subset 7.4, 8.4, 9.1): glusterfs until
+// 8.4 (9.0 dropped it), esxi from 8.x. A type the release lacks is refused
+// like any value outside the enumeration (400, Proxmox's message listing
+// that release's types); one it has filters the list.
+func TestStorageTypeEnumByVersion(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		version   string
+		glusterfs bool
+		esxi      bool
+		enum      string
+	}{
+		{"7.4-16", true, false, "btrfs, cephfs, cifs, dir, glusterfs, iscsi, iscsidirect, lvm, lvmthin, nfs, pbs, rbd, zfs, zfspool"},
+		{"8.4.1", true, true, "btrfs, cephfs, cifs, dir, esxi, glusterfs, iscsi, iscsidirect, lvm, lvmthin, nfs, pbs, rbd, zfs, zfspool"},
+		{DefaultVersion, false, true, "btrfs, cephfs, cifs, dir, esxi, iscsi, iscsidirect, lvm, lvmthin, nfs, pbs, rbd, zfs, zfspool"},
+	} {
+		c := DemoCluster()
+		c.Version = tc.version
+		c.Storages = DefaultStorages(c)
+		if tc.glusterfs { // a release without the plugin has no such storage
+			c.Storages = append(c.Storages, &Storage{ID: "gluster", Type: "glusterfs", Content: []string{"images"}, Shared: true, Total: 1 << 40})
+		}
+		s := NewServer(c)
+		for _, typ := range []struct {
+			name string
+			has  bool
+		}{{"glusterfs", tc.glusterfs}, {"esxi", tc.esxi}, {"lvmthin", true}} {
+			a := get(t, s, "/storage?type="+typ.name)
+			if !typ.has {
+				errs, _ := a.body["errors"].(map[string]any)
+				want := "value '" + typ.name + "' does not have a value in the enumeration '" + tc.enum + "'"
+				if a.code != 400 || errs["type"] != want || len(errs) != 1 {
+					t.Errorf("%s: GET /storage?type=%s: %d %s, want 400 with %q", tc.version, typ.name, a.code, a.raw, want)
+				}
+				continue
+			}
+			data, _ := a.body["data"].([]any)
+			want := map[string]int{"glusterfs": 1, "esxi": 0, "lvmthin": 1}[typ.name]
+			if a.code != 200 || len(data) != want {
+				t.Errorf("%s: GET /storage?type=%s: %d %s, want 200 with %d storages", tc.version, typ.name, a.code, a.raw, want)
+			}
+		}
+		s.Close()
+	}
+}

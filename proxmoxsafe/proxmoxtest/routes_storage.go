@@ -71,6 +71,17 @@ var sensitiveStorageProps = []string{"password", "encryption-key", "keyring", "m
 // storageContentTypes is the pve-storage-content enumeration.
 var storageContentTypes = []string{"images", "rootdir", "vztmpl", "iso", "backup", "snippets", "import"}
 
+// storageTypes are the storage plugin types GET /storage filters by
+// ("type"), per release, as the schema snapshots 7.4, 8.4 and 9.1 list
+// them: 8.x added esxi (the ESXi import storage; missing from 7.4, so
+// 8.0.0 by the convention of param.since, though it came later in 8.x)
+// and 9.0 dropped glusterfs.
+var storageTypes = []enumAt{
+	{values: []string{"btrfs", "cephfs", "cifs", "dir", "glusterfs", "iscsi", "iscsidirect", "lvm", "lvmthin", "nfs", "pbs", "rbd", "zfs", "zfspool"}},
+	{since: [3]int{8, 0, 0}, values: []string{"btrfs", "cephfs", "cifs", "dir", "esxi", "glusterfs", "iscsi", "iscsidirect", "lvm", "lvmthin", "nfs", "pbs", "rbd", "zfs", "zfspool"}},
+	{since: [3]int{9, 0, 0}, values: []string{"btrfs", "cephfs", "cifs", "dir", "esxi", "iscsi", "iscsidirect", "lvm", "lvmthin", "nfs", "pbs", "rbd", "zfs", "zfspool"}},
+}
+
 // defaultBackupTime is 2026-01-01 00:00:00 UTC, the ctime of default backups.
 const defaultBackupTime = 1767225600
 
@@ -338,8 +349,7 @@ func infraRoutes() []*route {
 	storageSeen := &permSpec{path: "/storage/{storage}", privs: []string{"Datastore.Audit", "Datastore.AllocateSpace"}, any: true}
 	cephAudit := &permSpec{path: "/", privs: []string{"Sys.Audit", "Datastore.Audit"}, any: true}
 	return []*route{
-		{method: "GET", path: "/storage", params: []param{pEnum("type", "btrfs", "cephfs", "cifs", "dir", "esxi", "iscsi", "iscsidirect",
-			"lvm", "lvmthin", "nfs", "pbs", "rbd", "zfs", "zfspool")}, handle: handleStorageIndex},
+		{method: "GET", path: "/storage", params: []param{pEnumByVersion("type", storageTypes...)}, handle: handleStorageIndex},
 		{method: "GET", path: "/nodes/{node}/storage", proxy: true, params: []param{pNode(), pStr("content"), pBool("enabled"), pBool("format"),
 			storageOpt, {name: "target", typ: tString, format: "pve-node", optional: true}}, handle: handleNodeStorage},
 		{method: "GET", path: "/nodes/{node}/storage/{storage}/content", proxy: true, perm: storageSeen, params: []param{pNode(), storageID,

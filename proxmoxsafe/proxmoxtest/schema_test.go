@@ -87,6 +87,7 @@ func fmtFloat(f *float64) string {
 func TestRoutesMatchSchema(t *testing.T) {
 	t.Parallel()
 	schema := loadSchema(t)
+	c := &Cluster{Version: DefaultVersion}
 	for _, rt := range routes() {
 		e, ok := schema[rt.method+" "+rt.path]
 		if !ok {
@@ -94,7 +95,7 @@ func TestRoutesMatchSchema(t *testing.T) {
 			continue
 		}
 		var ours, theirs []string
-		for _, p := range rt.params {
+		for _, p := range paramsOf(c, rt.params) {
 			ours = append(ours, p.name)
 			sp, ok := e.Parameters[p.name]
 			if !ok {
@@ -131,6 +132,7 @@ func TestRoutesMatchSchema(t *testing.T) {
 // TestRoutesMatchOlderSchemas: on a cluster of PVE 8.4 or 7.4 a route
 // accepts exactly the parameters that version's schema declares (a newer
 // parameter is refused as an unknown property, as the older server does),
+// with that version's enumerations,
 // and a route the version's schema lacks answers 501 — for every route the
 // fake serves whose endpoint the subset covers (the 7.4 subset lacks
 // create, destroy and GET /access/ticket; the 8.4 subset's
@@ -155,6 +157,9 @@ func TestRoutesMatchOlderSchemas(t *testing.T) {
 			var ours, theirs []string
 			for _, p := range paramsOf(c, rt.params) {
 				ours = append(ours, p.name)
+				if sp, ok := e.Parameters[p.name]; ok && !slices.Equal(slices.Sorted(slices.Values(p.enum)), slices.Sorted(slices.Values(sp.Enum))) {
+					t.Errorf("%s: %s %s: %s enum %v, schema %v", v.release, rt.method, rt.path, p.name, p.enum, sp.Enum)
+				}
 			}
 			for name := range e.Parameters {
 				theirs = append(theirs, name)
