@@ -220,7 +220,7 @@ func (c *Client) send(req *http.Request, method, path string, out any, ph *phase
 		max = DefaultMaxBody
 	}
 	ph.reading()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	data, err := readBody(resp.Body, max+1, resp.ContentLength)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, path, c.Redact.Error(ph.explain(err)))
 	}
