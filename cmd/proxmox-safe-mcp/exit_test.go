@@ -15,7 +15,44 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
-// Exit on stdin close (issue 14): prompt, and without losing anything.
+// Start and exit on stdin close (issue 14): nothing on the way to the
+// first answers that is not needed for them; a prompt exit that loses
+// nothing.
+
+// reportPatternsEnv makes the command, started by a test, print on exit
+// which lazily compiled patterns it compiled (TestMain).
+const reportPatternsEnv = "PROXMOX_SAFE_TEST_REPORT_PATTERNS"
+
+// TestStartCompilesNoPattern: a server with a full configuration (token,
+// node allowlist, audit log, the default profile's mutation tools) answers
+// initialize and tools/list without compiling one regular expression: the
+// checks at start are written out (ValidNode, internal/pveid, keyFamily),
+// and the patterns of later checks compile on first use. Over real pipes.
+func TestStartCompilesNoPattern(t *testing.T) {
+	t.Parallel()
+	_, envMap := fakeEnv(t, "PVE_ALLOWED_NODES", "pve1,pve2", "PROXMOX_SAFE_AUDIT_LOG", filepath.Join(t.TempDir(), "audit.jsonl"))
+	env := []string{reportPatternsEnv + "=1"}
+	for k, v := range envMap {
+		env = append(env, k+"="+v)
+	}
+	p := startProc(t, "", cleanEnv(env...))
+	if _, err := p.cs.ListTools(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	p.cs.Close()
+	p.stdinW.Close()
+	if code := p.wait(t); code != exitOK {
+		t.Fatalf("exit %d\n%s", code, p.stderr.String())
+	}
+	stderr := p.stderr.String()
+	i := strings.Index(stderr, "compiled patterns: ")
+	if i < 0 {
+		t.Fatalf("no report of compiled patterns:\n%s", stderr)
+	}
+	if line, _, _ := strings.Cut(stderr[i:], "\n"); line != "compiled patterns: []" {
+		t.Errorf("the start compiled patterns: %s", line)
+	}
+}
 
 // TestExitAfterListIsQuiet: a host that initializes, lists the tools and
 // closes stdin at once (a probe, a reconnect) gets exit 0 and a clean

@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/testutil"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
@@ -48,6 +49,15 @@ func runningAsCommand() bool { return filepath.Base(os.Args[0]) == binName }
 
 func TestMain(m *testing.M) {
 	if runningAsCommand() {
+		if os.Getenv(reportPatternsEnv) != "" {
+			// TestStartCompilesNoPattern: no privilege check (it reads
+			// and checks Proxmox's answer, after the start), and say on
+			// exit which lazily compiled patterns the process compiled.
+			startupCheckDelay, startupCheckSettle = time.Hour, time.Hour
+			exitHooks = append(exitHooks, func() {
+				fmt.Fprintf(os.Stderr, "compiled patterns: %q\n", lazyre.Compiled())
+			})
+		}
 		main() // exits
 	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) {

@@ -13,13 +13,15 @@ package lazyre
 import (
 	"regexp"
 	"sync"
+	"sync/atomic"
 )
 
 // Regexp is a regular expression compiled on first use. Its methods are
 // those of *regexp.Regexp; it is safe for concurrent use.
 type Regexp struct {
-	pattern string
-	re      func() *regexp.Regexp
+	pattern  string
+	re       func() *regexp.Regexp
+	compiled atomic.Bool
 }
 
 var all struct {
@@ -30,7 +32,11 @@ var all struct {
 // New returns a Regexp for pattern, which is compiled (with
 // regexp.MustCompile: a bad pattern panics) the first time it is used.
 func New(pattern string) *Regexp {
-	r := &Regexp{pattern: pattern, re: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })}
+	r := &Regexp{pattern: pattern}
+	r.re = sync.OnceValue(func() *regexp.Regexp {
+		r.compiled.Store(true)
+		return regexp.MustCompile(pattern)
+	})
 	all.mu.Lock()
 	all.list = append(all.list, r)
 	all.mu.Unlock()
@@ -51,6 +57,21 @@ func CompileAll() error {
 		}
 	}
 	return nil
+}
+
+// Compiled returns the patterns of the Regexps that have been compiled in
+// this process so far, so that a test can check that a path (a server's
+// start) compiles none (issue 14).
+func Compiled() []string {
+	all.mu.Lock()
+	defer all.mu.Unlock()
+	var out []string
+	for _, r := range all.list {
+		if r.compiled.Load() {
+			out = append(out, r.pattern)
+		}
+	}
+	return out
 }
 
 // Regexp returns the compiled expression.

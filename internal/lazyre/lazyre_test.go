@@ -1,6 +1,7 @@
 package lazyre
 
 import (
+	"slices"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -31,5 +32,18 @@ func TestCompileAllFindsBadPattern(t *testing.T) {
 	defer func() { all.list = all.list[:len(all.list)-1] }()
 	if err := CompileAll(); err == nil {
 		t.Fatal("CompileAll accepted a(")
+	}
+}
+
+// TestCompiled lists a pattern once it has been used, not before.
+func TestCompiled(t *testing.T) {
+	r := New(`^compiled-test-[0-9]+$`)
+	has := func() bool { return slices.Contains(Compiled(), r.String()) }
+	if has() {
+		t.Fatal("listed before its first use")
+	}
+	r.MatchString("compiled-test-1")
+	if !has() {
+		t.Fatal("not listed after its first use")
 	}
 }
