@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -55,6 +56,7 @@ func (t *lineCheckTransport) Connect(context.Context) (mcp.Connection, error) {
 		log:      t.log,
 		incoming: make(chan inbound),
 		closed:   make(chan struct{}),
+		answered: make(chan struct{}, 1),
 	}
 	go c.readLines(bufio.NewReaderSize(t.in, 64*1024))
 	return c, nil
@@ -79,6 +81,15 @@ type stdioConn struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
+
+	// The end of input waits for the answers still owed (see drain).
+	// open holds the ids of the client's requests handed to go-sdk and not
+	// yet answered, asked those of our requests to the client not yet
+	// answered; answered is signalled when either shrinks.
+	flightMu sync.Mutex
+	open     map[jsonrpc.ID]bool
+	asked    map[jsonrpc.ID]bool
+	answered chan struct{}
 }
 
 // inbound is one valid line (a message or a batch), or the error that
@@ -121,15 +132,101 @@ func (c *stdioConn) readLines(r *bufio.Reader) {
 				if v, ok := initializeVersion(in.msg); ok {
 					version = v
 				}
+				if in.batch != nil {
+					for _, m := range in.batch {
+						c.track(m)
+					}
+				} else {
+					c.track(in.msg)
+				}
 				if !c.deliver(in) {
 					return
 				}
 			}
 		}
 		if err != nil {
+			if errors.Is(err, io.EOF) && !c.drain() {
+				return
+			}
 			c.deliver(inbound{err: err}) // io.EOF ends the session cleanly
 			return
 		}
+	}
+}
+
+// drain waits, at the end of input, until every request the client sent
+// has been answered, and reports false when the connection closed first.
+// A client that writes its requests and closes stdin, as the stdio
+// transport's shutdown allows (close the input, then wait for the server
+// to exit), gets its answers: go-sdk cancels every request still running
+// when the connection's Read reports the end, so handing it io.EOF at
+// once lost them, and could cut a mutation between its submission and its
+// outcome. The wait ends early when the server is itself waiting for an
+// answer from the client (an elicitation): none can come any more. A
+// signal (SIGINT, SIGTERM) still ends the session at once: it cancels
+// the server, which closes the connection.
+func (c *stdioConn) drain() bool {
+	for {
+		c.flightMu.Lock()
+		done := len(c.open) == 0 || len(c.asked) > 0
+		c.flightMu.Unlock()
+		if done {
+			return true
+		}
+		select {
+		case <-c.answered:
+		case <-c.closed:
+			return false
+		}
+	}
+}
+
+// track records a request handed to go-sdk (open) or an answer to one of
+// ours (asked); untrack records an answer we write or a request we send.
+func (c *stdioConn) track(msg jsonrpc.Message) {
+	c.flightMu.Lock()
+	defer c.flightMu.Unlock()
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		if m.IsCall() {
+			if c.open == nil {
+				c.open = make(map[jsonrpc.ID]bool)
+			}
+			c.open[m.ID] = true
+		}
+	case *jsonrpc.Response:
+		if c.asked[m.ID] {
+			delete(c.asked, m.ID)
+			c.signalAnswered()
+		}
+	}
+}
+
+func (c *stdioConn) untrack(msg jsonrpc.Message) {
+	c.flightMu.Lock()
+	defer c.flightMu.Unlock()
+	switch m := msg.(type) {
+	case *jsonrpc.Response:
+		if c.open[m.ID] {
+			delete(c.open, m.ID)
+			c.signalAnswered()
+		}
+	case *jsonrpc.Request:
+		if m.IsCall() {
+			if c.asked == nil {
+				c.asked = make(map[jsonrpc.ID]bool)
+			}
+			c.asked[m.ID] = true
+			c.signalAnswered()
+		}
+	}
+}
+
+// signalAnswered wakes drain without blocking; flightMu is held.
+func (c *stdioConn) signalAnswered() {
+	select {
+	case c.answered <- struct{}{}:
+	default:
 	}
 }
 
@@ -242,6 +339,7 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	defer c.untrack(msg)
 	if resp, ok := msg.(*jsonrpc.Response); ok {
 		if batch, inBatch := c.answerBatch(resp); inBatch {
 			if batch == nil {

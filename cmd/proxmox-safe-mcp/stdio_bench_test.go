@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -42,9 +41,8 @@ func BenchmarkStdioTransportRead(b *testing.B) {
 			b.Fatalf("read %+v", msg)
 		}
 	}
-	if _, err := conn.Read(ctx); !errors.Is(err, io.EOF) {
-		b.Fatalf("at the end: %v", err)
-	}
+	// Not read to the end: the end of input waits for answers to the
+	// requests, which this benchmark of reading does not write.
 }
 
 func BenchmarkStdioTransportWrite(b *testing.B) {

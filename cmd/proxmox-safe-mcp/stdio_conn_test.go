@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -29,7 +30,9 @@ func connect(t *testing.T, in io.Reader, out io.Writer) mcp.Connection {
 }
 
 // readAll reads messages until the end of input, as "method id" for a
-// request and "response id" for a response.
+// request and "response id" for a response, and answers each request with
+// an id as go-sdk would (with an empty result): the end of input is
+// reported only once every request has been answered.
 func readAll(t *testing.T, conn mcp.Connection) []string {
 	t.Helper()
 	var got []string
@@ -41,22 +44,56 @@ func readAll(t *testing.T, conn mcp.Connection) []string {
 		if err != nil {
 			t.Fatalf("after %q: %v", got, err)
 		}
-		switch m := msg.(type) {
-		case *jsonrpc.Request:
-			got = append(got, fmt.Sprintf("%s %v", m.Method, m.ID.Raw()))
-		case *jsonrpc.Response:
-			got = append(got, fmt.Sprintf("response %v", m.ID.Raw()))
+		got = append(got, describe(msg))
+		answer(t, conn, msg)
+	}
+}
+
+// readN reads n messages, described as readAll does, without answering.
+func readN(t *testing.T, conn mcp.Connection, n int) []string {
+	t.Helper()
+	var got []string
+	for range n {
+		msg, err := conn.Read(t.Context())
+		if err != nil {
+			t.Fatalf("after %q: %v", got, err)
+		}
+		got = append(got, describe(msg))
+	}
+	return got
+}
+
+func describe(msg jsonrpc.Message) string {
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		return fmt.Sprintf("%s %v", m.Method, m.ID.Raw())
+	case *jsonrpc.Response:
+		return fmt.Sprintf("response %v", m.ID.Raw())
+	}
+	return fmt.Sprintf("%T", msg)
+}
+
+// answer writes an empty result for a request with an id, as go-sdk
+// answers every call.
+func answer(t *testing.T, conn mcp.Connection, msg jsonrpc.Message) {
+	t.Helper()
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+		if err := conn.Write(t.Context(), &jsonrpc.Response{ID: req.ID, Result: json.RawMessage(`{}`)}); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
 
-// errorAnswers decodes each line of out as a JSON-RPC error answer: "id
-// code", sorted.
+// errorAnswers decodes each line of out that is not a result as a
+// JSON-RPC error answer: "id code", sorted.
 func errorAnswers(t *testing.T, out string) []string {
 	t.Helper()
 	var answers []string
 	for line := range strings.Lines(out) {
 		var rep reply
+		if err := json.Unmarshal([]byte(line), &rep); err == nil && rep.Error == nil && rep.Result != nil {
+			continue // a request answered by readAll
+		}
 		if err := json.Unmarshal([]byte(line), &rep); err != nil || rep.Error == nil {
 			t.Fatalf("answer %q is not a JSON-RPC error", line)
 		}
@@ -110,7 +147,7 @@ func TestStdioConnBatch(t *testing.T) {
 	}, "\n")
 	out := &syncBuffer{}
 	conn := connect(t, strings.NewReader(in), out)
-	if got, want := readAll(t, conn), []string{"initialize 0", "ping 1", "notifications/x <nil>", "ping two", "ping 5"}; !reflect.DeepEqual(got, want) {
+	if got, want := readN(t, conn, 5), []string{"initialize 0", "ping 1", "notifications/x <nil>", "ping two", "ping 5"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("read %q, want %q", got, want)
 	}
 	if got, want := errorAnswers(t, out.String()), []string{"null -32600", "null -32600"}; !reflect.DeepEqual(got, want) {
@@ -126,6 +163,8 @@ func TestStdioConnBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	write(0.0, `{}`)
+	since()
 	write("two", `{"n":2}`)
 	write(5.0, `{}`)
 	if got, want := since(), `{"jsonrpc":"2.0","id":5,"result":{}}`+"\n"; got != want {
@@ -151,6 +190,10 @@ func TestStdioConnBatch(t *testing.T) {
 	}
 	if want := []string{`1 {"n":1}`, `two {"n":2}`}; !reflect.DeepEqual(got, want) {
 		t.Errorf("batch answer %q, want %q", got, want)
+	}
+	// Every request answered: now the end of input is reported.
+	if msg, err := conn.Read(ctx); !errors.Is(err, io.EOF) {
+		t.Errorf("after the last answer: read %v, %v; want io.EOF", msg, err)
 	}
 }
 
@@ -263,6 +306,7 @@ func TestStdioConnLongLines(t *testing.T) {
 	if got, want := string(msg.(*jsonrpc.Request).Params), `{"name":"`+big+`"}`; got != want {
 		t.Errorf("params of %d bytes, want %d", len(got), len(want))
 	}
+	answer(t, conn, msg)
 	if got := readAll(t, conn); !reflect.DeepEqual(got, []string{"ping 2"}) {
 		t.Errorf("then read %q", got)
 	}
@@ -338,4 +382,69 @@ func reencode(t *testing.T, msg jsonrpc.Message) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestStdioConnEndWaitsForAnswers: at the end of input, Read reports
+// io.EOF only once every request handed to go-sdk has been answered
+// (go-sdk cancels the requests still running when its input ends), and
+// at once when the server waits for an answer from the client, which can
+// no longer come. Virtual time (synctest): "not yet" is checked once every
+// goroutine is blocked, not after a delay.
+func TestStdioConnEndWaitsForAnswers(t *testing.T) {
+	t.Run("answers owed", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			in := `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","method":"notifications/x"}` + "\n" + `{"jsonrpc":"2.0","id":"b","method":"ping"}` + "\n"
+			var out syncBuffer
+			conn := connect(t, strings.NewReader(in), &out)
+			reqs := readN(t, conn, 3)
+			if want := []string{"ping 1", "notifications/x <nil>", "ping b"}; !reflect.DeepEqual(reqs, want) {
+				t.Fatalf("read %q, want %q", reqs, want)
+			}
+			ended := make(chan error, 1)
+			go func() { _, err := conn.Read(t.Context()); ended <- err }()
+			for _, id := range []any{1.0, "b"} {
+				synctest.Wait()
+				select {
+				case err := <-ended:
+					t.Fatalf("Read returned %v with request %v unanswered", err, id)
+				default:
+				}
+				if err := conn.Write(t.Context(), &jsonrpc.Response{ID: mustID(t, id), Result: json.RawMessage(`{}`)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := <-ended; !errors.Is(err, io.EOF) {
+				t.Errorf("after the answers: %v, want io.EOF", err)
+			}
+			if n := strings.Count(out.String(), "\n"); n != 2 {
+				t.Errorf("wrote %q, want the two answers", out.String())
+			}
+		})
+	})
+	t.Run("the server waits for the client", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			in := `{"jsonrpc":"2.0","id":1,"method":"tools/call"}` + "\n"
+			conn := connect(t, strings.NewReader(in), io.Discard)
+			readN(t, conn, 1)
+			// The call asks the client (an elicitation) before answering.
+			if err := conn.Write(t.Context(), &jsonrpc.Request{ID: mustID(t, 7.0), Method: "elicitation/create"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := conn.Read(t.Context()); !errors.Is(err, io.EOF) {
+				t.Errorf("with the server waiting on the client: %v, want io.EOF", err)
+			}
+		})
+	})
+	t.Run("closed while waiting", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			conn := connect(t, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n"), io.Discard)
+			readN(t, conn, 1)
+			synctest.Wait() // the reader waits for the answer
+			conn.Close()    // a signal: the server ends the session
+			if _, err := conn.Read(t.Context()); !errors.Is(err, io.EOF) {
+				t.Errorf("after Close: %v, want io.EOF", err)
+			}
+			synctest.Wait() // and the reader has stopped (goleak checks the rest)
+		})
+	})
 }
