@@ -179,12 +179,15 @@ func (c *Client) APIRequest(ctx context.Context, in APIRequestInput) (*APIResult
 		return nil, c.logged(ctx, op, start, refuse(ErrAudit, "the audit record could not be written (%v)", err), attrs...)
 	}
 	var raw json.RawMessage
-	if err := c.upstreamErr(c.api.Do(ctx, r.method, pve.Path(r.segs...), r.params, &raw)); err != nil {
+	// As in submit: a write being sent is finished and its answer
+	// recorded, whatever happens to ctx meanwhile (sent_cancelled.go).
+	sent := context.WithoutCancel(ctx)
+	if err := c.upstreamErr(c.api.DoCommitted(ctx, r.method, pve.Path(r.segs...), r.params, &raw)); err != nil {
 		err = mayHaveRun(r.redactEcho(err))
-		if aerr := c.record(ctx, m, AuditFailed, err.Error(), ""); aerr != nil {
-			c.log.ErrorContext(ctx, "audit record of a failed mutation could not be written", slog.String("error", aerr.Error()))
+		if aerr := c.record(sent, m, AuditFailed, err.Error(), ""); aerr != nil {
+			c.log.ErrorContext(sent, "audit record of a failed mutation could not be written", slog.String("error", aerr.Error()))
 		}
-		return nil, c.logged(ctx, op, start, err, attrs...)
+		return nil, c.logged(sent, op, start, err, attrs...)
 	}
 	res := shapeAnswer(r, raw)
 	var id string
@@ -193,12 +196,16 @@ func (c *Client) APIRequest(ctx context.Context, in APIRequestInput) (*APIResult
 			res.UPID = id
 		}
 	}
-	if aerr := c.record(ctx, m, AuditSubmitted, "", res.UPID); aerr != nil {
-		c.log.ErrorContext(ctx, "audit record of a submitted mutation could not be written", slog.String("error", aerr.Error()))
+	if aerr := c.record(sent, m, AuditSubmitted, "", res.UPID); aerr != nil {
+		c.log.ErrorContext(sent, "audit record of a submitted mutation could not be written", slog.String("error", aerr.Error()))
 	}
 	res.Approver, res.Note = m.approvedBy, coveredBy(r)
-	c.logged(ctx, op, start, nil, append(attrs, slog.String("upid", res.UPID))...)
-	return res, nil
+	err = nil
+	if ctx.Err() != nil {
+		err = &SentBeforeCancelError{UPID: res.UPID, Err: context.Cause(ctx)}
+	}
+	c.logged(sent, op, start, err, append(attrs, slog.String("upid", res.UPID))...)
+	return res, err
 }
 
 // gatewayAdmit validates and checks policy for a gateway request: input,

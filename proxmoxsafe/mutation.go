@@ -115,10 +115,11 @@ func (c *Client) runSteps(ctx context.Context, m *mutation) (*Receipt, error) {
 		return nil, err
 	}
 	r, err := c.submit(ctx, m, state)
-	if err != nil {
+	if r == nil {
 		return nil, err
 	}
-	return m.decorated(r), nil
+	// err, if any, is a *SentBeforeCancelError: the receipt stands.
+	return m.decorated(r), err
 }
 
 // decorated applies m.decorate to r.
@@ -222,6 +223,8 @@ func (c *Client) approveFresh(ctx context.Context, m *mutation, state GuestState
 
 // submit writes the "approved" record, sends the mutation's one request
 // and records its UPID. Nothing is sent when the record cannot be written.
+// When ctx ended while the request was being sent, it returns the receipt
+// with a *SentBeforeCancelError.
 func (c *Client) submit(ctx context.Context, m *mutation, state GuestState) (*Receipt, error) {
 	if err := c.record(ctx, m, AuditApproved, "", ""); err != nil {
 		return nil, refuse(ErrAudit, "the audit record could not be written (%v)", err)
@@ -238,16 +241,20 @@ func (c *Client) submit(ctx context.Context, m *mutation, state GuestState) (*Re
 	if m.answersNull {
 		out = &idp
 	}
-	if err := c.upstreamErr(c.api.Do(ctx, method, m.path, m.form, out)); err != nil {
+	// Once the request is being sent, the caller's cancellation no longer
+	// abandons it (sent_cancelled.go): what Proxmox answers is recorded
+	// on sent, a context that outlives the caller's.
+	sent := context.WithoutCancel(ctx)
+	if err := c.upstreamErr(c.api.DoCommitted(ctx, method, m.path, m.form, out)); err != nil {
 		err = mayHaveRun(err)
-		if aerr := c.record(ctx, m, AuditFailed, err.Error(), ""); aerr != nil {
-			c.log.ErrorContext(ctx, "audit record of a failed mutation could not be written", slog.String("error", aerr.Error()))
+		if aerr := c.record(sent, m, AuditFailed, err.Error(), ""); aerr != nil {
+			c.log.ErrorContext(sent, "audit record of a failed mutation could not be written", slog.String("error", aerr.Error()))
 		}
 		return nil, err
 	}
 	if m.answersNull {
 		if idp == nil {
-			return c.appliedSync(ctx, m, state), nil
+			return sentBeforeCancel(ctx, c.appliedSync(sent, m, state))
 		}
 		id = *idp
 	}
@@ -255,12 +262,12 @@ func (c *Client) submit(ctx context.Context, m *mutation, state GuestState) (*Re
 	if err != nil {
 		// Proxmox answered 200: the task most likely started.
 		err = acceptedWithoutReceipt(m.path, err)
-		_ = c.record(ctx, m, AuditFailed, err.Error(), "")
+		_ = c.record(sent, m, AuditFailed, err.Error(), "")
 		return nil, err
 	}
-	if aerr := c.record(ctx, m, AuditSubmitted, "", id); aerr != nil {
+	if aerr := c.record(sent, m, AuditSubmitted, "", id); aerr != nil {
 		// The request went out; we cannot take it back. Say so loudly.
-		c.log.ErrorContext(ctx, "audit record of a submitted mutation could not be written", slog.String("upid", id), slog.String("error", aerr.Error()))
+		c.log.ErrorContext(sent, "audit record of a submitted mutation could not be written", slog.String("upid", id), slog.String("error", aerr.Error()))
 	}
 	r := &Receipt{UPID: id, Task: ref, Action: m.action, Target: m.target, Before: state, HAManaged: state.HAManaged, NewGuest: m.newGuest, op: m.op}
 	if m.changes != nil {
@@ -269,7 +276,7 @@ func (c *Client) submit(ctx context.Context, m *mutation, state GuestState) (*Re
 	if state.HAManaged && (m.action == string(ActionStart) || m.action == string(ActionStop) || m.action == string(ActionShutdown)) {
 		r.Note = "the guest is HA-managed: this task only asks the HA manager, which carries the change out afterwards; check the guest's status, not just the task"
 	}
-	return r, nil
+	return sentBeforeCancel(ctx, r)
 }
 
 // appliedSync is the receipt of a request Proxmox carried out before it

@@ -236,6 +236,9 @@ func (c *Client) cleanupStep(ctx context.Context, parent *mutation, state GuestS
 	}
 	r, err := c.submit(ctx, sub, state)
 	if err != nil {
+		if r != nil { // sent before the cancellation: the task runs
+			step.UPID = r.UPID
+		}
 		step.Status, step.Detail = StepFailed, err.Error()
 		return err
 	}

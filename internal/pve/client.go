@@ -105,6 +105,27 @@ func (c *Client) Post(ctx context.Context, path string, form url.Values, out any
 // request is sent once more: a 401 comes from pveproxy's authentication
 // step, before any handler ran, so nothing happened the first time.
 func (c *Client) Do(ctx context.Context, method, path string, params url.Values, out any) error {
+	return c.do(ctx, method, path, params, out, false)
+}
+
+// DoCommitted is [Client.Do] for a request that changes something in
+// Proxmox. Until the request has a connection, ctx's cancellation stops
+// it and nothing is sent (the error says "not sent" and matches ctx's
+// error). From then on the exchange no longer follows ctx's cancellation
+// or deadline: it is bounded by Timeout alone ([CommittedTimeout] when
+// Timeout is zero), so Proxmox's answer — the task id of what it started
+// — is read and returned rather than abandoned with the request already
+// on its way. The caller checks ctx itself afterwards. A 401 retry is a
+// new request: it is not sent once ctx is done.
+func (c *Client) DoCommitted(ctx context.Context, method, path string, params url.Values, out any) error {
+	return c.do(ctx, method, path, params, out, true)
+}
+
+// CommittedTimeout bounds a [Client.DoCommitted] exchange when Timeout is
+// zero: the caller's context no longer does once the request is sent.
+const CommittedTimeout = 30 * time.Second
+
+func (c *Client) do(ctx context.Context, method, path string, params url.Values, out any, committed bool) error {
 	for attempt := 0; ; attempt++ {
 		req, err := c.newRequest(ctx, method, path, params)
 		if err != nil {
@@ -118,7 +139,12 @@ func (c *Client) Do(ctx context.Context, method, path string, params url.Values,
 				return err
 			}
 		}
-		err = c.exchange(req, method, path, out)
+		if committed {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("%s %s: not sent: %w", method, path, context.Cause(ctx))
+			}
+		}
+		err = c.exchange(req, method, path, out, committed)
 		var pe *Error
 		if c.Auth == nil || !errors.As(err, &pe) || pe.StatusCode != http.StatusUnauthorized {
 			return err
@@ -139,9 +165,30 @@ func (c *Client) Do(ctx context.Context, method, path string, params url.Values,
 
 // exchange sends req and decodes the answer into out; a failure after the
 // request was written is marked unsettled (it may have been carried out).
-func (c *Client) exchange(req *http.Request, method, path string, out any) error {
+// With committed, req's context stops the exchange only until it has a
+// connection (see DoCommitted).
+func (c *Client) exchange(req *http.Request, method, path string, out any, committed bool) error {
 	ph := &phase{}
-	req, cancel := ph.trace(req, c.Timeout)
+	timeout := c.Timeout
+	if committed {
+		caller := req.Context()
+		detached, abort := context.WithCancelCause(context.WithoutCancel(caller))
+		// Whichever comes first decides: the connection (the request is
+		// being sent and finishes) or the caller's cancellation (nothing
+		// is sent).
+		stop := context.AfterFunc(caller, func() {
+			if ph.commit.CompareAndSwap(commitOpen, commitAborted) {
+				abort(context.Cause(caller))
+			}
+		})
+		defer stop()
+		defer abort(nil)
+		req = req.WithContext(detached)
+		if timeout <= 0 {
+			timeout = CommittedTimeout
+		}
+	}
+	req, cancel := ph.trace(req, timeout)
 	defer cancel()
 	err := c.send(req, method, path, out, ph, true)
 	var pe *Error

@@ -27,7 +27,16 @@ type phase struct {
 	// answered is set when an HTTP answer arrived with the error (a
 	// redirect the client refused to follow): the request is settled.
 	answered bool
+	// commit decides a committed exchange (DoCommitted) between the
+	// connection and the caller's cancellation; unused otherwise.
+	commit atomic.Int32
 }
+
+const (
+	commitOpen int32 = iota
+	commitSending
+	commitAborted
+)
 
 const (
 	phaseConnecting int32 = iota
@@ -53,7 +62,10 @@ func (p *phase) trace(req *http.Request, timeout time.Duration) (*http.Request, 
 	set := func(v int32) { p.at.Store(v) }
 	trace := &httptrace.ClientTrace{
 		TLSHandshakeStart: func() { set(phaseHandshake) },
-		GotConn:           func(httptrace.GotConnInfo) { set(phaseSending) },
+		GotConn: func(httptrace.GotConnInfo) {
+			p.commit.CompareAndSwap(commitOpen, commitSending)
+			set(phaseSending)
+		},
 		WroteRequest: func(i httptrace.WroteRequestInfo) {
 			if i.Err == nil {
 				set(phaseWaiting)

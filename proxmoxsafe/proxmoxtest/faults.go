@@ -45,6 +45,11 @@ type Fault struct {
 	// Latency delays the answer (the request is then served normally unless
 	// another field of the fault says otherwise).
 	Latency time.Duration
+	// Hold, when not nil, holds the request (already in the request log)
+	// until the channel is closed, the client goes away or the server
+	// closes, after Latency; then the fault's other fields apply. A test
+	// acts while Proxmox "works" on a request, without guessing times.
+	Hold <-chan struct{}
 	// Drop hijacks the connection and closes it without answering.
 	Drop bool
 	// Times is how many requests the fault applies to; 0 = forever.
@@ -109,6 +114,13 @@ func (s *Server) takeFault(method, path string) (Fault, bool) {
 // [Server.faultWriter]).
 func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault) bool {
 	s.sleep(r, f.Latency)
+	if f.Hold != nil {
+		select {
+		case <-f.Hold:
+		case <-r.Context().Done():
+		case <-s.closing:
+		}
+	}
 	if f.Drop {
 		if hj, ok := w.(http.Hijacker); ok {
 			if conn, _, err := hj.Hijack(); err == nil {
