@@ -141,10 +141,6 @@ func serve(ctx context.Context, a *app, stdin io.Reader, stdout io.Writer) int {
 	return exitOK
 }
 
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
-
 // versionString is the -X override, else the module version (a tag or
 // pseudo-version when installed with `go install …@version`), else
 // "(devel)" plus the VCS revision when the build recorded one.
