@@ -32,6 +32,7 @@ type SentBeforeCancelError struct {
 	Err error
 }
 
+// Error says the request was sent and names the task to check.
 func (e *SentBeforeCancelError) Error() string {
 	if e.UPID == "" {
 		return fmt.Sprintf("cancelled after the request was sent: Proxmox carried it out before answering (no task); read the guest's state to see the result (%v)", e.Err)
@@ -39,6 +40,8 @@ func (e *SentBeforeCancelError) Error() string {
 	return fmt.Sprintf("cancelled after the request was sent: Proxmox accepted it and task %s is running in Proxmox; it was not waited for: check it with task_status before trying again (%v)", e.UPID, e.Err)
 }
 
+// Unwrap returns the cancellation, so errors.Is(err, context.Canceled)
+// holds.
 func (e *SentBeforeCancelError) Unwrap() error { return e.Err }
 
 // sentBeforeCancel returns r with a *SentBeforeCancelError when ctx ended
