@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
@@ -13,8 +14,11 @@ import (
 // list that grows with the cluster (3 MB of JSON for 10,000 guests), with
 // decodeResources; whatever it declines is decoded by encoding/json as
 // before, so results and errors are the same either way.
+//
+// Both paths refuse a list of more than maxResourceRows rows before
+// allocating them (see resourceRows).
 func (c *Client) vmResources(ctx context.Context) ([]rawResource, error) {
-	var raw []rawResource
+	var raw resourceRows
 	err := c.get(ctx, "/cluster/resources", url.Values{"type": {"vm"}}, &pve.Decoder{Data: &raw, Decode: func(body []byte) bool {
 		rows, ok := decodeResources(body)
 		if ok {
@@ -22,7 +26,55 @@ func (c *Client) vmResources(ctx context.Context) ([]rawResource, error) {
 		}
 		return ok
 	}})
-	return raw, err
+	if err != nil {
+		return nil, err
+	}
+	return raw, nil
+}
+
+// maxResourceRows bounds the rows of a /cluster/resources answer. The
+// body is already bounded (pve.DefaultMaxBody, 16 MiB), but not what it
+// decodes into: `{"data":[{},{},…]}` is 3 bytes a row, so 16 MiB made
+// about 5.6 million rows (over 1 GB) on either decoder path. A Proxmox
+// cluster has at most a few dozen nodes (corosync), and a VMID list of
+// 10,000 guests is already far beyond real ones (it is what the
+// benchmarks use); 200,000 rows, 20 times that, leaves every real
+// cluster room while the worst case stays at tens of MB.
+const maxResourceRows = 200_000
+
+// errTooManyRows is the refusal of a resource list over maxResourceRows.
+var errTooManyRows = fmt.Errorf("the cluster resource list has more than %d entries, far more than any real Proxmox cluster; it was not decoded (a broken or hostile answer)", maxResourceRows)
+
+// resourceRows is the encoding/json side of vmResources: it counts the
+// array's elements (encoding/json has already validated the text) and
+// refuses more than maxResourceRows before decoding any.
+type resourceRows []rawResource
+
+// UnmarshalJSON decodes data as []rawResource, refusing more than
+// maxResourceRows elements first.
+func (r *resourceRows) UnmarshalJSON(data []byte) error {
+	if moreRowsThan(data, maxResourceRows) {
+		return errTooManyRows
+	}
+	return json.Unmarshal(data, (*[]rawResource)(r))
+}
+
+// moreRowsThan reports whether data, a JSON array, has more than limit
+// elements; it skips them without building anything. Anything but an
+// array (null, or a type error encoding/json reports) is not counted.
+func moreRowsThan(data []byte, limit int) bool {
+	s := pve.NewScanner(data)
+	if !s.Consume('[') || s.Consume(']') {
+		return false
+	}
+	for n := 1; ; n++ {
+		if n > limit {
+			return true
+		}
+		if _, ok := s.Value(); !ok || !s.Consume(',') {
+			return false
+		}
+	}
 }
 
 // decodeResources decodes a /cluster/resources answer into the rows
@@ -37,6 +89,14 @@ func (c *Client) vmResources(ctx context.Context) ([]rawResource, error) {
 // to case). Differential tests and FuzzDecodeResources hold it to
 // encoding/json's result.
 func decodeResources(body []byte) ([]rawResource, bool) {
+	// Every row starts with '{': with no more of them than
+	// maxResourceRows, the rows cannot exceed it. A body with more is left
+	// to encoding/json, whose resourceRows counts the rows exactly and
+	// refuses too many before allocating them.
+	braces := bytes.Count(body, []byte("{"))
+	if braces > maxResourceRows {
+		return nil, false
+	}
 	s := pve.NewScanner(body)
 	if !s.Consume('{') {
 		return nil, false
@@ -57,7 +117,7 @@ func decodeResources(body []byte) ([]rawResource, bool) {
 				return nil, false
 			}
 			seen = true
-			if rows, ok = decodeRows(s, expectedRows(body)); !ok {
+			if rows, ok = decodeRows(s, expectedRows(braces, len(body))); !ok {
 				return nil, false
 			}
 		case asciiEqualFold(key, "data"):
@@ -120,14 +180,14 @@ var resourceFields = []string{"type", "vmid", "name", "node", "status", "templat
 // states repeat on every row; names do not).
 const maxInterned = 256
 
-// expectedRows guesses how many rows body holds, to allocate them once
-// (a row is ~200 bytes: growing the slice from nothing copied 10,000 of
-// them several times over): one per '{', but never more than one per 64
-// bytes of body, so that braces in strings or nested objects cannot make
-// it allocate much more than the body's size (a real guest row is ~300
-// bytes of JSON).
-func expectedRows(body []byte) int {
-	return min(bytes.Count(body, []byte("{")), len(body)/64)
+// expectedRows guesses how many rows a body of size bytes holding braces
+// '{' has, to allocate them once (a row is ~200 bytes: growing the slice
+// from nothing copied 10,000 of them several times over): one per '{',
+// but never more than one per 64 bytes of body, so that braces in strings
+// or nested objects cannot make it allocate much more than the body's
+// size (a real guest row is ~300 bytes of JSON).
+func expectedRows(braces, size int) int {
+	return min(braces, size/64)
 }
 
 // decodeRows decodes the "data" array; about is the number of rows
