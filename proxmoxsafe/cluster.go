@@ -118,7 +118,7 @@ func (c *Client) ClusterStatus(ctx context.Context) (*ClusterStatusResult, error
 	defer cancel()
 	var (
 		ver       rawVersion
-		resources []rawNodeResource
+		resources cappedRows[rawNodeResource]
 		verErr    error
 		resErr    error
 		wg        sync.WaitGroup

@@ -211,7 +211,7 @@ func (p *MigratePrecheck) summary() string {
 // checkTargetNode refuses a target that is not an online cluster member,
 // from /cluster/resources (node entries need no privilege).
 func (c *Client) checkTargetNode(ctx context.Context, t Target, s GuestState, target string) error {
-	var raw []rawNodeResource
+	var raw cappedRows[rawNodeResource]
 	if err := c.get(ctx, "/cluster/resources", url.Values{"type": {"node"}}, &raw); err != nil {
 		return err
 	}

@@ -53,11 +53,11 @@ type rawClusterEntry struct {
 type clusterView []rawClusterEntry
 
 func (c *Client) readClusterView(ctx context.Context) (clusterView, error) {
-	var raw clusterView
+	var raw cappedRows[rawClusterEntry]
 	if err := c.get(ctx, "/cluster/resources", nil, &raw); err != nil {
 		return nil, err
 	}
-	return raw, nil
+	return clusterView(raw), nil
 }
 
 // guest returns the guest entry with that VMID, or nil.

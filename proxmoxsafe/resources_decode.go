@@ -45,18 +45,22 @@ const maxResourceRows = 200_000
 // errTooManyRows is the refusal of a resource list over maxResourceRows.
 var errTooManyRows = fmt.Errorf("the cluster resource list has more than %d entries, far more than any real Proxmox cluster; it was not decoded (a broken or hostile answer)", maxResourceRows)
 
-// resourceRows is the encoding/json side of vmResources: it counts the
-// array's elements (encoding/json has already validated the text) and
-// refuses more than maxResourceRows before decoding any.
-type resourceRows []rawResource
+// resourceRows is the encoding/json side of vmResources.
+type resourceRows = cappedRows[rawResource]
 
-// UnmarshalJSON decodes data as []rawResource, refusing more than
-// maxResourceRows elements first.
-func (r *resourceRows) UnmarshalJSON(data []byte) error {
+// cappedRows is a /cluster/resources list decoded by encoding/json (the
+// guest list's fallback, and the node, storage and unfiltered reads): it
+// counts the array's elements (encoding/json has already validated the
+// text) and refuses more than maxResourceRows before decoding any.
+type cappedRows[T any] []T
+
+// UnmarshalJSON decodes data as []T, refusing more than maxResourceRows
+// elements first.
+func (r *cappedRows[T]) UnmarshalJSON(data []byte) error {
 	if moreRowsThan(data, maxResourceRows) {
 		return errTooManyRows
 	}
-	return json.Unmarshal(data, (*[]rawResource)(r))
+	return json.Unmarshal(data, (*[]T)(r))
 }
 
 // moreRowsThan reports whether data, a JSON array, has more than limit

@@ -37,6 +37,34 @@ func TestResourceListRowLimit(t *testing.T) {
 			t.Fatalf("ListGuests = %+v, %v; want the row limit's refusal", res, err)
 		}
 	})
+	// The other reads of /cluster/resources (nodes, storage) decode with
+	// encoding/json alone, under the same limit. ClusterStatus reports a
+	// failed usage read as a warning, by design.
+	for name, read := range map[string]func(e *env) string{
+		"cluster status": func(e *env) string {
+			res, err := e.client.ClusterStatus(t.Context())
+			if err != nil {
+				return err.Error()
+			}
+			return strings.Join(res.Warnings, "\n")
+		},
+		"storage": func(e *env) string {
+			_, err := e.client.ListStorage(t.Context(), proxmoxsafe.ListStorageInput{})
+			if err != nil {
+				return err.Error()
+			}
+			return ""
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, nil)
+			e.fake.InjectFault(proxmoxtest.Fault{Method: "GET", Path: "/cluster/resources", Body: body})
+			if got := read(e); !strings.Contains(got, "more than 200000 entries") {
+				t.Fatalf("error or warnings = %q, want the row limit's refusal", got)
+			}
+		})
+	}
 	t.Run("mutation precheck", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, func(c *proxmoxsafe.Config) { c.Policy.ProtectedTags = []string{"keep"} })

@@ -131,7 +131,7 @@ func (c *Client) ListStorage(ctx context.Context, in ListStorageInput) (*ListSto
 			all = append(all, s)
 		}
 	} else {
-		var raw []rawStorageResource
+		var raw cappedRows[rawStorageResource]
 		if err := c.get(ctx, "/cluster/resources", url.Values{"type": {"storage"}}, &raw); err != nil {
 			return nil, c.logged(ctx, "ListStorage", start, err)
 		}
