@@ -57,26 +57,43 @@ type cappedRows[T any] []T
 // UnmarshalJSON decodes data as []T, refusing more than maxResourceRows
 // elements first.
 func (r *cappedRows[T]) UnmarshalJSON(data []byte) error {
-	if moreRowsThan(data, maxResourceRows) {
+	more, counted := moreRowsThan(data, maxResourceRows)
+	if more {
 		return errTooManyRows
+	}
+	if !counted {
+		// encoding/json keeps decoding the rows after a type error, so
+		// an uncounted list would be allocated in full all the same.
+		return errRowsTooDeep
 	}
 	return json.Unmarshal(data, (*[]T)(r))
 }
 
+// errRowsTooDeep is the refusal of a resource list whose rows could not
+// be counted: encoding/json has validated the text, so the scanner can
+// only have stopped at a value nested deeper than pve.MaxScanDepth, which
+// no Proxmox answer has (its rows are flat objects).
+var errRowsTooDeep = fmt.Errorf("the cluster resource list holds a value nested deeper than %d levels, which no real Proxmox answer has; it was not decoded (a broken or hostile answer)", pve.MaxScanDepth)
+
 // moreRowsThan reports whether data, a JSON array, has more than limit
 // elements; it skips them without building anything. Anything but an
-// array (null, or a type error encoding/json reports) is not counted.
-func moreRowsThan(data []byte, limit int) bool {
+// array (null, or a type error encoding/json reports) has no rows to
+// count. counted is false when the scanner stopped inside the array (on
+// text encoding/json validated, only at a value nested too deeply).
+func moreRowsThan(data []byte, limit int) (more, counted bool) {
 	s := pve.NewScanner(data)
 	if !s.Consume('[') || s.Consume(']') {
-		return false
+		return false, true
 	}
 	for n := 1; ; n++ {
 		if n > limit {
-			return true
+			return true, true
 		}
-		if _, ok := s.Value(); !ok || !s.Consume(',') {
-			return false
+		if _, ok := s.Value(); !ok {
+			return false, false
+		}
+		if !s.Consume(',') {
+			return false, true
 		}
 	}
 }

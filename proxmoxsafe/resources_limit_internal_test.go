@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -59,8 +60,33 @@ func TestMoreRowsThan(t *testing.T) {
 		{`null`, 0, false},
 		{`{"a":1,"b":2}`, 0, false},
 	} {
-		if got := moreRowsThan([]byte(tc.data), tc.limit); got != tc.want {
+		if got, _ := moreRowsThan([]byte(tc.data), tc.limit); got != tc.want {
 			t.Errorf("moreRowsThan(%s, %d) = %v, want %v", tc.data, tc.limit, got, tc.want)
 		}
+	}
+}
+
+// TestResourceRowsLimitDeepFirstRow: a first row nested deeper than the
+// scanner goes must not stop the count. encoding/json keeps decoding the
+// rows after a type error, so an uncounted list of millions of rows would
+// be allocated in full before its error came back.
+func TestResourceRowsLimitDeepFirstRow(t *testing.T) {
+	t.Parallel()
+	deep := strings.Repeat("[", 300) + strings.Repeat("]", 300)
+	body := tooManyRowsBody(deep, maxResourceRows+1)
+	var raw resourceRows
+	env := struct {
+		Data any `json:"data"`
+	}{Data: &raw}
+	err := json.Unmarshal(body, &env)
+	if err == nil || raw != nil {
+		t.Fatalf("err = %v, %d rows decoded; want a refusal and none", err, len(raw))
+	}
+	// The same nesting inside a field of a short list is still refused
+	// before decoding, with an error that says why.
+	raw = nil
+	short := []byte(`{"data":[{"x":` + deep + `},{}]}`)
+	if err := json.Unmarshal(short, &env); err == nil || !strings.Contains(err.Error(), "nested") || raw != nil {
+		t.Fatalf("short deep list: err = %v, %d rows", err, len(raw))
 	}
 }
