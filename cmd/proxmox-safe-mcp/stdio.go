@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -218,8 +219,29 @@ func (c *stdioConn) untrack(msg jsonrpc.Message) {
 			}
 			c.asked[m.ID] = true
 			c.signalAnswered()
+		} else if id, ok := cancelledID(m); ok {
+			// go-sdk gave up on one of ours (its caller's context ended,
+			// e.g. the tool call that elicited was cancelled) and retired
+			// it: no answer is awaited any more, so it must not make the
+			// end of input skip the wait for the answers still owed.
+			delete(c.asked, id)
 		}
 	}
+}
+
+// cancelledID is the request id a notifications/cancelled names.
+func cancelledID(req *jsonrpc.Request) (jsonrpc.ID, bool) {
+	if req.Method != "notifications/cancelled" {
+		return jsonrpc.ID{}, false
+	}
+	var params struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(req.Params, &params) != nil {
+		return jsonrpc.ID{}, false
+	}
+	id, err := jsonrpc.MakeID(params.RequestID)
+	return id, err == nil && id.IsValid()
 }
 
 // signalAnswered wakes drain without blocking; flightMu is held.

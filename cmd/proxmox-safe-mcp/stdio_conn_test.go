@@ -435,6 +435,36 @@ func TestStdioConnEndWaitsForAnswers(t *testing.T) {
 			}
 		})
 	})
+	t.Run("the server gave up on the client", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			in := `{"jsonrpc":"2.0","id":1,"method":"tools/call"}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"tools/call"}` + "\n"
+			conn := connect(t, strings.NewReader(in), io.Discard)
+			readN(t, conn, 1)
+			// The first call elicits, is cancelled, and go-sdk retires its
+			// elicitation with notifications/cancelled: no answer to 7 is
+			// awaited any more, so the second call's answer is still owed.
+			if err := conn.Write(t.Context(), &jsonrpc.Request{ID: mustID(t, 7.0), Method: "elicitation/create"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := conn.Write(t.Context(), &jsonrpc.Request{Method: "notifications/cancelled", Params: json.RawMessage(`{"requestId":7,"reason":"context canceled"}`)}); err != nil {
+				t.Fatal(err)
+			}
+			answer(t, conn, &jsonrpc.Request{ID: mustID(t, 1.0)})
+			readN(t, conn, 1)
+			ended := make(chan error, 1)
+			go func() { _, err := conn.Read(t.Context()); ended <- err }()
+			synctest.Wait()
+			select {
+			case err := <-ended:
+				t.Fatalf("Read returned %v with request 2 unanswered and no ask outstanding", err)
+			default:
+			}
+			answer(t, conn, &jsonrpc.Request{ID: mustID(t, 2.0)})
+			if err := <-ended; !errors.Is(err, io.EOF) {
+				t.Errorf("after the answer: %v, want io.EOF", err)
+			}
+		})
+	})
 	t.Run("closed while waiting", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			conn := connect(t, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n"), io.Discard)
