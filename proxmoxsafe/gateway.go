@@ -466,17 +466,30 @@ func (r *gatewayReq) mutation(given string) *mutation {
 		params: ps, given: given, method: r.method, apiPath: r.path()}
 }
 
-// shownParam is a parameter's value as records, plans and approval
-// prompts show it: one sanitized line, capped, and [RedactedValue] for a
-// name that can carry a secret (a refused password must not reach the
-// audit log). The digest covers the real value; a request with a secret
-// value is refused and its records carry no digest (mutation).
+// shownParam is a parameter's value as audit records show it: one
+// sanitized line, capped, and [RedactedValue] for a name that can carry a
+// secret (a refused password must not reach the audit log). The digest
+// covers the real value; a request with a secret value is refused and its
+// records carry no digest (mutation).
 func (r *gatewayReq) shownParam(k string, max int) string {
 	if r.secretParam(k) {
 		return RedactedValue
 	}
 	v, _ := sanitize.Cap(sanitize.Line(r.params.Get(k)), max)
 	return v
+}
+
+// approvedParam is a parameter's value as the plan and its effect show it
+// to the person approving: the value as sent, its line breaks, tabs and
+// leading or trailing spaces included (folded to one line, "x\n" would
+// read as "x"), or [RedactedValue] for a secret, which the policy step
+// refuses. checkGatewayShown has refused characters a person does not
+// see and bounds the length.
+func (r *gatewayReq) approvedParam(k string) string {
+	if r.secretParam(k) {
+		return RedactedValue
+	}
+	return r.params.Get(k)
 }
 
 // secretParam reports whether parameter k's value is one the gateway never
@@ -571,7 +584,7 @@ func (c *Client) gatewayPlan(r *gatewayReq) *Plan {
 		if p.Params == nil {
 			p.Params = map[string]string{}
 		}
-		p.Params[k] = r.shownParam(k, MaxGatewayParamLen)
+		p.Params[k] = r.approvedParam(k)
 	}
 	return p
 }
@@ -590,7 +603,7 @@ var plainShown = lazyre.New(`^[A-Za-z0-9._:@/+-]+$`)
 
 // gatewayEffect says what approving sends, from validated input only:
 // the method, the path and every parameter in full, except values that
-// can carry a secret (shownParam); checkGatewayShown keeps it within
+// can carry a secret (approvedParam); checkGatewayShown keeps it within
 // MaxGatewayEffectLen.
 func gatewayEffect(r *gatewayReq) string {
 	s := "send " + r.method + " " + r.path()
@@ -599,7 +612,7 @@ func gatewayEffect(r *gatewayReq) string {
 	}
 	var ps []string
 	for _, k := range sortedKeys(r.params) {
-		v := r.shownParam(k, MaxGatewayParamLen) // whole, or [redacted] for a secret
+		v := r.approvedParam(k) // whole, or [redacted] for a secret
 		if v != RedactedValue && !plainShown.MatchString(v) {
 			v = strconv.Quote(v)
 		}

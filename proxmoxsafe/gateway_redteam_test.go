@@ -103,6 +103,42 @@ func TestGatewayWriteApproverSeesEveryParameter(t *testing.T) {
 	}
 }
 
+// TestGatewayWriteApproverSeesWhiteSpace: two writes that send different
+// bytes show the approver different effects and plans. A value's line
+// breaks, tabs and leading or trailing spaces are sent as they are (the
+// digest covers them), so the effect shows them (quoted, escaped) instead
+// of folding them to one line: "x\n" and " x" are not the "x" a person
+// would read, nor "a\nb" the "a b".
+func TestGatewayWriteApproverSeesWhiteSpace(t *testing.T) {
+	t.Parallel()
+	e := gatewayEnv(t, nil)
+	shown := func(v string) (effect, param string) {
+		t.Helper()
+		in := proxmoxsafe.APIRequestInput{Method: "PUT", Path: "/nodes/pve1/qemu/101/config", Params: map[string]string{"description": v}, Plan: true}
+		res, err := e.client.APIRequest(t.Context(), in)
+		if err != nil {
+			t.Fatalf("%q: %v", v, err)
+		}
+		return res.Plan.Effect, res.Plan.Params["description"]
+	}
+	for _, pair := range [][2]string{{"x", "x\n"}, {"x", " x"}, {"x", "x "}, {"a b", "a\nb"}, {"a b", "a\tb"}, {"a b", "a\n\nb"}} {
+		e1, p1 := shown(pair[0])
+		e2, p2 := shown(pair[1])
+		if e1 == e2 {
+			t.Errorf("%q and %q both show the effect %q", pair[0], pair[1], e1)
+		}
+		if p1 == p2 {
+			t.Errorf("%q and %q both show the plan parameter %q", pair[0], pair[1], p1)
+		}
+	}
+	if effect, _ := shown("a\nb"); !strings.Contains(effect, `description="a\nb"`) {
+		t.Errorf("effect %q, want the line break shown escaped in quotes", effect)
+	}
+	if got := e.fake.MutatingRequests(); len(got) != 0 {
+		t.Errorf("mutating requests = %v, want none", reqLines(got))
+	}
+}
+
 // TestAPIGetTaskLogRedacts: a task log read through the gateway is
 // redacted like task_log's: command lines in task logs quote passwords
 // and tokens (FACTS §9), and the gateway must not be the way around
