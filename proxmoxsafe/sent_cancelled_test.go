@@ -140,3 +140,48 @@ func TestCancelBeforeSendingSendsNothing(t *testing.T) {
 		t.Errorf("mutating requests after the cancellation: %v", reqLines(m))
 	}
 }
+
+// TestGatewayCancelWhileSendingKeepsTheUPID: a gateway write whose caller
+// cancels while Proxmox holds it is finished like a typed mutation's:
+// the result carries the UPID, the error says it was sent, the audit log
+// has it as submitted, and exactly one mutating request went out.
+func TestGatewayCancelWhileSendingKeepsTheUPID(t *testing.T) {
+	t.Parallel()
+	e := gatewayEnv(t, nil)
+	const path = "/nodes/pve1/qemu/101/snapshot"
+	in := proxmoxsafe.APIRequestInput{Method: "POST", Path: path, Params: map[string]string{"snapname": "gw1"}}
+	phrase, err := proxmoxsafe.GatewayPhrase(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Approval = phrase
+	release, arrived := holdMutation(t, e, "POST", path)
+	ctx, cancel := context.WithCancel(t.Context())
+	type result struct {
+		r   *proxmoxsafe.APIResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		r, err := e.client.APIRequest(ctx, in)
+		done <- result{r, err}
+	}()
+	arrived()
+	cancel()
+	release()
+	res := <-done
+	var sc *proxmoxsafe.SentBeforeCancelError
+	if !errors.As(res.err, &sc) || !errors.Is(res.err, context.Canceled) {
+		t.Fatalf("err = %v, want a SentBeforeCancelError matching context.Canceled", res.err)
+	}
+	if res.r == nil || !strings.HasPrefix(res.r.UPID, "UPID:pve1:") || sc.UPID != res.r.UPID {
+		t.Fatalf("result = %+v, error's UPID %q: want the task's UPID in both", res.r, sc.UPID)
+	}
+	if m := e.fake.MutatingRequests(); len(m) != 1 || reqLine(m[0]) != "POST "+path {
+		t.Errorf("mutating requests = %v, want exactly one POST %s", reqLines(m), path)
+	}
+	recs := auditEvents(t, e)
+	if len(recs) != 2 || recs[0].Event != proxmoxsafe.AuditApproved || recs[1].Event != proxmoxsafe.AuditSubmitted || recs[1].UPID != res.r.UPID {
+		t.Errorf("audit records = %+v, want approved then submitted with %s", recs, res.r.UPID)
+	}
+}
