@@ -211,7 +211,9 @@ func (c *Client) APIRequest(ctx context.Context, in APIRequestInput) (*APIResult
 // gatewayAdmit validates and checks policy for a gateway request: input,
 // path rules, parameters, read-only mode, the class, the deny list and the
 // node allowlist. Nothing is sent. It returns the request once the input
-// is valid, also with a policy refusal (for the audit record).
+// is valid, also with a policy refusal (for the audit record), except a
+// write whose path holds a secret (checkGatewayPathSecrets), whose record
+// must not name the path.
 func (c *Client) gatewayAdmit(_ context.Context, in any, method, path string, params map[string]string, class Class) (*gatewayReq, error) {
 	if err := c.check(in); err != nil {
 		return nil, err
@@ -219,6 +221,11 @@ func (c *Client) gatewayAdmit(_ context.Context, in any, method, path string, pa
 	segs, err := parseGatewayPath(path)
 	if err != nil {
 		return nil, err
+	}
+	if class == ClassGatewayWrite {
+		if err := checkGatewayPathSecrets(segs); err != nil {
+			return nil, err // no request: its records must not name the path
+		}
 	}
 	vals, err := checkGatewayParams(params)
 	if err != nil {
@@ -336,6 +343,20 @@ func checkGatewaySecrets(vals url.Values) error {
 		}
 		if why := secretWriteParam(k, vals.Get(k)); why != "" {
 			return refuse(ErrNotAllowed, "parameter %s is never sent through the gateway: %s; a secret must not pass through the model, and the person approving could not be shown it (set it in Proxmox itself)", k, why)
+		}
+	}
+	return nil
+}
+
+// checkGatewayPathSecrets refuses a write whose path holds, in a
+// segment, what secretWriteParam refuses in a value (a ticket,
+// "password=…"): the path is shown and recorded as it is, in the phrase,
+// the plan, the audit records and grant files. The refusal names no
+// segment, and the caller records no path.
+func checkGatewayPathSecrets(segs []string) error {
+	for _, seg := range segs {
+		if ticketValue.MatchString(seg) || redactSecretArgs(seg) != seg {
+			return refuse(ErrNotAllowed, "a segment of the path looks like a secret (a Proxmox ticket or a secret-looking argument such as password=…); a secret is never sent through the gateway, nor shown or recorded in its path")
 		}
 	}
 	return nil
@@ -548,8 +569,9 @@ func gatewayPhrase(r *gatewayReq) string {
 
 // GatewayPhrase returns the approval phrase [Client.APIRequest] requires
 // for in, or an error when in is not a valid request or has a parameter
-// the gateway never sends (a forbidden name or a secret, refused with
-// [ErrNotAllowed]: no phrase, so no digest of the secret, is made).
+// the gateway never sends (a forbidden name or a secret) or a path
+// segment that looks like a secret (refused with [ErrNotAllowed]: no
+// phrase, so no digest or copy of the secret, is made).
 // Nothing is checked against the operator's policy.
 func GatewayPhrase(in APIRequestInput) (string, error) {
 	if err := Validate(in); err != nil {
@@ -561,6 +583,9 @@ func GatewayPhrase(in APIRequestInput) (string, error) {
 	}
 	vals, err := checkGatewayParams(in.Params)
 	if err != nil {
+		return "", err
+	}
+	if err := checkGatewayPathSecrets(segs); err != nil {
 		return "", err
 	}
 	if err := checkGatewaySecrets(vals); err != nil {

@@ -202,3 +202,49 @@ func TestGatewayWritePlainParamsStillApproved(t *testing.T) {
 		t.Errorf("mutating requests = %+v, want the one write with the description", got)
 	}
 }
+
+// TestGatewayWriteSecretInPath: a path segment holding what the gateway
+// refuses in a parameter value (a Proxmox ticket, "password=…",
+// "api_token=…") is refused the same way: before, the secret stood in
+// full in the phrase, the plan and the audit records, since the path is
+// shown and recorded as it is. The refusal names no segment; nothing is
+// sent; neither the secret nor the path reaches the error, the audit log,
+// the logs or GatewayPhrase.
+func TestGatewayWriteSecretInPath(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ path, secret string }{
+		{"/cluster/ha/groups/password=dragon", "dragon"},
+		{"/pools/PVE:root@pam:6A1B2C3D::c2ln", "6A1B2C3D::c2ln"},
+		{"/cluster/ha/groups/api_token=s3cr3t/x", "s3cr3t"},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			t.Parallel()
+			e := gatewayEnv(t, nil)
+			in := proxmoxsafe.APIRequestInput{Method: "DELETE", Path: tc.path}
+			planOnly := in
+			planOnly.Plan = true
+			var outputs []string
+			for _, in := range []proxmoxsafe.APIRequestInput{in, planOnly} {
+				res, err := e.client.APIRequest(t.Context(), in)
+				if !errors.Is(err, proxmoxsafe.ErrNotAllowed) || !strings.Contains(err.Error(), "path") || !strings.Contains(err.Error(), "no action was taken") {
+					t.Fatalf("plan %v: result %+v, err = %v, want refused as not allowed, naming the path", in.Plan, res, err)
+				}
+				outputs = append(outputs, err.Error())
+			}
+			if phrase, err := proxmoxsafe.GatewayPhrase(in); !errors.Is(err, proxmoxsafe.ErrNotAllowed) {
+				t.Errorf("GatewayPhrase = %q, %v; want refused as not allowed", phrase, err)
+			} else {
+				outputs = append(outputs, err.Error())
+			}
+			if got := e.requests(); len(got) != 0 {
+				t.Errorf("requests = %v, want none", reqLines(got))
+			}
+			outputs = append(outputs, e.audit.String(), e.logs.String())
+			for _, out := range outputs {
+				if strings.Contains(out, tc.secret) {
+					t.Errorf("the secret %q appears in %s", tc.secret, out)
+				}
+			}
+		})
+	}
+}
