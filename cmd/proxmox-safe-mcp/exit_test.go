@@ -144,6 +144,9 @@ func TestExitWithMutationInFlight(t *testing.T) {
 		if r.Op == "GuestPower" {
 			events = append(events, r.Event)
 			last.Event, last.Reason = r.Event, r.Reason
+			if r.Event == "submitted" && !strings.HasPrefix(r.UPID, "UPID:") {
+				t.Errorf("the submitted record carries UPID %q, want Proxmox's", r.UPID)
+			}
 		}
 	}
 	if len(events) < 2 || events[0] != "approved" || !slices.Contains(events, "submitted") || slices.Contains(events, "failed") {
