@@ -63,11 +63,11 @@ type rawLogLine struct {
 
 // Secret-looking arguments in log lines. Task logs quote command lines
 // (a vzdump or qm task log starts with the command it ran); these catch the common spellings ("--password x",
-// "--cipassword=x", "token: x"), not every possible one (an abbreviation
+// "--cipassword=x", "token: x", JSON's "password":"x"), not every possible one (an abbreviation
 // such as "PASS=x" passes). Plain prose ("invalid password") is left alone.
 var (
 	secretFlagRe = lazyre.New(`(?i)(--?[a-z0-9_-]*(?:password|passwd|secret|token|api[-_]?key|keyring)[a-z0-9_-]*(?:\s+|=))("[^"]*"|'[^']*'|\S+)`)
-	secretPairRe = lazyre.New(`(?i)([a-z0-9_-]*(?:password|passwd|secret|token|api[-_]?key)[a-z0-9_-]*\s*[=:]\s*)("[^"]*"|'[^']*'|\S+)`)
+	secretPairRe = lazyre.New(`(?i)([a-z0-9_-]*(?:password|passwd|secret|token|api[-_]?key)[a-z0-9_-]*["']?\s*[=:]\s*)("[^"]*"|'[^']*'|\S+)`)
 )
 
 // taskLine sanitizes and caps one log line and redacts secret-looking
