@@ -473,7 +473,9 @@ func parseConfig(args []string, lookup func(string) (string, bool)) (*config, er
 	}
 	defaultStatePaths(c, lookup) // audit_setup.go
 	c.credentialsDir, _ = lookup("CREDENTIALS_DIRECTORY")
-	c.warnLooseKeyFiles() // keyfile.go
+	if err := c.checkLooseKeyFiles(); err != nil { // keyfile.go
+		return c, err
+	}
 	if err := checkConfig(c); err != nil {
 		return c, err
 	}

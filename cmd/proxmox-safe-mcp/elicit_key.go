@@ -17,8 +17,8 @@ import (
 // file owned by the user running the server (whoever can replace it can
 // forge the state of an elicitation), unless it comes from systemd's
 // credentials directory, which systemd owns. Its mode follows the rule
-// of every secret and key file (warnLooseFile, keyfile.go): access by
-// group or others draws a warning at start. A missing file is created
+// of every secret and key file (checkLooseFile, keyfile.go): write access
+// by group or others is refused, read access draws a warning at start. A missing file is created
 // (0600) at the first start that needs it; a file that breaks a rule is
 // refused at start, never used.
 

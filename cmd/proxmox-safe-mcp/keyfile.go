@@ -19,7 +19,7 @@ import (
 // password, the MCP bearer token and the operator token (text, read by
 // readSecretFile), the audit key and the elicitation key (hex, read by
 // readHexKeyFile). They are opened the same way (openRegular), and one
-// rule says what their mode bits mean (warnLooseFile); the rules that
+// rule says what their mode bits mean (checkLooseFile); the rules that
 // differ per file (owner, size, content) stay with each.
 
 // openRegular opens path for reading without blocking on a FIFO and
@@ -42,30 +42,41 @@ func openRegular(path string) (*os.File, os.FileInfo, error) {
 	return f, st, nil
 }
 
-// warnLooseFile is the one rule for the mode of a file that holds a secret
-// or a key (docs/SECURITY.md, "Secret and key files"): when group or
-// others have any access to it, a start-up warning names the setting, the
-// file, its mode and the fix. It is never a refusal: Docker (0444) and
-// Kubernetes (0644) mount secrets readable by all inside a container where
-// no other user lives, and a refusal would only push operators to put the
-// secret in the environment. Nothing is said for a file in systemd's
-// credentials directory (LoadCredential=: 0400 plus an ACL for the
-// service's user, which stat shows as 0440, in a directory only the
-// service can enter), nor where mode bits do not describe access (see
-// modeBitsAreAccess).
-func (c *config) warnLooseFile(setting, path string, mode os.FileMode) {
+// checkLooseFile is the one rule for the mode of a file that holds a
+// secret or a key (docs/CONFIGURATION.md, "Secret and key files"):
+//
+//   - group or others may write it: refused. Whoever can replace the file
+//     chooses the secret: the operator token that opens the approval page,
+//     the elicitation key that seals approvals, the audit key of the
+//     log's chain, the MCP token or the Proxmox credentials the server
+//     uses. No mount convention makes a secret writable by others.
+//   - group or others may only read it: a start-up warning that names the
+//     setting, the file, its mode and the fix, never a refusal: Docker
+//     (0444) and Kubernetes (0644) mount secrets readable by all inside a
+//     container where no other user lives, and a refusal would only push
+//     operators to put the secret in the environment.
+//
+// Nothing is said for a file in systemd's credentials directory
+// (LoadCredential=: 0400 plus an ACL for the service's user, which stat
+// shows as 0440, in a directory only the service can enter), nor where
+// mode bits do not describe access (see modeBitsAreAccess).
+func (c *config) checkLooseFile(setting, path string, mode os.FileMode) error {
 	if !modeBitsAreAccess || mode.Perm()&0o077 == 0 || inDir(path, c.credentialsDir) {
-		return
+		return nil
 	}
-	c.warnings = append(c.warnings, fmt.Sprintf("%s: %s is readable or writable by group or others (mode %04o); chmod 600 %s, or pass it as a systemd credential (LoadCredential=)", setting, path, mode.Perm(), path))
+	if mode.Perm()&0o022 != 0 {
+		return fmt.Errorf("%s is writable by group or others (mode %04o): whoever can replace it chooses the secret; chmod 600 %s, or pass it as a systemd credential (LoadCredential=)", path, mode.Perm(), path)
+	}
+	c.warnings = append(c.warnings, fmt.Sprintf("%s: %s is readable by group or others (mode %04o); chmod 600 %s, or pass it as a systemd credential (LoadCredential=)", setting, path, mode.Perm(), path))
+	return nil
 }
 
-// warnLooseKeyFiles applies warnLooseFile to the audit key and the
+// checkLooseKeyFiles applies checkLooseFile to the audit key and the
 // elicitation key that exist (a missing one is created 0600; one that is
 // not a regular file is refused when it is read). It runs while the
 // configuration is parsed, before the warnings are shown; the secret
 // files are checked where they are read.
-func (c *config) warnLooseKeyFiles() {
+func (c *config) checkLooseKeyFiles() error {
 	var keys [][2]string
 	if c.AuditLog != "" {
 		keys = append(keys, [2]string{auditKeySetting, auditKeyFile(c)}) // audit_setup.go
@@ -75,9 +86,12 @@ func (c *config) warnLooseKeyFiles() {
 	}
 	for _, k := range keys {
 		if st, err := os.Stat(k[1]); err == nil && st.Mode().IsRegular() {
-			c.warnLooseFile(k[0], k[1], st.Mode())
+			if err := c.checkLooseFile(k[0], k[1], st.Mode()); err != nil {
+				return cfgErr("%s: %v", k[0], err)
+			}
 		}
 	}
+	return nil
 }
 
 // inDir reports whether path is inside dir (both cleaned; dir "" never).
@@ -90,7 +104,7 @@ func inDir(path, dir string) bool {
 }
 
 // readSecretFile reads a file holding one secret as text, named by
-// setting in the warning of warnLooseFile. It removes exactly one trailing
+// setting in the warning or refusal of checkLooseFile. It removes exactly one trailing
 // newline ("\n" or "\r\n"), as `echo secret > file` and most editors leave
 // one, and nothing else. Errors name the file, never its content; the
 // caller adds the setting.
@@ -116,7 +130,9 @@ func (c *config) readSecretFile(setting, path string) (string, error) {
 	if s == "" {
 		return "", fmt.Errorf("%s is empty", path)
 	}
-	c.warnLooseFile(setting, path, st.Mode())
+	if err := c.checkLooseFile(setting, path, st.Mode()); err != nil {
+		return "", err
+	}
 	return s, nil
 }
 

@@ -10,5 +10,5 @@ func ownedByMe(string, os.FileInfo) error { return nil }
 
 // modeBitsAreAccess: elsewhere (Windows) Go makes the mode bits up from
 // the read-only attribute, and ACLs decide who may read a file, so
-// warnLooseFile says nothing.
+// checkLooseFile says nothing.
 const modeBitsAreAccess = false

@@ -9,9 +9,11 @@ import (
 )
 
 // TestLooseSecretFiles: every kind of file that holds a secret or a key
-// follows the one rule of warnLooseFile. Private (0600), nothing is said;
-// readable by others (0644), the server still starts and warns once,
-// naming the setting, the file and the fix, never the content; 0440 in
+// follows the one rule of checkLooseFile. Private (0600), nothing is said;
+// readable by others (0644, 0640), the server still starts and warns once,
+// naming the setting, the file and the fix, never the content; writable by
+// group or others (0660, 0602), it is refused with the setting, the file
+// and the fix (whoever can replace it chooses the secret); 0440 in
 // systemd's credentials directory (what LoadCredential= shows), nothing is
 // said, while the same file outside it warns.
 func TestLooseSecretFiles(t *testing.T) {
@@ -54,12 +56,15 @@ func TestLooseSecretFiles(t *testing.T) {
 				mode     os.FileMode
 				inCreds  bool
 				warnings int
+				refused  bool
 			}{
-				{"0600", 0o600, false, 0},
-				{"0644", 0o644, false, 1},
-				{"0660", 0o660, false, 1},
-				{"0440 credential", 0o440, true, 0},
-				{"0440 elsewhere", 0o440, false, 1},
+				{"0600", 0o600, false, 0, false},
+				{"0644", 0o644, false, 1, false},
+				{"0640", 0o640, false, 1, false},
+				{"0660", 0o660, false, 0, true},
+				{"0602", 0o602, false, 0, true},
+				{"0440 credential", 0o440, true, 0, false},
+				{"0440 elsewhere", 0o440, false, 1, false},
 			} {
 				dir := t.TempDir()
 				if tc.inCreds {
@@ -88,6 +93,15 @@ func TestLooseSecretFiles(t *testing.T) {
 					}
 					return "", false
 				})
+				if tc.refused {
+					if err == nil {
+						t.Fatalf("%s: started (warnings %q), want it refused: writable by group or others", tc.name, c.warnings)
+					}
+					if msg := err.Error(); !strings.Contains(msg, kind.setting) || !strings.Contains(msg, path) || !strings.Contains(msg, "writable by group or others") || !strings.Contains(msg, "chmod 600") || strings.Contains(msg, kind.content) {
+						t.Errorf("%s: refusal %q does not name the setting, the file and the fix, or shows the content", tc.name, msg)
+					}
+					continue
+				}
 				if err != nil {
 					t.Fatalf("%s: %v", tc.name, err)
 				}

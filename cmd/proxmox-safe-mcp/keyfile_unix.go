@@ -18,5 +18,5 @@ func ownedByMe(path string, fi os.FileInfo) error {
 }
 
 // modeBitsAreAccess: on Unix a file's mode bits say who may read it
-// (warnLooseFile).
+// (checkLooseFile).
 const modeBitsAreAccess = true
