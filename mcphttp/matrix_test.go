@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -229,6 +230,51 @@ func TestSSEOptions(t *testing.T) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "x", Version: "0"}, nil)
 	if _, err := mcphttp.New(s, &mcphttp.Options{LegacySSE: true, Stateless: true}); err == nil || !strings.Contains(err.Error(), "Stateless") {
 		t.Errorf("LegacySSE with Stateless: %v", err)
+	}
+}
+
+// TestSSEShutdownWhileConnecting: Shutdown while a legacy session has
+// sent its endpoint event (the client holds its 200) but is not yet
+// registered still ends its stream. Before, closeAll skipped the session
+// (not connected yet) and the stream outlived Shutdown: the race
+// TestSSEShutdownEndsStreams lost under -race on a loaded machine. Not
+// parallel: it sets the package's connect hook.
+func TestSSEShutdownWhileConnecting(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	defer mcphttp.SetSSEConnected(func() {
+		once.Do(func() {
+			close(entered)
+			<-release
+		})
+	})()
+	f := newTransportFixture(t, transports[1], mcphttp.Options{}, nil)
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, f.url, nil)
+	req.Header.Set("Authorization", "Bearer "+aliceTok)
+	resp, err := f.ts.Client().Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("open: %v %v", err, resp)
+	}
+	defer resp.Body.Close()
+	<-entered // connected, endpoint sent, not registered
+	streamEnded := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, resp.Body)
+		streamEnded <- err
+	}()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if err := f.handler.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	close(release)
+	select { // a bound on a hung test, not a timing assertion
+	case err := <-streamEnded:
+		if err != nil {
+			t.Errorf("stream ended with %v, want a clean end", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the event stream did not end after Shutdown")
 	}
 }
 

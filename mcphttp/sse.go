@@ -26,9 +26,14 @@ const DefaultSSEPath = "/sse"
 type sseHandler struct {
 	h *Handler
 
-	mu    sync.Mutex
-	conns map[string]*sseConn
+	mu     sync.Mutex
+	conns  map[string]*sseConn
+	closed bool // closeAll ran: a session connected after it closes itself
 }
+
+// sseConnected runs between a session's Connect and its registration for
+// closeAll; tests use it to hold a session in that window.
+var sseConnected = func() {}
 
 type sseConn struct {
 	t     *mcp.SSEServerTransport
@@ -92,9 +97,18 @@ func (s *sseHandler) open(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "the session could not be started")
 		return
 	}
+	sseConnected()
 	s.mu.Lock()
 	c.ss = ss
+	closed := s.closed
 	s.mu.Unlock()
+	if closed {
+		// Shutdown's closeAll ran after Connect had sent the endpoint
+		// event (the client already has its 200) but before ss was
+		// registered: it could not close this session, so close it here,
+		// or its stream would outlive Shutdown.
+		_ = ss.Close()
+	}
 	ended := make(chan struct{})
 	go func() {
 		_ = ss.Wait()
@@ -131,6 +145,7 @@ func (s *sseHandler) post(w http.ResponseWriter, r *http.Request) {
 // closeAll closes every session, which ends their event streams.
 func (s *sseHandler) closeAll() {
 	s.mu.Lock()
+	s.closed = true
 	var all []*mcp.ServerSession
 	for _, c := range s.conns {
 		if c.ss != nil {
