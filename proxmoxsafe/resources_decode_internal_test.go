@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -269,4 +271,21 @@ func BenchmarkDecodeResources(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestResourceFieldsAreRawResource ties the fast path's key list to
+// rawResource's json tags: a field added to the struct but not to the list
+// would be skipped by the fast path when its key came in another case,
+// where encoding/json sets it.
+func TestResourceFieldsAreRawResource(t *testing.T) {
+	t.Parallel()
+	var tags []string
+	rt := reflect.TypeFor[rawResource]()
+	for i := range rt.NumField() {
+		tag, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		tags = append(tags, tag)
+	}
+	if !slices.Equal(tags, resourceFields) {
+		t.Errorf("resourceFields = %q, rawResource's json tags = %q", resourceFields, tags)
+	}
 }

@@ -111,7 +111,10 @@ func (c *Client) Do(ctx context.Context, method, path string, params url.Values,
 // DoCommitted is [Client.Do] for a request that changes something in
 // Proxmox. Until the request has a connection, ctx's cancellation stops
 // it and nothing is sent (the error says "not sent" and matches ctx's
-// error). From then on the exchange no longer follows ctx's cancellation
+// error), with one narrow exception: net/http may still write a request
+// whose context ended at the very moment it was handed an idle
+// connection; that case is reported as possibly carried out (unsettled),
+// never as not sent. From then on the exchange no longer follows ctx's cancellation
 // or deadline: it is bounded by Timeout alone ([CommittedTimeout] when
 // Timeout is zero), so Proxmox's answer — the task id of what it started
 // — is read and returned rather than abandoned with the request already
