@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,24 +33,28 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // ProcMem reads VmHWM (peak) and VmRSS (now) of pid from /proc, as the
 // kernel prints them ("23456 kB"); "n/a" where /proc is not there.
 func ProcMem(pid int) (hwm, rss string) {
-	hwm, rss = "n/a", "n/a"
+	v := procStatus(pid, "VmHWM", "VmRSS")
+	return v[0], v[1]
+}
+
+// procStatus returns the values of keys in /proc/PID/status, in order,
+// as the kernel prints them; "n/a" for a key not found or without /proc.
+func procStatus(pid int, keys ...string) []string {
+	vals := make([]string, len(keys))
+	for i := range vals {
+		vals[i] = "n/a"
+	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return
+		return vals
 	}
 	for line := range strings.SplitSeq(string(b), "\n") {
 		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		switch k {
-		case "VmHWM":
-			hwm = strings.TrimSpace(v)
-		case "VmRSS":
-			rss = strings.TrimSpace(v)
+		if i := slices.Index(keys, k); ok && i >= 0 {
+			vals[i] = strings.TrimSpace(v)
 		}
 	}
-	return
+	return vals
 }
 
 // ProcCPU is the CPU time pid's threads have run so far, summed from
@@ -83,22 +88,6 @@ func ProcCPU(pid int) (cpu time.Duration, ok bool) {
 // RssFile (pages of the binary and libraries, shared with the page cache)
 // of pid from /proc; "n/a" where /proc is not there.
 func ProcRSSSplit(pid int) (anon, file string) {
-	anon, file = "n/a", "n/a"
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		switch k {
-		case "RssAnon":
-			anon = strings.TrimSpace(v)
-		case "RssFile":
-			file = strings.TrimSpace(v)
-		}
-	}
-	return
+	v := procStatus(pid, "RssAnon", "RssFile")
+	return v[0], v[1]
 }
