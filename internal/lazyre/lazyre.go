@@ -83,22 +83,11 @@ func (r *Regexp) String() string { return r.pattern }
 // MatchString is regexp.Regexp.MatchString.
 func (r *Regexp) MatchString(s string) bool { return r.re().MatchString(s) }
 
-// FindString is regexp.Regexp.FindString.
-func (r *Regexp) FindString(s string) string { return r.re().FindString(s) }
-
 // FindStringSubmatch is regexp.Regexp.FindStringSubmatch.
 func (r *Regexp) FindStringSubmatch(s string) []string { return r.re().FindStringSubmatch(s) }
 
-// FindStringSubmatchIndex is regexp.Regexp.FindStringSubmatchIndex.
-func (r *Regexp) FindStringSubmatchIndex(s string) []int { return r.re().FindStringSubmatchIndex(s) }
-
 // FindAllString is regexp.Regexp.FindAllString.
 func (r *Regexp) FindAllString(s string, n int) []string { return r.re().FindAllString(s, n) }
-
-// FindAllStringSubmatch is regexp.Regexp.FindAllStringSubmatch.
-func (r *Regexp) FindAllStringSubmatch(s string, n int) [][]string {
-	return r.re().FindAllStringSubmatch(s, n)
-}
 
 // ReplaceAllString is regexp.Regexp.ReplaceAllString.
 func (r *Regexp) ReplaceAllString(src, repl string) string { return r.re().ReplaceAllString(src, repl) }
