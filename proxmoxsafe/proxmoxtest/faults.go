@@ -43,12 +43,15 @@ type Fault struct {
 	// Location of a redirect, the Content-Type of an HTML error page.
 	Header http.Header
 	// Latency delays the answer (the request is then served normally unless
-	// another field of the fault says otherwise).
+	// another field of the fault says otherwise). A client that goes away
+	// meanwhile (its timeout) gets no answer at all: its connection is
+	// dropped, as a real slow server would not have answered yet either.
 	Latency time.Duration
 	// Hold, when not nil, holds the request (already in the request log)
-	// until the channel is closed, the client goes away or the server
-	// closes, after Latency; then the fault's other fields apply. A test
-	// acts while Proxmox "works" on a request, without guessing times.
+	// until the channel is closed, after Latency; then the fault's other
+	// fields apply. A test acts while Proxmox "works" on a request,
+	// without guessing times. A client that goes away, or a server that
+	// closes, while the request is held gets no answer.
 	Hold <-chan struct{}
 	// Drop hijacks the connection and closes it without answering.
 	Drop bool
@@ -118,7 +121,9 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault) boo
 		select {
 		case <-f.Hold:
 		case <-r.Context().Done():
+			s.abandon()
 		case <-s.closing:
+			s.abandon()
 		}
 	}
 	if f.Drop {

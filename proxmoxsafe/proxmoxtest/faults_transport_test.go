@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -255,5 +256,44 @@ func TestRequestLogLimit(t *testing.T) {
 	s.reqMu.Unlock()
 	if held > 2*3+8 {
 		t.Errorf("the log holds %d entries' room for a limit of 3", held)
+	}
+}
+
+// A delayed request whose client leaves gets no answer. The client here
+// sends TLS close_notify and keeps reading, which is what net/http's
+// transport does for a moment when its timeout fires (tls.Conn.Close sends
+// the alert before closing the socket): an answer sent then was returned
+// to it as a success, turning the fault matrix's "slow headers" row into a
+// normal answer now and then under load.
+func TestDelayedRequestAbandonedWhenClientLeaves(t *testing.T) {
+	t.Parallel()
+	hold := make(chan struct{})
+	defer close(hold)
+	for _, f := range []Fault{
+		{Path: "/version", Latency: time.Hour},
+		{Path: "/version", Hold: hold},
+		{Path: "/version", Status: 500, Hold: hold},
+	} {
+		s := newDemo(t)
+		s.InjectFault(f)
+		roots := x509.NewCertPool()
+		roots.AppendCertsFromPEM(s.CertificatePEM())
+		conn, err := tls.Dial("tcp", strings.TrimPrefix(s.URL, "https://"), &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conn, "GET /api2/json/version HTTP/1.1\r\nHost: pve\r\nAuthorization: %s\r\n\r\n", defaultAuth)
+		for len(s.Requests()) == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		if err := conn.CloseWrite(); err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+		got, err := io.ReadAll(conn)
+		conn.Close()
+		if len(got) > 0 || errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("fault %+v: after the client left: %q, %v; want the connection closed without an answer", f, got, err)
+		}
 	}
 }

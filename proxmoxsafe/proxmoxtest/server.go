@@ -215,7 +215,8 @@ func (s *Server) SetNodeOnline(name string, online bool) {
 	})
 }
 
-// sleep waits d, or less if the request is cancelled or the server closes.
+// sleep waits d. If the client goes away or the server closes meanwhile,
+// the request is abandoned without an answer (see [Server.abandon]).
 func (s *Server) sleep(r *http.Request, d time.Duration) {
 	if d <= 0 {
 		return
@@ -225,6 +226,17 @@ func (s *Server) sleep(r *http.Request, d time.Duration) {
 	select {
 	case <-t.C:
 	case <-r.Context().Done():
+		s.abandon()
 	case <-s.closing:
+		s.abandon()
 	}
 }
+
+// abandon ends a delayed request without answering it, as a slow server
+// would never have answered by then. Answering the moment the client gives
+// up would race the client's own timeout: net/http's transport sends TLS
+// close_notify before it closes the socket, and an answer arriving in
+// between is returned as a success (a "slow headers" fault then turned
+// into a normal answer under load, now and then). net/http drops the
+// connection and logs nothing for [http.ErrAbortHandler].
+func (s *Server) abandon() { panic(http.ErrAbortHandler) }
