@@ -11,7 +11,10 @@ import (
 )
 
 // style is the page's one stylesheet, inline; the Content-Security-Policy
-// allows exactly it by hash (and no script at all).
+// allows exactly it by hash (and no script at all). Values (table cells,
+// the plan's definitions, code) keep their white space (pre-wrap): the
+// approval binds the exact bytes, and HTML's default would show
+// "a  b" as "a b" and drop a line break or an edge space.
 const style = `body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1c1c1c;background:#f4f5f7}
 header{background:#23303f;color:#fff;padding:.7em 1.2em;display:flex;justify-content:space-between;align-items:center}
 header h1{font-size:1.1em;margin:0}header form{margin:0}
@@ -31,7 +34,8 @@ button{font:inherit;padding:.35em 1.1em;cursor:pointer}
 button.approve{background:#1d6b2a;color:#fff;border:1px solid #14501f}
 button.deny{background:#a01d1d;color:#fff;border:1px solid #7a1313}
 .msg{background:#fff3cd;border:1px solid #e6cf7a;padding:.6em 1em}
-.note{color:#555;font-size:.92em}`
+.note{color:#555;font-size:.92em}
+td,dl.plan dd,code{white-space:pre-wrap;overflow-wrap:anywhere}`
 
 // csp is the Content-Security-Policy of every answer.
 var csp = func() string {
