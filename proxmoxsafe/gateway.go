@@ -296,9 +296,12 @@ func checkGatewayParams(params map[string]string) (url.Values, error) {
 // forbiddenWriteParam matches parameter names a gateway write may never
 // send: what the config class forbids (raw QEMU args, hook scripts,
 // cloud-init custom files, host PCI/USB/serial/parallel devices, raw lxc
-// lines, container device and mount-point passthrough) and any password:
-// a secret has no business passing through a model.
-var forbiddenWriteParam = lazyre.New(`(?i)^(args|hookscript|cicustom|lxc|hostpci\d*|usb\d*|serial\d*|parallel\d*|dev\d+|mp\d+|.*passw(or)?d.*|.*secret.*)$`)
+// lines, container device and mount-point passthrough), what a backup run
+// or job (POST /nodes/{node}/vzdump, POST and PUT /cluster/backup) allows
+// to root@pam only (script: a hook script the node runs as root; tmpdir
+// and dumpdir: host directories written as root), and any password: a
+// secret has no business passing through a model.
+var forbiddenWriteParam = lazyre.New(`(?i)^(args|hookscript|script|tmpdir|dumpdir|cicustom|lxc|hostpci\d*|usb\d*|serial\d*|parallel\d*|dev\d+|mp\d+|.*passw(or)?d.*|.*secret.*)$`)
 
 // checkGatewayParams is the policy step for a write's parameters:
 // forbidden names and secrets (checkGatewaySecrets), and nodes named in
@@ -339,7 +342,7 @@ func (p *policy) checkGatewayParams(vals url.Values) error {
 func checkGatewaySecrets(vals url.Values) error {
 	for _, k := range sortedKeys(vals) {
 		if forbiddenWriteParam.MatchString(k) {
-			return refuse(ErrNotAllowed, "parameter %s is never sent through the gateway (host passthrough, raw arguments, scripts or a password)", k)
+			return refuse(ErrNotAllowed, "parameter %s is never sent through the gateway (host passthrough, host paths, raw arguments, scripts or a password)", k)
 		}
 		if why := secretWriteParam(k, vals.Get(k)); why != "" {
 			return refuse(ErrNotAllowed, "parameter %s is never sent through the gateway: %s; a secret must not pass through the model, and the person approving could not be shown it (set it in Proxmox itself)", k, why)

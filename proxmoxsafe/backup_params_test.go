@@ -1,0 +1,90 @@
+package proxmoxsafe_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+)
+
+// TestBackupRootOnlyParamsRefused: a backup run (POST
+// /nodes/{node}/vzdump) and a backup job (POST /cluster/backup, PUT
+// /cluster/backup/{id}) can carry script, a hook script the node runs as
+// root at each backup phase, and tmpdir and dumpdir, host directories
+// the backup writes to as root. Proxmox allows the three to root@pam
+// only, so with root's token they would reach the host; no dedicated tool
+// sends a backup, and the gateway never sends them. Each is refused by
+// the policy step, with the exact approval phrase too, before any
+// request (the fake's log stays empty), with one refused audit record
+// that does not quote the value. The same request without the parameter
+// passes the policy step (it is refused only for its missing approval),
+// so the parameter is what is refused.
+func TestBackupRootOnlyParamsRefused(t *testing.T) {
+	t.Parallel()
+	requests := []struct{ method, path string }{
+		{"POST", "/nodes/pve1/vzdump"},
+		{"POST", "/cluster/backup"},
+		{"PUT", "/cluster/backup/backup-5f0e1d2c-77aa"},
+	}
+	const value = "/root/CANARY-hook.sh"
+	for _, req := range requests {
+		for _, param := range []string{"script", "tmpdir", "dumpdir"} {
+			t.Run(req.method+" "+req.path+" "+param, func(t *testing.T) {
+				t.Parallel()
+				e := gatewayEnv(t, nil)
+				params := map[string]string{"all": "1", "storage": "local", param: value}
+				in := proxmoxsafe.APIRequestInput{Method: req.method, Path: req.path, Params: params,
+					Approval: exactGatewayPhrase(req.method, req.path, params)}
+				_, err := e.client.APIRequest(t.Context(), in)
+				if !errors.Is(err, proxmoxsafe.ErrNotAllowed) {
+					t.Fatalf("err = %v, want a refusal (ErrNotAllowed)", err)
+				}
+				msg := err.Error()
+				if !strings.Contains(msg, "parameter "+param+" is never sent") || !strings.Contains(msg, "no action was taken") {
+					t.Errorf("err = %q, want it to name parameter %s and say that no action was taken", msg, param)
+				}
+				if strings.Contains(msg, "CANARY") {
+					t.Errorf("the refusal quotes the value: %q", msg)
+				}
+				if got := e.requests(); len(got) != 0 {
+					t.Errorf("requests = %v, want none", reqLines(got))
+				}
+				if recs := auditEvents(t, e); len(recs) != 1 || recs[0].Event != proxmoxsafe.AuditRefused {
+					t.Errorf("audit = %+v, want one refused record", recs)
+				}
+				if strings.Contains(e.audit.String(), "CANARY") {
+					t.Errorf("the audit record quotes the value: %s", e.audit.String())
+				}
+			})
+		}
+		t.Run(req.method+" "+req.path+" without them", func(t *testing.T) {
+			t.Parallel()
+			e := gatewayEnv(t, nil)
+			_, err := e.client.APIRequest(t.Context(), proxmoxsafe.APIRequestInput{Method: req.method, Path: req.path,
+				Params: map[string]string{"all": "1", "storage": "local"}})
+			if !errors.Is(err, proxmoxsafe.ErrApprovalRequired) {
+				t.Fatalf("err = %v, want only the approval missing", err)
+			}
+			if got := e.fake.MutatingRequests(); len(got) != 0 {
+				t.Errorf("mutating requests = %v, want none", reqLines(got))
+			}
+		})
+	}
+}
+
+// exactGatewayPhrase is the phrase that approves a gateway write of these
+// parameters, computed as anyone can (the first 16 hex digits of the
+// SHA-256 of their form encoding): a refusal given with it is the policy
+// step's, not a missing approval.
+func exactGatewayPhrase(method, path string, params map[string]string) string {
+	vals := url.Values{}
+	for k, v := range params {
+		vals.Set(k, v)
+	}
+	sum := sha256.Sum256([]byte(vals.Encode()))
+	return "APPROVE " + method + " " + path + " params=" + hex.EncodeToString(sum[:8])
+}
