@@ -3,13 +3,25 @@
 // initialize and tools/list, closes stdin and waits for the exit, and the
 // binaries take turns so that machine load hits each alike. It prints the
 // median time to the initialize answer, to the tools/list answer, from
-// stdin closed to the process reaped, and of the whole (list + exit), and,
-// with -rss, the last run's idle memory (RSS split into anonymous and
-// file-backed pages, threads) after -rss-wait.
+// stdin closed to the process reaped, and of the whole (list + exit), the
+// process's minor page faults and CPU time (user + system, from wait4),
+// each binary's whole cold start as a ratio to every other's, and, with
+// -rss, the idle memory (RSS split into anonymous and file-backed pages,
+// threads) -rss-wait after tools/list, median of the last -rss-runs runs.
 //
 // Every binary gets the same environment: one proxmoxtest fake over TLS
 // (a 10-guest cluster), its fingerprint and CA file, an audit log in a
-// temporary state directory. Build the versions to compare first, e.g.
+// temporary state directory.
+//
+// With no binary named, it builds the three of issue 14 from the module
+// root and compares them: ours (./cmd/proxmox-safe-mcp), minimal (the
+// smallest go-sdk server with one tool, ./bench/compare/minimal) and floor
+// (minimal plus what the mandated dependencies cost at start: validator,
+// go-cleanhttp, a TLS client, slog; ./bench/compare/floor):
+//
+//	go run ./bench/coldstart -runs 101 -rss
+//
+// To compare versions of ours, build them first, e.g.
 //
 //	git worktree add /tmp/old <commit> && (cd /tmp/old && go build -o /tmp/old.bin ./cmd/proxmox-safe-mcp)
 //	go build -o /tmp/new.bin ./cmd/proxmox-safe-mcp && go build -o /tmp/minimal ./bench/compare/minimal
@@ -26,7 +38,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/bench/internal/benchutil"
@@ -35,22 +49,56 @@ import (
 
 func main() {
 	runs := flag.Int("runs", 31, "cold starts per binary")
-	rss := flag.Bool("rss", false, "print the last run's idle memory after -rss-wait")
+	rss := flag.Bool("rss", false, "print the idle memory -rss-wait after tools/list")
+	rssRuns := flag.Int("rss-runs", 5, "with -rss: read the idle memory in this many of the last runs per binary (their times are not kept) and print the median")
 	rssWait := flag.Duration("rss-wait", 1500*time.Millisecond, "how long after tools/list the idle memory is read (ours' privilege check begins 250 ms after the list)")
 	flag.Parse()
-	if flag.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "usage: coldstart [-runs N] [-rss] BINARY...")
-		os.Exit(2)
+	bins := flag.Args()
+	if len(bins) == 0 {
+		dir, err := os.MkdirTemp("", "coldstart-bin-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "coldstart:", err)
+			os.Exit(1)
+		}
+		defer os.RemoveAll(dir)
+		if bins, err = build(dir); err != nil {
+			fmt.Fprintln(os.Stderr, "coldstart:", err)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
 	}
-	if err := run(flag.Args(), *runs, *rss, *rssWait); err != nil {
+	if !*rss {
+		*rssRuns = 0
+	}
+	if err := run(bins, *runs, min(*rssRuns, *runs), *rssWait); err != nil {
 		fmt.Fprintln(os.Stderr, "coldstart:", err)
 		os.Exit(1)
 	}
 }
 
-type times struct{ initialize, list, exit, total []time.Duration }
+// build builds ours, minimal and floor into dir (run from the module
+// root).
+func build(dir string) ([]string, error) {
+	var bins []string
+	for _, b := range []struct{ name, pkg string }{
+		{"ours", "./cmd/proxmox-safe-mcp"}, {"minimal", "./bench/compare/minimal"}, {"floor", "./bench/compare/floor"},
+	} {
+		bin := filepath.Join(dir, b.name)
+		if out, err := exec.Command("go", "build", "-o", bin, b.pkg).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("go build %s (run from the module root): %v\n%s", b.pkg, err, out)
+		}
+		bins = append(bins, bin)
+	}
+	return bins, nil
+}
 
-func run(bins []string, runs int, withRSS bool, rssWait time.Duration) error {
+type times struct {
+	initialize, list, exit, total, cpu []time.Duration
+	faults                             []int64
+	anon, file, threads                []int64 // idle memory (kB) and threads of the -rss runs
+}
+
+func run(bins []string, runs, rssRuns int, rssWait time.Duration) error {
 	dir, err := os.MkdirTemp("", "coldstart-")
 	if err != nil {
 		return err
@@ -71,49 +119,68 @@ func run(bins []string, runs int, withRSS bool, rssWait time.Duration) error {
 		"PVE_CA_FILE=" + ca, "PVE_ALLOWED_NODES=pve1,pve2,pve3",
 		"PROXMOX_SAFE_AUDIT_LOG=" + filepath.Join(dir, "audit.jsonl"),
 	}
-	fmt.Printf("coldstart: %s, %d runs each, interleaved\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), runs)
+	fmt.Printf("coldstart: %s, %d runs each, interleaved; load average %s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), runs, loadavg())
 	res := make([]times, len(bins))
 	for i := range runs {
 		for b, bin := range bins {
-			mem, err := once(bin, env, &res[b], withRSS && i == runs-1, rssWait)
-			if err != nil {
+			if err := once(bin, env, &res[b], i >= runs-rssRuns, rssWait); err != nil {
 				return fmt.Errorf("%s: %w", bin, err)
-			}
-			if mem != "" {
-				fmt.Printf("idle %s: %s\n", filepath.Base(bin), mem)
 			}
 		}
 	}
-	fmt.Printf("\n| binary | initialize answered | tools/list answered | stdin closed → exited | list + exit |\n|---|---|---|---|---|\n")
+	fmt.Printf("load average after: %s\n", loadavg())
+	fmt.Printf("\n| binary | initialize answered | tools/list answered | stdin closed → exited | list + exit | minor faults | CPU (user+sys) |\n|---|---|---|---|---|---|---|\n")
 	for b, bin := range bins {
 		r := res[b]
-		fmt.Printf("| %s | %v | %v | %v | %v |\n", filepath.Base(bin), median(r.initialize), median(r.list), median(r.exit), median(r.total))
+		fmt.Printf("| %s | %v | %v | %v | %v | %d | %v |\n", filepath.Base(bin), median(r.initialize), median(r.list), median(r.exit), median(r.total), medianInt(r.faults), median(r.cpu))
+	}
+	if len(bins) > 1 {
+		fmt.Printf("\nlist + exit, row / column (ratio of the medians):\n\n|")
+		for _, bin := range bins {
+			fmt.Printf(" | / %s", filepath.Base(bin))
+		}
+		fmt.Printf(" |\n|---%s|\n", strings.Repeat("|---", len(bins)))
+		for a, abin := range bins {
+			fmt.Printf("| %s", filepath.Base(abin))
+			for b := range bins {
+				fmt.Printf(" | %.2f×", float64(median(res[a].total))/float64(median(res[b].total)))
+			}
+			fmt.Printf(" |\n")
+		}
+	}
+	if rssRuns > 0 {
+		fmt.Printf("\nidle memory %v after tools/list, median of %d runs (kB from /proc/PID/status):\n\n| binary | RSS | anonymous | file-backed | threads |\n|---|---|---|---|---|\n", rssWait, rssRuns)
+		for b, bin := range bins {
+			r := res[b]
+			anon, file := medianInt(r.anon), medianInt(r.file)
+			fmt.Printf("| %s | %.1f MiB | %.1f MiB | %.1f MiB | %d |\n", filepath.Base(bin), mib(anon+file), mib(anon), mib(file), medianInt(r.threads))
+		}
 	}
 	return nil
 }
 
 // once is one cold start of bin; withRSS reads its idle memory after
-// rssWait (that run's times are not kept).
-func once(bin string, env []string, t *times, withRSS bool, rssWait time.Duration) (mem string, err error) {
+// rssWait instead of keeping that run's times.
+func once(bin string, env []string, t *times, withRSS bool, rssWait time.Duration) (err error) {
 	cmd := exec.Command(bin)
 	cmd.Env = env
 	in, err := cmd.StdinPipe()
 	if err != nil {
-		return "", err
+		return err
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return "", err
+		return err
 	}
 	t0 := time.Now()
 	if err := cmd.Start(); err != nil {
-		return "", err
+		return err
 	}
 	r := bufio.NewReaderSize(out, 1<<20)
-	fail := func(err error) (string, error) {
+	fail := func(err error) error {
 		cmd.Process.Kill()
 		cmd.Wait()
-		return "", err
+		return err
 	}
 	if err := call(in, r, 1, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"coldstart","version":"0"}}`); err != nil {
 		return fail(err)
@@ -128,22 +195,26 @@ func once(bin string, env []string, t *times, withRSS bool, rssWait time.Duratio
 	list := time.Since(t0)
 	if withRSS {
 		time.Sleep(rssWait)
-		_, now := benchutil.ProcMem(cmd.Process.Pid)
 		anon, file := benchutil.ProcRSSSplit(cmd.Process.Pid)
-		mem = fmt.Sprintf("RSS %s (anonymous %s, file-backed %s), threads %s, %v after tools/list", now, anon, file, threads(cmd.Process.Pid), rssWait)
+		t.anon, t.file = append(t.anon, kB(anon)), append(t.file, kB(file))
+		t.threads = append(t.threads, threads(cmd.Process.Pid))
 	}
 	closed := time.Now()
 	in.Close()
 	if err := cmd.Wait(); err != nil {
-		return "", fmt.Errorf("exit after stdin close: %w", err)
+		return fmt.Errorf("exit after stdin close: %w", err)
 	}
 	if withRSS {
-		return mem, nil
+		return nil
 	}
 	exit := time.Since(closed)
 	t.initialize, t.list = append(t.initialize, ini), append(t.list, list)
 	t.exit, t.total = append(t.exit, exit), append(t.total, list+exit)
-	return "", nil
+	t.cpu = append(t.cpu, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		t.faults = append(t.faults, ru.Minflt)
+	}
+	return nil
 }
 
 // call sends one request and reads lines until its answer.
@@ -170,17 +241,38 @@ func call(w io.Writer, r *bufio.Reader, id int, method, params string) error {
 	}
 }
 
-func threads(pid int) string {
+func threads(pid int) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return "n/a"
+		return 0
 	}
 	for line := range strings.SplitSeq(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, "Threads:"); ok {
-			return strings.TrimSpace(v)
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
 		}
 	}
-	return "n/a"
+	return 0
+}
+
+// kB parses "1234 kB" as /proc prints it; 0 for "n/a".
+func kB(s string) int64 {
+	n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(s, "kB")), 10, 64)
+	return n
+}
+
+func mib(kb int64) float64 { return float64(kb) / 1024 }
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "n/a"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "n/a"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func median(d []time.Duration) time.Duration {
@@ -190,4 +282,13 @@ func median(d []time.Duration) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[len(s)/2].Round(10 * time.Microsecond)
+}
+
+func medianInt(d []int64) int64 {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
