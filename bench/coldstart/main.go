@@ -51,6 +51,7 @@ func main() {
 	runs := flag.Int("runs", 31, "cold starts per binary")
 	rss := flag.Bool("rss", false, "print the idle memory -rss-wait after tools/list")
 	rssRuns := flag.Int("rss-runs", 5, "with -rss: read the idle memory in this many of the last runs per binary (their times are not kept) and print the median")
+	pages := flag.Int("pages", 0, "with -rss: also print which pages of each binary's own file are resident (by section, and the N packages of .text with the most), from its last run")
 	rssWait := flag.Duration("rss-wait", 1500*time.Millisecond, "how long after tools/list the idle memory is read (ours' privilege check begins 250 ms after the list)")
 	flag.Parse()
 	bins := flag.Args()
@@ -70,7 +71,7 @@ func main() {
 	if !*rss {
 		*rssRuns = 0
 	}
-	if err := run(bins, *runs, min(*rssRuns, *runs), *rssWait); err != nil {
+	if err := run(bins, *runs, min(*rssRuns, *runs), *rssWait, *pages); err != nil {
 		fmt.Fprintln(os.Stderr, "coldstart:", err)
 		os.Exit(1)
 	}
@@ -96,9 +97,10 @@ type times struct {
 	initialize, list, exit, total, cpu []time.Duration
 	faults                             []int64
 	anon, file, threads                []int64 // idle memory (kB) and threads of the -rss runs
+	pages                              *residency
 }
 
-func run(bins []string, runs, rssRuns int, rssWait time.Duration) error {
+func run(bins []string, runs, rssRuns int, rssWait time.Duration, pages int) error {
 	dir, err := os.MkdirTemp("", "coldstart-")
 	if err != nil {
 		return err
@@ -123,7 +125,7 @@ func run(bins []string, runs, rssRuns int, rssWait time.Duration) error {
 	res := make([]times, len(bins))
 	for i := range runs {
 		for b, bin := range bins {
-			if err := once(bin, env, &res[b], i >= runs-rssRuns, rssWait); err != nil {
+			if err := once(bin, env, &res[b], i >= runs-rssRuns, rssWait, pages > 0); err != nil {
 				return fmt.Errorf("%s: %w", bin, err)
 			}
 		}
@@ -135,7 +137,7 @@ func run(bins []string, runs, rssRuns int, rssWait time.Duration) error {
 		fmt.Printf("| %s | %v | %v | %v | %v | %d | %v |\n", filepath.Base(bin), median(r.initialize), median(r.list), median(r.exit), median(r.total), medianInt(r.faults), median(r.cpu))
 	}
 	if len(bins) > 1 {
-		fmt.Printf("\nlist + exit, row / column (ratio of the medians):\n\n|")
+		fmt.Printf("\nlist + exit, row / column: ratio of the medians (median of the per-run ratios, which slow drift of the load cancels from):\n\n|")
 		for _, bin := range bins {
 			fmt.Printf(" | / %s", filepath.Base(bin))
 		}
@@ -143,7 +145,7 @@ func run(bins []string, runs, rssRuns int, rssWait time.Duration) error {
 		for a, abin := range bins {
 			fmt.Printf("| %s", filepath.Base(abin))
 			for b := range bins {
-				fmt.Printf(" | %.2f×", float64(median(res[a].total))/float64(median(res[b].total)))
+				fmt.Printf(" | %.2f× (%.2f×)", float64(median(res[a].total))/float64(median(res[b].total)), pairedRatio(res[a].total, res[b].total))
 			}
 			fmt.Printf(" |\n")
 		}
@@ -156,12 +158,18 @@ func run(bins []string, runs, rssRuns int, rssWait time.Duration) error {
 			fmt.Printf("| %s | %.1f MiB | %.1f MiB | %.1f MiB | %d |\n", filepath.Base(bin), mib(anon+file), mib(anon), mib(file), medianInt(r.threads))
 		}
 	}
+	for b, bin := range bins {
+		if res[b].pages != nil {
+			res[b].pages.print(filepath.Base(bin), pages)
+		}
+	}
 	return nil
 }
 
 // once is one cold start of bin; withRSS reads its idle memory after
-// rssWait instead of keeping that run's times.
-func once(bin string, env []string, t *times, withRSS bool, rssWait time.Duration) (err error) {
+// rssWait (and, withPages, which of its file's pages are resident)
+// instead of keeping that run's times.
+func once(bin string, env []string, t *times, withRSS bool, rssWait time.Duration, withPages bool) (err error) {
 	cmd := exec.Command(bin)
 	cmd.Env = env
 	in, err := cmd.StdinPipe()
@@ -198,6 +206,11 @@ func once(bin string, env []string, t *times, withRSS bool, rssWait time.Duratio
 		anon, file := benchutil.ProcRSSSplit(cmd.Process.Pid)
 		t.anon, t.file = append(t.anon, kB(anon)), append(t.file, kB(file))
 		t.threads = append(t.threads, threads(cmd.Process.Pid))
+		if withPages {
+			if t.pages, err = readResidency(cmd.Process.Pid, bin); err != nil {
+				return fail(err)
+			}
+		}
 	}
 	closed := time.Now()
 	in.Close()
@@ -282,6 +295,20 @@ func median(d []time.Duration) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[len(s)/2].Round(10 * time.Microsecond)
+}
+
+// pairedRatio is the median of a[i]/b[i]: runs of the same round took
+// turns within a few tens of milliseconds.
+func pairedRatio(a, b []time.Duration) float64 {
+	var r []float64
+	for i := range min(len(a), len(b)) {
+		r = append(r, float64(a[i])/float64(b[i]))
+	}
+	if len(r) == 0 {
+		return 0
+	}
+	slices.Sort(r)
+	return r[len(r)/2]
 }
 
 func medianInt(d []int64) int64 {
