@@ -2,7 +2,10 @@
 // run and prints the ratios issue 14 sets targets for:
 //
 //   - cold start (process start → tools/list answered, and → exit on stdin
-//     close) against a minimal go-sdk server with one tool (./minimal);
+//     close) against a minimal go-sdk server with one tool (./minimal), and
+//     against the floor (./floor: minimal plus what the project's fixed
+//     dependencies cost at start: validator, go-cleanhttp, a TLS client,
+//     slog);
 //
 //   - per read call over stdio (list_guests, guest_status, cluster_status)
 //     against replaying the very upstream requests the call made, as bare
@@ -81,12 +84,12 @@ func run(o options) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	ours, minimal := filepath.Join(dir, "proxmox-safe-mcp"), filepath.Join(dir, "minimal")
+	ours, minimal, floor := filepath.Join(dir, "proxmox-safe-mcp"), filepath.Join(dir, "minimal"), filepath.Join(dir, "floor")
 	var tags []string
 	if o.profile != "" {
 		tags = []string{"-tags", "benchprofile"} // cmd/proxmox-safe-mcp/profile_hook.go
 	}
-	for bin, pkg := range map[string]string{ours: "./cmd/proxmox-safe-mcp", minimal: "./bench/compare/minimal"} {
+	for bin, pkg := range map[string]string{ours: "./cmd/proxmox-safe-mcp", minimal: "./bench/compare/minimal", floor: "./bench/compare/floor"} {
 		args := append(append([]string{"build"}, tags...), "-o", bin, pkg)
 		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
 			return fmt.Errorf("go build %s (run from the module root): %v\n%s", pkg, err, out)
@@ -130,9 +133,9 @@ func run(o options) error {
 		return err
 	}
 
-	// Cold start, interleaved so drift on a shared machine hits both.
-	var oFirst, oExit, mFirst, mExit []time.Duration
-	var idle, idleMinimal string
+	// Cold start, interleaved so drift on a shared machine hits all three.
+	var oFirst, oExit, mFirst, mExit, fFirst, fExit []time.Duration
+	var idle, idleMinimal, idleFloor string
 	for i := range o.runs {
 		f, e, rss, err := coldStart(ours, oursEnv, i == o.runs-1)
 		if err != nil {
@@ -150,10 +153,20 @@ func run(o options) error {
 			idleMinimal = mrss
 		}
 		mFirst, mExit = append(mFirst, f), append(mExit, e)
+		f, e, frss, err := coldStart(floor, minEnv, i == o.runs-1)
+		if err != nil {
+			return fmt.Errorf("floor: %w", err)
+		}
+		if frss != "" {
+			idleFloor = frss
+		}
+		fFirst, fExit = append(fFirst, f), append(fExit, e)
 	}
 	rows = append(rows,
 		row{"cold start: tools/list answered", median(oFirst), median(mFirst), 0},
-		row{"cold start: + exit on stdin close", median(oExit), median(mExit), 1.3})
+		row{"cold start: + exit on stdin close", median(oExit), median(mExit), 1.3},
+		row{"cold start: + exit, floor (minimal + validator, go-cleanhttp, TLS client, slog) / minimal (reference)", median(fExit), median(mExit), 0},
+		row{"cold start: + exit, ours / floor", median(oExit), median(fExit), 0})
 
 	// Per read call over stdio against replaying the same upstream requests.
 	sess, err := startSession(ours, oursEnv)
@@ -265,9 +278,9 @@ func run(o options) error {
 		return err
 	}
 	printTable(append(rows, bigRows...))
-	fmt.Printf("\nbaselines: cold start = ./bench/compare/minimal (go-sdk, one tool); per call = the same upstream GETs (in sequence; for several also at once, and the first alone), keep-alive, decoded into any\n")
-	fmt.Printf("idle memory after tools/list: ours %s; minimal %s\n", idle, idleMinimal)
-	for _, b := range []string{ours, minimal} {
+	fmt.Printf("\nbaselines: cold start = ./bench/compare/minimal (go-sdk, one tool) and ./bench/compare/floor (minimal + the fixed dependencies' start); per call = the same upstream GETs (in sequence; for several also at once, and the first alone), keep-alive, decoded into any\n")
+	fmt.Printf("idle memory after tools/list: ours %s; minimal %s; floor %s\n", idle, idleMinimal, idleFloor)
+	for _, b := range []string{ours, minimal, floor} {
 		if st, err := os.Stat(b); err == nil {
 			fmt.Printf("binary size %s: %.1f MiB\n", filepath.Base(b), float64(st.Size())/(1<<20))
 		}
