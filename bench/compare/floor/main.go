@@ -32,9 +32,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -42,6 +40,8 @@ import (
 
 	"github.com/hashicorp/go-cleanhttp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/bench/internal/onetool"
 )
 
 // config is what the floor reads from its environment, checked once at
@@ -51,17 +51,6 @@ type config struct {
 	TokenID     string `json:"token_id" validate:"required,max=256"`
 	TokenSecret string `json:"token_secret" validate:"required,max=256"`
 	Fingerprint string `json:"fingerprint" validate:"omitempty,hexfp"`
-}
-
-type listIn struct {
-	// Path is an API path below /api2/json to GET instead of
-	// /cluster/resources?type=vm.
-	Path string `json:"path,omitempty" validate:"omitempty,startswith=/,max=512"`
-}
-
-type listOut struct {
-	// Total is the length of data when it is a list, else 1.
-	Total int `json:"total"`
 }
 
 func main() {
@@ -84,37 +73,7 @@ func main() {
 	base := cfg.URL + "/api2/json"
 
 	s := mcp.NewServer(&mcp.Implementation{Name: "floor", Version: "0"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "list_guests", Description: "List guests."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in listIn) (*mcp.CallToolResult, listOut, error) {
-			if err := v.Struct(in); err != nil {
-				return nil, listOut{}, err
-			}
-			url := base + "/cluster/resources?type=vm"
-			if in.Path != "" {
-				url = base + in.Path
-			}
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-			req.Header.Set("Authorization", auth)
-			resp, err := hc.Do(req)
-			if err != nil {
-				return nil, listOut{}, err
-			}
-			defer resp.Body.Close()
-			var body struct {
-				Data any `json:"data"`
-			}
-			if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-				return nil, listOut{}, err
-			}
-			if resp.StatusCode != http.StatusOK {
-				return nil, listOut{}, fmt.Errorf("GET %s: %s", url, resp.Status)
-			}
-			total := 1
-			if l, ok := body.Data.([]any); ok {
-				total = len(l)
-			}
-			return nil, listOut{Total: total}, nil
-		})
+	onetool.Add(s, hc, base, auth, v.Struct)
 	log.Info("serving MCP on stdio")
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Error("MCP session failed", slog.Any("error", err))

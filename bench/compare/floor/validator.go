@@ -11,7 +11,8 @@ import (
 	"github.com/go-playground/validator/v10"
 )
 
-// newValidator is configured as proxmoxsafe's: required structs, errors
+// newValidator is configured as proxmoxsafe's (a copy: the floor must not
+// link this project's packages): required structs, errors
 // named by JSON field, one custom tag.
 func newValidator() *validator.Validate {
 	v := validator.New(validator.WithRequiredStructEnabled())

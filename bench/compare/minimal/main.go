@@ -15,7 +15,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
@@ -24,18 +23,9 @@ import (
 	"os"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/bench/internal/onetool"
 )
-
-type listIn struct {
-	// Path is an API path below /api2/json to GET instead of
-	// /cluster/resources?type=vm.
-	Path string `json:"path,omitempty"`
-}
-
-type listOut struct {
-	// Total is the length of data when it is a list, else 1.
-	Total int `json:"total"`
-}
 
 func main() {
 	addr := flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
@@ -49,34 +39,7 @@ func main() {
 	base := os.Getenv("PVE_URL") + "/api2/json"
 
 	s := mcp.NewServer(&mcp.Implementation{Name: "minimal", Version: "0"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "list_guests", Description: "List guests."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in listIn) (*mcp.CallToolResult, listOut, error) {
-			url := base + "/cluster/resources?type=vm"
-			if in.Path != "" {
-				url = base + in.Path
-			}
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-			req.Header.Set("Authorization", auth)
-			resp, err := hc.Do(req)
-			if err != nil {
-				return nil, listOut{}, err
-			}
-			defer resp.Body.Close()
-			var body struct {
-				Data any `json:"data"`
-			}
-			if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-				return nil, listOut{}, err
-			}
-			if resp.StatusCode != http.StatusOK {
-				return nil, listOut{}, fmt.Errorf("GET %s: %s", url, resp.Status)
-			}
-			total := 1
-			if l, ok := body.Data.([]any); ok {
-				total = len(l)
-			}
-			return nil, listOut{Total: total}, nil
-		})
+	onetool.Add(s, hc, base, auth, nil)
 	if *addr == "" {
 		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 			log.Fatal(err)
