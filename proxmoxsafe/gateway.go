@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -100,6 +101,18 @@ type gatewayReq struct {
 	segs   []string
 	params url.Values
 	target Target
+	// secrets is the one scan of the parameters for what the gateway
+	// never sends (paramSecrets); nil until its first use.
+	secrets *paramScan
+}
+
+// paramScan is what paramSecrets found in a request's parameters.
+type paramScan struct {
+	// why maps each parameter the gateway never sends to the reason.
+	why map[string]string
+	// refusal is the policy step's refusal, naming the first such
+	// parameter by name; nil when there is none.
+	refusal error
 }
 
 func (r *gatewayReq) path() string { return gatewayCanonical(r.segs) }
@@ -252,7 +265,7 @@ func (c *Client) gatewayAdmit(_ context.Context, in any, method, path string, pa
 		}
 	}
 	if class == ClassGatewayWrite {
-		if err := c.policy.checkGatewayParams(vals); err != nil {
+		if err := c.policy.checkGatewayParams(r); err != nil {
 			return r, err
 		}
 	}
@@ -296,22 +309,23 @@ func checkGatewayParams(params map[string]string) (url.Values, error) {
 // forbiddenWriteParam matches parameter names a gateway write may never
 // send: what the config class forbids (raw QEMU args, hook scripts,
 // cloud-init custom files, host PCI/USB/serial/parallel devices, raw lxc
-// lines, container device and mount-point passthrough), what a backup run
-// or job (POST /nodes/{node}/vzdump, POST and PUT /cluster/backup) allows
-// to root@pam only (script: a hook script the node runs as root; tmpdir
-// and dumpdir: host directories written as root), and any password: a
-// secret has no business passing through a model.
-var forbiddenWriteParam = lazyre.New(`(?i)^(args|hookscript|script|tmpdir|dumpdir|cicustom|lxc|hostpci\d*|usb\d*|serial\d*|parallel\d*|dev\d+|mp\d+|.*passw(or)?d.*|.*secret.*)$`)
+// lines, container device and mount-point passthrough), and what a
+// backup run or job (POST /nodes/{node}/vzdump, POST and PUT
+// /cluster/backup) allows to root@pam only (script: a hook script the
+// node runs as root; tmpdir and dumpdir: host directories written as
+// root). Secrets (any password among them) are secretWriteParam's.
+var forbiddenWriteParam = lazyre.New(`(?i)^(args|hookscript|script|tmpdir|dumpdir|cicustom|lxc|hostpci\d*|usb\d*|serial\d*|parallel\d*|dev\d+|mp\d+)$`)
 
 // checkGatewayParams is the policy step for a write's parameters:
 // forbidden names and secrets (checkGatewaySecrets), and nodes named in
 // parameters must be on the allowlist: a single node (node, target,
 // target-node) or a node list (nodes of HA groups and rules:
 // "pve1:2,pve2").
-func (p *policy) checkGatewayParams(vals url.Values) error {
-	if err := checkGatewaySecrets(vals); err != nil {
+func (p *policy) checkGatewayParams(r *gatewayReq) error {
+	if err := checkGatewaySecrets(r); err != nil {
 		return err
 	}
+	vals := r.params
 	for _, k := range sortedKeys(vals) {
 		switch strings.ToLower(k) {
 		case "node", "target", "target-node":
@@ -338,17 +352,40 @@ func (p *policy) checkGatewayParams(vals url.Values) error {
 // could not be shown it (it would read [RedactedValue]), and any digest of
 // it in the phrase, the plan, the audit record or a grant file would let
 // whoever reads them confirm a guessed value offline. The refusal names
-// the parameter, never its value.
-func checkGatewaySecrets(vals url.Values) error {
-	for _, k := range sortedKeys(vals) {
+// the parameter, never its value, and says that nothing was sent.
+func checkGatewaySecrets(r *gatewayReq) error {
+	return r.paramSecrets().refusal
+}
+
+// paramSecrets scans the parameters once per request for those the
+// gateway never sends, and returns the scan. Every step that needs the
+// answer reads it here: the policy step (checkGatewaySecrets), the
+// effect and the plan shown to the approver (approvedParam), the audit
+// records (mutation, shownParam) and the redaction of Proxmox's error
+// (redactEcho). Each once scanned every parameter again, up to six times
+// per write (TestGatewaySecretsScannedOnce).
+func (r *gatewayReq) paramSecrets() *paramScan {
+	if r.secrets != nil {
+		return r.secrets
+	}
+	sc := &paramScan{why: map[string]string{}}
+	for _, k := range sortedKeys(r.params) {
+		var refusal error
+		why := "host passthrough, host paths, raw arguments or scripts"
 		if forbiddenWriteParam.MatchString(k) {
-			return refuse(ErrNotAllowed, "parameter %s is never sent through the gateway (host passthrough, host paths, raw arguments, scripts or a password)", k)
+			refusal = refuse(ErrNotAllowed, "parameter %s is never sent through the gateway (%s); nothing was sent", k, why)
+		} else if why = secretWriteParam(k, r.params.Get(k)); why != "" {
+			refusal = refuse(ErrNotAllowed, "parameter %s is never sent through the gateway: %s; nothing was sent: a secret must not pass through the model, and the person approving could not be shown it (set it in Proxmox itself)", k, why)
+		} else {
+			continue
 		}
-		if why := secretWriteParam(k, vals.Get(k)); why != "" {
-			return refuse(ErrNotAllowed, "parameter %s is never sent through the gateway: %s; a secret must not pass through the model, and the person approving could not be shown it (set it in Proxmox itself)", k, why)
+		sc.why[k] = why
+		if sc.refusal == nil {
+			sc.refusal = refusal
 		}
 	}
-	return nil
+	r.secrets = sc
+	return sc
 }
 
 // checkGatewayPathSecrets refuses a write whose path holds, in a
@@ -358,25 +395,33 @@ func checkGatewaySecrets(vals url.Values) error {
 // segment, and the caller records no path.
 func checkGatewayPathSecrets(segs []string) error {
 	for _, seg := range segs {
-		if ticketValue.MatchString(seg) || redactSecretArgs(seg) != seg {
+		if holdsTicket(seg) || redactSecretArgs(seg) != seg {
 			return refuse(ErrNotAllowed, "a segment of the path looks like a secret (a Proxmox ticket or a secret-looking argument such as password=…); a secret is never sent through the gateway, nor shown or recorded in its path")
 		}
 	}
 	return nil
 }
 
+// secretWriteChecks counts secretWriteParam's runs, so that a test holds
+// the gateway to one check per parameter of a request
+// (TestGatewaySecretsScannedOnce).
+var secretWriteChecks atomic.Int64
+
 // secretWriteParam says why a write parameter can carry a secret, or "":
 // its name is one whose value the gateway redacts in answers
-// (gatewaySecret, with "value" as under /access), or its value looks like
-// a Proxmox ticket or quotes a secret-looking argument ("--password X",
-// "api_token=X"), as answers are redacted by value. What the gateway would
-// hide when reading it back, it does not send.
+// (gatewaySecret, with "value" as under /access: a name that names a
+// secret by the list of secret_names.go, such as password, token,
+// api_key, psk or pass), or its value holds a Proxmox ticket or quotes a
+// secret-looking argument ("--password X", "api_token=X"), as answers
+// are redacted by value. What the gateway would hide when reading it
+// back, it does not send.
 func secretWriteParam(k, v string) string {
+	secretWriteChecks.Add(1)
 	switch {
 	case gatewaySecret(k, v, true):
-		return "the gateway treats values under this name as secrets (it redacts them in every answer)"
-	case ticketValue.MatchString(v):
-		return "its value looks like a Proxmox ticket"
+		return "its name marks a secret: the gateway redacts values under this name in every answer"
+	case holdsTicket(v):
+		return "its value holds a Proxmox ticket"
 	case redactSecretArgs(v) != v:
 		return "its value quotes a secret-looking argument (a password, secret, token or API key)"
 	}
@@ -479,7 +524,7 @@ func pathGuest(segs []string) Target {
 // value offline.
 func (r *gatewayReq) mutation(given string) *mutation {
 	digest := paramsDigest(r.params)
-	if checkGatewaySecrets(r.params) != nil {
+	if checkGatewaySecrets(r) != nil {
 		digest = RedactedValue
 	}
 	ps := []ApprovalParam{{Name: "path", Value: r.path()}, {Name: "params", Value: digest}}
@@ -521,7 +566,7 @@ func (r *gatewayReq) approvedParam(k string) string {
 // is refused by the policy step; a read (query parameters) is sent, and
 // Proxmox's echo of the value redacted (redactEcho).
 func (r *gatewayReq) secretParam(k string) bool {
-	return forbiddenWriteParam.MatchString(k) || secretWriteParam(k, r.params.Get(k)) != ""
+	return r.paramSecrets().why[k] != ""
 }
 
 // redactEcho replaces, in Proxmox's error for this request, the values of
@@ -591,10 +636,11 @@ func GatewayPhrase(in APIRequestInput) (string, error) {
 	if err := checkGatewayPathSecrets(segs); err != nil {
 		return "", err
 	}
-	if err := checkGatewaySecrets(vals); err != nil {
+	r := &gatewayReq{method: in.Method, segs: segs, params: vals}
+	if err := checkGatewaySecrets(r); err != nil {
 		return "", err
 	}
-	return gatewayPhrase(&gatewayReq{method: in.Method, segs: segs, params: vals}), nil
+	return gatewayPhrase(r), nil
 }
 
 // gatewayPlan is the plan of a gateway write: what it sends and the

@@ -307,3 +307,41 @@ func TestGatewayShapeKeyValueEntries(t *testing.T) {
 		}
 	}
 }
+
+// TestGatewaySecretsScannedOnce: a gateway request's parameters are
+// checked for secrets once (secretWriteParam runs once per parameter),
+// whether the write is sent, planned or refused: the policy step, the
+// effect and the plan shown to the approver, the audit records and the
+// redaction of an echo all read the one scan. Before, checkGatewaySecrets
+// ran twice per write and each view of a parameter checked it again, up
+// to six times per parameter. Not parallel: secretWriteChecks counts for
+// the whole package.
+func TestGatewaySecretsScannedOnce(t *testing.T) {
+	c, _ := gatewayClient(t, false)
+	params := map[string]string{"group": "g1", "comment": "plain", "nodes": "pve1"}
+	for _, tc := range []struct {
+		name string
+		in   APIRequestInput
+		n    int64
+	}{
+		{"sent", APIRequestInput{Method: "POST", Path: "/cluster/ha/groups", Params: params}, 3},
+		{"planned", APIRequestInput{Method: "POST", Path: "/cluster/ha/groups", Params: params, Plan: true}, 3},
+		{"refused for a secret", APIRequestInput{Method: "POST", Path: "/cluster/ha/groups", Params: map[string]string{"group": "g1", "psk": "wifi2026"}}, 2},
+	} {
+		before := secretWriteChecks.Load()
+		_, err := c.APIRequest(t.Context(), tc.in)
+		if got := secretWriteChecks.Load() - before; got != tc.n {
+			t.Errorf("%s (err %v): %d secret checks, want %d (one per parameter)", tc.name, err, got, tc.n)
+		}
+	}
+	r := &gatewayReq{method: "POST", segs: []string{"cluster", "ha", "groups"}, params: url.Values{"group": {"g1"}, "token": {"x"}}}
+	before := secretWriteChecks.Load()
+	for range 3 {
+		if checkGatewaySecrets(r) == nil || !r.secretParam("token") || r.secretParam("group") {
+			t.Fatal("the scan lost the secret parameter")
+		}
+	}
+	if got := secretWriteChecks.Load() - before; got != 2 {
+		t.Errorf("three checks of one request ran %d secret checks, want 2 (one scan)", got)
+	}
+}

@@ -31,7 +31,8 @@ const (
 // wherever they appear (docs/SECURITY.md, "What the gateway redacts"):
 // what guest configs redact (redactConfig: cipassword, sshkeys, args,
 // hookscript, cicustom, raw lxc lines, env, entrypoint, a non-plain
-// smbios1, and every key containing password, passwd, secret or token),
+// smbios1, and every key that names a secret by the one list of
+// secret_names.go: password, secret, token, pass, pwd, psk, api_key, …),
 // plus the login and console answers' ticket and CSRF token, storage and
 // realm key material, and private keys.
 var gatewaySecretKeys = map[string]bool{
@@ -47,11 +48,20 @@ var gatewaySecretKeys = map[string]bool{
 	"cert-key":            true,
 }
 
-// ticketValue matches the value of a Proxmox ticket, whatever key it is
-// under: "PVE:<user>:<hex time>::<signature>" and the console tickets
-// without data, "PVEVNC:<hex time>::<signature>" (pve-common Ticket.pm
-// assemble_rsa_ticket).
-var ticketValue = lazyre.New(`^PVE[A-Z]*:(?:[^:\s]*:)?[0-9A-Fa-f]{8}::`)
+// ticketValue matches a Proxmox ticket anywhere in a value:
+// "PVE:<user>:<hex time>::<signature>" and the console tickets without
+// data, "PVEVNC:<hex time>::<signature>" (pve-common Ticket.pm
+// assemble_rsa_ticket), also inside other text ("cookie:
+// PVEAuthCookie=PVE:root@pam:…") and URL-encoded as a cookie value
+// ("PVE%3Aroot%40pam%3A…%3A%3A…"). Use holdsTicket, which skips the
+// expression for text without "PVE".
+var ticketValue = lazyre.New(`PVE[A-Z]*(?::|%3[Aa])(?:[^:\s]*?(?::|%3[Aa]))?[0-9A-Fa-f]{8}(?::|%3[Aa]){2}`)
+
+// holdsTicket reports whether s holds a Proxmox ticket (ticketValue)
+// anywhere. Most strings have no "PVE" and cost no expression.
+func holdsTicket(s string) bool {
+	return strings.Contains(s, "PVE") && ticketValue.MatchString(s)
+}
 
 // gatewaySecret reports whether the value under key must be redacted.
 // accessPath is true under /access, where token creation answers with the
@@ -59,14 +69,20 @@ var ticketValue = lazyre.New(`^PVE[A-Z]*:(?:[^:\s]*:)?[0-9A-Fa-f]{8}::`)
 func gatewaySecret(key string, v any, accessPath bool) bool {
 	k := strings.ToLower(key)
 	switch {
-	case gatewaySecretKeys[k], strings.HasSuffix(k, "-key") && k != "public-key",
-		accessPath && k == "value":
+	case gatewaySecretKeys[k], endsInKey(k), accessPath && k == "value":
 		return true
 	case k == "smbios1":
 		s, ok := v.(string)
 		return !ok || !plainSMBIOS.MatchString(s)
 	}
 	return redactConfig(key, nil)
+}
+
+// endsInKey reports whether a lower-case name's last segment is "key"
+// ("client-key", "api_key", "ssh-key", "eab-hmac-key"), other than a
+// public key's ("public-key", "public_key").
+func endsInKey(k string) bool {
+	return (strings.HasSuffix(k, "-key") || strings.HasSuffix(k, "_key")) && k != "public-key" && k != "public_key"
 }
 
 // configEntry recognizes an entry of GET …/pending or …/cloudinit
@@ -130,7 +146,7 @@ func (sh *shaper) shape(v any, at string, depth int) any {
 	}
 	switch x := v.(type) {
 	case string:
-		if ticketValue.MatchString(x) {
+		if holdsTicket(x) {
 			sh.redacted = append(sh.redacted, at)
 			return RedactedValue
 		}

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -31,6 +32,36 @@ var secretWrites = []struct {
 	{"a value parameter", post("/cluster/ha/groups", map[string]string{"group": "g1", "value": "qwerty"}), "value", "qwerty"},
 	{"a ticket under another name", post("/cluster/ha/groups", map[string]string{"group": "g1", "comment": "PVE:root@pam:6A1B2C3D::c2ln"}), "comment", "PVE:root@pam:6A1B2C3D::c2ln"},
 	{"a password quoted in free text", post("/cluster/ha/groups", map[string]string{"group": "g1", "comment": "password: dragon"}), "comment", "password: dragon"},
+	// Names that name a secret by a whole segment or two (secret_names.go),
+	// none caught before.
+	{"api_key", haGroup("api_key", "k3yk3y"), "api_key", "k3yk3y"},
+	{"apikey", haGroup("apikey", "k3yk3y"), "apikey", "k3yk3y"},
+	{"x-api-key", haGroup("x-api-key", "k3yk3y"), "x-api-key", "k3yk3y"},
+	{"access_key", haGroup("access_key", "AKIAEXAMPLE"), "access_key", "AKIAEXAMPLE"},
+	{"private_key", haGroup("private_key", "MIIEvQIBADAN"), "private_key", "MIIEvQIBADAN"},
+	{"privatekey", haGroup("privatekey", "MIIEvQIBADAN"), "privatekey", "MIIEvQIBADAN"},
+	{"ssh_key", haGroup("ssh_key", "MIIEvQIBADAN"), "ssh_key", "MIIEvQIBADAN"},
+	{"psk", haGroup("psk", "wifi2026"), "psk", "wifi2026"},
+	{"pass", haGroup("pass", "dragon"), "pass", "dragon"},
+	{"db_pass", haGroup("db_pass", "dragon"), "db_pass", "dragon"},
+	{"pass-file", haGroup("pass-file", "dragon"), "pass-file", "dragon"},
+	{"pwd", haGroup("pwd", "dragon"), "pwd", "dragon"},
+	{"PWD in capitals", haGroup("PWD", "dragon"), "PWD", "dragon"},
+	{"passphrase", haGroup("passphrase", "correct horse"), "passphrase", "correct horse"},
+	{"otp", haGroup("otp", "123456"), "otp", "123456"},
+	// Values that hold a ticket not at their start, or one URL-encoded as
+	// a cookie value (the ticket expression was anchored at the start).
+	{"a ticket in a cookie header", haGroup("comment", "cookie: PVEAuthCookie=PVE:root@pam:6A1B2C3D::c2lnbmF0dXJl"), "comment", "cookie: PVEAuthCookie=PVE:root@pam:6A1B2C3D::c2lnbmF0dXJl"},
+	{"a ticket after a word", haGroup("comment", "x PVE:root@pam:6A1B2C3D::c2lnbmF0dXJl"), "comment", "x PVE:root@pam:6A1B2C3D::c2lnbmF0dXJl"},
+	{"a URL-encoded ticket", haGroup("comment", "PVEAuthCookie=PVE%3Aroot%40pam%3A6A1B2C3D%3A%3Ac2lnbmF0dXJl"), "comment", "PVEAuthCookie=PVE%3Aroot%40pam%3A6A1B2C3D%3A%3Ac2lnbmF0dXJl"},
+	// Values that quote a secret under one of the new names.
+	{"a pass quoted in free text", haGroup("comment", "DB_PASS=dragon"), "comment", "DB_PASS=dragon"},
+	{"an API key header in free text", haGroup("comment", "x-api-key: k3yk3y"), "comment", "x-api-key: k3yk3y"},
+}
+
+// haGroup is an HA group creation with one more parameter.
+func haGroup(k, v string) proxmoxsafe.APIRequestInput {
+	return post("/cluster/ha/groups", map[string]string{"group": "g1", k: v})
 }
 
 func post(path string, params map[string]string) proxmoxsafe.APIRequestInput {
@@ -93,7 +124,7 @@ func TestGatewayWriteSecretParams(t *testing.T) {
 				if !errors.Is(err, proxmoxsafe.ErrNotAllowed) {
 					t.Fatalf("approval %q plan %v: result %+v, err = %v, want refused as not allowed", in.Approval, in.Plan, res, err)
 				}
-				for _, want := range []string{"parameter " + tc.param + " is never sent through the gateway", "no action was taken"} {
+				for _, want := range []string{"parameter " + tc.param + " is never sent through the gateway", "nothing was sent", "no action was taken"} {
 					if !strings.Contains(err.Error(), want) {
 						t.Errorf("err = %q, want it to say %q", err, want)
 					}
@@ -246,5 +277,55 @@ func TestGatewayWriteSecretInPath(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGatewayWriteLookalikesNotSecret: the secret names match whole
+// segments, not substrings, and the ticket expression needs a ticket's
+// shape: names and values that merely contain "pass", "pwd", "key" or
+// "PVE" are shown in full in the plan and sent once approved (a
+// description is a real snapshot parameter; the look-alike names are
+// checked up to the plan, since Proxmox would refuse them as unknown).
+func TestGatewayWriteLookalikesNotSecret(t *testing.T) {
+	t.Parallel()
+	e := gatewayEnv(t, nil)
+	for _, name := range []string{"bypass", "passthrough", "passive", "compass", "pwdx", "keyboard", "keephugepages", "public-key", "ssh-public-keys"} {
+		in := post("/cluster/ha/groups", map[string]string{"group": "g1", name: "1"})
+		in.Plan = true
+		res, err := e.client.APIRequest(t.Context(), in)
+		if err != nil {
+			t.Errorf("parameter %s: %v, want a plan", name, err)
+			continue
+		}
+		if res.Plan.Params[name] != "1" {
+			t.Errorf("parameter %s: plan params = %v, want it shown", name, res.Plan.Params)
+		}
+	}
+	for i, desc := range []string{
+		"bypass=1 passthrough: on, passive: yes",
+		"compass: north; pwdx=2",
+		"sort key: name",
+		"upgraded to PVE:8.4 at 6A1B2C3D",
+		"PVEAuthCookie is set at login",
+	} {
+		in := post("/nodes/pve1/qemu/101/snapshot", map[string]string{"snapname": "gw" + strconv.Itoa(i+1), "description": desc})
+		plan := in
+		plan.Plan = true
+		res, err := e.client.APIRequest(t.Context(), plan)
+		if err != nil {
+			t.Errorf("description %q: %v, want a plan", desc, err)
+			continue
+		}
+		if res.Plan.Params["description"] != desc {
+			t.Errorf("description %q: plan params = %v, want it in full", desc, res.Plan.Params)
+		}
+		in.Approval = res.Plan.Approval
+		before := len(e.fake.MutatingRequests())
+		if _, err := e.client.APIRequest(t.Context(), in); err != nil {
+			t.Errorf("description %q: approved write: %v", desc, err)
+		}
+		if got := e.fake.MutatingRequests(); len(got) != before+1 || got[len(got)-1].Form.Get("description") != desc {
+			t.Errorf("description %q: mutating requests = %+v, want it sent once", desc, got[before:])
+		}
 	}
 }

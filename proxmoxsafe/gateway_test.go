@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -324,7 +325,28 @@ func TestAPIGetRedacts(t *testing.T) {
 				"smbios1":    "uuid=00000000-0000-0000-0000-000000000000,serial=" + pw,
 				"mypassword": pw,
 				"hookscript": "local:snippets/" + pw + ".sh",
-				"tags":       "ok\u202e;\x1b[31mred",
+				// Named by a segment of the one list (secret_names.go).
+				"api_key":     pw,
+				"apikey":      pw,
+				"access_key":  pw,
+				"private_key": pw,
+				"privatekey":  pw,
+				"ssh_key":     pw,
+				"psk":         pw,
+				"pass":        pw,
+				"db-pass":     pw,
+				"pwd":         pw,
+				"passphrase":  pw,
+				"otp":         pw,
+				// A ticket not at the start of a value, plain and URL-encoded
+				// (not after "PVEAuthCookie=", which the client redacts
+				// in every answer before the gateway sees it).
+				"x-cookie":  "cookie: t=PVE:root@pam:6A1B2C3D::" + pw,
+				"x-cookie2": "x PVE%3Aroot%40pam%3A6A1B2C3D%3A%3A" + pw,
+				// Look-alikes stay.
+				"bypass":      "shown-bypass",
+				"passthrough": "shown-passthrough",
+				"tags":        "ok\u202e;\x1b[31mred",
 				"description": "token " + canary + " and\u200b " +
 					strings.Repeat("x", 5000),
 			}
@@ -344,13 +366,19 @@ func TestAPIGetRedacts(t *testing.T) {
 			t.Errorf("result contains %q: %s", leak, out)
 		}
 	}
-	for _, k := range []string{"data.args", "data.sshkeys", "data.cipassword", "data.smbios1", "data.mypassword", "data.hookscript"} {
-		if !strings.Contains(strings.Join(res.Redacted, ","), k) {
+	for _, k := range []string{"data.args", "data.sshkeys", "data.cipassword", "data.smbios1", "data.mypassword", "data.hookscript",
+		"data.api_key", "data.apikey", "data.access_key", "data.private_key", "data.privatekey", "data.ssh_key", "data.psk",
+		"data.pass", "data.db-pass", "data.pwd", "data.passphrase", "data.otp", "data.x-cookie", "data.x-cookie2"} {
+		if !slices.Contains(res.Redacted, k) {
 			t.Errorf("redacted = %v, want %s", res.Redacted, k)
 		}
 	}
-	if cfg := res.Data.(map[string]any); cfg["args"] != proxmoxsafe.RedactedValue || cfg["name"] != "db1" {
+	cfg := res.Data.(map[string]any)
+	if cfg["args"] != proxmoxsafe.RedactedValue || cfg["name"] != "db1" {
 		t.Errorf("config = %v", cfg)
+	}
+	if cfg["bypass"] != "shown-bypass" || cfg["passthrough"] != "shown-passthrough" {
+		t.Errorf("config = %v, want bypass and passthrough shown (a segment, not a substring, names a secret)", cfg)
 	}
 	if !strings.Contains(strings.Join(res.Truncated, ","), "data.description") {
 		t.Errorf("truncated = %v, want the long description", res.Truncated)

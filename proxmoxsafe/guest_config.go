@@ -96,21 +96,19 @@ func redactConfig(key string, raw json.RawMessage) bool {
 		var s string
 		return json.Unmarshal(raw, &s) != nil || !plainSMBIOS.MatchString(s)
 	}
-	// Defence in depth for keys we do not know (newer versions, plugins).
-	for _, w := range []string{"password", "passwd", "secret", "token"} {
-		if strings.Contains(k, w) {
-			return true
-		}
-	}
-	return false
+	// Defence in depth for keys we do not know (newer versions, plugins):
+	// the one list of secret names (secret_names.go).
+	return secretName(k)
 }
 
 // GuestConfig reads a guest's configuration (GET …/config, one request).
 // Values that can carry secrets are replaced by [RedactedValue] whole, and
 // listed in Redacted: cipassword, sshkeys, args, hookscript, cicustom, a
 // container's raw lxc.* lines, env, entrypoint, any smbios1 other than the
-// plain "uuid=…" Proxmox writes, and any key whose name contains password,
-// passwd, secret or token. The description is capped at [MaxDescriptionLen]
+// plain "uuid=…" Proxmox writes, and any key whose name names a secret
+// (it contains password, passwd, secret or token, or a segment of it is
+// pass, pwd, psk, api_key, private_key or another word of the list in
+// docs/SECURITY.md, "Secret names"). The description is capped at [MaxDescriptionLen]
 // bytes, other values at [MaxConfigValueLen]; cut keys are listed in
 // Truncated. Unknown keys pass through sanitized and capped. The node must
 // be on the allowlist; nothing is sent otherwise.

@@ -5,12 +5,9 @@ import (
 	"log/slog"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
-
-	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
 // Bounds of [Client.TaskLog].
@@ -61,66 +58,10 @@ type rawLogLine struct {
 	T pve.String `json:"t"`
 }
 
-// Secret-looking arguments in log lines. Task logs quote command lines
-// (a vzdump or qm task log starts with the command it ran); these catch the common spellings ("--password x",
-// "--cipassword=x", "token: x", JSON's "password":"x"), not every possible one (an abbreviation
-// such as "PASS=x" passes). Plain prose ("invalid password") is left alone.
-var (
-	secretFlagRe = lazyre.New(`(?i)(--?[a-z0-9_-]*(?:password|passwd|secret|token|api[-_]?key|keyring)[a-z0-9_-]*(?:\s+|=))("[^"]*"|'[^']*'|\S+)`)
-	secretPairRe = lazyre.New(`(?i)([a-z0-9_-]*(?:password|passwd|secret|token|api[-_]?key)[a-z0-9_-]*["']?\s*[=:]\s*)("[^"]*"|'[^']*'|\S+)`)
-)
-
 // taskLine sanitizes and caps one log line and redacts secret-looking
 // arguments.
 func taskLine(s string) string {
 	return line(redactSecretArgs(s), MaxTaskLogLineLen)
-}
-
-// redactSecretArgs replaces the values of secret-looking arguments
-// (--password X, api_token=X, password: X) by [RedactedValue]: task logs
-// and other free text quote command lines, which Proxmox does not mask.
-// Text without one is returned as it is.
-func redactSecretArgs(s string) string {
-	if !mayNameSecret(s) {
-		return s
-	}
-	s = secretFlagRe.ReplaceAllString(s, "${1}"+RedactedValue)
-	return secretPairRe.ReplaceAllStringFunc(s, func(m string) string {
-		if strings.HasSuffix(m, RedactedValue) {
-			return m
-		}
-		return secretPairRe.ReplaceAllString(m, "${1}"+RedactedValue)
-	})
-}
-
-// mayNameSecret reports whether s contains, in any case, a word that every
-// match of secretFlagRe and secretPairRe contains ("pass", "secret",
-// "token", "key", or non-ASCII text, which the expressions' case folding
-// may match): most text has none, and the check costs a fraction of
-// the expressions (the gateway runs it on every string of an answer).
-func mayNameSecret(s string) bool {
-	for i := 0; i < len(s); i++ {
-		var w string
-		switch s[i] | 0x20 {
-		case 'p':
-			w = "pass"
-		case 's':
-			w = "secret"
-		case 't':
-			w = "token"
-		case 'k':
-			w = "key"
-		default:
-			if s[i] >= 0x80 {
-				return true // (?i) also folds ſ to s and K (Kelvin) to k
-			}
-			continue
-		}
-		if len(s)-i >= len(w) && strings.EqualFold(s[i:i+len(w)], w) {
-			return true
-		}
-	}
-	return false
 }
 
 // TaskLog returns the last lines of a task's log, with the log's total line
