@@ -33,10 +33,13 @@ import (
 // already marshalled is written as it is instead of being compacted again.
 // Batches work as in go-sdk's ioConn (mcp/transport.go), on the protocol
 // versions that allow them: the answers to a batch's requests go out as one
-// array once all are answered. go-sdk tells its own connection the
-// negotiated version (an unexported method); this one takes the version
-// the client asked for in initialize, which is the negotiated one whenever
-// it allows batches (the server supports both versions that do).
+// array once all are answered. Unlike go-sdk, which refuses a whole batch
+// for one bad member, each invalid member gets its own error object in
+// that array and the valid members are processed (JSON-RPC 2.0 section
+// 6). go-sdk tells its own connection the negotiated version (an
+// unexported method); this one takes the version the client asked for in
+// initialize, which is the negotiated one whenever it allows batches (the
+// server supports both versions that do).
 
 // lineCheckTransport is an mcp.Transport over a reader and a writer that
 // answers invalid lines itself and keeps serving.
@@ -101,12 +104,20 @@ type inbound struct {
 	err   error
 }
 
-// pendingBatch collects the answers to one inbound batch's requests, in
-// the order of the requests, until all have come.
+// pendingBatch collects the answers to one inbound batch, in the order of
+// its members, until all have come: the errors of its invalid members,
+// known at once, and the responses to its requests.
 type pendingBatch struct {
-	index     map[jsonrpc.ID]int
-	responses []*jsonrpc.Response
-	missing   int
+	index   map[jsonrpc.ID]int // the slot of each request's answer
+	slots   []batchSlot
+	missing int
+}
+
+// batchSlot is one answer in a batch's array: a response from go-sdk, or
+// an invalid member's error object, already encoded.
+type batchSlot struct {
+	resp    *jsonrpc.Response
+	encoded []byte
 }
 
 // readLines reads, checks and decodes lines until the input ends or the
@@ -122,14 +133,17 @@ func (c *stdioConn) readLines(r *bufio.Reader) {
 		}
 		line, tooLong, err := readLine(r)
 		if tooLong || len(bytes.TrimSpace(line)) > 0 {
-			in, problem := c.check(line, tooLong, version)
-			if problem != nil {
-				c.log.Warn("answered an invalid JSON-RPC line with an error and kept serving", slog.Int("code", problem.code))
-				if werr := c.writeLine(problem.response()); werr != nil {
+			in, reply, code := c.check(line, tooLong, version)
+			if code != 0 {
+				c.log.Warn("an invalid JSON-RPC line or batch member gets an error answer; kept serving", slog.Int("code", code))
+			}
+			if reply != nil {
+				if werr := c.writeLine(reply); werr != nil {
 					c.deliver(inbound{err: werr})
 					return
 				}
-			} else {
+			}
+			if in.msg != nil || len(in.batch) > 0 {
 				if v, ok := initializeVersion(in.msg); ok {
 					version = v
 				}
@@ -252,21 +266,25 @@ func (c *stdioConn) signalAnswered() {
 	}
 }
 
-// check decodes one non-blank line and registers a batch's requests.
-func (c *stdioConn) check(line []byte, tooLong bool, version string) (inbound, *lineProblem) {
+// check decodes one non-blank line and registers a batch's requests. It
+// returns what go-sdk gets (nothing for an invalid line or a batch with no
+// valid member) and what to answer at once, with the error code for the
+// log: the error of an invalid line, or the errors of a batch's invalid
+// members when the batch has no valid request (else they go out with its
+// requests' answers).
+func (c *stdioConn) check(line []byte, tooLong bool, version string) (in inbound, reply []byte, code int) {
 	if tooLong {
-		return inbound{}, errTooLong
+		return inbound{}, errTooLong.response(), errTooLong.code
 	}
 	msg, batch, problem := checkLine(line, batchVersions[version])
 	if problem != nil {
-		return inbound{}, problem
+		return inbound{}, problem.response(), problem.code
 	}
 	if batch != nil {
-		if err := c.addBatch(batch); err != nil {
-			return inbound{}, &lineProblem{code: codeInvalidRequest, msg: "Invalid Request: " + err.Error()}
-		}
+		valid, reply, code := c.addBatch(batch)
+		return inbound{batch: valid}, reply, code
 	}
-	return inbound{msg: msg, batch: batch}, nil
+	return inbound{msg: msg}, nil, 0
 }
 
 // deliver hands in to Read; false when the connection closed first.
@@ -307,27 +325,44 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-// addBatch records which answers belong to a batch. A request id that an
-// earlier batch still waits for is refused: its answer could not be told
-// apart.
-func (c *stdioConn) addBatch(batch []jsonrpc.Message) error {
+// addBatch records which answers belong to a batch and returns its valid
+// messages, in order. A request whose id an earlier batch still waits for
+// is invalid: its answer could not be told apart, so its error carries id
+// null. When the batch has no valid request, the errors of its invalid
+// members are returned as the one line to answer now (nil when it has
+// none); else they wait in the batch for its requests' answers, and code
+// is the first invalid member's error code (0 when every member is valid).
+func (c *stdioConn) addBatch(members []batchMember) (valid []jsonrpc.Message, now []byte, code int) {
 	b := &pendingBatch{index: make(map[jsonrpc.ID]int)}
-	for _, msg := range batch {
-		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
-			b.index[req.ID] = len(b.responses)
-			b.responses = append(b.responses, nil)
-		}
-	}
-	if len(b.responses) == 0 {
-		return nil // notifications and responses only: nothing to answer
-	}
-	b.missing = len(b.responses)
 	c.batchMu.Lock()
 	defer c.batchMu.Unlock()
-	for id := range b.index {
-		if _, ok := c.batches[id]; ok {
-			return fmt.Errorf("the batch repeats id %s of an unanswered request", idJSON(id))
+	for _, m := range members {
+		req, _ := m.msg.(*jsonrpc.Request)
+		call := m.problem == nil && req != nil && req.IsCall()
+		if call && c.batches[req.ID] != nil {
+			m.problem = &lineProblem{code: codeInvalidRequest, msg: fmt.Sprintf("Invalid Request: the batch repeats id %s of an unanswered request; this one was not processed", idJSON(req.ID))}
+			call = false
 		}
+		if m.problem != nil {
+			if code == 0 {
+				code = m.problem.code
+			}
+			b.slots = append(b.slots, batchSlot{encoded: m.problem.object()})
+			continue
+		}
+		valid = append(valid, m.msg)
+		if call {
+			b.index[req.ID] = len(b.slots)
+			b.slots = append(b.slots, batchSlot{})
+			b.missing++
+		}
+	}
+	if b.missing == 0 {
+		if code == 0 {
+			return valid, nil, 0 // notifications and responses only: nothing to answer
+		}
+		line, _ := b.encode() // errors only: encoded already
+		return valid, append(line, '\n'), code
 	}
 	if c.batches == nil {
 		c.batches = make(map[jsonrpc.ID]*pendingBatch)
@@ -335,12 +370,31 @@ func (c *stdioConn) addBatch(batch []jsonrpc.Message) error {
 	for id := range b.index {
 		c.batches[id] = b
 	}
-	return nil
+	return valid, nil, code
+}
+
+// encode is the batch's answer array, every slot filled.
+func (b *pendingBatch) encode() ([]byte, error) {
+	line := []byte{'['}
+	for i, slot := range b.slots {
+		if i > 0 {
+			line = append(line, ',')
+		}
+		if slot.encoded != nil {
+			line = append(line, slot.encoded...)
+			continue
+		}
+		var err error
+		if line, err = appendMessage(line, slot.resp); err != nil {
+			return nil, err
+		}
+	}
+	return append(line, ']'), nil
 }
 
 // answerBatch records resp when it answers a batch request (inBatch), and
-// returns the batch's answers once it completes it.
-func (c *stdioConn) answerBatch(resp *jsonrpc.Response) (complete []*jsonrpc.Response, inBatch bool) {
+// returns the batch once resp completes it.
+func (c *stdioConn) answerBatch(resp *jsonrpc.Response) (complete *pendingBatch, inBatch bool) {
 	c.batchMu.Lock()
 	defer c.batchMu.Unlock()
 	b, ok := c.batches[resp.ID]
@@ -348,11 +402,11 @@ func (c *stdioConn) answerBatch(resp *jsonrpc.Response) (complete []*jsonrpc.Res
 		return nil, false
 	}
 	delete(c.batches, resp.ID)
-	b.responses[b.index[resp.ID]] = resp
+	b.slots[b.index[resp.ID]].resp = resp
 	if b.missing--; b.missing > 0 {
 		return nil, true
 	}
-	return b.responses, true
+	return b, true
 }
 
 // Write writes msg as one line; the answers to a batch go out together,
@@ -367,17 +421,11 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			if batch == nil {
 				return nil
 			}
-			line := []byte{'['}
-			for i, resp := range batch {
-				if i > 0 {
-					line = append(line, ',')
-				}
-				var err error
-				if line, err = appendMessage(line, resp); err != nil {
-					return err
-				}
+			line, err := batch.encode()
+			if err != nil {
+				return err
 			}
-			return c.writeLine(append(line, ']', '\n'))
+			return c.writeLine(append(line, '\n'))
 		}
 	}
 	line, err := appendMessage(nil, msg)

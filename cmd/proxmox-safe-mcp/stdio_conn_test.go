@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -85,11 +86,12 @@ func answer(t *testing.T, conn mcp.Connection, msg jsonrpc.Message) {
 }
 
 // errorAnswers decodes each line of out that is not a result as a
-// JSON-RPC error answer: "id code", sorted.
+// JSON-RPC error answer: "id code", sorted. A batch's answer array counts
+// as its elements.
 func errorAnswers(t *testing.T, out string) []string {
 	t.Helper()
 	var answers []string
-	for line := range strings.Lines(out) {
+	for line := range answerObjects(t, out) {
 		var rep reply
 		if err := json.Unmarshal([]byte(line), &rep); err == nil && rep.Error == nil && rep.Result != nil {
 			continue // a request answered by readAll
@@ -103,10 +105,35 @@ func errorAnswers(t *testing.T, out string) []string {
 	return answers
 }
 
+// answerObjects yields each answer object of out: a line, or each element
+// of a line that is a batch's answer array.
+func answerObjects(t *testing.T, out string) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for line := range strings.Lines(out) {
+			if first([]byte(line)) != '[' {
+				if !yield(line) {
+					return
+				}
+				continue
+			}
+			var elems []json.RawMessage
+			if err := json.Unmarshal([]byte(line), &elems); err != nil {
+				t.Fatalf("answer %q is not a JSON array: %v", line, err)
+			}
+			for _, e := range elems {
+				if !yield(string(e)) {
+					return
+				}
+			}
+		}
+	}
+}
+
 // TestStdioConnKeepsServing: lines the old checks let through but go-sdk's
 // decoder refused, which ended the session with no reply, no longer do.
 // Member names in another case, a response whose error is not an object
-// and a batch repeating an id are answered with -32600; a message nesting
+// and a batch's second request with the same id are answered with -32600
+// (the first one is processed); a message nesting
 // deeper than go-sdk's decoder allows is read (go-sdk answers -32602 when
 // it decodes the params, with the same depth limit).
 func TestStdioConnKeepsServing(t *testing.T) {
@@ -121,7 +148,7 @@ func TestStdioConnKeepsServing(t *testing.T) {
 	}, "\n")
 	out := &syncBuffer{}
 	conn := connect(t, strings.NewReader(in), out)
-	if got, want := readAll(t, conn), []string{"initialize 0", "ping 4", "ping 5"}; !reflect.DeepEqual(got, want) {
+	if got, want := readAll(t, conn), []string{"initialize 0", "ping 3", "ping 4", "ping 5"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("read %q, want %q", got, want)
 	}
 	if got, want := errorAnswers(t, out.String()), []string{"1 -32600", "2 -32600", "null -32600"}; !reflect.DeepEqual(got, want) {
@@ -133,9 +160,11 @@ func TestStdioConnKeepsServing(t *testing.T) {
 // messages are read in order and the answers to its requests go out as one
 // array, in the order of the requests, when the last is written; a
 // notification in the batch gets no answer and does not hold the array
-// back (go-sdk's ioConn waited for an answer to it, forever). A batch that
-// repeats the id of a request still unanswered is refused, and so is a
-// batch before initialize.
+// back (go-sdk's ioConn waited for an answer to it, forever). A batch
+// member that repeats the id of a request still unanswered is answered
+// with an error with id null (its id names the earlier request's answer),
+// at once when the batch has no other request; a batch before initialize
+// is refused whole.
 func TestStdioConnBatch(t *testing.T) {
 	t.Parallel()
 	in := strings.Join([]string{
@@ -336,10 +365,16 @@ func FuzzCheckLine(f *testing.F) {
 		`  {"jsonrpc":"2.0","id":1,"method":"ping"}	`,
 		`{"jsonrpc":"2.0","id":"\xff","method":"ping"}`,
 		`42`, `null`, `"x"`, `{`,
+		`[]`, `[1,2,3]`, `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"1.0","id":2,"method":"ping"},{"foo":"boo"}]`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":1.0,"method":"ping"},{"jsonrpc":"2.0","method":"n"}]`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
+		if first(line) == '[' && json.Valid(line) {
+			checkBatchMembers(t, line)
+			return
+		}
 		if first(line) == '[' || !json.Valid(line) {
 			// Batches: DecodeMessage takes one message. Not JSON: always
 			// refused (TestLineCheckTransportStream), while DecodeMessage
@@ -359,6 +394,45 @@ func FuzzCheckLine(f *testing.F) {
 			t.Fatalf("%q: decoded %+v, go-sdk %+v", line, msg, sdk)
 		}
 	})
+}
+
+// checkBatchMembers holds a batch line to JSON-RPC 2.0 section 6: refused
+// whole where batches are not allowed, and otherwise (unless it is not an
+// array or is empty) one member per element, each checked as the element
+// alone is, except that a request repeating an earlier request's id is
+// invalid.
+func checkBatchMembers(t *testing.T, line []byte) {
+	if _, _, problem := checkLine(line, false); problem == nil {
+		t.Fatalf("batch %q accepted where batches are not allowed", line)
+	}
+	_, members, problem := checkLine(line, true)
+	var raws []json.RawMessage
+	if json.Unmarshal(line, &raws) != nil || len(raws) == 0 {
+		if problem == nil {
+			t.Fatalf("%q accepted, which is not a non-empty array", line)
+		}
+		return
+	}
+	if problem != nil || len(members) != len(raws) {
+		t.Fatalf("%q: %d members, problem %v; want one member per element", line, len(members), problem)
+	}
+	calls := map[jsonrpc.ID]bool{}
+	for i, raw := range raws {
+		msg, p := decodeMessage(raw)
+		req, _ := msg.(*jsonrpc.Request)
+		repeated := p == nil && req != nil && req.IsCall() && calls[req.ID]
+		if p == nil && req != nil && req.IsCall() {
+			calls[req.ID] = true
+		}
+		switch m := members[i]; {
+		case (p != nil || repeated) != (m.problem != nil):
+			t.Fatalf("%q member %d: problem %v, alone %v (repeated id %v)", line, i, m.problem, p, repeated)
+		case m.problem == nil && !reflect.DeepEqual(m.msg, msg):
+			t.Fatalf("%q member %d: %+v, alone %+v", line, i, m.msg, msg)
+		case repeated && m.problem.id != nil:
+			t.Fatalf("%q member %d repeats an id and is answered with id %s, want null", line, i, m.problem.id)
+		}
+	}
 }
 
 // sdkMarshal marshals v as go-sdk does (jsonrpc2.NewResponse: no HTML
@@ -477,4 +551,120 @@ func TestStdioConnEndWaitsForAnswers(t *testing.T) {
 			synctest.Wait() // and the reader has stopped (goleak checks the rest)
 		})
 	})
+}
+
+// TestStdioConnBatchInvalidMembers: a batch with invalid members is
+// answered as JSON-RPC 2.0 section 6 says, not refused whole. Each invalid
+// member gets its own error object in the batch's answer array, with its
+// id when it has a readable one and null otherwise, and the valid members
+// reach go-sdk; the array holds, in the batch's order, the answers to the
+// requests and the errors (a notification has none), and goes out when
+// the last request is answered. A batch of invalid members only is
+// answered at once with one error each ("[1,2,3]" gets three); an empty
+// array and a batch that is not valid JSON get one error, not an array.
+func TestStdioConnBatchInvalidMembers(t *testing.T) {
+	t.Parallel()
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2024-11-05"}}`,
+		`[]`,
+		`[1,2,3]`,
+		`[{"jsonrpc":"2.0","id":"a","method":"ping"},{"jsonrpc":"2.0","method"]`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"1.0","id":2,"method":"ping"},{"foo":"boo"},` +
+			`{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":{"a":1},"method":"ping"},` +
+			`{"jsonrpc":"2.0","id":"3","method":"ping"},{"jsonrpc":"2.0","id":1,"method":"ping"},` +
+			`{"jsonrpc":"2.0","id":4,"method":7},{"jsonrpc":"2.0","id":5,"error":"boom"},{"jsonrpc":"2.0","method":"notifications/y","params":"x","jsonrpc":"1.0"}]`,
+		`{"jsonrpc":"2.0","id":6,"method":"ping"}`,
+	}, "\n")
+	out := &syncBuffer{}
+	conn := connect(t, strings.NewReader(in), out)
+	// A bound on a hung read (the valid members never reaching go-sdk),
+	// not a timing assertion.
+	bounded, cancel := context.WithTimeout(t.Context(), terminateWait)
+	defer cancel()
+	var read []string
+	for range 5 {
+		msg, err := conn.Read(bounded)
+		if err != nil {
+			t.Fatalf("after %q: %v (answers so far %q)", read, err, out.String())
+		}
+		read = append(read, describe(msg))
+	}
+	if want := []string{"initialize 0", "ping 1", "notifications/x <nil>", "ping 3", "ping 6"}; !reflect.DeepEqual(read, want) {
+		t.Fatalf("read %q, want %q", read, want)
+	}
+	// Before the batch's requests are answered: the empty array, the
+	// invalid members only, the batch that is not JSON.
+	var lines []string
+	for line := range strings.Lines(out.String()) {
+		lines = append(lines, strings.TrimSuffix(line, "\n"))
+	}
+	errObj := func(id string, code int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":%d,`, id, code)
+	}
+	want := []string{errObj("null", -32600), "[" + errObj("null", -32600), errObj("null", -32700)}
+	if len(lines) != len(want) {
+		t.Fatalf("wrote %q, want %d lines", lines, len(want))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("line %d = %q, want it to begin %q", i, lines[i], w)
+		}
+	}
+	var three []reply
+	if err := json.Unmarshal([]byte(lines[1]), &three); err != nil || len(three) != 3 {
+		t.Errorf("the answer to [1,2,3] is %q, want an array of three errors", lines[1])
+	}
+	for _, r := range three {
+		if string(r.ID) != "null" || r.Error == nil || r.Error.Code != -32600 {
+			t.Errorf("the answer to [1,2,3] has %+v, want three Invalid Request errors with id null", r)
+		}
+	}
+	if !strings.Contains(lines[0], "empty batch") {
+		t.Errorf("the empty array's answer %q does not say it is empty", lines[0])
+	}
+
+	mark := len(out.String())
+	ctx := t.Context()
+	for _, id := range []any{0.0, 6.0, 1.0} {
+		if err := conn.Write(ctx, &jsonrpc.Response{ID: mustID(t, id), Result: json.RawMessage(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := out.String()[mark:]; strings.Contains(got, "[") {
+		t.Fatalf("the batch was answered before its last request: %q", got)
+	}
+	if err := conn.Write(ctx, &jsonrpc.Response{ID: mustID(t, "3"), Result: json.RawMessage(`{"n":3}`)}); err != nil {
+		t.Fatal(err)
+	}
+	tail := strings.Split(strings.TrimSuffix(out.String()[mark:], "\n"), "\n")
+	batchLine := tail[len(tail)-1]
+	var elems []reply
+	if err := json.Unmarshal([]byte(batchLine), &elems); err != nil {
+		t.Fatalf("the batch answer %q is not an array: %v", batchLine, err)
+	}
+	var got []string
+	for _, e := range elems {
+		if e.Error != nil {
+			got = append(got, fmt.Sprintf("%s error %d", e.ID, e.Error.Code))
+		} else {
+			got = append(got, fmt.Sprintf("%s result %s", e.ID, e.Result))
+		}
+	}
+	wantBatch := []string{
+		`1 result {}`,        // ping 1
+		`2 error -32600`,     // "jsonrpc":"1.0": its id is readable
+		`null error -32600`,  // {"foo":"boo"}: no id
+		`null error -32600`,  // an object id: not readable
+		`"3" result {"n":3}`, // ping "3"
+		`null error -32600`,  // a second request with id 1: null, id 1 names the first one's answer
+		`4 error -32600`,     // method not a string
+		`5 error -32600`,     // a response whose error is not an object
+		`null error -32600`,  // a notification that is invalid ("jsonrpc" 1.0, last wins) still gets an error
+	}
+	if !reflect.DeepEqual(got, wantBatch) {
+		t.Errorf("batch answer\n%q\nwant\n%q", got, wantBatch)
+	}
+	if msg, err := conn.Read(ctx); !errors.Is(err, io.EOF) {
+		t.Errorf("after the last answer: read %v, %v; want io.EOF", msg, err)
+	}
 }

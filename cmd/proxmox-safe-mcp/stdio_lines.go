@@ -69,7 +69,11 @@ type lineProblem struct {
 var errTooLong = &lineProblem{code: codeInvalidRequest, msg: "Invalid Request: the message is longer than the 16 MiB limit"}
 
 // response is the JSON-RPC error answer to the line, one line.
-func (p *lineProblem) response() []byte {
+func (p *lineProblem) response() []byte { return append(p.object(), '\n') }
+
+// object is the JSON-RPC error answer as one JSON object: a line's answer,
+// or an element of a batch's answer array.
+func (p *lineProblem) object() []byte {
 	id := p.id
 	if id == nil {
 		id = json.RawMessage("null")
@@ -85,13 +89,26 @@ func (p *lineProblem) response() []byte {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 	}{p.code, p.msg}})
-	return append(b, '\n')
+	return b
+}
+
+// batchMember is one element of a batch: its message, or the problem that
+// makes it invalid. JSON-RPC 2.0 (section 6) answers each invalid member
+// with its own error object in the batch's answer array and processes the
+// valid ones; only a batch that is not a JSON array at all, or an empty
+// one, gets a single error.
+type batchMember struct {
+	msg     jsonrpc.Message
+	problem *lineProblem
 }
 
 // checkLine decodes a non-blank line: one message, or a batch when
 // batches are allowed (the protocol version the client asked for allows
-// them), or the problem to answer.
-func checkLine(line []byte, batchesAllowed bool) (jsonrpc.Message, []jsonrpc.Message, *lineProblem) {
+// them), or the problem to answer. A batch's members are checked one by
+// one, each as a line alone is (decodeMessage); a request repeating the
+// id of an earlier request of the same batch is invalid too, and its
+// error carries id null: its id already names the earlier one's answer.
+func checkLine(line []byte, batchesAllowed bool) (jsonrpc.Message, []batchMember, *lineProblem) {
 	if first(line) != '[' {
 		msg, p := decodeMessage(line)
 		return msg, nil, p
@@ -106,21 +123,21 @@ func checkLine(line []byte, batchesAllowed bool) (jsonrpc.Message, []jsonrpc.Mes
 	if len(raws) == 0 {
 		return nil, nil, &lineProblem{code: codeInvalidRequest, msg: "Invalid Request: empty batch"}
 	}
-	batch := make([]jsonrpc.Message, len(raws))
+	batch := make([]batchMember, len(raws))
 	calls := make(map[jsonrpc.ID]bool)
 	for i, raw := range raws {
 		msg, p := decodeMessage(raw)
-		if p != nil {
-			p.id = nil // the batch as a whole is refused
-			return nil, nil, p
-		}
-		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+		if req, ok := msg.(*jsonrpc.Request); ok && p == nil && req.IsCall() {
 			if calls[req.ID] {
-				return nil, nil, &lineProblem{code: codeInvalidRequest, msg: fmt.Sprintf("Invalid Request: the batch has two requests with id %s", idJSON(req.ID))}
+				p = &lineProblem{code: codeInvalidRequest, msg: fmt.Sprintf("Invalid Request: the batch has an earlier request with id %s; this one was not processed", idJSON(req.ID))}
 			}
 			calls[req.ID] = true
 		}
-		batch[i] = msg
+		if p != nil {
+			batch[i] = batchMember{problem: p}
+			continue
+		}
+		batch[i] = batchMember{msg: msg}
 	}
 	return nil, batch, nil
 }

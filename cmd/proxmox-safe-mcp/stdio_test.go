@@ -148,7 +148,13 @@ func TestStdioInvalidLines(t *testing.T) {
 }
 
 // TestStdioLegacyBatch checks that a batch still works on a protocol
-// version that allows batches (2025-03-26 and older).
+// version that allows batches (2025-03-26 and older), and that the built
+// binary answers a batch with invalid members as JSON-RPC 2.0 section 6
+// says: one error object per invalid member (with its id when readable)
+// in the array next to the valid members' answers, three errors for
+// [1,2,3], one error (not an array) for an empty array; then it still
+// answers a ping. Before, such a batch got one error with id null and its
+// valid requests were dropped.
 func TestStdioLegacyBatch(t *testing.T) {
 	t.Parallel()
 	r := startRawStdio(t, "--demo")
@@ -166,5 +172,50 @@ func TestStdioLegacyBatch(t *testing.T) {
 		}
 	case <-time.After(terminateWait):
 		t.Fatalf("no answer to a legacy batch (stderr:\n%s)", r.err.String())
+	}
+
+	for _, tc := range []struct {
+		name, line string
+		want       []string // "id code" per answer object, code 0 for a result
+	}{
+		{"mixed", `[{"jsonrpc":"2.0","id":3,"method":"ping"},{"jsonrpc":"1.0","id":4,"method":"ping"},{"foo":"boo"},` +
+			`{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":3,"method":"ping"},{"jsonrpc":"2.0","id":"five","method":"ping"}]`,
+			[]string{"3 0", "4 -32600", "null -32600", "null -32600", `"five" 0`}},
+		{"invalid members only", `[1,2,3]`, []string{"null -32600", "null -32600", "null -32600"}},
+		{"empty", `[]`, nil},
+	} {
+		r.send(tc.line)
+		var line string
+		select {
+		case line = <-r.lines:
+		case <-time.After(terminateWait):
+			t.Fatalf("%s: no answer (stderr:\n%s)", tc.name, r.err.String())
+		}
+		if tc.want == nil {
+			var rep reply
+			if err := json.Unmarshal([]byte(line), &rep); err != nil || rep.Error == nil || rep.Error.Code != -32600 || string(rep.ID) != "null" {
+				t.Errorf("%s: answer %q, want one Invalid Request error with id null", tc.name, line)
+			}
+			continue
+		}
+		var reps []reply
+		if err := json.Unmarshal([]byte(line), &reps); err != nil {
+			t.Fatalf("%s: answer %q is not an array: %v", tc.name, line, err)
+		}
+		var got []string
+		for _, rep := range reps {
+			code := 0
+			if rep.Error != nil {
+				code = rep.Error.Code
+			}
+			got = append(got, fmt.Sprintf("%s %d", rep.ID, code))
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: answers %q, want %q (line %s)", tc.name, got, tc.want, line)
+		}
+	}
+	r.send(`{"jsonrpc":"2.0","id":"after","method":"ping"}`)
+	if rep := r.next(); string(rep.ID) != `"after"` || rep.Error != nil {
+		t.Errorf("ping after the batches: %+v", rep)
 	}
 }
