@@ -3,13 +3,16 @@ package mcpserver
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/testutil/rowgroup"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
@@ -24,7 +27,13 @@ import (
 // no result, log line or audit record, and that a refused mutation sent
 // no mutating request.
 //
-// Rows run one after another so goleak.VerifyNone can check each one.
+// The matrix tests do not run in parallel with other tests, so their leak
+// checks see only their own goroutines. Rows that end quickly run one after
+// another, goleak.VerifyNone after each; rows that wait for a bound (about
+// a second each) wait side by side in a rowgroup.Group, one at a time
+// setting up and sending the requests before its fault (faultRowsWorking).
+// The group checks each row's goroutines by a pprof label and runs goleak
+// once after them all.
 
 // faultCanary is the token secret in these tests.
 const faultCanary = "PVESECRET-CANARY-mcp-0b1d-4e55-9a3b-2c4d5e6f7a8b"
@@ -33,11 +42,49 @@ const faultCanary = "PVESECRET-CANARY-mcp-0b1d-4e55-9a3b-2c4d5e6f7a8b"
 // enough for a healthy request under -race on a loaded machine.
 const faultTimeout = time.Second
 
+// faultRowsWorking is how many rows that wait for a bound may work at once
+// (set up and send the healthy requests before the fault): one, as when
+// they ran one after another; see matrixRowsWorking in
+// proxmoxsafe/faultmatrix_test.go.
+const faultRowsWorking = 1
+
 // faultFixture is one row's world.
 type faultFixture struct {
 	fake  *proxmoxtest.Server
 	other *proxmoxtest.Server // a second server: a redirect target, a wrong pin
 	*fixture
+	// dials counts the connections the client opened; dialsAtFault is how
+	// many it had opened when the fault was injected, -1 before.
+	dials, dialsAtFault atomic.Int64
+}
+
+// dial opens a connection as http.Transport does by default, and counts it.
+func (f *faultFixture) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	f.dials.Add(1)
+	var d net.Dialer
+	return d.DialContext(ctx, network, addr)
+}
+
+// inject applies a row's fault, noting the connections opened so far.
+func (f *faultFixture) inject(fault func(*faultFixture, string, string), method, path string) {
+	f.dialsAtFault.Store(f.dials.Load())
+	fault(f, method, path)
+}
+
+// faultReached reports whether the faulted request went out: the fake
+// logged it (a fault on a path), or the client opened a connection after
+// the fault was injected (a fault below HTTP: nothing is logged).
+func (f *faultFixture) faultReached(method, path string) bool {
+	at := f.dialsAtFault.Load()
+	if at >= 0 && f.dials.Load() > at {
+		return true
+	}
+	for _, r := range f.fake.Requests() {
+		if r.Method == method && r.Path == path {
+			return true
+		}
+	}
+	return false
 }
 
 // newFaultFixture starts the fake (its tasks answer "running" to
@@ -50,6 +97,7 @@ func newFaultFixture(t *testing.T, ctx context.Context, taskPolls int, mod func(
 	cluster.Tokens = map[string]*proxmoxtest.Token{proxmoxtest.DefaultTokenID: {
 		Secret: faultCanary, Privileges: map[string][]string{"/": proxmoxtest.AllPrivileges()}}}
 	f := &faultFixture{fixture: &fixture{audit: newMemAudit(), logs: &syncBuffer{}}}
+	f.dialsAtFault.Store(-1)
 	f.fake = proxmoxtest.NewUnstartedServer(cluster)
 	f.fake.TaskPolls = taskPolls
 	f.fake.StartTLS()
@@ -68,7 +116,7 @@ func newFaultFixture(t *testing.T, ctx context.Context, taskPolls int, mod func(
 		Timeout:     faultTimeout,
 		// A new connection per request: a fault below HTTP switched on
 		// between two requests meets the next one.
-		HTTPClient: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}},
+		HTTPClient: &http.Client{Transport: &http.Transport{DisableKeepAlives: true, DialContext: f.dial}},
 	}
 	if mod != nil {
 		mod(&cfg, f)
@@ -87,6 +135,7 @@ func newFaultFixture(t *testing.T, ctx context.Context, taskPolls int, mod func(
 // pathFault injects f for method and path.
 func pathFault(f proxmoxtest.Fault) func(*faultFixture, string, string) {
 	return func(x *faultFixture, method, path string) {
+		f := f // a copy: rows may run at once
 		f.Method, f.Path = method, path
 		x.fake.InjectFault(f)
 	}
@@ -114,11 +163,14 @@ func TestFaultMatrixTools(t *testing.T) {
 		// requests, a refused audit record); failed: the POST went out
 		// and failed (a failed audit record).
 		refused, failed bool
+		// waits: the row ends when the request bound (faultTimeout)
+		// expires, so it runs side by side with the other waiting rows.
+		waits bool
 	}{
 		{name: "upstream down/read", tool: ToolNodeStatus, args: map[string]any{"node": "pve1"}, method: "GET", path: read,
 			inject: func(f *faultFixture, _, _ string) { f.fake.Close() },
 			want:   []string{"GET /nodes/pve1/status", "connection refused"}},
-		{name: "slow headers/read", tool: ToolNodeStatus, args: map[string]any{"node": "pve1"}, method: "GET", path: read,
+		{name: "slow headers/read", tool: ToolNodeStatus, args: map[string]any{"node": "pve1"}, method: "GET", path: read, waits: true,
 			inject: pathFault(proxmoxtest.Fault{Latency: time.Hour}),
 			want:   []string{"GET /nodes/pve1/status", "no answer within", "timed out waiting for the answer's headers"}},
 		{name: "endless body/read", tool: ToolNodeStatus, args: map[string]any{"node": "pve1"}, method: "GET", path: read,
@@ -150,11 +202,11 @@ func TestFaultMatrixTools(t *testing.T) {
 			inject: func(*faultFixture, string, string) {},
 			mod:    func(c *proxmoxsafe.Config, f *faultFixture) { c.Fingerprint = f.other.Fingerprint() },
 			want:   []string{"does not match the configured pin"}},
-		{name: "TLS handshake never completes/read", tool: ToolNodeStatus, args: map[string]any{"node": "pve1"}, method: "GET", path: read,
+		{name: "TLS handshake never completes/read", tool: ToolNodeStatus, args: map[string]any{"node": "pve1"}, method: "GET", path: read, waits: true,
 			inject: func(f *faultFixture, _, _ string) { f.fake.StallHandshakes(true) },
 			want:   []string{"GET /nodes/pve1/status", "timed out in the TLS handshake"}},
 
-		{name: "slow headers/pre-read", tool: ToolGuestPower, args: shutdown, method: "GET", path: preRead, refused: true,
+		{name: "slow headers/pre-read", tool: ToolGuestPower, args: shutdown, method: "GET", path: preRead, refused: true, waits: true,
 			inject: pathFault(proxmoxtest.Fault{Latency: time.Hour}),
 			want:   []string{"cannot check the guest's current state", "GET " + preRead, "timed out waiting for the answer's headers", "no action was taken"}},
 		{name: "500 echoing the token/pre-read", tool: ToolGuestPower, args: shutdown, method: "GET", path: preRead, refused: true,
@@ -163,7 +215,7 @@ func TestFaultMatrixTools(t *testing.T) {
 		{name: "certificate rotated mid-run/pre-read", tool: ToolGuestPower, args: shutdown, method: "GET", path: preRead, refused: true,
 			inject: func(f *faultFixture, _, _ string) { f.fake.RotateCertificate() },
 			want:   []string{"cannot check the guest's current state", "does not match the configured pin", "no action was taken"}},
-		{name: "slow headers/POST", tool: ToolGuestPower, args: shutdown, method: "POST", path: post, failed: true,
+		{name: "slow headers/POST", tool: ToolGuestPower, args: shutdown, method: "POST", path: post, failed: true, waits: true,
 			inject: pathFault(proxmoxtest.Fault{Latency: time.Hour}),
 			want:   []string{"POST " + post, "timed out waiting for the answer's headers", "may have reached Proxmox", "check the guest's tasks and state"}},
 		{name: "redirect/POST", tool: ToolGuestPower, args: shutdown, method: "POST", path: post, failed: true,
@@ -175,55 +227,76 @@ func TestFaultMatrixTools(t *testing.T) {
 			inject: pathFault(proxmoxtest.Fault{Status: 501, Reason: "Method 'POST " + post + "' not implemented"}),
 			want:   []string{"501", "not implemented"}},
 	}
-	for _, row := range rows {
+	// call runs row i; it is a subtest of the row, so its cleanups end the
+	// session before the row's leak check. A row of the group (slot not
+	// nil) tells the group when its faulted request has gone out.
+	call := func(i int, slot *rowgroup.Row) func(t *testing.T) {
+		row := rows[i]
+		return func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+			defer cancel()
+			f := newFaultFixture(t, ctx, 0, row.mod)
+			if slot != nil {
+				defer slot.WaitingWhen(func() bool { return f.faultReached(row.method, row.path) })()
+			}
+			f.inject(row.inject, row.method, row.path)
+			res := f.call(t, ctx, row.tool, row.args)
+			if ctx.Err() != nil {
+				t.Fatal("the call returned only at the test's deadline: the configured bound did not apply")
+			}
+			msg := wantError(t, res, row.want...)
+			t.Log(msg)
+			checkFaultOutputs(t, f, mustJSON(t, res))
+			if got := f.other.Requests(); len(got) != 0 {
+				t.Errorf("the other server (redirect target) got requests: %v", requestLines(got))
+			}
+			mut := f.fake.MutatingRequests()
+			switch {
+			case row.refused:
+				if len(mut) != 0 {
+					t.Errorf("mutating requests after a refusal: %v", requestLines(mut))
+				}
+				auditEvent(t, f.audit, proxmoxsafe.AuditRefused, "cannot check the guest's current state")
+			case row.failed:
+				if len(mut) != 1 {
+					t.Errorf("mutating requests = %v, want the one POST", requestLines(mut))
+				}
+				if strings.Contains(msg, "no action was taken") {
+					t.Errorf("a POST that went out claims nothing was done: %q", msg)
+				}
+				auditEvent(t, f.audit, proxmoxsafe.AuditFailed, "POST "+post)
+			default:
+				if len(mut) != 0 {
+					t.Errorf("a read sent mutating requests: %v", requestLines(mut))
+				}
+			}
+		}
+	}
+	var waiting []int // the rows that wait, run side by side after the others
+	for i, row := range rows {
+		if row.waits {
+			waiting = append(waiting, i)
+			continue
+		}
 		t.Run(row.name, func(t *testing.T) {
 			before := goleak.IgnoreCurrent()
-			t.Run("call", func(t *testing.T) { // its cleanups end the session before goleak looks
-				ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-				defer cancel()
-				f := newFaultFixture(t, ctx, 0, row.mod)
-				row.inject(f, row.method, row.path)
-				res := f.call(t, ctx, row.tool, row.args)
-				if ctx.Err() != nil {
-					t.Fatal("the call returned only at the test's deadline: the configured bound did not apply")
-				}
-				msg := wantError(t, res, row.want...)
-				t.Log(msg)
-				checkFaultOutputs(t, f, mustJSON(t, res))
-				if got := f.other.Requests(); len(got) != 0 {
-					t.Errorf("the other server (redirect target) got requests: %v", requestLines(got))
-				}
-				mut := f.fake.MutatingRequests()
-				switch {
-				case row.refused:
-					if len(mut) != 0 {
-						t.Errorf("mutating requests after a refusal: %v", requestLines(mut))
-					}
-					auditEvent(t, f.audit, proxmoxsafe.AuditRefused, "cannot check the guest's current state")
-				case row.failed:
-					if len(mut) != 1 {
-						t.Errorf("mutating requests = %v, want the one POST", requestLines(mut))
-					}
-					if strings.Contains(msg, "no action was taken") {
-						t.Errorf("a POST that went out claims nothing was done: %q", msg)
-					}
-					auditEvent(t, f.audit, proxmoxsafe.AuditFailed, "POST "+post)
-				default:
-					if len(mut) != 0 {
-						t.Errorf("a read sent mutating requests: %v", requestLines(mut))
-					}
-				}
-			})
+			t.Run("call", call(i, nil))
 			goleak.VerifyNone(t, before)
 		})
 	}
+	g := rowgroup.New(t, faultRowsWorking)
+	for _, i := range waiting {
+		g.Run(rows[i].name, func(t *testing.T, slot *rowgroup.Row) { t.Run("call", call(i, slot)) })
+	}
+	g.Wait()
 }
 
 // TestFaultMatrixWaitTools covers the task rows through guest_power with
 // wait: a task that never ends, and a task-status endpoint that hangs
 // (past the per-request bound, or past the wait itself).
 func TestFaultMatrixWaitTools(t *testing.T) {
-	// Not parallel: see above.
+	// Not parallel, and every row waits a second or more: side by side,
+	// see above.
 	rows := []struct {
 		name string
 		hang bool
@@ -239,10 +312,10 @@ func TestFaultMatrixWaitTools(t *testing.T) {
 		{name: "task-status endpoint hangs past the wait", hang: true, pastWait: true, status: proxmoxsafe.OutcomeTimeout,
 			want: []string{"the task's status could not be read within 1 s", "it may still be running", "check task UPID:pve1:"}},
 	}
+	g := rowgroup.New(t, faultRowsWorking)
 	for _, row := range rows {
-		t.Run(row.name, func(t *testing.T) {
-			before := goleak.IgnoreCurrent()
-			t.Run("call", func(t *testing.T) {
+		g.Run(row.name, func(t *testing.T, slot *rowgroup.Row) {
+			t.Run("call", func(t *testing.T) { // its cleanups end the session before the leak check
 				ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 				defer cancel()
 				var mod func(*proxmoxsafe.Config, *faultFixture)
@@ -250,6 +323,16 @@ func TestFaultMatrixWaitTools(t *testing.T) {
 					mod = func(c *proxmoxsafe.Config, _ *faultFixture) { c.Timeout = 5 * time.Second }
 				}
 				f := newFaultFixture(t, ctx, 1_000_000, mod) // a task runs for as long as anyone polls
+				// Once the task's status is asked for, the row only waits
+				// (or polls, which costs little).
+				defer slot.WaitingWhen(func() bool {
+					for _, r := range f.fake.Requests() {
+						if r.Method == http.MethodGet && strings.HasPrefix(r.Path, "/nodes/pve1/tasks/") {
+							return true
+						}
+					}
+					return false
+				})()
 				if row.hang {
 					f.fake.InjectFault(proxmoxtest.Fault{Method: "GET", Path: "/nodes/pve1/tasks/*", Latency: time.Hour})
 				}
@@ -286,9 +369,9 @@ func TestFaultMatrixWaitTools(t *testing.T) {
 				}
 				checkFaultOutputs(t, f, mustJSON(t, res))
 			})
-			goleak.VerifyNone(t, before)
 		})
 	}
+	g.Wait()
 }
 
 // checkFaultOutputs looks for the canary and an unredacted token header in

@@ -3,13 +3,17 @@ package proxmoxsafe_test
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/testutil/rowgroup"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
@@ -21,20 +25,36 @@ import (
 //   - return an error that names what failed (method, path and cause),
 //   - return within its configured bound (matrixTimeout), long before the
 //     test's own deadline,
-//   - leave no goroutine behind (goleak after each row),
+//   - leave no goroutine behind (checked after each row),
 //   - carry no secret (the canary) in the error, result, logs or audit,
 //   - send no mutating request when the mutation was refused, and write the
 //     audit record that says what happened (refused, or failed after the
 //     POST).
 //
-// The rows run one after another, not in parallel: goleak.VerifyNone after
-// each row can then tell that row's goroutines from everyone else's.
+// The matrix tests do not run in parallel with other tests, so their leak
+// checks see only their own goroutines. Rows that end quickly run one after
+// another, goleak.VerifyNone after each. Rows that wait for the request
+// bound (matrixTimeout) would add up to a second each that way: they wait
+// side by side in a rowgroup.Group, though only one at a time sets up and
+// sends the healthy requests before its fault (matrixRowsWorking). The
+// group checks each row's goroutines by a pprof label and runs goleak once
+// after them all.
 
 // matrixTimeout is the per-request bound configured in the matrix: short,
 // so a fault that would hang a default client (30 s) ends quickly, yet
 // long enough for a healthy request (a new TLS connection each time)
 // under -race on a loaded 2-core machine.
 const matrixTimeout = time.Second
+
+// matrixRowsWorking is how many rows that wait for a bound may work at
+// once: set up their fakes and client and send the healthy requests that
+// precede the fault, each under the 1 s bound. One, as when the rows ran
+// one after another: a row that reached its fault only waits, and the next
+// one starts (rowgroup.Row.Waiting). With the bound cut to 300 ms, under
+// -race and CPU hogs on 2 cores, the nine rows all working at once missed
+// it in half the rows; one at a time, about as rarely as rows one after
+// another (docs/PERFORMANCE.md, "The test suite").
+const matrixRowsWorking = 1
 
 // matrixDeadline is the test's own bound on one call: reaching it means
 // the configured bound did not apply (a hang).
@@ -73,6 +93,25 @@ type faultRow struct {
 type matrixEnv struct {
 	*env
 	target *proxmoxtest.Server
+	// dials counts the connections the client opened (oneShot rows);
+	// dialsAtFault is how many it had opened when the fault was injected,
+	// -1 before.
+	dials, dialsAtFault atomic.Int64
+}
+
+// dial opens a connection as http.Transport does by default, and counts it.
+func (e *matrixEnv) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	e.dials.Add(1)
+	var d net.Dialer
+	return d.DialContext(ctx, network, addr)
+}
+
+// faultReached reports whether the faulted request went out: the fake
+// logged it (a fault on a path), or the client opened a connection after
+// the fault was injected (a fault below HTTP: nothing is logged).
+func (e *matrixEnv) faultReached(method, path string) bool {
+	at := e.dialsAtFault.Load()
+	return at >= 0 && e.dials.Load() > at || loggedRequest(e.fake, method, path)
 }
 
 // echoed is a proxy's error text that repeats the request's credentials.
@@ -89,13 +128,14 @@ func statusRow(name string, status int, reason string, kind error, want ...strin
 // oneShot makes every request use a new connection, so a fault below HTTP
 // (a server gone, a new certificate, a stalled handshake) switched on
 // between two requests meets the next one, not a kept-alive connection.
-func oneShot(c *proxmoxsafe.Config, _ *matrixEnv) {
-	c.HTTPClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+func oneShot(c *proxmoxsafe.Config, e *matrixEnv) {
+	c.HTTPClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true, DialContext: e.dial}}
 }
 
 func faultMatrix() []faultRow {
 	path := func(f proxmoxtest.Fault) func(e *matrixEnv, method, path string) {
 		return func(e *matrixEnv, method, p string) {
+			f := f // a copy: the rows of the three modes may run at once
 			f.Method, f.Path = method, p
 			e.fake.InjectFault(f)
 		}
@@ -178,28 +218,55 @@ func (h hookSink) Record(ctx context.Context, rec proxmoxsafe.AuditRecord) error
 	return err
 }
 
+// waitsForBound reports whether the row ends only when the request bound
+// (matrixTimeout) expires.
+func (r faultRow) waitsForBound() bool { return slices.Contains(r.want, "no answer within") }
+
 func TestFaultMatrix(t *testing.T) {
 	// Not parallel: see the comment at the top of the file.
+	type cell struct {
+		row  faultRow
+		mode string
+		// method and path are where the fault is injected.
+		method, path string
+	}
+	var waiting []cell
 	for _, row := range faultMatrix() {
 		for _, mode := range matrixModes {
 			if row.configOnly && mode.method == http.MethodPost || row.postOnly && mode.method != http.MethodPost {
 				continue
 			}
+			if row.waitsForBound() {
+				waiting = append(waiting, cell{row, mode.name, mode.method, mode.path})
+				continue
+			}
 			t.Run(row.name+"/"+mode.name, func(t *testing.T) {
 				before := goleak.IgnoreCurrent()
-				runFaultRow(t, row, mode.name, mode.method, mode.path)
+				runFaultRow(t, row, mode.name, mode.method, mode.path, nil)
 				goleak.VerifyNone(t, before)
 			})
 		}
 	}
+	g := rowgroup.New(t, matrixRowsWorking)
+	for _, c := range waiting {
+		g.Run(c.row.name+"/"+c.mode, func(t *testing.T, r *rowgroup.Row) { runFaultRow(t, c.row, c.mode, c.method, c.path, r) })
+	}
+	g.Wait()
 }
 
-func runFaultRow(t *testing.T, row faultRow, mode, method, path string) {
+// runFaultRow runs one row in one mode. A row of a rowgroup.Group (r not
+// nil) tells the group when its faulted request has gone out.
+func runFaultRow(t *testing.T, row faultRow, mode, method, path string, r *rowgroup.Row) {
 	target := proxmoxtest.NewServer(testCluster())
 	defer target.Close()
 	fake := proxmoxtest.NewServer(testCluster())
 	defer fake.Close()
 	e := &matrixEnv{target: target}
+	e.dialsAtFault.Store(-1)
+	inject := func() {
+		e.dialsAtFault.Store(e.dials.Load())
+		row.inject(e, method, path)
+	}
 	inPost := mode == "POST"
 	e.env = envFor(t, fake, false, func(c *proxmoxsafe.Config) {
 		c.Timeout = matrixTimeout
@@ -207,12 +274,15 @@ func runFaultRow(t *testing.T, row faultRow, mode, method, path string) {
 			row.mod(c, e)
 		}
 		if inPost {
-			c.Audit = hookSink{AuditSink: c.Audit, hook: func() { row.inject(e, method, path) }}
+			c.Audit = hookSink{AuditSink: c.Audit, hook: inject}
 		}
 	})
 	defer e.client.CloseIdleConnections()
+	if r != nil {
+		defer r.WaitingWhen(func() bool { return e.faultReached(method, path) })()
+	}
 	if !inPost {
-		row.inject(e, method, path)
+		inject()
 	}
 
 	ctx, cancel := context.WithTimeout(t.Context(), matrixDeadline)
@@ -287,6 +357,17 @@ func loggedRequest(fake *proxmoxtest.Server, method, path string) bool {
 	return false
 }
 
+// loggedPrefix reports whether the fake logged a method request for a path
+// under prefix.
+func loggedPrefix(fake *proxmoxtest.Server, method, prefix string) bool {
+	for _, r := range fake.Requests() {
+		if r.Method == method && strings.HasPrefix(r.Path, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
 // auditHas checks for a record of event whose reason contains reason.
 func auditHas(t *testing.T, audit, event, reason string) {
 	t.Helper()
@@ -302,7 +383,8 @@ func auditHas(t *testing.T, audit, event, reason string) {
 // a task-status endpoint that hangs, through the mutation's wait (Verify)
 // and through WaitTask. The mutation itself went out, so exactly one POST.
 func TestFaultMatrixTasks(t *testing.T) {
-	// Not parallel: goleak after each row, as in TestFaultMatrix.
+	// Not parallel, and the rows (each waits about 2 s) side by side, as
+	// in TestFaultMatrix.
 	rows := []struct {
 		name string
 		// hang makes the task-status endpoint hang instead of the task
@@ -331,99 +413,100 @@ func TestFaultMatrixTasks(t *testing.T) {
 			notText: []string{"the task was still running", "ended"},
 			waitErr: []string{"stopped waiting for task UPID:pve1:", "its status was not read yet", "context deadline exceeded"}},
 	}
+	g := rowgroup.New(t, matrixRowsWorking)
 	for _, row := range rows {
-		t.Run(row.name, func(t *testing.T) {
-			before := goleak.IgnoreCurrent()
-			func() {
-				fake := proxmoxtest.NewUnstartedServer(testCluster())
-				fake.TaskPolls = 1_000_000 // runs for as long as anyone polls
-				fake.StartTLS()
-				defer fake.Close()
-				e := envFor(t, fake, false, func(c *proxmoxsafe.Config) {
-					c.Timeout = matrixTimeout
-					if row.pastWait {
-						c.Timeout = 5 * time.Second
-					}
-				})
-				defer e.client.CloseIdleConnections()
-				if row.hang {
-					fake.InjectFault(proxmoxtest.Fault{Method: http.MethodGet, Path: "/nodes/pve1/tasks/*", Latency: time.Hour})
+		g.Run(row.name, func(t *testing.T, slot *rowgroup.Row) {
+			fake := proxmoxtest.NewUnstartedServer(testCluster())
+			fake.TaskPolls = 1_000_000 // runs for as long as anyone polls
+			fake.StartTLS()
+			defer fake.Close()
+			// Once the task's status is asked for, the row only waits (or
+			// polls, which costs little).
+			defer slot.WaitingWhen(func() bool { return loggedPrefix(fake, http.MethodGet, "/nodes/pve1/tasks/") })()
+			e := envFor(t, fake, false, func(c *proxmoxsafe.Config) {
+				c.Timeout = matrixTimeout
+				if row.pastWait {
+					c.Timeout = 5 * time.Second
 				}
-				ctx, cancel := context.WithTimeout(t.Context(), matrixDeadline)
-				defer cancel()
+			})
+			defer e.client.CloseIdleConnections()
+			if row.hang {
+				fake.InjectFault(proxmoxtest.Fault{Method: http.MethodGet, Path: "/nodes/pve1/tasks/*", Latency: time.Hour})
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), matrixDeadline)
+			defer cancel()
 
-				in := approvedShutdown100()
-				in.Wait = &proxmoxsafe.WaitOptions{Timeout: time.Second, Interval: 50 * time.Millisecond}
-				if row.hang && !row.pastWait {
-					in.Wait.Timeout = 3 * matrixTimeout // the request bound ends the poll first
+			in := approvedShutdown100()
+			in.Wait = &proxmoxsafe.WaitOptions{Timeout: time.Second, Interval: 50 * time.Millisecond}
+			if row.hang && !row.pastWait {
+				in.Wait.Timeout = 3 * matrixTimeout // the request bound ends the poll first
+			}
+			r, err := e.client.GuestPower(ctx, in)
+			if ctx.Err() != nil {
+				t.Fatalf("GuestPower returned only at the test's deadline: %v", err)
+			}
+			if r == nil || r.Outcome == nil {
+				t.Fatalf("no receipt with an outcome: %v (err %v)", r, err)
+			}
+			o := r.Outcome
+			t.Log(o.Message)
+			if o.Status != row.outcome {
+				t.Errorf("outcome %q, want %q: %s", o.Status, row.outcome, o.Message)
+			}
+			text := row.text
+			if row.pastWait && o.TaskPolls > 0 {
+				// Rarely, on a loaded CI machine, one status poll was
+				// answered although the endpoint was made to hang
+				// (seen twice in about forty runs; not understood).
+				// Then "still running" is the truth; the wording for an
+				// unread status is pinned by TestWaitStatusNeverAnswers.
+				t.Logf("a status poll answered (%d): checking the running wording instead", o.TaskPolls)
+				text = []string{"still running", "check task UPID:pve1:"}
+			}
+			for _, w := range text {
+				if !strings.Contains(o.Message, w) {
+					t.Errorf("outcome message %q does not say %q", o.Message, w)
 				}
-				r, err := e.client.GuestPower(ctx, in)
-				if ctx.Err() != nil {
-					t.Fatalf("GuestPower returned only at the test's deadline: %v", err)
-				}
-				if r == nil || r.Outcome == nil {
-					t.Fatalf("no receipt with an outcome: %v (err %v)", r, err)
-				}
-				o := r.Outcome
-				t.Log(o.Message)
-				if o.Status != row.outcome {
-					t.Errorf("outcome %q, want %q: %s", o.Status, row.outcome, o.Message)
-				}
-				text := row.text
+			}
+			for _, w := range row.notText {
 				if row.pastWait && o.TaskPolls > 0 {
-					// Rarely, on a loaded CI machine, one status poll was
-					// answered although the endpoint was made to hang
-					// (seen twice in about forty runs; not understood).
-					// Then "still running" is the truth; the wording for an
-					// unread status is pinned by TestWaitStatusNeverAnswers.
-					t.Logf("a status poll answered (%d): checking the running wording instead", o.TaskPolls)
-					text = []string{"still running", "check task UPID:pve1:"}
+					break
 				}
-				for _, w := range text {
-					if !strings.Contains(o.Message, w) {
-						t.Errorf("outcome message %q does not say %q", o.Message, w)
-					}
+				if strings.Contains(o.Message, w) {
+					t.Errorf("outcome message %q says %q, which is not known", o.Message, w)
 				}
-				for _, w := range row.notText {
-					if row.pastWait && o.TaskPolls > 0 {
-						break
-					}
-					if strings.Contains(o.Message, w) {
-						t.Errorf("outcome message %q says %q, which is not known", o.Message, w)
-					}
-				}
-				if row.wantErr != (err != nil) {
-					t.Errorf("err = %v; a wait that could not read Proxmox returns an error, a timeout does not", err)
-				}
-				if m := fake.MutatingRequests(); len(m) != 1 {
-					t.Errorf("mutating requests = %v, want the one shutdown", reqLines(m))
-				}
+			}
+			if row.wantErr != (err != nil) {
+				t.Errorf("err = %v; a wait that could not read Proxmox returns an error, a timeout does not", err)
+			}
+			if m := fake.MutatingRequests(); len(m) != 1 {
+				t.Errorf("mutating requests = %v, want the one shutdown", reqLines(m))
+			}
 
-				_, err = e.client.WaitTask(ctx, proxmoxsafe.WaitTaskInput{UPID: r.UPID}, &proxmoxsafe.WaitOptions{Timeout: in.Wait.Timeout, Interval: 50 * time.Millisecond})
-				if ctx.Err() != nil {
-					t.Fatalf("WaitTask returned only at the test's deadline: %v", err)
+			_, err = e.client.WaitTask(ctx, proxmoxsafe.WaitTaskInput{UPID: r.UPID}, &proxmoxsafe.WaitOptions{Timeout: in.Wait.Timeout, Interval: 50 * time.Millisecond})
+			if ctx.Err() != nil {
+				t.Fatalf("WaitTask returned only at the test's deadline: %v", err)
+			}
+			if err == nil {
+				t.Fatal("WaitTask: no error")
+			}
+			t.Log(err)
+			for _, w := range row.waitErr {
+				if row.pastWait && strings.Contains(err.Error(), "(still running)") {
+					break // a poll answered: see above
 				}
-				if err == nil {
-					t.Fatal("WaitTask: no error")
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("WaitTask err %q does not say %q", err, w)
 				}
-				t.Log(err)
-				for _, w := range row.waitErr {
-					if row.pastWait && strings.Contains(err.Error(), "(still running)") {
-						break // a poll answered: see above
-					}
-					if !strings.Contains(err.Error(), w) {
-						t.Errorf("WaitTask err %q does not say %q", err, w)
-					}
-				}
-				if !row.hang && !errors.Is(err, context.DeadlineExceeded) {
-					t.Errorf("WaitTask err %v does not match context.DeadlineExceeded", err)
-				}
-				seen := sprint(r) + err.Error() + e.logs.String() + e.audit.String()
-				if strings.Contains(seen, canary) || headerLeak.MatchString(seen) {
-					t.Errorf("the secret leaked:\n%s", seen)
-				}
-			}()
-			goleak.VerifyNone(t, before)
+			}
+			if !row.hang && !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("WaitTask err %v does not match context.DeadlineExceeded", err)
+			}
+			seen := sprint(r) + err.Error() + e.logs.String() + e.audit.String()
+			if strings.Contains(seen, canary) || headerLeak.MatchString(seen) {
+				t.Errorf("the secret leaked:\n%s", seen)
+			}
 		})
 	}
+	g.Wait()
 }
