@@ -365,6 +365,12 @@ func FuzzCheckLine(f *testing.F) {
 		`  {"jsonrpc":"2.0","id":1,"method":"ping"}	`,
 		`{"jsonrpc":"2.0","id":"\xff","method":"ping"}`,
 		`42`, `null`, `"x"`, `{`,
+		`{"jsonrpc":"2.0","id":0,"error":{"aaaa0000aaaa":"","dAtA":[]}}`,
+		`{"jsonrpc":"2.0","id":0,"error":{"Code":1,"MESSAGE":"m","data":{"x":1}}}`,
+		`{"jsonrpc":"2.0","id":0,"error":{"code":1,"code":2,"message":null,"data":null}}`,
+		`{"jsonrpc":"2.0","id":0,"error":{"code":1.5,"message":"m"}}`,
+		`{"jsonrpc":"2.0","id":0,"error":{"code":1,"message":7}}`,
+		`{"jsonrpc":"2.0","id":0,"error":[]}`,
 		`[]`, `[1,2,3]`, `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"1.0","id":2,"method":"ping"},{"foo":"boo"}]`,
 		`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":1.0,"method":"ping"},{"jsonrpc":"2.0","method":"n"}]`,
 	} {

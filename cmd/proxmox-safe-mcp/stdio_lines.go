@@ -175,13 +175,36 @@ func decodeMessage(raw []byte) (jsonrpc.Message, *lineProblem) {
 	}
 	resp := &jsonrpc.Response{ID: id, Result: m["result"]}
 	if rawErr := m["error"]; rawErr != nil && string(rawErr) != "null" {
-		var e jsonrpc.Error
-		if json.Unmarshal(rawErr, &e) != nil {
+		e, ok := decodeError(rawErr)
+		if !ok {
 			return nil, &lineProblem{code: codeInvalidRequest, msg: "Invalid Request: error must be an object with a code and a message", id: rawID}
 		}
-		resp.Error = &e
+		resp.Error = e
 	}
 	return resp, nil
+}
+
+// decodeError decodes a response's error object as go-sdk does: its
+// member names match exactly ("Code" or "dAtA" is another member, which
+// go-sdk ignores, where encoding/json would fill the field), the last of
+// a repeated member wins, and the object's own members are checked for
+// type (a code that is not an integer, a message that is not a string).
+func decodeError(raw json.RawMessage) (*jsonrpc.Error, bool) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil || m == nil {
+		return nil, false
+	}
+	var e jsonrpc.Error
+	if v, ok := m["code"]; ok && json.Unmarshal(v, &e.Code) != nil {
+		return nil, false
+	}
+	if v, ok := m["message"]; ok && json.Unmarshal(v, &e.Message) != nil {
+		return nil, false
+	}
+	if v, ok := m["data"]; ok {
+		e.Data = v
+	}
+	return &e, true
 }
 
 // notJSON is the parse error for err when it says the input is not JSON
