@@ -5,9 +5,10 @@ package examples_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,14 +16,43 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// cleanExecEnv, when set, makes the test binary the -exec program of
+// `go run`: it runs the example binary it is given with only PATH and
+// HOME in its environment (see runClean).
+const cleanExecEnv = "EXAMPLES_TEST_CLEAN_EXEC"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(cleanExecEnv) != "" {
+		os.Exit(runClean(os.Args[1:]))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// runClean runs args[0] with args[1:] and an environment of only PATH and
+// HOME, so an example sees no PVE_* or other configuration of the shell
+// that ran the tests; it returns the exit code to exit with.
+func runClean(args []string) int {
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	err := cmd.Run()
+	if exit, ok := errors.AsType[*exec.ExitError](err); ok {
+		return exit.ExitCode()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
 
 func TestExamplesDemo(t *testing.T) {
-	bin := t.TempDir()
-	// One build for all examples: -o to a directory writes one binary per main package.
-	build := exec.Command("go", "build", "-o", bin+string(filepath.Separator), "./list-and-snapshot", "./embed", "./clone-configure-start")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(self, `'"`) {
+		t.Fatalf("the test binary's path %q has a quote: go run's -exec cannot name it", self)
 	}
 	for _, tc := range []struct {
 		name string
@@ -57,11 +87,15 @@ func TestExamplesDemo(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name+strings.Join(tc.args, "_"), func(t *testing.T) {
+			t.Parallel()
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 			defer cancel()
 			var stdout, stderr bytes.Buffer
-			cmd := exec.CommandContext(ctx, filepath.Join(bin, tc.name), tc.args...)
-			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+			// go run, not go build -o: the build cache keeps the
+			// executables go run links, so a warm run links nothing (a
+			// build into a new directory linked all three every time).
+			cmd := exec.CommandContext(ctx, "go", append([]string{"run", "-exec", "'" + self + "'", "./" + tc.name}, tc.args...)...)
+			cmd.Env = append(os.Environ(), cleanExecEnv+"=1")
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Run(); err != nil {
 				t.Fatalf("%s %q: %v\nstdout:\n%s\nstderr:\n%s", tc.name, tc.args, err, stdout.String(), stderr.String())
