@@ -325,6 +325,9 @@ func (p *policy) checkGatewayParams(r *gatewayReq) error {
 	if err := checkGatewaySecrets(r); err != nil {
 		return err
 	}
+	if err := checkHostPaths(r.params); err != nil { // hostpath_params.go
+		return err
+	}
 	vals := r.params
 	for _, k := range sortedKeys(vals) {
 		switch strings.ToLower(k) {
