@@ -1,6 +1,7 @@
 package proxmoxsafe
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -217,6 +218,22 @@ func TestGatewayShape(t *testing.T) {
 	deep := strings.Repeat("[", 40) + strings.Repeat("]", 40)
 	if r := shapeAnswer(&gatewayReq{method: "GET", segs: []string{"x"}}, []byte(deep)); len(r.Truncated) != 1 {
 		t.Errorf("deep answer: truncated %v", r.Truncated)
+	}
+}
+
+// TestGatewayShapeRealmTFA: a realm's tfa property string (GET
+// /access/domains/{realm}, which Sys.Audit may read) carries the Yubico
+// API key as "key=…", which neither the name nor the free-text rules
+// caught; it is redacted whole, the rest of the realm shown.
+func TestGatewayShapeRealmTFA(t *testing.T) {
+	t.Parallel()
+	raw := `{"realm":"yk","type":"pve","comment":"office","tfa":"type=yubico,id=42,key=CANARYyubicokey,url=https://api.example/verify"}`
+	res := shapeAnswer(&gatewayReq{method: "GET", segs: []string{"access", "domains", "yk"}}, []byte(raw))
+	if b, _ := json.Marshal(res.Data); strings.Contains(string(b), "CANARY") {
+		t.Errorf("the Yubico API key came back: %s", b)
+	}
+	if d := res.Data.(map[string]any); d["tfa"] != RedactedValue || d["comment"] != "office" || !slices.Equal(res.Redacted, []string{"data.tfa"}) {
+		t.Errorf("data = %v, redacted = %v; want tfa redacted, the rest shown", d, res.Redacted)
 	}
 }
 
