@@ -27,30 +27,25 @@ const (
 	MaxGatewayResultBytes = 512 << 10
 )
 
-// gatewaySecretKeys are the keys whose values the gateway always redacts,
-// wherever they appear (docs/SECURITY.md, "What the gateway redacts"):
-// what guest configs redact (redactConfig: cipassword, sshkeys, args,
-// hookscript, cicustom, raw lxc lines, env, entrypoint, a non-plain
-// smbios1, and every key that names a secret by the one list of
-// secret_names.go: password, secret, token, pass, pwd, psk, api_key, …),
-// plus the login and console answers' ticket and CSRF token, storage and
-// realm key material, and private keys. "tfa" is a realm's second-factor
-// property string (GET /access/domains/{realm}, readable with Sys.Audit):
-// for Yubico it holds the Yubico API key ("type=yubico,id=…,key=…",
+// gatewaySecretKeys are the keys the gateway redacts wherever they appear
+// (docs/SECURITY.md, "What the gateway redacts") beyond gatewaySecret's
+// other rules, which already cover what guest configs redact
+// (redactConfig: cipassword, sshkeys, args, hookscript, cicustom, raw lxc
+// lines, env, entrypoint, a non-plain smbios1, and every key that names a
+// secret by the one list of secret_names.go, among them
+// CSRFPreventionToken, keyring and privkey) and every key ending in -key
+// or _key (endsInKey: client-key, encryption-key, private-key, cert-key).
+// What is left: the login and console answers' ticket, a PBS storage's
+// master-pubkey, a bare key, and "tfa", a realm's second-factor property
+// string (GET /access/domains/{realm}, readable with Sys.Audit): for
+// Yubico it holds the Yubico API key ("type=yubico,id=…,key=…",
 // pve-access-control Auth/Plugin.pm), which neither the name nor the
 // free-text rules see ("key" alone is not looked for in text).
 var gatewaySecretKeys = map[string]bool{
-	"ticket":              true,
-	"tfa":                 true,
-	"csrfpreventiontoken": true,
-	"keyring":             true,
-	"encryption-key":      true,
-	"master-pubkey":       true,
-	"key":                 true,
-	"client-key":          true,
-	"private-key":         true,
-	"privkey":             true,
-	"cert-key":            true,
+	"ticket":        true,
+	"tfa":           true,
+	"master-pubkey": true,
+	"key":           true,
 }
 
 // ticketValue matches a Proxmox ticket anywhere in a value:
