@@ -253,10 +253,15 @@ func TestTicketRenewalBeforeExpiry(t *testing.T) {
 // itself) and the read succeeds on the second try.
 func TestTicketExpiredUpstreamLogsInAgain(t *testing.T) {
 	t.Parallel()
-	var skew atomic.Int64 // how far the fake's ticket clock is ahead
+	// The fake's ticket clock stands still except when the test moves it:
+	// a ticket expires only then, however long a loaded machine takes for
+	// a login and a read (a real-time clock expired a fresh ticket too
+	// once they took longer than its lifetime).
+	start := time.Now()
+	var skew atomic.Int64 // how far the fake's ticket clock is past start
 	e := ticketEnv(t, func(s *proxmoxtest.Server) {
 		s.TicketLifetime = 3 * time.Second
-		s.TicketClock = func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+		s.TicketClock = func() time.Time { return start.Add(time.Duration(skew.Load())) }
 	}, nil)
 	if _, err := e.client.Version(t.Context()); err != nil {
 		t.Fatal(err)
@@ -264,8 +269,7 @@ func TestTicketExpiredUpstreamLogsInAgain(t *testing.T) {
 	// One-second timestamps: four seconds later the ticket is expired
 	// whatever the rounding. The fake's clock moves instead of the test
 	// sleeping (the client's does not: it cannot know, and must learn it
-	// from the 401). Three seconds of lifetime (not one) leave a loaded
-	// machine time for the login and the retried read to use a fresh one.
+	// from the 401).
 	skew.Store(int64(4100 * time.Millisecond))
 	e.fake.ResetRequests()
 	if _, err := e.client.Version(t.Context()); err != nil {
