@@ -111,8 +111,9 @@ func TestHoldsTicket(t *testing.T) {
 	}
 }
 
-// proxmoxParamsRefused are the request parameters of the Proxmox API
-// (testdata/pve-params/names.txt) that a gateway write refuses by name,
+// proxmoxParamsRefused are the request parameters of the endpoints this
+// server uses, from the Proxmox API schema
+// (testdata/pve-params/names.txt), that a gateway write refuses by name,
 // each deliberately: secrets, and what the config class forbids.
 var proxmoxParamsRefused = []string{
 	"args", "cicustom", "cipassword", "dev0", "entrypoint", "env", "hookscript", "hostpci0", "mp0",
@@ -122,8 +123,9 @@ var proxmoxParamsRefused = []string{
 	"serial0", "smbios1", "sshkeys", "usb0",
 }
 
-// TestSecretNamesProxmoxParams: of the request parameters in the Proxmox
-// API schema, the gateway refuses by name exactly proxmoxParamsRefused —
+// TestSecretNamesProxmoxParams: of the request parameters of the
+// endpoints this server uses (not every path the gateway reaches), the
+// gateway refuses by name exactly proxmoxParamsRefused —
 // a word added to the list that catches a legitimate parameter fails
 // here, to be decided and documented (docs/SECURITY.md, "Secret names").
 func TestSecretNamesProxmoxParams(t *testing.T) {
