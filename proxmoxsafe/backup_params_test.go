@@ -16,7 +16,8 @@ import (
 // /cluster/backup/{id}) can carry script, a hook script the node runs as
 // root at each backup phase, and tmpdir and dumpdir, host directories
 // the backup writes to as root. Proxmox allows the three to root@pam
-// only, so with root's token they would reach the host; no dedicated tool
+// only, so a password login as root@pam would send them through (an API
+// token's user, root@pam!name, is refused by Proxmox); no dedicated tool
 // sends a backup, and the gateway never sends them. Each is refused by
 // the policy step, with the exact approval phrase too, before any
 // request (the fake's log stays empty), with one refused audit record
