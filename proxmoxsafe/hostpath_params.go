@@ -20,9 +20,10 @@ var hostPathParam = lazyre.New(`(?i)^((ide|sata|scsi|virtio|unused)\d+|efidisk0|
 // file (import-from=/root/x.qcow2), a container made from a host file
 // (ostemplate=/etc/…). Proxmox allows arbitrary file system paths to
 // root@pam only ("only root can pass arbitrary filesystem paths", its
-// volume access check), so with root's token the write would put the
-// host's disks or files inside a guest: host passthrough, as hostpci and
-// usb are, which the gateway never sends. A storage volume
+// volume access check), so logged in as root@pam by password (a token's
+// user is root@pam!name) the write would put the host's disks or files
+// inside a guest: host passthrough, as hostpci and usb are, which the
+// gateway never sends. A storage volume
 // (local-lvm:vm-101-disk-0, local:iso/x.iso) is not a path and passes.
 // Every comma-separated item is checked: the bare first one is the volume,
 // and file=, volume= and import-from= name one too.

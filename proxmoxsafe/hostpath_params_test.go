@@ -13,8 +13,8 @@ import (
 // imported from a host file, a container root file system, template or a
 // restore archive that is a host path) is refused before any request,
 // even with the exact approval phrase: Proxmox allows arbitrary file
-// system paths to root@pam only, so with root's token it is host
-// passthrough. The same writes with storage volumes pass the policy step
+// system paths to root@pam only, so logged in as root@pam by password it
+// is host passthrough. The same writes with storage volumes pass the policy step
 // (refused only for the missing approval).
 func TestGatewayHostPathsRefused(t *testing.T) {
 	t.Parallel()

@@ -116,11 +116,17 @@ func TestHoldsTicket(t *testing.T) {
 // (testdata/pve-params/names.txt), that a gateway write refuses by name,
 // each deliberately: secrets, and what the config class forbids.
 var proxmoxParamsRefused = []string{
-	"args", "cicustom", "cipassword", "dev0", "entrypoint", "env", "hookscript", "hostpci0", "mp0",
+	"args", "cicustom", "cipassword", "dev0", "entrypoint", "env",
+	"force-cpu", // a VM start's raw QEMU -cpu string, root@pam only (TestGatewayStartInternalsRefused)
+	"hookscript", "hostpci0",
+	"migratedfrom", // a VM start as a migration's target, root@pam only
+	"mp0",
 	"otp", // POST /access/ticket's one-time password (a path the gateway denies anyway)
 	"parallel0",
 	"password", // container creation's root password, the login's password
-	"serial0", "smbios1", "sshkeys", "usb0",
+	"serial0", "smbios1", "sshkeys",
+	"stateuri", // a VM start waiting for incoming state, root@pam only
+	"usb0",
 }
 
 // TestSecretNamesProxmoxParams: of the request parameters of the
