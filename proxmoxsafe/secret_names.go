@@ -3,8 +3,6 @@ package proxmoxsafe
 import (
 	"strings"
 	"unicode/utf8"
-
-	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
 // The one list of words that name a secret (docs/SECURITY.md, "Secret
@@ -97,8 +95,8 @@ var secretTextName = func() string {
 // other letters, "dbpass=x", passes). Plain prose ("invalid password") is
 // left alone.
 var (
-	secretFlagRe = lazyre.New(`(?i)(--?` + secretTextName + `(?:\s+|=))("[^"]*"|'[^']*'|\S+)`)
-	secretPairRe = lazyre.New(`(?i)(` + secretTextName + `["']?\s*[=:]\s*)("[^"]*"|'[^']*'|\S+)`)
+	secretFlagArgs = newSecretArgs(`(?i)(--?` + secretTextName + `(?:\s+|=))("[^"]*"|'[^']*'|\S+)`)
+	secretPairArgs = newSecretArgs(`(?i)(` + secretTextName + `["']?\s*[=:]\s*)("[^"]*"|'[^']*'|\S+)`)
 )
 
 // redactSecretArgs replaces the values of secret-looking arguments
@@ -109,12 +107,15 @@ func redactSecretArgs(s string) string {
 	if !mayNameSecret(s) {
 		return s
 	}
-	s = secretFlagRe.ReplaceAllString(s, "${1}"+RedactedValue)
-	return secretPairRe.ReplaceAllStringFunc(s, func(m string) string {
+	s = secretFlagArgs.replaceAll(s, func(s string, loc []int) string {
+		return s[loc[2]:loc[3]] + RedactedValue
+	})
+	return secretPairArgs.replaceAll(s, func(s string, loc []int) string {
+		m := s[loc[0]:loc[1]]
 		if strings.HasSuffix(m, RedactedValue) {
 			return m
 		}
-		return secretPairRe.ReplaceAllString(m, "${1}"+RedactedValue)
+		return secretPairArgs.re.ReplaceAllString(m, "${1}"+RedactedValue)
 	})
 }
 
