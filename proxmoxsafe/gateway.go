@@ -315,9 +315,11 @@ func checkGatewayParams(params map[string]string) (url.Values, error) {
 // node runs as root; tmpdir and dumpdir: host directories written as
 // root), and a VM start's root-only internals (force-cpu: QEMU's -cpu
 // as a raw string, as args is; stateuri and migratedfrom: a start as a
-// migration's target, waiting for incoming state). Secrets (any password
-// among them) are secretWriteParam's.
-var forbiddenWriteParam = lazyre.New(`(?i)^(args|hookscript|script|tmpdir|dumpdir|force-cpu|stateuri|migratedfrom|cicustom|lxc|hostpci\d*|usb\d*|serial\d*|parallel\d*|dev\d+|mp\d+)$`)
+// migration's target, waiting for incoming state), and skiplock (root
+// only: acts on a guest whatever task holds its lock, which every typed
+// mutation refuses to do). Secrets (any password among them) are
+// secretWriteParam's.
+var forbiddenWriteParam = lazyre.New(`(?i)^(args|hookscript|script|tmpdir|dumpdir|force-cpu|stateuri|migratedfrom|skiplock|cicustom|lxc|hostpci\d*|usb\d*|serial\d*|parallel\d*|dev\d+|mp\d+)$`)
 
 // checkGatewayParams is the policy step for a write's parameters:
 // forbidden names and secrets (checkGatewaySecrets), and nodes named in

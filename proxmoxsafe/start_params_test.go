@@ -23,6 +23,7 @@ func TestGatewayStartInternalsRefused(t *testing.T) {
 		{"force-cpu", "host,-hypervisor"},
 		{"stateuri", "tcp"},
 		{"migratedfrom", "pve2"},
+		{"skiplock", "1"},
 	} {
 		t.Run(tc.param, func(t *testing.T) {
 			t.Parallel()
