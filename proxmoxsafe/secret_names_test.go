@@ -124,7 +124,9 @@ var proxmoxParamsRefused = []string{
 	"otp", // POST /access/ticket's one-time password (a path the gateway denies anyway)
 	"parallel0",
 	"password", // container creation's root password, the login's password
-	"serial0", "smbios1", "sshkeys",
+	"serial0",
+	"skiplock", // root@pam only: act on a guest whatever task holds its lock
+	"smbios1", "sshkeys",
 	"stateuri", // a VM start waiting for incoming state, root@pam only
 	"usb0",
 }
