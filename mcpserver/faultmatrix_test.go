@@ -305,12 +305,15 @@ func TestFaultMatrixWaitTools(t *testing.T) {
 		want     []string
 		status   proxmoxsafe.OutcomeStatus
 	}{
-		{name: "task that never ends", status: proxmoxsafe.OutcomeTimeout,
-			want: []string{"still running after 1 s", "check task UPID:pve1:", "later"}},
 		{name: "task-status endpoint hangs", hang: true, status: proxmoxsafe.OutcomeSubmitted,
 			want: []string{"Submitted shutdown", "The outcome could not be confirmed", "timed out waiting for the answer's headers", "check the task and the guest's status"}},
 		{name: "task-status endpoint hangs past the wait", hang: true, pastWait: true, status: proxmoxsafe.OutcomeTimeout,
 			want: []string{"the task's status could not be read within 1 s", "it may still be running", "check task UPID:pve1:"}},
+		// Last: it polls until its wait ends, each poll a new TLS
+		// connection, so it keeps its slot (see below) and works while the
+		// rows above only wait.
+		{name: "task that never ends", status: proxmoxsafe.OutcomeTimeout,
+			want: []string{"still running after 1 s", "check task UPID:pve1:", "later"}},
 	}
 	g := rowgroup.New(t, faultRowsWorking)
 	for _, row := range rows {
@@ -323,18 +326,17 @@ func TestFaultMatrixWaitTools(t *testing.T) {
 					mod = func(c *proxmoxsafe.Config, _ *faultFixture) { c.Timeout = 5 * time.Second }
 				}
 				f := newFaultFixture(t, ctx, 1_000_000, mod) // a task runs for as long as anyone polls
-				// Once the task's status is asked for, the row only waits
-				// (or polls, which costs little).
-				defer slot.WaitingWhen(func() bool {
-					for _, r := range f.fake.Requests() {
-						if r.Method == http.MethodGet && strings.HasPrefix(r.Path, "/nodes/pve1/tasks/") {
-							return true
-						}
-					}
-					return false
-				})()
 				if row.hang {
 					f.fake.InjectFault(proxmoxtest.Fault{Method: "GET", Path: "/nodes/pve1/tasks/*", Latency: time.Hour})
+					// Once the task's status is asked for, the row only waits.
+					defer slot.WaitingWhen(func() bool {
+						for _, r := range f.fake.Requests() {
+							if r.Method == http.MethodGet && strings.HasPrefix(r.Path, "/nodes/pve1/tasks/") {
+								return true
+							}
+						}
+						return false
+					})()
 				}
 				secs := 1
 				if row.hang && !row.pastWait {
