@@ -236,11 +236,17 @@ func TestFaultMatrixTools(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 			defer cancel()
 			f := newFaultFixture(t, ctx, 0, row.mod)
+			stopWatching := func() {}
 			if slot != nil {
-				defer slot.WaitingWhen(func() bool { return f.faultReached(row.method, row.path) })()
+				stopWatching = slot.WaitingWhen(func() bool { return f.faultReached(row.method, row.path) })
+				defer stopWatching()
 			}
 			f.inject(row.inject, row.method, row.path)
 			res := f.call(t, ctx, row.tool, row.args)
+			if slot != nil {
+				stopWatching()
+				slot.Working() // the checks and cleanups below, one row at a time
+			}
 			if ctx.Err() != nil {
 				t.Fatal("the call returned only at the test's deadline: the configured bound did not apply")
 			}

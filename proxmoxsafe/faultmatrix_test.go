@@ -278,8 +278,10 @@ func runFaultRow(t *testing.T, row faultRow, mode, method, path string, r *rowgr
 		}
 	})
 	defer e.client.CloseIdleConnections()
+	stopWatching := func() {}
 	if r != nil {
-		defer r.WaitingWhen(func() bool { return e.faultReached(method, path) })()
+		stopWatching = r.WaitingWhen(func() bool { return e.faultReached(method, path) })
+		defer stopWatching()
 	}
 	if !inPost {
 		inject()
@@ -293,6 +295,10 @@ func runFaultRow(t *testing.T, row faultRow, mode, method, path string, r *rowgr
 		res, err = e.client.NodeStatus(ctx, proxmoxsafe.NodeStatusInput{Node: "pve1"})
 	} else {
 		res, err = e.client.GuestPower(ctx, approvedShutdown100())
+	}
+	if r != nil {
+		stopWatching()
+		r.Working() // the checks and cleanups below, one row at a time
 	}
 	if ctx.Err() != nil {
 		t.Fatalf("the call returned only at the test's deadline (%s): the configured bound did not apply; err = %v", matrixDeadline, err)

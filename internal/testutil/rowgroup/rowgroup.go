@@ -60,21 +60,42 @@ type Group struct {
 
 // Row is one running row: it tells the group when the row only waits.
 type Row struct {
-	once    sync.Once
-	release func()
+	slots   chan struct{}
+	mu      sync.Mutex
+	working bool // the row holds a slot
 }
 
 // Waiting tells the group that the row now only waits (for a bound, a
-// timer, a fault that never answers), so the next row may start its work.
-// It may be called from any goroutine; calls after the first do nothing.
+// timer, a fault that never answers), so another row may work. It may be
+// called from any goroutine; it does nothing when the row already waits.
 // A row that never calls it keeps its slot until it ends.
-func (r *Row) Waiting() { r.once.Do(r.release) }
+func (r *Row) Waiting() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.working {
+		<-r.slots
+		r.working = false
+	}
+}
+
+// Working tells the group that the row works again after a wait: it
+// returns once fewer than busy rows work, so what the row does after its
+// wait (checking results, closing its fakes) does not run beside another
+// row's time-bounded requests. It does nothing when the row already works.
+func (r *Row) Working() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.working {
+		r.slots <- struct{}{}
+		r.working = true
+	}
+}
 
 // WaitingWhen calls [Row.Waiting] as soon as reached reports true, asking
 // it every few milliseconds from a goroutine of its own: for a row whose
 // wait begins inside a call it cannot see into (a request that meets a
 // fault). The returned stop ends the asking and returns once the goroutine
-// has; call it before the row ends.
+// has; call it (once or more) before the row ends.
 func (r *Row) WaitingWhen(reached func() bool) (stop func()) {
 	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -90,7 +111,8 @@ func (r *Row) WaitingWhen(reached func() bool) (stop func()) {
 		}
 		r.Waiting()
 	}()
-	return func() { close(done); <-exited }
+	var once sync.Once
+	return func() { once.Do(func() { close(done) }); <-exited }
 }
 
 // New returns a group of rows of t in which at most busy rows at once are
@@ -116,8 +138,8 @@ func New(t *testing.T, busy int) *Group {
 // (after goleak's grace period for goroutines on their way out) fails the
 // row.
 func (g *Group) Run(name string, f func(t *testing.T, r *Row)) {
-	g.slots <- struct{}{}
-	r := &Row{release: func() { <-g.slots }}
+	r := &Row{slots: g.slots}
+	r.Working()
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()

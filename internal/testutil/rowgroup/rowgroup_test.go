@@ -161,6 +161,35 @@ func TestWaitingWhen(t *testing.T) {
 	g.Wait()
 }
 
+// TestWorkingWaitsForASlot: a row that works again after its wait takes a
+// slot again, so it does not work beside the row that took its slot.
+func TestWorkingWaitsForASlot(t *testing.T) {
+	var aWorking atomic.Bool
+	aTrying, bStarted := make(chan struct{}), make(chan struct{})
+	g := New(t, 1)
+	g.Run("a", func(t *testing.T, r *Row) {
+		r.Waiting()
+		<-bStarted
+		close(aTrying)
+		r.Working()
+		aWorking.Store(true)
+	})
+	g.Run("b", func(t *testing.T, r *Row) {
+		close(bStarted)
+		<-aTrying
+		for range 100 {
+			runtime.Gosched() // room for a's Working to return, were it not blocked
+		}
+		if aWorking.Load() {
+			t.Error("row a works again while row b holds the only slot")
+		}
+	})
+	g.Wait()
+	if !aWorking.Load() {
+		t.Error("row a never worked again")
+	}
+}
+
 // helperEnv makes TestLeakingRowsHelper run: it fails on purpose, in a
 // child process started by TestLeaksAreReported.
 const helperEnv = "ROWGROUP_LEAKING_ROWS_HELPER"
