@@ -47,8 +47,7 @@ func TestFailuresNameTheirPhase(t *testing.T) {
 	}))
 	t.Cleanup(ts.Close)
 	t.Cleanup(func() { close(release) }) // runs first: frees the waiting handlers
-	down := httptest.NewServer(http.NotFoundHandler())
-	down.Close()
+	down := refusingURL(t)
 
 	tests := []struct {
 		name, base, path string
@@ -56,7 +55,7 @@ func TestFailuresNameTheirPhase(t *testing.T) {
 		is               error
 		unsettled        bool
 	}{
-		{"refused connection", down.URL, "/x", []string{"connection refused"}, nil, false},
+		{"refused connection", down, "/x", []string{"connection refused"}, nil, false},
 		{"slow headers", ts.URL, "/slow", []string{"POST /slow: no answer within", "timed out waiting for the answer's headers"}, context.DeadlineExceeded, true},
 		{"stalled body", ts.URL, "/stall-body", []string{"timed out reading the answer's body"}, context.DeadlineExceeded, true},
 		{"HTML page", ts.URL, "/html", []string{"not a Proxmox API answer (Content-Type text/html)"}, nil, true},
