@@ -9,10 +9,11 @@ import (
 
 // hostPathParam matches the parameters whose value names a volume a guest
 // gets or is made from: a VM's disks (ide, sata, scsi, virtio, unused,
-// efidisk0, tpmstate0), a container's root file system, the template a
-// container is created from and the archive a guest is restored from.
+// efidisk0, tpmstate0, and cdrom, Proxmox's alias of ide2), a container's
+// root file system, the template a container is created from and the
+// archive a guest is restored from.
 // Mount points (mp*) are forbidden by name (forbiddenWriteParam).
-var hostPathParam = lazyre.New(`(?i)^((ide|sata|scsi|virtio|unused)\d+|efidisk0|tpmstate0|rootfs|ostemplate|archive)$`)
+var hostPathParam = lazyre.New(`(?i)^((ide|sata|scsi|virtio|unused)\d+|efidisk0|tpmstate0|cdrom|rootfs|ostemplate|archive)$`)
 
 // checkHostPaths refuses a gateway write that hands a guest a path on the
 // node: a disk or root file system that is a host block device or file
@@ -39,8 +40,10 @@ func checkHostPaths(vals url.Values) error {
 			} else if key != "file" && key != "volume" && key != "import-from" {
 				continue
 			}
-			if strings.HasPrefix(strings.TrimSpace(v), "/") {
-				return refuse(ErrNotAllowed, "parameter %s names a path on the node (%s…): a host block device or file given to a guest is host passthrough, which Proxmox allows to root@pam only, and the gateway never sends it (use a storage volume such as local-lvm:vm-101-disk-0); nothing was sent", k, firstSegment(v))
+			// Quotes too: a quoted value ("/dev/sda") is no storage
+			// volume, and a parser that unquotes would see a path.
+			if p := strings.TrimLeft(v, " \t\n\"'"); strings.HasPrefix(p, "/") {
+				return refuse(ErrNotAllowed, "parameter %s names a path on the node (%s…): a host block device or file given to a guest is host passthrough, which Proxmox allows to root@pam only, and the gateway never sends it (use a storage volume such as local-lvm:vm-101-disk-0); nothing was sent", k, firstSegment(p))
 			}
 		}
 	}

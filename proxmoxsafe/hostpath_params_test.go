@@ -30,6 +30,8 @@ func TestGatewayHostPathsRefused(t *testing.T) {
 		{"container root file system", "PUT", "/nodes/pve1/lxc/200/config", map[string]string{"rootfs": "volume=/srv/host,size=8G"}, "rootfs"},
 		{"container from a host file", "POST", "/nodes/pve1/lxc", map[string]string{"vmid": "150", "ostemplate": "/etc/shadow"}, "ostemplate"},
 		{"restore from a host file", "POST", "/nodes/pve1/qemu", map[string]string{"vmid": "151", "archive": " /root/dump.vma"}, "archive"},
+		{"cdrom, Proxmox's alias of ide2", "POST", "/nodes/pve1/qemu/101/config", map[string]string{"cdrom": "/etc/shadow"}, "cdrom"},
+		{"quoted file=", "POST", "/nodes/pve1/qemu/101/config", map[string]string{"scsi3": `file="/dev/sda"`}, "scsi3"},
 		{"EFI disk", "POST", "/nodes/pve1/qemu/101/config", map[string]string{"efidisk0": "/dev/sdb"}, "efidisk0"},
 	}
 	for _, tc := range refused {
@@ -55,6 +57,7 @@ func TestGatewayHostPathsRefused(t *testing.T) {
 	for _, params := range []map[string]string{
 		{"scsi1": "local-lvm:8"},
 		{"ide2": "local:iso/debian.iso,media=cdrom"},
+		{"cdrom": "local:iso/debian.iso"},
 		{"scsi2": "local-lvm:0,import-from=local:import/x.qcow2"},
 		{"unused0": "local-lvm:vm-101-disk-1"},
 		{"description": "/dev/sda is the root disk"}, // not a volume
