@@ -317,9 +317,10 @@ func checkGatewayParams(params map[string]string) (url.Values, error) {
 // as a raw string, as args is; stateuri and migratedfrom: a start as a
 // migration's target, waiting for incoming state), and skiplock (root
 // only: acts on a guest whatever task holds its lock, which every typed
-// mutation refuses to do). Secrets (any password among them) are
-// secretWriteParam's.
-var forbiddenWriteParam = lazyre.New(`(?i)^(args|hookscript|script|tmpdir|dumpdir|force-cpu|stateuri|migratedfrom|skiplock|cicustom|lxc|hostpci\d*|usb\d*|serial\d*|parallel\d*|dev\d+|mp\d+)$`)
+// mutation refuses to do), and virtiofs (a host directory shared with
+// the guest, which the config class never sends either). Secrets (any
+// password among them) are secretWriteParam's.
+var forbiddenWriteParam = lazyre.New(`(?i)^(args|hookscript|script|tmpdir|dumpdir|force-cpu|stateuri|migratedfrom|skiplock|cicustom|lxc|hostpci\d*|usb\d*|serial\d*|parallel\d*|dev\d+|mp\d+|virtiofs\d*)$`)
 
 // checkGatewayParams is the policy step for a write's parameters:
 // forbidden names and secrets (checkGatewaySecrets), and nodes named in

@@ -213,6 +213,7 @@ func TestGatewayPolicy(t *testing.T) {
 		{name: "host PCI passthrough", write: post("/nodes/pve1/qemu/101/config", map[string]string{"hostpci0": "01:00.0"}), mention: "parameter hostpci0"},
 		{name: "a password", write: post("/nodes/pve1/qemu/101/config", map[string]string{"cipassword": "CANARY-PW-5e1d"}), mention: "parameter cipassword"},
 		{name: "hook script", write: post("/nodes/pve1/lxc/200/config", map[string]string{"hookscript": "local:snippets/x"}), mention: "parameter hookscript"},
+		{name: "host directory", write: post("/nodes/pve1/qemu/101/config", map[string]string{"virtiofs0": "dirid=share"}), mention: "parameter virtiofs0"},
 		{name: "mount point", write: post("/nodes/pve1/lxc/200/config", map[string]string{"mp0": "/etc,mp=/x"}), mention: "parameter mp0"},
 		{name: "bad parameter name", write: post("/cluster/ha/groups", map[string]string{"a b": "1"}), mention: "is not a Proxmox parameter name"},
 		{name: "control character in a value", write: post("/cluster/ha/groups", map[string]string{"comment": "a\x1b[2Jb"}), mention: "control character"},

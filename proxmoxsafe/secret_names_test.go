@@ -129,6 +129,7 @@ var proxmoxParamsRefused = []string{
 	"smbios1", "sshkeys",
 	"stateuri", // a VM start waiting for incoming state, root@pam only
 	"usb0",
+	"virtiofs0", // a host directory shared with the guest, as the config class's never-keys
 }
 
 // TestSecretNamesProxmoxParams: of the request parameters of the
