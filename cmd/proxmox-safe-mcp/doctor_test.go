@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/testutil"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
@@ -194,12 +194,9 @@ func TestDoctorSystemRootsAndPinMismatch(t *testing.T) {
 
 func TestDoctorUnreachable(t *testing.T) {
 	t.Parallel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close() // nothing listens there now: connection refused at once
+	// Refused at once, for the whole test: a closed listener's port may be
+	// taken by another listener on a busy machine.
+	addr := testutil.RefusingAddr(t)
 	srv := proxmoxtest.NewServer(nil)
 	defer srv.Close()
 	out, _, code := runDoctor(t, srv, "PVE_URL", "https://"+addr)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/testutil"
 )
 
 // TestFailuresNameTheirPhase checks that a failure without a usable answer
@@ -47,7 +49,9 @@ func TestFailuresNameTheirPhase(t *testing.T) {
 	}))
 	t.Cleanup(ts.Close)
 	t.Cleanup(func() { close(release) }) // runs first: frees the waiting handlers
-	down := refusingURL(t)
+	// A port held by a socket that never listens: a closed server's port
+	// may be taken by another listener on a busy machine.
+	down := "http://" + testutil.RefusingAddr(t)
 
 	tests := []struct {
 		name, base, path string
