@@ -120,7 +120,7 @@ func redactSecretArgs(s string) string {
 }
 
 // secretNeedles holds, by lower-case first letter, words at least one of
-// which every match of secretFlagRe and secretPairRe contains: the
+// which every match of secretFlagArgs and secretPairArgs contains: the
 // infixes and the last segment of each segment word, less any that
 // contains a shorter one ("password" holds "pass", "keyring" "key").
 var secretNeedles = func() (out [128][]string) {
