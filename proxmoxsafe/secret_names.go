@@ -159,10 +159,10 @@ func mayNameSecret(s string) bool {
 		if c >= utf8.RuneSelf {
 			return true // (?i) also folds ſ to s and K (Kelvin) to k
 		}
-		for _, w := range secretNeedles[c|0x20] {
-			if len(s)-i >= len(w) && strings.EqualFold(s[i:i+len(w)], w) {
-				return true
-			}
+		// The index first: most bytes start no needle, and the call
+		// would halve the scan's speed.
+		if secretNeedles[c|0x20] != nil && needleAt(s, i) {
+			return true
 		}
 	}
 	return false

@@ -161,6 +161,9 @@ func lastNeedle(s string, from int) int {
 	return last
 }
 
+// needleAt reports whether one of the secretNeedles starts at s[i], in
+// any case (ASCII only: mayNameSecret and fastSecretScan deal with the
+// two non-ASCII letters that fold to ASCII ones).
 func needleAt(s string, i int) bool {
 	c := s[i]
 	if c >= 128 {
