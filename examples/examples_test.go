@@ -97,6 +97,11 @@ func TestExamplesDemo(t *testing.T) {
 			cmd := exec.CommandContext(ctx, "go", append([]string{"run", "-exec", "'" + self + "'", "./" + tc.name}, tc.args...)...)
 			cmd.Env = append(os.Environ(), cleanExecEnv+"=1")
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			// The context kills go run only: the -exec wrapper and the
+			// example it started keep the output pipes open, and Run would
+			// wait for them (a hung example would hang the test past its
+			// bound). WaitDelay closes the pipes and returns.
+			cmd.WaitDelay = 5 * time.Second
 			if err := cmd.Run(); err != nil {
 				t.Fatalf("%s %q: %v\nstdout:\n%s\nstderr:\n%s", tc.name, tc.args, err, stdout.String(), stderr.String())
 			}
