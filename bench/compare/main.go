@@ -111,7 +111,7 @@ func run(o options) error {
 			"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "XDG_STATE_HOME=" + filepath.Join(dir, "state"),
 			"PVE_URL=" + f.URL, "PVE_API_TOKEN_ID=" + proxmoxtest.DefaultTokenID,
 			"PVE_API_TOKEN_SECRET=" + proxmoxtest.DefaultTokenSecret, "PVE_TLS_FINGERPRINT=" + f.Fingerprint(),
-			"PVE_CA_FILE_FOR_MINIMAL=", "PVE_ALLOWED_NODES=" + nodes,
+			"PVE_ALLOWED_NODES=" + nodes,
 			"PROXMOX_SAFE_AUDIT_LOG=" + filepath.Join(dir, "audit.jsonl"),
 		}
 	}
