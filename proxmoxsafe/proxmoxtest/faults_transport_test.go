@@ -288,9 +288,15 @@ func TestDelayedRequestAbandonedWhenClientLeaves(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(conn, "GET /api2/json/version HTTP/1.1\r\nHost: pve\r\nAuthorization: %s\r\n\r\n", defaultAuth)
-		for len(s.Requests()) == 0 {
-			time.Sleep(time.Millisecond)
+		if _, err := fmt.Fprintf(conn, "GET /api2/json/version HTTP/1.1\r\nHost: pve\r\nAuthorization: %s\r\n\r\n", defaultAuth); err != nil {
+			conn.Close()
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(30 * time.Second); len(s.Requests()) == 0; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) { // a bound for a hung test, not a timing assertion
+				conn.Close()
+				t.Fatalf("fault %+v: the request never reached the fake", f)
+			}
 		}
 		if err := conn.CloseWrite(); err != nil {
 			t.Fatal(err)
