@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/testutil"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/testutil/rowgroup"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
@@ -56,13 +57,31 @@ type faultFixture struct {
 	// dials counts the connections the client opened; dialsAtFault is how
 	// many it had opened when the fault was injected, -1 before.
 	dials, dialsAtFault atomic.Int64
+	// refusing is a loopback address that refuses connections until the
+	// test ends (testutil.RefusingAddr); once down is set, dial goes there
+	// instead of to the fake.
+	refusing string
+	down     atomic.Bool
 }
 
-// dial opens a connection as http.Transport does by default, and counts it.
+// dial opens a connection as http.Transport does by default, and counts
+// it. Once the upstream is down (takeDown) it connects to f.refusing.
 func (f *faultFixture) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	f.dials.Add(1)
+	if f.down.Load() {
+		addr = f.refusing
+	}
 	var d net.Dialer
 	return d.DialContext(ctx, network, addr)
+}
+
+// takeDown makes the upstream refuse connections: later connections go to
+// a port held by a socket that never listens, and the fake is closed. Only
+// closing the fake is not enough: on a busy machine another listener may
+// take its freed port, and the request meant to be refused reaches it.
+func (f *faultFixture) takeDown() {
+	f.down.Store(true)
+	f.fake.Close()
 }
 
 // inject applies a row's fault, noting the connections opened so far.
@@ -96,7 +115,7 @@ func newFaultFixture(t *testing.T, ctx context.Context, taskPolls int, mod func(
 	cluster := proxmoxtest.DemoCluster()
 	cluster.Tokens = map[string]*proxmoxtest.Token{proxmoxtest.DefaultTokenID: {
 		Secret: faultCanary, Privileges: map[string][]string{"/": proxmoxtest.AllPrivileges()}}}
-	f := &faultFixture{fixture: &fixture{audit: newMemAudit(), logs: &syncBuffer{}}}
+	f := &faultFixture{fixture: &fixture{audit: newMemAudit(), logs: &syncBuffer{}}, refusing: testutil.RefusingAddr(t)}
 	f.dialsAtFault.Store(-1)
 	f.fake = proxmoxtest.NewUnstartedServer(cluster)
 	f.fake.TaskPolls = taskPolls
@@ -168,7 +187,7 @@ func TestFaultMatrixTools(t *testing.T) {
 		waits bool
 	}{
 		{name: "upstream down/read", tool: ToolNodeStatus, args: map[string]any{"node": "pve1"}, method: "GET", path: read,
-			inject: func(f *faultFixture, _, _ string) { f.fake.Close() },
+			inject: func(f *faultFixture, _, _ string) { f.takeDown() },
 			want:   []string{"GET /nodes/pve1/status", "connection refused"}},
 		{name: "slow headers/read", tool: ToolNodeStatus, args: map[string]any{"node": "pve1"}, method: "GET", path: read, waits: true,
 			inject: pathFault(proxmoxtest.Fault{Latency: time.Hour}),

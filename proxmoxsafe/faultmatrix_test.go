@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/testutil"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/testutil/rowgroup"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
@@ -97,13 +98,31 @@ type matrixEnv struct {
 	// dialsAtFault is how many it had opened when the fault was injected,
 	// -1 before.
 	dials, dialsAtFault atomic.Int64
+	// refusing is a loopback address that refuses connections for the
+	// whole row (testutil.RefusingAddr); once down is set, dial goes
+	// there instead of to the fake.
+	refusing string
+	down     atomic.Bool
 }
 
-// dial opens a connection as http.Transport does by default, and counts it.
+// dial opens a connection as http.Transport does by default, and counts
+// it. Once the upstream is down (takeDown) it connects to e.refusing.
 func (e *matrixEnv) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	e.dials.Add(1)
+	if e.down.Load() {
+		addr = e.refusing
+	}
 	var d net.Dialer
 	return d.DialContext(ctx, network, addr)
+}
+
+// takeDown makes the upstream refuse connections: later connections go to
+// a port held by a socket that never listens, and the fake is closed. Only
+// closing the fake is not enough: on a busy machine another listener may
+// take its freed port, and the request meant to be refused reaches it.
+func (e *matrixEnv) takeDown() {
+	e.down.Store(true)
+	e.fake.Close()
 }
 
 // faultReached reports whether the faulted request went out: the fake
@@ -142,7 +161,7 @@ func faultMatrix() []faultRow {
 	}
 	return []faultRow{
 		{name: "upstream down", kind: proxmoxsafe.ErrUpstream, want: []string{"connection refused"}, mod: oneShot,
-			inject: func(e *matrixEnv, _, _ string) { e.fake.Close() }},
+			inject: func(e *matrixEnv, _, _ string) { e.takeDown() }},
 		{name: "slow headers", unsettled: true, kind: proxmoxsafe.ErrUpstream, want: []string{"no answer within", "timed out waiting for the answer's headers"}, reaches: true,
 			inject: path(proxmoxtest.Fault{Latency: time.Hour})},
 		{name: "trickled body", unsettled: true, kind: proxmoxsafe.ErrUpstream, want: []string{"no answer within", "timed out reading the answer's body"}, reaches: true,
@@ -261,7 +280,7 @@ func runFaultRow(t *testing.T, row faultRow, mode, method, path string, r *rowgr
 	defer target.Close()
 	fake := proxmoxtest.NewServer(testCluster())
 	defer fake.Close()
-	e := &matrixEnv{target: target}
+	e := &matrixEnv{target: target, refusing: testutil.RefusingAddr(t)}
 	e.dialsAtFault.Store(-1)
 	inject := func() {
 		e.dialsAtFault.Store(e.dials.Load())
