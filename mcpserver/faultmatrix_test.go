@@ -351,23 +351,27 @@ func TestFaultMatrixWaitTools(t *testing.T) {
 					mod = func(c *proxmoxsafe.Config, _ *faultFixture) { c.Timeout = 5 * time.Second }
 				}
 				f := newFaultFixture(t, ctx, 1_000_000, mod) // a task runs for as long as anyone polls
+				stopWatching := func() {}
 				if row.hang {
 					f.fake.InjectFault(proxmoxtest.Fault{Method: "GET", Path: "/nodes/pve1/tasks/*", Latency: time.Hour})
 					// Once the task's status is asked for, the row only waits.
-					defer slot.WaitingWhen(func() bool {
+					stopWatching = slot.WaitingWhen(func() bool {
 						for _, r := range f.fake.Requests() {
 							if r.Method == http.MethodGet && strings.HasPrefix(r.Path, "/nodes/pve1/tasks/") {
 								return true
 							}
 						}
 						return false
-					})()
+					})
+					defer stopWatching()
 				}
 				secs := 1
 				if row.hang && !row.pastWait {
 					secs = 3 // the request bound ends the poll first
 				}
 				res := f.call(t, ctx, ToolGuestPower, powerArgs("pve1", "qemu", 100, "shutdown", map[string]any{"wait": true, "timeout_seconds": secs}))
+				stopWatching() // first: a watcher still running could give the slot up again
+				slot.Working() // the checks and cleanups below, one row at a time
 				if ctx.Err() != nil {
 					t.Fatal("the call returned only at the test's deadline")
 				}

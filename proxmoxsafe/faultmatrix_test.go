@@ -447,9 +447,11 @@ func TestFaultMatrixTasks(t *testing.T) {
 			fake.TaskPolls = 1_000_000 // runs for as long as anyone polls
 			fake.StartTLS()
 			defer fake.Close()
+			stopWatching := func() {}
 			if row.hang {
 				// Once the task's status is asked for, the row only waits.
-				defer slot.WaitingWhen(func() bool { return loggedPrefix(fake, http.MethodGet, "/nodes/pve1/tasks/") })()
+				stopWatching = slot.WaitingWhen(func() bool { return loggedPrefix(fake, http.MethodGet, "/nodes/pve1/tasks/") })
+				defer stopWatching()
 			}
 			e := envFor(t, fake, false, func(c *proxmoxsafe.Config) {
 				c.Timeout = matrixTimeout
@@ -470,6 +472,8 @@ func TestFaultMatrixTasks(t *testing.T) {
 				in.Wait.Timeout = 3 * matrixTimeout // the request bound ends the poll first
 			}
 			r, err := e.client.GuestPower(ctx, in)
+			stopWatching() // first: a watcher still running could give the slot up again
+			slot.Working() // the checks and cleanups below, one row at a time
 			if ctx.Err() != nil {
 				t.Fatalf("GuestPower returned only at the test's deadline: %v", err)
 			}
