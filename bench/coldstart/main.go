@@ -1,13 +1,15 @@
 // Command coldstart times the cold start of several builds of an MCP stdio
 // server side by side (issue 14): each run starts a binary, answers
 // initialize and tools/list, closes stdin and waits for the exit, and the
-// binaries take turns so that machine load hits each alike. It prints the
-// median time to the initialize answer, to the tools/list answer, from
-// stdin closed to the process reaped, and of the whole (list + exit), the
-// process's minor page faults and CPU time (user + system, from wait4),
-// each binary's whole cold start as a ratio to every other's, and, with
-// -rss, the idle memory (RSS split into anonymous and file-backed pages,
-// threads) -rss-wait after tools/list, median of the last -rss-runs runs.
+// binaries take turns so that machine load hits each alike (in an order
+// rotated each round, so that each takes each place in a round alike). It
+// prints the median time to the initialize answer, to the tools/list
+// answer, from stdin closed to the process reaped, and of the whole (list
+// + exit), the process's minor page faults and CPU time (user + system,
+// from wait4), each binary's whole cold start as a ratio to every other's,
+// and, with -rss, the idle memory (RSS split into anonymous and
+// file-backed pages, threads) -rss-wait after tools/list, median of the
+// last -rss-runs runs.
 //
 // Every binary gets the same environment: one proxmoxtest fake over TLS
 // (a 10-guest cluster), its fingerprint and CA file, an audit log in a
@@ -121,12 +123,14 @@ func run(bins []string, runs, rssRuns int, rssWait time.Duration, pages int) err
 		"PVE_CA_FILE=" + ca, "PVE_ALLOWED_NODES=pve1,pve2,pve3",
 		"PROXMOX_SAFE_AUDIT_LOG=" + filepath.Join(dir, "audit.jsonl"),
 	}
-	fmt.Printf("coldstart: %s, %d runs each, interleaved; load average %s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), runs, loadavg())
+	fmt.Printf("coldstart: %s, %d runs each, interleaved (order rotated each round); load average %s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), runs, loadavg())
 	res := make([]times, len(bins))
 	for i := range runs {
-		for b, bin := range bins {
-			if err := once(bin, env, &res[b], i >= runs-rssRuns, rssWait, pages > 0); err != nil {
-				return fmt.Errorf("%s: %w", bin, err)
+		// Rotated so that no binary always goes first in its round (a
+		// colder page cache, a scheduler wake-up) or last.
+		for _, b := range benchutil.RoundOrder(i, len(bins)) {
+			if err := once(bins[b], env, &res[b], i >= runs-rssRuns, rssWait, pages > 0); err != nil {
+				return fmt.Errorf("%s: %w", bins[b], err)
 			}
 		}
 	}

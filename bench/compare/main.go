@@ -122,7 +122,7 @@ func run(o options) error {
 	}
 
 	var rows []row
-	fmt.Printf("bench/compare: %s, %d CPUs, %s; cold starts ×%d, calls ×%d, fake latency %v\n",
+	fmt.Printf("bench/compare: %s, %d CPUs, %s; cold starts ×%d (interleaved, order rotated each round), calls ×%d, fake latency %v\n",
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), runtime.Version(), o.runs, o.calls, o.latency)
 
 	if o.bigOnly {
@@ -133,35 +133,28 @@ func run(o options) error {
 		return err
 	}
 
-	// Cold start, interleaved so drift on a shared machine hits all three.
-	var oFirst, oExit, mFirst, mExit, fFirst, fExit []time.Duration
-	var idle, idleMinimal, idleFloor string
+	// Cold start, interleaved so drift on a shared machine hits all three,
+	// in an order rotated each round so that no server always goes first
+	// in its round (a colder page cache, a scheduler wake-up) or last.
+	servers := []struct {
+		name, bin string
+		env       []string
+	}{{"ours", ours, oursEnv}, {"minimal", minimal, minEnv}, {"floor", floor, minEnv}}
+	firsts, exits, idles := make([][]time.Duration, len(servers)), make([][]time.Duration, len(servers)), make([]string, len(servers))
 	for i := range o.runs {
-		f, e, rss, err := coldStart(ours, oursEnv, i == o.runs-1)
-		if err != nil {
-			return fmt.Errorf("ours: %w", err)
+		for _, s := range benchutil.RoundOrder(i, len(servers)) {
+			f, e, rss, err := coldStart(servers[s].bin, servers[s].env, i == o.runs-1)
+			if err != nil {
+				return fmt.Errorf("%s: %w", servers[s].name, err)
+			}
+			firsts[s], exits[s] = append(firsts[s], f), append(exits[s], e)
+			if rss != "" {
+				idles[s] = rss
+			}
 		}
-		oFirst, oExit = append(oFirst, f), append(oExit, e)
-		if rss != "" {
-			idle = rss
-		}
-		f, e, mrss, err := coldStart(minimal, minEnv, i == o.runs-1)
-		if err != nil {
-			return fmt.Errorf("minimal: %w", err)
-		}
-		if mrss != "" {
-			idleMinimal = mrss
-		}
-		mFirst, mExit = append(mFirst, f), append(mExit, e)
-		f, e, frss, err := coldStart(floor, minEnv, i == o.runs-1)
-		if err != nil {
-			return fmt.Errorf("floor: %w", err)
-		}
-		if frss != "" {
-			idleFloor = frss
-		}
-		fFirst, fExit = append(fFirst, f), append(fExit, e)
 	}
+	oFirst, oExit, mFirst, mExit, fExit := firsts[0], exits[0], firsts[1], exits[1], exits[2]
+	idle, idleMinimal, idleFloor := idles[0], idles[1], idles[2]
 	rows = append(rows,
 		row{"cold start: tools/list answered", median(oFirst), median(mFirst), 0},
 		row{"cold start: + exit on stdin close", median(oExit), median(mExit), 1.3},

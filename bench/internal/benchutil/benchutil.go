@@ -1,6 +1,6 @@
 // Package benchutil holds what the bench commands share: the bearer token
-// on every request of an HTTP client, and a process's memory and CPU time
-// from /proc.
+// on every request of an HTTP client, a process's memory and CPU time
+// from /proc, and the order in which measured binaries take turns.
 package benchutil
 
 import (
@@ -90,4 +90,19 @@ func ProcCPU(pid int) (cpu time.Duration, ok bool) {
 func ProcRSSSplit(pid int) (anon, file string) {
 	v := procStatus(pid, "RssAnon", "RssFile")
 	return v[0], v[1]
+}
+
+// RoundOrder returns the order in which n measured binaries (indices 0 to
+// n-1) take their turns in round r (from 0): 0, 1, …, n-1 rotated left by
+// r. Over any n consecutive rounds each binary runs once in each position,
+// so a cost that falls on a position (the first start of a round finds a
+// colder page cache, or a scheduler that has to wake up) is spread over
+// all of them instead of always falling on the same one; with a run count
+// that is not a multiple of n, the counts differ by at most one.
+func RoundOrder(r, n int) []int {
+	order := make([]int, n)
+	for k := range order {
+		order[k] = (r + k) % n
+	}
+	return order
 }
