@@ -44,14 +44,17 @@ type Fault struct {
 	Header http.Header
 	// Latency delays the answer (the request is then served normally unless
 	// another field of the fault says otherwise). A client that goes away
-	// meanwhile (its timeout) gets no answer at all: its connection is
-	// dropped, as a real slow server would not have answered yet either.
+	// meanwhile (its timeout) gets no answer at all, its connection is
+	// dropped; the request is still carried out, as Proxmox's worker
+	// carries out a request whose client gave up (a POST that timed out
+	// may have started its task), unless the fault answers in its own
+	// way (Status, Body, Drop, …), which carries out nothing.
 	Latency time.Duration
 	// Hold, when not nil, holds the request (already in the request log)
 	// until the channel is closed, after Latency; then the fault's other
 	// fields apply. A test acts while Proxmox "works" on a request,
 	// without guessing times. A client that goes away, or a server that
-	// closes, while the request is held gets no answer.
+	// closes, while the request is held gets no answer, as with Latency.
 	Hold <-chan struct{}
 	// Drop hijacks the connection and closes it without answering.
 	Drop bool
@@ -112,31 +115,35 @@ func (s *Server) takeFault(method, path string) (Fault, bool) {
 	return Fault{}, false
 }
 
-// applyFault serves the fault; it reports whether the request is answered
-// (false: only Latency or Trickle was injected, serve normally through
-// [Server.faultWriter]).
-func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault) bool {
-	s.sleep(r, f.Latency)
-	if f.Hold != nil {
-		select {
-		case <-f.Hold:
-		case <-r.Context().Done():
-			s.abandon()
-		case <-s.closing:
-			s.abandon()
+// answersItself reports whether the fault replaces the answer (or drops
+// the connection) rather than only delaying or trickling the normal one.
+func (f Fault) answersItself() bool {
+	return f.Drop || f.Status != 0 || f.Body != nil || f.BodySize != 0 || f.Endless || f.Header != nil
+}
+
+// applyFault serves the fault. answered: the request is done. left: the
+// client went away (or the server closes) during the fault's delay, and
+// the fault only delayed the normal answer, which the caller carries out
+// and does not send ([Server.abandon]); a fault with an answer of its own
+// is abandoned here. Neither: serve normally through [Server.faultWriter].
+func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault) (answered, left bool) {
+	if !s.sleep(r, f.Latency) || !s.hold(r, f.Hold) {
+		if f.answersItself() {
+			s.abandon() // nothing was to be carried out
 		}
+		return false, true
 	}
 	if f.Drop {
 		if hj, ok := w.(http.Hijacker); ok {
 			if conn, _, err := hj.Hijack(); err == nil {
 				conn.Close()
-				return true
+				return true, false
 			}
 		}
 		panic(http.ErrAbortHandler) // fallback: net/http aborts the response
 	}
-	if f.Status == 0 && f.Body == nil && f.BodySize == 0 && !f.Endless && f.Header == nil {
-		return false
+	if !f.answersItself() {
+		return false, false
 	}
 	w = s.faultWriter(w, r, f)
 	status := f.Status
@@ -164,7 +171,7 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault) boo
 	}
 	if f.BodySize > 0 || f.Endless {
 		s.stream(w, r, status, f, body)
-		return true
+		return true, false
 	}
 	if body == nil {
 		body = errorBody(&apiError{status: status, message: reasonText}, false)
@@ -174,7 +181,7 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault) boo
 		reason = http.StatusText(status)
 	}
 	writeStatus(w, r, status, reasonPhrase(status, reason), body)
-	return true
+	return true, false
 }
 
 // fillChunk is what BodySize and Endless bodies are made of.
@@ -253,7 +260,7 @@ func (t *trickleWriter) Write(b []byte) (int, error) {
 		if err := rc.Flush(); err != nil {
 			return i + 1, err
 		}
-		t.s.sleep(t.r, t.every)
+		_ = t.s.sleep(t.r, t.every) // the select below says why it ended early
 		select {
 		case <-t.r.Context().Done():
 			return i + 1, t.r.Context().Err()

@@ -270,32 +270,44 @@ func TestRequestLogLimit(t *testing.T) {
 // transport does for a moment when its timeout fires (tls.Conn.Close sends
 // the alert before closing the socket): an answer sent then was returned
 // to it as a success, turning the fault matrix's "slow headers" row into a
-// normal answer now and then under load.
+// normal answer now and then under load. What the request asked for is
+// still carried out, as by Proxmox's worker, unless the fault answers in
+// its own way.
 func TestDelayedRequestAbandonedWhenClientLeaves(t *testing.T) {
 	t.Parallel()
 	hold := make(chan struct{})
 	defer close(hold)
-	for _, f := range []Fault{
-		{Path: "/version", Latency: time.Hour},
-		{Path: "/version", Hold: hold},
-		{Path: "/version", Status: 500, Hold: hold},
+	const shutdown = "/nodes/pve1/qemu/100/status/shutdown"
+	for _, tc := range []struct {
+		f            Fault
+		method, path string
+		carriedOut   bool // a qmshutdown task for VM 100 exists afterwards
+	}{
+		{Fault{Path: "/version", Latency: time.Hour}, "GET", "/version", false},
+		{Fault{Path: "/version", Hold: hold}, "GET", "/version", false},
+		{Fault{Path: "/version", Status: 500, Hold: hold}, "GET", "/version", false},
+		{Fault{Path: shutdown, Latency: time.Hour}, "POST", shutdown, true},
+		{Fault{Path: shutdown, Hold: hold}, "POST", shutdown, true},
+		{Fault{Path: shutdown, Status: 500, Latency: time.Hour}, "POST", shutdown, false},
+		{Fault{Path: shutdown, Drop: true, Hold: hold}, "POST", shutdown, false},
 	} {
 		s := newDemo(t)
-		s.InjectFault(f)
+		s.InjectFault(tc.f)
 		roots := x509.NewCertPool()
 		roots.AppendCertsFromPEM(s.CertificatePEM())
 		conn, err := tls.Dial("tcp", strings.TrimPrefix(s.URL, "https://"), &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := fmt.Fprintf(conn, "GET /api2/json/version HTTP/1.1\r\nHost: pve\r\nAuthorization: %s\r\n\r\n", defaultAuth); err != nil {
+		if _, err := fmt.Fprintf(conn, "%s /api2/json%s HTTP/1.1\r\nHost: pve\r\nAuthorization: %s\r\n"+
+			"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 0\r\n\r\n", tc.method, tc.path, defaultAuth); err != nil {
 			conn.Close()
 			t.Fatal(err)
 		}
 		for deadline := time.Now().Add(30 * time.Second); len(s.Requests()) == 0; time.Sleep(time.Millisecond) {
 			if time.Now().After(deadline) { // a bound for a hung test, not a timing assertion
 				conn.Close()
-				t.Fatalf("fault %+v: the request never reached the fake", f)
+				t.Fatalf("%s %s, fault %+v: the request never reached the fake", tc.method, tc.path, tc.f)
 			}
 		}
 		if err := conn.CloseWrite(); err != nil {
@@ -305,7 +317,15 @@ func TestDelayedRequestAbandonedWhenClientLeaves(t *testing.T) {
 		got, err := io.ReadAll(conn)
 		conn.Close()
 		if len(got) > 0 || errors.Is(err, os.ErrDeadlineExceeded) {
-			t.Errorf("fault %+v: after the client left: %q, %v; want the connection closed without an answer", f, got, err)
+			t.Errorf("%s %s, fault %+v: after the client left: %q, %v; want the connection closed without an answer", tc.method, tc.path, tc.f, got, err)
+		}
+		// The connection closed after the handler ran to its end.
+		started := false
+		for _, task := range s.Tasks() {
+			started = started || task.Type == "qmshutdown" && task.ID == "100"
+		}
+		if started != tc.carriedOut {
+			t.Errorf("%s %s, fault %+v: shutdown task started = %v, want %v", tc.method, tc.path, tc.f, started, tc.carriedOut)
 		}
 	}
 }

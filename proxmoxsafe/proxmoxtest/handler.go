@@ -55,25 +55,36 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	form, bodyErr := readBody(r)
 	s.logRequest(Request{Method: r.Method, Path: rel, RawPath: rawRel, Query: query, Form: form, Header: r.Header.Clone()})
 
+	left := false // the client went away while a fault delayed the request
 	if f, ok := s.takeFault(r.Method, rel); ok {
-		if s.applyFault(w, r, f) {
+		answered, gone := s.applyFault(w, r, f)
+		if answered {
 			return
 		}
-		w = s.faultWriter(w, r, f)
+		if left = gone; !left {
+			w = s.faultWriter(w, r, f)
+		}
 	}
 
 	data, aerr := s.dispatch(r, rel, inAPI, query, form, bodyErr)
+	if left {
+		// Carried out, as Proxmox's worker carries out a request whose
+		// client gave up; the answer goes nowhere.
+		s.abandon()
+	}
 	if d, ok := data.(delayedAnswer); ok {
 		// The handler decided under the model lock; the wait holds none.
-		s.sleep(r, d.wait)
+		if !s.sleep(r, d.wait) {
+			s.abandon()
+		}
 		data, aerr = d.data, d.err
 	}
 	s.mu.RLock()
 	withMessage := s.cluster.versionAtLeast(8, 3, 0)
 	s.mu.RUnlock()
 	if aerr != nil {
-		if aerr.status == http.StatusUnauthorized {
-			s.sleep(r, s.AuthDelay)
+		if aerr.status == http.StatusUnauthorized && !s.sleep(r, s.AuthDelay) {
+			s.abandon()
 		}
 		writeStatus(w, r, aerr.status, reasonPhrase(aerr.status, aerr.message), errorBody(aerr, withMessage))
 		return

@@ -215,28 +215,46 @@ func (s *Server) SetNodeOnline(name string, online bool) {
 	})
 }
 
-// sleep waits d. If the client goes away or the server closes meanwhile,
-// the request is abandoned without an answer (see [Server.abandon]).
-func (s *Server) sleep(r *http.Request, d time.Duration) {
+// sleep waits d; it reports false when the client went away or the
+// server closed first (see [Server.abandon]).
+func (s *Server) sleep(r *http.Request, d time.Duration) bool {
 	if d <= 0 {
-		return
+		return true
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
+		return true
 	case <-r.Context().Done():
-		s.abandon()
 	case <-s.closing:
-		s.abandon()
 	}
+	return false
 }
 
-// abandon ends a delayed request without answering it, as a slow server
-// would never have answered by then. Answering the moment the client gives
-// up would race the client's own timeout: net/http's transport sends TLS
-// close_notify before it closes the socket, and an answer arriving in
-// between is returned as a success (a "slow headers" fault then turned
-// into a normal answer under load, now and then). net/http drops the
-// connection and logs nothing for [http.ErrAbortHandler].
+// hold waits until c is closed (nil: not at all); it reports false when
+// the client went away or the server closed first.
+func (s *Server) hold(r *http.Request, c <-chan struct{}) bool {
+	if c == nil {
+		return true
+	}
+	select {
+	case <-c:
+		return true
+	case <-r.Context().Done():
+	case <-s.closing:
+	}
+	return false
+}
+
+// abandon ends a delayed request without answering it: its client gave
+// up (or the server closes), and a slow server would not have answered by
+// then either. What the request asked for may still have been carried
+// out, as Proxmox's worker carries out a request whose client left.
+// Answering the moment the client gives up would race the client's own
+// timeout: net/http's transport sends TLS close_notify before it closes
+// the socket, and an answer arriving in between is returned as a success
+// (a "slow headers" fault then turned into a normal answer under load,
+// now and then). net/http drops the connection and logs nothing for
+// [http.ErrAbortHandler].
 func (s *Server) abandon() { panic(http.ErrAbortHandler) }
