@@ -250,6 +250,21 @@ func TestGatewayShapeRealmTFA(t *testing.T) {
 	}
 }
 
+// A user's "keys" under /access (legacy user-level TFA secrets) is
+// redacted; elsewhere a member named keys is shown.
+func TestGatewayShapeUserKeys(t *testing.T) {
+	t.Parallel()
+	raw := `[{"userid":"u@pve","enable":1,"keys":"CANARYtotpsecret"}]`
+	res := shapeAnswer(&gatewayReq{method: "GET", segs: []string{"access", "users"}}, []byte(raw))
+	if b, _ := json.Marshal(res.Data); strings.Contains(string(b), "CANARY") {
+		t.Errorf("the user's TFA keys came back: %s", b)
+	}
+	res = shapeAnswer(&gatewayReq{method: "GET", segs: []string{"nodes", "pve1", "x"}}, []byte(`{"keys":"shown"}`))
+	if d := res.Data.(map[string]any); d["keys"] != "shown" {
+		t.Errorf("keys outside /access = %v, want it shown", d["keys"])
+	}
+}
+
 // FuzzGatewayPath: for any path the gateway accepts, the request that
 // leaves the client (through the guard, escaped) carries exactly the
 // segments checked, and never one on the deny list; a path the library

@@ -65,11 +65,15 @@ func holdsTicket(s string) bool {
 
 // gatewaySecret reports whether the value under key must be redacted.
 // accessPath is true under /access, where token creation answers with the
-// secret as "value".
+// secret as "value", and a user's "keys" (GET /access/users[/{userid}],
+// "keys for two factor auth") held the OTP secrets of user-level TFA
+// before PVE 7 moved them to tfa.cfg, and still may on a set-up that was
+// never migrated; on PVE 7+ it holds Yubico key ids, which hide nothing
+// of use.
 func gatewaySecret(key string, v any, accessPath bool) bool {
 	k := strings.ToLower(key)
 	switch {
-	case gatewaySecretKeys[k], endsInKey(k), accessPath && k == "value":
+	case gatewaySecretKeys[k], endsInKey(k), accessPath && (k == "value" || k == "keys"):
 		return true
 	case k == "smbios1":
 		s, ok := v.(string)
