@@ -250,8 +250,8 @@ func TestGatewayShapeRealmTFA(t *testing.T) {
 	}
 }
 
-// A user's "keys" under /access (legacy user-level TFA secrets) is
-// redacted; elsewhere a member named keys is shown.
+// A user's "keys" under /access (a realm's second factor: Yubico ids, or
+// OATH secrets) is redacted; elsewhere a member named keys is shown.
 func TestGatewayShapeUserKeys(t *testing.T) {
 	t.Parallel()
 	raw := `[{"userid":"u@pve","enable":1,"keys":"CANARYtotpsecret"}]`

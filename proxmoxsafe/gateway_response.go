@@ -66,10 +66,10 @@ func holdsTicket(s string) bool {
 // gatewaySecret reports whether the value under key must be redacted.
 // accessPath is true under /access, where token creation answers with the
 // secret as "value", and a user's "keys" (GET /access/users[/{userid}],
-// "keys for two factor auth") held the OTP secrets of user-level TFA
-// before PVE 7 moved them to tfa.cfg, and still may on a set-up that was
-// never migrated; on PVE 7+ it holds Yubico key ids, which hide nothing
-// of use.
+// "keys for two factor auth") holds what a realm that enforces a second
+// factor checks: Yubico key ids, or for OATH (TOTP) the base32 secrets
+// themselves (from pve-access-control's user config as we read it; not
+// checked against a live system). Redacting the ids too costs nothing.
 func gatewaySecret(key string, v any, accessPath bool) bool {
 	k := strings.ToLower(key)
 	switch {
