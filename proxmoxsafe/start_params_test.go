@@ -2,7 +2,6 @@ package proxmoxsafe_test
 
 import (
 	"errors"
-	"strings"
 	"testing"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
@@ -31,19 +30,14 @@ func TestGatewayStartInternalsRefused(t *testing.T) {
 			params := map[string]string{tc.param: tc.value}
 			_, err := e.client.APIRequest(t.Context(), proxmoxsafe.APIRequestInput{Method: "POST", Path: path, Params: params,
 				Approval: exactGatewayPhrase("POST", path, params)})
-			if !errors.Is(err, proxmoxsafe.ErrNotAllowed) {
-				t.Fatalf("err = %v, want a refusal (ErrNotAllowed)", err)
-			}
-			if msg := err.Error(); !strings.Contains(msg, "parameter "+tc.param+" is never sent") || !strings.Contains(msg, "no action was taken") {
-				t.Errorf("err = %q, want it to name parameter %s and say that no action was taken", msg, tc.param)
-			}
-			if got := e.requests(); len(got) != 0 {
-				t.Errorf("requests = %v, want none", reqLines(got))
-			}
+			assertRefusedNothingSent(t, e, err, proxmoxsafe.ErrNotAllowed, "parameter "+tc.param+" is never sent", true)
 		})
 	}
 	e := gatewayEnv(t, nil)
 	if _, err := e.client.APIRequest(t.Context(), proxmoxsafe.APIRequestInput{Method: "POST", Path: path, Params: map[string]string{"timeout": "30"}}); !errors.Is(err, proxmoxsafe.ErrApprovalRequired) {
 		t.Fatalf("a start without them: err = %v, want only the approval missing", err)
+	}
+	if got := nonGET(e); len(got) != 0 {
+		t.Errorf("a start without them: non-GET requests = %v, want none", got)
 	}
 }
