@@ -65,7 +65,10 @@ func (x secretArgs) replaceAll(s string, repl func(s string, loc []int) string) 
 		}
 		// A match holding this run's needles in its name starts in the
 		// run, at or before its last needle; the leftmost one wins.
-		last := lastNeedle(s[:end], start)
+		// nextNeedle has scanned s[from:i] and start >= from (the run
+		// before ended at from-1 or earlier, or a match ended at from =
+		// copied), so the search for the last needle starts at i.
+		last := lastNeedle(s[:end], i)
 		var loc []int
 		for p := start; p <= last && loc == nil; p++ {
 			loc = x.matchAt(s, p)
