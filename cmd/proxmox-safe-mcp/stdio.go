@@ -243,6 +243,14 @@ func (c *stdioConn) untrack(msg jsonrpc.Message) {
 	}
 }
 
+// isOpen reports whether a request of the client with id is unanswered:
+// handed to go-sdk (track) and not yet answered (untrack).
+func (c *stdioConn) isOpen(id jsonrpc.ID) bool {
+	c.flightMu.Lock()
+	defer c.flightMu.Unlock()
+	return c.open[id]
+}
+
 // cancelledID is the request id a notifications/cancelled names.
 func cancelledID(req *jsonrpc.Request) (jsonrpc.ID, bool) {
 	if req.Method != "notifications/cancelled" {
@@ -326,9 +334,9 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 // addBatch records which answers belong to a batch and returns its valid
-// messages, in order. A request whose id an earlier batch still waits for
-// is invalid: its answer could not be told apart, so its error carries id
-// null. When the batch has no valid request, the errors of its invalid
+// messages, in order. A request whose id an earlier request (alone or in
+// a batch) still waits for is invalid: its answer could not be told
+// apart, so its error carries id null. When the batch has no valid request, the errors of its invalid
 // members are returned as the one line to answer now (nil when it has
 // none); else they wait in the batch for its requests' answers, and code
 // is the first invalid member's error code (0 when every member is valid).
@@ -339,7 +347,7 @@ func (c *stdioConn) addBatch(members []batchMember) (valid []jsonrpc.Message, no
 	for _, m := range members {
 		req, _ := m.msg.(*jsonrpc.Request)
 		call := m.problem == nil && req != nil && req.IsCall()
-		if call && c.batches[req.ID] != nil {
+		if call && c.isOpen(req.ID) {
 			m.problem = &lineProblem{code: codeInvalidRequest, msg: fmt.Sprintf("Invalid Request: the batch repeats id %s of an unanswered request; this one was not processed", idJSON(req.ID))}
 			call = false
 		}

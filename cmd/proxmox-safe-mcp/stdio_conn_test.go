@@ -226,6 +226,48 @@ func TestStdioConnBatch(t *testing.T) {
 	}
 }
 
+// TestStdioConnBatchRepeatsSingleID: a batch member repeating the id of a
+// request sent alone, still unanswered, is answered in the batch's array
+// with an error with id null, as a repeat of a batch's id is; the lone
+// request's answer goes out on its own line. The check used to look only
+// at earlier batches' ids: the batch then claimed the lone request's
+// answer as its own and wrote it inside its array.
+func TestStdioConnBatchRepeatsSingleID(t *testing.T) {
+	t.Parallel()
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2024-11-05"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`,
+	}, "\n")
+	out := &syncBuffer{}
+	conn := connect(t, strings.NewReader(in), out)
+	if got, want := readN(t, conn, 3), []string{"initialize 0", "ping 1", "ping 2"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("read %q, want %q", got, want)
+	}
+	ctx := t.Context()
+	for _, id := range []float64{0, 1, 2} {
+		if err := conn.Write(ctx, &jsonrpc.Response{ID: mustID(t, id), Result: json.RawMessage(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := `{"jsonrpc":"2.0","id":0,"result":{}}` + "\n" +
+		`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"
+	lines := strings.SplitAfterN(out.String(), "\n", 3)
+	if len(lines) != 3 || lines[0]+lines[1] != want {
+		t.Fatalf("wrote %q, want the lone request's answer on its own line after initialize's", out.String())
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal([]byte(lines[2]), &raws); err != nil || len(raws) != 2 {
+		t.Fatalf("the batch answer %q is not an array of two: %v", lines[2], err)
+	}
+	if got := errorAnswers(t, string(raws[0])+"\n"); !reflect.DeepEqual(got, []string{"null -32600"}) {
+		t.Errorf("the repeated id is answered %s (%q), want null -32600", raws[0], got)
+	}
+	if got, want := string(raws[1]), `{"jsonrpc":"2.0","id":2,"result":{}}`; got != want {
+		t.Errorf("the batch's request is answered %s, want %s", got, want)
+	}
+}
+
 // TestStdioConnWrite writes each kind of message the server sends and
 // checks the line: exactly one line, read back by go-sdk's own decoder,
 // and byte for byte what go-sdk's encoder writes, whether the result is
