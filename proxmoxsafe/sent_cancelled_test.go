@@ -35,6 +35,56 @@ func holdMutation(t *testing.T, e *env, method, path string) (release func(), ar
 	return release, arrived
 }
 
+// cancelWhileHeld calls call with a context that is cancelled while the
+// fake holds the mutating request to method path, then lets the fake
+// answer and returns what call returned.
+func cancelWhileHeld[R any](t *testing.T, e *env, method, path string, call func(context.Context) (R, error)) (R, error) {
+	t.Helper()
+	release, arrived := holdMutation(t, e, method, path)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	type result struct {
+		r   R
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		r, err := call(ctx)
+		done <- result{r, err}
+	}()
+	arrived()
+	cancel()
+	release()
+	res := <-done
+	return res.r, res.err
+}
+
+// assertSentBeforeCancel checks that err says the request was sent before
+// the cancellation (a SentBeforeCancelError matching context.Canceled)
+// and returns it.
+func assertSentBeforeCancel(t *testing.T, err error) *proxmoxsafe.SentBeforeCancelError {
+	t.Helper()
+	var sc *proxmoxsafe.SentBeforeCancelError
+	if !errors.As(err, &sc) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want a SentBeforeCancelError matching context.Canceled", err)
+	}
+	return sc
+}
+
+// assertSubmittedOnce checks that exactly one mutating request, the POST
+// to path, went out and that the audit log has it approved then submitted
+// with upid.
+func assertSubmittedOnce(t *testing.T, e *env, path, upid string) {
+	t.Helper()
+	if m := e.fake.MutatingRequests(); len(m) != 1 || reqLine(m[0]) != "POST "+path {
+		t.Errorf("mutating requests = %v, want exactly one POST %s", reqLines(m), path)
+	}
+	recs := auditEvents(t, e)
+	if len(recs) != 2 || recs[0].Event != proxmoxsafe.AuditApproved || recs[1].Event != proxmoxsafe.AuditSubmitted || recs[1].UPID != upid {
+		t.Errorf("audit records = %+v, want approved then submitted with %s", recs, upid)
+	}
+}
+
 // TestCancelWhileSendingKeepsTheUPID: the caller's context ends while
 // Proxmox holds the POST (an MCP client's notifications/cancelled, a
 // shutdown). The exchange is finished: the audit log records the UPID as
@@ -51,48 +101,27 @@ func TestCancelWhileSendingKeepsTheUPID(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, nil)
 			const path = "/nodes/pve1/qemu/100/status/shutdown"
-			release, arrived := holdMutation(t, e, "POST", path)
-			ctx, cancel := context.WithCancel(t.Context())
 			in := powerIn("pve1", "qemu", 100, proxmoxsafe.ActionShutdown)
 			if wait {
 				in.Wait = &proxmoxsafe.WaitOptions{}
 			}
-			type result struct {
-				r   *proxmoxsafe.Receipt
-				err error
-			}
-			done := make(chan result, 1)
-			go func() {
-				r, err := e.client.GuestPower(ctx, in)
-				done <- result{r, err}
-			}()
-			arrived()
-			cancel()
-			release()
-			res := <-done
+			r, err := cancelWhileHeld(t, e, "POST", path, func(ctx context.Context) (*proxmoxsafe.Receipt, error) {
+				return e.client.GuestPower(ctx, in)
+			})
 
-			var sc *proxmoxsafe.SentBeforeCancelError
-			if !errors.As(res.err, &sc) || !errors.Is(res.err, context.Canceled) {
-				t.Fatalf("err = %v, want a SentBeforeCancelError matching context.Canceled", res.err)
+			sc := assertSentBeforeCancel(t, err)
+			if r == nil || !strings.HasPrefix(r.UPID, "UPID:pve1:") || sc.UPID != r.UPID || sc.Receipt != r {
+				t.Fatalf("receipt = %+v, error's UPID %q: want the task's receipt beside the error", r, sc.UPID)
 			}
-			if res.r == nil || !strings.HasPrefix(res.r.UPID, "UPID:pve1:") || sc.UPID != res.r.UPID || sc.Receipt != res.r {
-				t.Fatalf("receipt = %+v, error's UPID %q: want the task's receipt beside the error", res.r, sc.UPID)
+			if r.Outcome != nil {
+				t.Errorf("outcome = %+v: the wait should have been skipped after the cancellation", r.Outcome)
 			}
-			if res.r.Outcome != nil {
-				t.Errorf("outcome = %+v: the wait should have been skipped after the cancellation", res.r.Outcome)
-			}
-			for _, want := range []string{res.r.UPID, "sent", "running in Proxmox"} {
-				if !strings.Contains(res.err.Error(), want) {
-					t.Errorf("error %q does not say %q", res.err, want)
+			for _, want := range []string{r.UPID, "sent", "running in Proxmox"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not say %q", err, want)
 				}
 			}
-			if m := e.fake.MutatingRequests(); len(m) != 1 || reqLine(m[0]) != "POST "+path {
-				t.Errorf("mutating requests = %v, want exactly one POST %s", reqLines(m), path)
-			}
-			recs := auditEvents(t, e)
-			if len(recs) != 2 || recs[0].Event != proxmoxsafe.AuditApproved || recs[1].Event != proxmoxsafe.AuditSubmitted || recs[1].UPID != res.r.UPID {
-				t.Errorf("audit records = %+v, want approved then submitted with %s", recs, res.r.UPID)
-			}
+			assertSubmittedOnce(t, e, path, r.UPID)
 			if strings.Contains(e.audit.String(), "may have reached Proxmox") {
 				t.Errorf("audit log still says the request may have reached Proxmox:\n%s", e.audit.String())
 			}
@@ -155,33 +184,12 @@ func TestGatewayCancelWhileSendingKeepsTheUPID(t *testing.T) {
 		t.Fatal(err)
 	}
 	in.Approval = phrase
-	release, arrived := holdMutation(t, e, "POST", path)
-	ctx, cancel := context.WithCancel(t.Context())
-	type result struct {
-		r   *proxmoxsafe.APIResult
-		err error
+	r, err := cancelWhileHeld(t, e, "POST", path, func(ctx context.Context) (*proxmoxsafe.APIResult, error) {
+		return e.client.APIRequest(ctx, in)
+	})
+	sc := assertSentBeforeCancel(t, err)
+	if r == nil || !strings.HasPrefix(r.UPID, "UPID:pve1:") || sc.UPID != r.UPID {
+		t.Fatalf("result = %+v, error's UPID %q: want the task's UPID in both", r, sc.UPID)
 	}
-	done := make(chan result, 1)
-	go func() {
-		r, err := e.client.APIRequest(ctx, in)
-		done <- result{r, err}
-	}()
-	arrived()
-	cancel()
-	release()
-	res := <-done
-	var sc *proxmoxsafe.SentBeforeCancelError
-	if !errors.As(res.err, &sc) || !errors.Is(res.err, context.Canceled) {
-		t.Fatalf("err = %v, want a SentBeforeCancelError matching context.Canceled", res.err)
-	}
-	if res.r == nil || !strings.HasPrefix(res.r.UPID, "UPID:pve1:") || sc.UPID != res.r.UPID {
-		t.Fatalf("result = %+v, error's UPID %q: want the task's UPID in both", res.r, sc.UPID)
-	}
-	if m := e.fake.MutatingRequests(); len(m) != 1 || reqLine(m[0]) != "POST "+path {
-		t.Errorf("mutating requests = %v, want exactly one POST %s", reqLines(m), path)
-	}
-	recs := auditEvents(t, e)
-	if len(recs) != 2 || recs[0].Event != proxmoxsafe.AuditApproved || recs[1].Event != proxmoxsafe.AuditSubmitted || recs[1].UPID != res.r.UPID {
-		t.Errorf("audit records = %+v, want approved then submitted with %s", recs, res.r.UPID)
-	}
+	assertSubmittedOnce(t, e, path, r.UPID)
 }
