@@ -218,15 +218,9 @@ func run(o options) error {
 	// The floor: the same list_guests call through the minimal go-sdk
 	// server (one GET of the same endpoint, decoded, a tiny result), so the
 	// table shows what go-sdk's stdio framing alone costs per call.
-	msess, err := startSession(minimal, minEnv)
+	minTimes, mgets, minListCPU, err := minimalCalls(minimal, minEnv, fake, map[string]any{}, o.calls)
 	if err != nil {
 		return err
-	}
-	minTimes, mgets, err := perCall(msess, fake, "list_guests", map[string]any{}, o.calls)
-	minListCPU := msess.cpu
-	msess.close()
-	if err != nil {
-		return fmt.Errorf("minimal: %w", err)
 	}
 	bare, err := bareGets(fake, mgets, o.calls, false)
 	if err != nil {
@@ -239,15 +233,9 @@ func run(o options) error {
 	// what this server adds to the same small call beyond what any go-sdk
 	// stdio server costs.
 	if gets := ourGets["guest_status"]; len(gets) == 1 {
-		msess, err := startSession(minimal, minEnv)
+		minSmall, _, minSmallCPU, err := minimalCalls(minimal, minEnv, fake, map[string]any{"path": gets[0]}, o.calls)
 		if err != nil {
 			return err
-		}
-		minSmall, _, err := perCall(msess, fake, "list_guests", map[string]any{"path": gets[0]}, o.calls)
-		minSmallCPU := msess.cpu
-		msess.close()
-		if err != nil {
-			return fmt.Errorf("minimal: %w", err)
 		}
 		bare, err := bareGets(fake, gets, o.calls, false)
 		if err != nil {
@@ -431,6 +419,22 @@ func startSession(bin string, env []string) (*rpc, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// minimalCalls starts the minimal server in a session of its own and
+// times n calls of its one tool with args (perCall): the times, the
+// upstream GETs one call made and the server's CPU time per call.
+func minimalCalls(minimal string, env []string, fake *proxmoxtest.Server, args map[string]any, n int) ([]time.Duration, []string, time.Duration, error) {
+	sess, err := startSession(minimal, env)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	defer sess.close()
+	times, gets, err := perCall(sess, fake, "list_guests", args, n)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("minimal: %w", err)
+	}
+	return times, gets, sess.cpu, nil
 }
 
 // perCall times n calls of tool (after 3 warm-up calls) and returns the
