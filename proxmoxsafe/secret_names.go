@@ -115,7 +115,9 @@ func redactSecretArgs(s string) string {
 		if strings.HasSuffix(m, RedactedValue) {
 			return m
 		}
-		return secretPairArgs.re.ReplaceAllString(m, "${1}"+RedactedValue)
+		// What running the expression on m again would give (the match
+		// spans m), without the second run.
+		return s[loc[2]:loc[3]] + RedactedValue
 	})
 }
 
