@@ -8,11 +8,9 @@ import (
 	"strings"
 )
 
-// JSON-RPC error codes used by the handler's own answers.
-const (
-	codeInvalidRequest = -32600
-	codeMethodNotFound = -32601
-)
+// codeMethodNotFound is the JSON-RPC error code of the handler's own
+// answers (unknown and refused methods).
+const codeMethodNotFound = -32601
 
 // writeRPCError answers a JSON-RPC call with an error object under HTTP 200,
 // as a server answers a call it received and understood to be a call
