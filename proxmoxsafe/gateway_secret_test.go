@@ -1,10 +1,7 @@
 package proxmoxsafe_test
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -78,16 +75,11 @@ func put(path string, params map[string]string) proxmoxsafe.APIRequestInput {
 // parameters' url.Values encoding), and the arguments digest of the call.
 func secretTraces(t *testing.T, in proxmoxsafe.APIRequestInput, secret string) map[string]string {
 	t.Helper()
-	vals := url.Values{}
-	for k, v := range in.Params {
-		vals.Set(k, v)
-	}
-	sum := sha256.Sum256([]byte(vals.Encode()))
 	args, err := proxmoxsafe.ArgumentsDigest(proxmoxsafe.OpAPIRequest, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return map[string]string{"the secret": secret, "its parameter digest": hex.EncodeToString(sum[:8]), "its arguments digest": args}
+	return map[string]string{"the secret": secret, "its parameter digest": gatewayParamDigest(in.Params), "its arguments digest": args}
 }
 
 // unkeyedPhrase is the phrase a gateway that accepted the write would
