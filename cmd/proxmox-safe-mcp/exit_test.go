@@ -32,19 +32,7 @@ const reportPatternsEnv = "PROXMOX_SAFE_TEST_REPORT_PATTERNS"
 func TestStartCompilesNoPattern(t *testing.T) {
 	t.Parallel()
 	_, envMap := fakeEnv(t, "PVE_ALLOWED_NODES", "pve1,pve2", "PROXMOX_SAFE_AUDIT_LOG", filepath.Join(t.TempDir(), "audit.jsonl"))
-	env := []string{reportPatternsEnv + "=1"}
-	for k, v := range envMap {
-		env = append(env, k+"="+v)
-	}
-	p := startProc(t, "", cleanEnv(env...))
-	if _, err := p.cs.ListTools(t.Context(), nil); err != nil {
-		t.Fatal(err)
-	}
-	p.cs.Close()
-	p.stdinW.Close()
-	if code := p.wait(t); code != exitOK {
-		t.Fatalf("exit %d\n%s", code, p.stderr.String())
-	}
+	p := listThenExit(t, envMap, reportPatternsEnv+"=1")
 	stderr := p.stderr.String()
 	i := strings.Index(stderr, "compiled patterns: ")
 	if i < 0 {
@@ -64,7 +52,19 @@ func TestStartCompilesNoPattern(t *testing.T) {
 func TestExitAfterListIsQuiet(t *testing.T) {
 	t.Parallel()
 	_, envMap := fakeEnv(t, "PVE_ALLOWED_NODES", "pve1", "PROXMOX_SAFE_READ_ONLY", "true")
-	var env []string
+	p := listThenExit(t, envMap)
+	if s := p.stderr.String(); strings.Contains(s, "did not complete") || strings.Contains(s, "level=ERROR") {
+		t.Errorf("stderr after a prompt exit:\n%s", s)
+	}
+	assertJSONRPCOnly(t, p.stdout.String())
+}
+
+// listThenExit starts the command over real pipes with envMap and extra
+// (KEY=value), lists the tools, closes stdin and requires exit 0; it
+// returns the ended process for its output.
+func listThenExit(t *testing.T, envMap map[string]string, extra ...string) *proc {
+	t.Helper()
+	env := extra
 	for k, v := range envMap {
 		env = append(env, k+"="+v)
 	}
@@ -75,12 +75,9 @@ func TestExitAfterListIsQuiet(t *testing.T) {
 	p.cs.Close()
 	p.stdinW.Close()
 	if code := p.wait(t); code != exitOK {
-		t.Errorf("exit %d\n%s", code, p.stderr.String())
+		t.Fatalf("exit %d\n%s", code, p.stderr.String())
 	}
-	if s := p.stderr.String(); strings.Contains(s, "did not complete") || strings.Contains(s, "level=ERROR") {
-		t.Errorf("stderr after a prompt exit:\n%s", s)
-	}
-	assertJSONRPCOnly(t, p.stdout.String())
+	return p
 }
 
 // TestExitWithMutationInFlight: stdin closes while a start is on its way
