@@ -150,6 +150,11 @@ func (sh *shaper) shape(v any, at string, depth int) any {
 	}
 	switch x := v.(type) {
 	case string:
+		// Sanitized first: redaction must see the text as the reader
+		// will, or a zero-width character or an escape inside a name
+		// ("pass\u200bword=x") hides it from redaction and is then
+		// stripped, leaving the secret readable.
+		x = sanitize.String(x)
 		if holdsTicket(x) {
 			sh.redacted = append(sh.redacted, at)
 			return RedactedValue
@@ -160,7 +165,7 @@ func (sh *shaper) shape(v any, at string, depth int) any {
 			sh.redacted = append(sh.redacted, at)
 			x = r
 		}
-		s, cut := sanitize.Cap(sanitize.String(x), MaxGatewayStringLen)
+		s, cut := sanitize.Cap(x, MaxGatewayStringLen)
 		if cut {
 			sh.truncated = append(sh.truncated, at)
 		}

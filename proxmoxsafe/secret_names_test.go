@@ -1,6 +1,7 @@
 package proxmoxsafe
 
 import (
+	"encoding/json"
 	"os"
 	"regexp"
 	"slices"
@@ -162,5 +163,27 @@ func TestSecretNamesProxmoxParams(t *testing.T) {
 	}
 	if !slices.Equal(refused, proxmoxParamsRefused) {
 		t.Errorf("refused by name: %v\nwant %v", refused, proxmoxParamsRefused)
+	}
+}
+
+// TestRedactionSeesSanitizedText: a character that sanitizing strips (a
+// zero-width space, an ANSI escape) inside a secret's name or a ticket
+// must not hide it from redaction, in a gateway answer or a task log line
+// (which redacts secret arguments, not tickets).
+func TestRedactionSeesSanitizedText(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{
+		"run --pass\u200bword=hunter2 now",
+		"api_to\x1b[0mken: hunter2",
+		"cookie PVE\u200b:root@pam:4EEC61E2::hunter2",
+	} {
+		if got := taskLine(s); !strings.HasPrefix(s, "cookie") && strings.Contains(got, "hunter2") { // task logs redact no tickets
+			t.Errorf("taskLine(%q) = %q: the secret is readable", s, got)
+		}
+		raw, _ := json.Marshal(map[string]string{"log": s})
+		res := shapeAnswer(&gatewayReq{method: "GET", segs: []string{"cluster", "x"}}, raw)
+		if out, _ := json.Marshal(res.Data); strings.Contains(string(out), "hunter2") {
+			t.Errorf("gateway answer of %q = %s: the secret is readable", s, out)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 )
 
 // Bounds of [Client.TaskLog].
@@ -59,9 +60,11 @@ type rawLogLine struct {
 }
 
 // taskLine sanitizes and caps one log line and redacts secret-looking
-// arguments.
+// arguments, after sanitizing: a character sanitizing strips inside a
+// name ("pass\u200bword=x") would otherwise hide the name from redaction
+// and then disappear, leaving the secret readable.
 func taskLine(s string) string {
-	return line(redactSecretArgs(s), MaxTaskLogLineLen)
+	return line(redactSecretArgs(sanitize.Line(s)), MaxTaskLogLineLen)
 }
 
 // TaskLog returns the last lines of a task's log, with the log's total line
