@@ -39,7 +39,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -138,7 +137,7 @@ func run(bins []string, runs, rssRuns int, rssWait time.Duration, pages int) err
 	fmt.Printf("\n| binary | initialize answered | tools/list answered | stdin closed → exited | list + exit | minor faults | CPU (user+sys) |\n|---|---|---|---|---|---|---|\n")
 	for b, bin := range bins {
 		r := res[b]
-		fmt.Printf("| %s | %v | %v | %v | %v | %d | %v |\n", filepath.Base(bin), median(r.initialize), median(r.list), median(r.exit), median(r.total), medianInt(r.faults), median(r.cpu))
+		fmt.Printf("| %s | %v | %v | %v | %v | %d | %v |\n", filepath.Base(bin), median(r.initialize), median(r.list), median(r.exit), median(r.total), benchutil.Median(r.faults), median(r.cpu))
 	}
 	if len(bins) > 1 {
 		fmt.Printf("\nlist + exit, row / column: ratio of the medians (median of the per-run ratios, which slow drift of the load cancels from):\n\n|")
@@ -158,8 +157,8 @@ func run(bins []string, runs, rssRuns int, rssWait time.Duration, pages int) err
 		fmt.Printf("\nidle memory %v after tools/list, median of %d runs (kB from /proc/PID/status):\n\n| binary | RSS | anonymous | file-backed | threads |\n|---|---|---|---|---|\n", rssWait, rssRuns)
 		for b, bin := range bins {
 			r := res[b]
-			anon, file := medianInt(r.anon), medianInt(r.file)
-			fmt.Printf("| %s | %.1f MiB | %.1f MiB | %.1f MiB | %d |\n", filepath.Base(bin), mib(anon+file), mib(anon), mib(file), medianInt(r.threads))
+			anon, file := benchutil.Median(r.anon), benchutil.Median(r.file)
+			fmt.Printf("| %s | %.1f MiB | %.1f MiB | %.1f MiB | %d |\n", filepath.Base(bin), mib(anon+file), mib(anon), mib(file), benchutil.Median(r.threads))
 		}
 	}
 	for b, bin := range bins {
@@ -293,12 +292,7 @@ func loadavg() string {
 }
 
 func median(d []time.Duration) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[len(s)/2].Round(10 * time.Microsecond)
+	return benchutil.Median(d).Round(10 * time.Microsecond)
 }
 
 // pairedRatio is the median of a[i]/b[i]: runs of the same round took
@@ -308,18 +302,5 @@ func pairedRatio(a, b []time.Duration) float64 {
 	for i := range min(len(a), len(b)) {
 		r = append(r, float64(a[i])/float64(b[i]))
 	}
-	if len(r) == 0 {
-		return 0
-	}
-	slices.Sort(r)
-	return r[len(r)/2]
-}
-
-func medianInt(d []int64) int64 {
-	if len(d) == 0 {
-		return 0
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[len(s)/2]
+	return benchutil.Median(r)
 }

@@ -543,11 +543,7 @@ func bareGets(fake *proxmoxtest.Server, gets []string, n int, atOnce bool) ([]ti
 	return times, nil
 }
 
-func median(d []time.Duration) time.Duration {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
+func median(d []time.Duration) time.Duration { return benchutil.Median(d) }
 
 func round(d time.Duration) time.Duration {
 	switch {

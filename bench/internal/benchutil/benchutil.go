@@ -1,9 +1,11 @@
 // Package benchutil holds what the bench commands share: the bearer token
 // on every request of an HTTP client, a process's memory and CPU time
-// from /proc, and the order in which measured binaries take turns.
+// from /proc, the order in which measured binaries take turns, and the
+// median of a run's samples.
 package benchutil
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"os"
@@ -105,4 +107,16 @@ func RoundOrder(r, n int) []int {
 		order[k] = (r + k) % n
 	}
 	return order
+}
+
+// Median returns the middle of s (the upper one of the two middles for an
+// even count) without reordering s; zero for an empty s.
+func Median[T cmp.Ordered](s []T) T {
+	if len(s) == 0 {
+		var zero T
+		return zero
+	}
+	c := slices.Clone(s)
+	slices.Sort(c)
+	return c[len(c)/2]
 }
