@@ -190,7 +190,8 @@ func (sh *shaper) shape(v any, at string, depth int) any {
 		out := make(map[string]any, len(keys))
 		entry, secretEntry := configEntry(x)
 		for _, k := range keys {
-			name, _ := sanitize.Cap(sanitize.Line(k), 128)
+			clean := sanitize.Line(k)
+			name, _ := sanitize.Cap(clean, 128)
 			if _, dup := out[name]; dup || name == "" {
 				continue // two keys that sanitize alike: keep the first
 			}
@@ -199,7 +200,9 @@ func (sh *shaper) shape(v any, at string, depth int) any {
 				out[name] = sh.shape(x[k], child, depth+1) // a config key's name
 				continue
 			}
-			if secretEntry && (k == "value" || k == "pending") || gatewaySecret(k, x[k], sh.access) {
+			// The name is judged as shown too: a stripped character
+			// inside it ("pass\u200bword") must not hide a secret's name.
+			if secretEntry && (k == "value" || k == "pending") || gatewaySecret(k, x[k], sh.access) || gatewaySecret(clean, x[k], sh.access) {
 				sh.redacted = append(sh.redacted, child)
 				out[name] = RedactedValue
 				continue

@@ -186,4 +186,9 @@ func TestRedactionSeesSanitizedText(t *testing.T) {
 			t.Errorf("gateway answer of %q = %s: the secret is readable", s, out)
 		}
 	}
+	raw := []byte(`{"pass\u200bword":"hunter2","cli\u001b[0ment-key":"hunter2"}`)
+	res := shapeAnswer(&gatewayReq{method: "GET", segs: []string{"cluster", "x"}}, raw)
+	if out, _ := json.Marshal(res.Data); strings.Contains(string(out), "hunter2") {
+		t.Errorf("gateway answer of %s = %s: a secret's name hidden by a stripped character shows its value", raw, out)
+	}
 }
