@@ -3,10 +3,8 @@ package mcpserver
 import (
 	"context"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -54,25 +52,9 @@ type faultFixture struct {
 	fake  *proxmoxtest.Server
 	other *proxmoxtest.Server // a second server: a redirect target, a wrong pin
 	*fixture
-	// dials counts the connections the client opened; dialsAtFault is how
-	// many it had opened when the fault was injected, -1 before.
-	dials, dialsAtFault atomic.Int64
-	// refusing is a loopback address that refuses connections until the
-	// test ends (testutil.RefusingAddr); once down is set, dial goes there
-	// instead of to the fake.
-	refusing string
-	down     atomic.Bool
-}
-
-// dial opens a connection as http.Transport does by default, and counts
-// it. Once the upstream is down (takeDown) it connects to f.refusing.
-func (f *faultFixture) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	f.dials.Add(1)
-	if f.down.Load() {
-		addr = f.refusing
-	}
-	var d net.Dialer
-	return d.DialContext(ctx, network, addr)
+	// dialer opens and counts the client's connections; once the
+	// upstream is down they are refused.
+	dialer *testutil.Dialer
 }
 
 // takeDown makes the upstream refuse connections: later connections go to
@@ -80,13 +62,13 @@ func (f *faultFixture) dial(ctx context.Context, network, addr string) (net.Conn
 // closing the fake is not enough: on a busy machine another listener may
 // take its freed port, and the request meant to be refused reaches it.
 func (f *faultFixture) takeDown() {
-	f.down.Store(true)
+	f.dialer.TakeDown()
 	f.fake.Close()
 }
 
 // inject applies a row's fault, noting the connections opened so far.
 func (f *faultFixture) inject(fault func(*faultFixture, string, string), method, path string) {
-	f.dialsAtFault.Store(f.dials.Load())
+	f.dialer.MarkFault()
 	fault(f, method, path)
 }
 
@@ -94,8 +76,7 @@ func (f *faultFixture) inject(fault func(*faultFixture, string, string), method,
 // logged it (a fault on a path), or the client opened a connection after
 // the fault was injected (a fault below HTTP: nothing is logged).
 func (f *faultFixture) faultReached(method, path string) bool {
-	at := f.dialsAtFault.Load()
-	if at >= 0 && f.dials.Load() > at {
+	if f.dialer.DialedSinceFault() {
 		return true
 	}
 	for _, r := range f.fake.Requests() {
@@ -115,8 +96,7 @@ func newFaultFixture(t *testing.T, ctx context.Context, taskPolls int, mod func(
 	cluster := proxmoxtest.DemoCluster()
 	cluster.Tokens = map[string]*proxmoxtest.Token{proxmoxtest.DefaultTokenID: {
 		Secret: faultCanary, Privileges: map[string][]string{"/": proxmoxtest.AllPrivileges()}}}
-	f := &faultFixture{fixture: &fixture{audit: newMemAudit(), logs: &syncBuffer{}}, refusing: testutil.RefusingAddr(t)}
-	f.dialsAtFault.Store(-1)
+	f := &faultFixture{fixture: &fixture{audit: newMemAudit(), logs: &syncBuffer{}}, dialer: testutil.NewDialer(t)}
 	f.fake = proxmoxtest.NewUnstartedServer(cluster)
 	f.fake.TaskPolls = taskPolls
 	f.fake.StartTLS()
@@ -135,7 +115,7 @@ func newFaultFixture(t *testing.T, ctx context.Context, taskPolls int, mod func(
 		Timeout:     faultTimeout,
 		// A new connection per request: a fault below HTTP switched on
 		// between two requests meets the next one.
-		HTTPClient: &http.Client{Transport: &http.Transport{DisableKeepAlives: true, DialContext: f.dial}},
+		HTTPClient: &http.Client{Transport: &http.Transport{DisableKeepAlives: true, DialContext: f.dialer.DialContext}},
 	}
 	if mod != nil {
 		mod(&cfg, f)

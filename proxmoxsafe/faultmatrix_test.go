@@ -3,11 +3,9 @@ package proxmoxsafe_test
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -94,26 +92,9 @@ type faultRow struct {
 type matrixEnv struct {
 	*env
 	target *proxmoxtest.Server
-	// dials counts the connections the client opened (oneShot rows);
-	// dialsAtFault is how many it had opened when the fault was injected,
-	// -1 before.
-	dials, dialsAtFault atomic.Int64
-	// refusing is a loopback address that refuses connections for the
-	// whole row (testutil.RefusingAddr); once down is set, dial goes
-	// there instead of to the fake.
-	refusing string
-	down     atomic.Bool
-}
-
-// dial opens a connection as http.Transport does by default, and counts
-// it. Once the upstream is down (takeDown) it connects to e.refusing.
-func (e *matrixEnv) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	e.dials.Add(1)
-	if e.down.Load() {
-		addr = e.refusing
-	}
-	var d net.Dialer
-	return d.DialContext(ctx, network, addr)
+	// dialer opens and counts the client's connections (oneShot rows);
+	// once the upstream is down they are refused.
+	dialer *testutil.Dialer
 }
 
 // takeDown makes the upstream refuse connections: later connections go to
@@ -121,7 +102,7 @@ func (e *matrixEnv) dial(ctx context.Context, network, addr string) (net.Conn, e
 // closing the fake is not enough: on a busy machine another listener may
 // take its freed port, and the request meant to be refused reaches it.
 func (e *matrixEnv) takeDown() {
-	e.down.Store(true)
+	e.dialer.TakeDown()
 	e.fake.Close()
 }
 
@@ -129,8 +110,7 @@ func (e *matrixEnv) takeDown() {
 // logged it (a fault on a path), or the client opened a connection after
 // the fault was injected (a fault below HTTP: nothing is logged).
 func (e *matrixEnv) faultReached(method, path string) bool {
-	at := e.dialsAtFault.Load()
-	return at >= 0 && e.dials.Load() > at || loggedRequest(e.fake, method, path)
+	return e.dialer.DialedSinceFault() || loggedRequest(e.fake, method, path)
 }
 
 // echoed is a proxy's error text that repeats the request's credentials.
@@ -148,7 +128,7 @@ func statusRow(name string, status int, reason string, kind error, want ...strin
 // (a server gone, a new certificate, a stalled handshake) switched on
 // between two requests meets the next one, not a kept-alive connection.
 func oneShot(c *proxmoxsafe.Config, e *matrixEnv) {
-	c.HTTPClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true, DialContext: e.dial}}
+	c.HTTPClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true, DialContext: e.dialer.DialContext}}
 }
 
 func faultMatrix() []faultRow {
@@ -280,10 +260,9 @@ func runFaultRow(t *testing.T, row faultRow, mode, method, path string, r *rowgr
 	defer target.Close()
 	fake := proxmoxtest.NewServer(testCluster())
 	defer fake.Close()
-	e := &matrixEnv{target: target, refusing: testutil.RefusingAddr(t)}
-	e.dialsAtFault.Store(-1)
+	e := &matrixEnv{target: target, dialer: testutil.NewDialer(t)}
 	inject := func() {
-		e.dialsAtFault.Store(e.dials.Load())
+		e.dialer.MarkFault()
 		row.inject(e, method, path)
 	}
 	inPost := mode == "POST"
