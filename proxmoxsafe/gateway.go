@@ -235,10 +235,10 @@ func (c *Client) gatewayAdmit(_ context.Context, in any, method, path string, pa
 	if err != nil {
 		return nil, err
 	}
-	if class == ClassGatewayWrite {
-		if err := checkGatewayPathSecrets(segs); err != nil {
-			return nil, err // no request: its records must not name the path
-		}
+	// Reads too: a read's path goes into the log line, and a secret is
+	// never sent through the gateway either way.
+	if err := checkGatewayPathSecrets(segs); err != nil {
+		return nil, err // no request: its records must not name the path
 	}
 	vals, err := checkGatewayParams(params)
 	if err != nil {

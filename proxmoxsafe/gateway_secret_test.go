@@ -262,6 +262,16 @@ func TestGatewayWriteSecretInPath(t *testing.T) {
 			if got := e.requests(); len(got) != 0 {
 				t.Errorf("requests = %v, want none", reqLines(got))
 			}
+			// A read of the same path is refused the same way: its path
+			// would stand in the log line.
+			if res, err := e.client.APIGet(t.Context(), proxmoxsafe.APIGetInput{Path: tc.path}); !errors.Is(err, proxmoxsafe.ErrNotAllowed) || !strings.Contains(err.Error(), "no action was taken") {
+				t.Errorf("api_get: result %+v, err = %v, want refused as not allowed", res, err)
+			} else {
+				outputs = append(outputs, err.Error())
+			}
+			if got := e.requests(); len(got) != 0 {
+				t.Errorf("requests = %v, want none", reqLines(got))
+			}
 			outputs = append(outputs, e.audit.String(), e.logs.String())
 			for _, out := range outputs {
 				if strings.Contains(out, tc.secret) {
