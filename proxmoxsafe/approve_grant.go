@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/localfile"
+
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
@@ -117,7 +119,7 @@ func OpenGrantStore(dir string, opts *GrantOptions) (*GrantStore, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("grant directory %s is not a directory", dir)
 	}
-	if err := checkPrivate(dir, fi); err != nil { // private_*.go
+	if err := localfile.CheckPrivate(dir, fi); err != nil { // private_*.go
 		return nil, fmt.Errorf("grant directory: %w", err)
 	}
 	return &GrantStore{dir: dir, ttl: o.TTL, now: time.Now}, nil
@@ -379,7 +381,7 @@ func (s *GrantStore) locked(fn func() error) error {
 	defer f.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		ok, err := tryLock(f)
+		ok, err := localfile.TryLock(f)
 		if err != nil {
 			return err
 		}
@@ -391,6 +393,6 @@ func (s *GrantStore) locked(fn func() error) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	defer unlock(f)
+	defer localfile.Unlock(f)
 	return fn()
 }

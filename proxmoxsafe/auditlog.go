@@ -9,8 +9,9 @@ import (
 	"io"
 	"os"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/localfile"
 )
 
 // MaxAuditLineBytes bounds one audit log line (without its newline). Records
@@ -160,7 +161,7 @@ func OpenAuditLog(path string, opts *AuditLogOptions) (*AuditLog, error) {
 	if sealPath == "" {
 		sealPath = path + ".seal"
 	}
-	f, err := openRegular(path, os.O_RDWR|os.O_APPEND|os.O_CREATE)
+	f, err := localfile.OpenRegular(path, os.O_RDWR|os.O_APPEND|os.O_CREATE)
 	if err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
@@ -174,7 +175,7 @@ func OpenAuditLog(path string, opts *AuditLogOptions) (*AuditLog, error) {
 	if err := lockWait(f); err != nil {
 		return nil, fmt.Errorf("audit log %s: %w", path, err)
 	}
-	defer unlock(f)
+	defer localfile.Unlock(f)
 	st, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
@@ -318,27 +319,6 @@ func AuditAdvice(err error) string {
 	}
 }
 
-// openRegular opens path without blocking (O_NONBLOCK: opening a FIFO for
-// writing would otherwise wait for a reader forever) and refuses anything
-// but a regular file, checked on the opened descriptor so the answer
-// cannot change between check and use.
-func openRegular(path string, flag int) (*os.File, error) {
-	f, err := os.OpenFile(path, flag|syscall.O_NONBLOCK, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%s: not a regular file (%s); the audit log must be a plain file", path, st.Mode().Type())
-	}
-	return f, nil
-}
-
 type multiCloser []io.Closer
 
 func (m multiCloser) Close() error {
@@ -441,7 +421,7 @@ func (l *AuditLog) append(build func() (lines [][]byte, lastSeq int64, err error
 		if err := lockWait(l.file); err != nil {
 			return fmt.Errorf("audit log: %w", err)
 		}
-		defer unlock(l.file)
+		defer localfile.Unlock(l.file)
 		if err := l.catchUp(); err != nil {
 			l.err = err
 			return fmt.Errorf("audit log: %w", err)
@@ -514,7 +494,7 @@ const auditLockWait = 10 * time.Second
 func lockWait(f *os.File) error {
 	deadline := time.Now().Add(auditLockWait)
 	for {
-		ok, err := tryLock(f)
+		ok, err := localfile.TryLock(f)
 		if err != nil {
 			return fmt.Errorf("locking: %w", err)
 		}

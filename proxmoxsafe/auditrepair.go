@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/localfile"
 )
 
 // AuditRepair says what [RepairAuditLog] did.
@@ -48,7 +50,7 @@ func RepairAuditLog(path string, opts *AuditLogOptions) (AuditRepair, error) {
 	if sealPath == "" {
 		sealPath = path + ".seal"
 	}
-	f, err := openRegular(path, os.O_RDWR|os.O_APPEND)
+	f, err := localfile.OpenRegular(path, os.O_RDWR|os.O_APPEND)
 	if err != nil {
 		return rep, fmt.Errorf("audit log: %w", err)
 	}
@@ -56,7 +58,7 @@ func RepairAuditLog(path string, opts *AuditLogOptions) (AuditRepair, error) {
 	if err := lockWait(f); err != nil {
 		return rep, fmt.Errorf("audit log %s: %w", path, err)
 	}
-	defer unlock(f)
+	defer localfile.Unlock(f)
 	st, err := f.Stat()
 	if err != nil {
 		return rep, err

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/localfile"
 )
 
 // sealFormat names the seal file's format.
@@ -39,7 +41,7 @@ type sealFile struct{ f *os.File }
 var errAuditSealMismatch = errors.New("the seal does not match the log")
 
 func openSeal(path string) (*sealFile, error) {
-	f, err := openRegular(path, os.O_RDWR|os.O_CREATE)
+	f, err := localfile.OpenRegular(path, os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return nil, err
 	}

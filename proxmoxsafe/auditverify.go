@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/localfile"
 )
 
 // Verification outcomes that say more than "does not verify". Any other
@@ -109,7 +111,7 @@ func VerifyAuditFile(path string, opts *AuditVerifyOptions) (AuditSummary, error
 	if err != nil {
 		return AuditSummary{}, err
 	}
-	f, err := openRegular(path, os.O_RDONLY)
+	f, err := localfile.OpenRegular(path, os.O_RDONLY)
 	if err != nil {
 		return AuditSummary{}, err
 	}
@@ -123,7 +125,7 @@ func VerifyAuditFile(path string, opts *AuditVerifyOptions) (AuditSummary, error
 		sealPath = path + ".seal"
 	}
 	var seal io.ReaderAt // nil: no seal file
-	if sf, err := openRegular(sealPath, os.O_RDONLY); err == nil {
+	if sf, err := localfile.OpenRegular(sealPath, os.O_RDONLY); err == nil {
 		defer sf.Close()
 		seal = sf
 	} else if !errors.Is(err, os.ErrNotExist) {

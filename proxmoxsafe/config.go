@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/localfile"
+
 	"github.com/go-playground/validator/v10"
 	"github.com/hashicorp/go-cleanhttp"
 
@@ -176,7 +178,7 @@ func New(cfg Config) (*Client, error) {
 	if pol.anyClass() && cfg.Audit == nil {
 		return nil, configError("Audit", "Audit is required when mutation classes are enabled (use NewAuditLog or OpenAuditLog)")
 	}
-	if cfg.LockDir != "" && !hostLocking {
+	if cfg.LockDir != "" && !localfile.LockingSupported {
 		return nil, configError("LockDir", "LockDir is not supported on this platform (no flock); leave it empty")
 	}
 	httpClient, err := buildHTTPClient(cfg, base, pol, auth.ticket != nil)

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/localfile"
 )
 
 // lockGuest takes the host-wide lock of a guest (Config.LockDir): an
@@ -26,11 +28,11 @@ func (c *Client) lockGuest(vmid int) (unlockFn func(), err error) {
 		return nil, refuse(ErrPrecondition, "the host-wide lock directory cannot be created (%v)", err)
 	}
 	path := filepath.Join(c.lockDir, "guest-"+strconv.Itoa(vmid)+".lock")
-	f, err := openRegular(path, os.O_RDWR|os.O_CREATE)
+	f, err := localfile.OpenRegular(path, os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return nil, refuse(ErrPrecondition, "the host-wide lock of guest %d cannot be opened (%v)", vmid, err)
 	}
-	ok, err := tryLock(f)
+	ok, err := localfile.TryLock(f)
 	switch {
 	case err != nil:
 		f.Close()
@@ -41,7 +43,7 @@ func (c *Client) lockGuest(vmid int) (unlockFn func(), err error) {
 	}
 	return func() {
 		// Closing the file releases the flock; unlock first for clarity.
-		_ = unlock(f)
+		_ = localfile.Unlock(f)
 		if cerr := f.Close(); cerr != nil {
 			c.log.Warn("closing a guest lock file", "path", path, "error", fmt.Sprint(cerr))
 		}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package proxmoxsafe
+package localfile
 
 import (
 	"fmt"
@@ -8,10 +8,10 @@ import (
 	"syscall"
 )
 
-// checkPrivate refuses a state directory or file that another local user
+// CheckPrivate refuses a state directory or file that another local user
 // could change: one not owned by this process's user, or writable by
 // group or others. Whoever can write a grant directory can approve.
-func checkPrivate(path string, fi os.FileInfo) error {
+func CheckPrivate(path string, fi os.FileInfo) error {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
 		return fmt.Errorf("%s is owned by uid %d, not by this user (uid %d); nothing was changed", path, st.Uid, os.Geteuid())
 	}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package proxmoxsafe
+package localfile
 
 import (
 	"errors"
@@ -8,13 +8,13 @@ import (
 	"syscall"
 )
 
-// hostLocking reports whether lock files work on this platform.
-const hostLocking = true
+// LockingSupported reports whether lock files work on this platform.
+const LockingSupported = true
 
-// tryLock takes an exclusive flock on f without waiting. It reports false
+// TryLock takes an exclusive flock on f without waiting. It reports false
 // when another open file description holds it (another process, or another
 // open of the same file).
-func tryLock(f *os.File) (bool, error) {
+func TryLock(f *os.File) (bool, error) {
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		switch {
@@ -30,5 +30,5 @@ func tryLock(f *os.File) (bool, error) {
 	}
 }
 
-// unlock releases a lock taken by tryLock.
-func unlock(f *os.File) error { return syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
+// Unlock releases a lock taken by TryLock.
+func Unlock(f *os.File) error { return syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
