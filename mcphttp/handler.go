@@ -12,8 +12,11 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	rpcerr "github.com/proxmoxsafe/proxmox-safe-mcp/internal/jsonrpc"
 )
 
 // Defaults used when the corresponding [Options] field is zero.
@@ -462,11 +465,13 @@ func (h *Handler) reject(w http.ResponseWriter, r *http.Request, status int, rea
 	writeError(w, status, reason)
 }
 
+// writeError answers a refused request with status and an Invalid Request
+// error with id null (the request's own id is not read for a refusal).
 func writeError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":%q}}`+"\n", msg)
+	w.Write(append(rpcerr.ErrorObject(nil, jsonrpc.CodeInvalidRequest, msg), '\n'))
 }
 
 // statusRecorder remembers the status the bearer middleware wrote, only to

@@ -6,27 +6,17 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-)
 
-// codeMethodNotFound is the JSON-RPC error code of the handler's own
-// answers (unknown and refused methods).
-const codeMethodNotFound = -32601
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	rpcerr "github.com/proxmoxsafe/proxmox-safe-mcp/internal/jsonrpc"
+)
 
 // writeRPCError answers a JSON-RPC call with an error object under HTTP 200,
 // as a server answers a call it received and understood to be a call
-// (the same shape the stdio transport gives).
+// (the same encoding the stdio transport gives, from internal/jsonrpc).
 func writeRPCError(w http.ResponseWriter, id json.RawMessage, code int, msg string) {
-	body, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}{JSONRPC: "2.0", ID: id, Error: struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}{code, msg}})
+	body := rpcerr.ErrorObject(id, code, msg)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Del("Content-Length")
@@ -45,7 +35,7 @@ func writeRPCError(w http.ResponseWriter, id json.RawMessage, code int, msg stri
 func (h *Handler) refuseDiscover(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if m := messageFrom(r); m.call() && m.Method == "server/discover" {
-			writeRPCError(w, m.ID, codeMethodNotFound, `method not found: "server/discover": this endpoint keeps sessions and serves protocol versions up to 2025-11-25 through initialize`)
+			writeRPCError(w, m.ID, jsonrpc.CodeMethodNotFound, `method not found: "server/discover": this endpoint keeps sessions and serves protocol versions up to 2025-11-25 through initialize`)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -69,7 +59,7 @@ func (h *Handler) methodNotFound(next http.Handler) http.Handler {
 			return
 		}
 		if strings.HasPrefix(rw.buf.String(), "JSON RPC not handled") {
-			writeRPCError(w, m.ID, codeMethodNotFound, fmt.Sprintf("method not found: %q", m.Method))
+			writeRPCError(w, m.ID, jsonrpc.CodeMethodNotFound, fmt.Sprintf("method not found: %q", m.Method))
 			return
 		}
 		w.WriteHeader(http.StatusBadRequest)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	rpcerr "github.com/proxmoxsafe/proxmox-safe-mcp/internal/jsonrpc"
 )
 
 // Reading and checking one inbound stdio line (stdio.go owns the
@@ -71,26 +73,10 @@ var errTooLong = &lineProblem{code: codeInvalidRequest, msg: "Invalid Request: t
 // response is the JSON-RPC error answer to the line, one line.
 func (p *lineProblem) response() []byte { return append(p.object(), '\n') }
 
-// object is the JSON-RPC error answer as one JSON object: a line's answer,
-// or an element of a batch's answer array.
-func (p *lineProblem) object() []byte {
-	id := p.id
-	if id == nil {
-		id = json.RawMessage("null")
-	}
-	b, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}{JSONRPC: "2.0", ID: id, Error: struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}{p.code, p.msg}})
-	return b
-}
+// object is the JSON-RPC error answer as one JSON object (id null when
+// the line's id could not be read): a line's answer, or an element of a
+// batch's answer array.
+func (p *lineProblem) object() []byte { return rpcerr.ErrorObject(p.id, p.code, p.msg) }
 
 // batchMember is one element of a batch: its message, or the problem that
 // makes it invalid. JSON-RPC 2.0 (section 6) answers each invalid member
