@@ -6,7 +6,7 @@ import (
 )
 
 // CORS for the allowed origins (Options.AllowedOrigins), so that a browser
-// client on such an origin can use the endpoint. The guard has already
+// client on such an origin can use the endpoint. The origin check has already
 // refused every other origin with 403, so these headers are only ever
 // sent to an origin the operator listed (or the bound loopback origin).
 //

@@ -156,7 +156,7 @@ type Handler struct {
 	mcp         http.Handler
 	health      http.Handler
 	meta        http.Handler
-	guard       *guard
+	origin      *originCheck
 	maxBody     int64
 	bodyTimeout time.Duration
 	slots       chan struct{} // in-flight bound; nil = none
@@ -249,11 +249,11 @@ func New(server *mcp.Server, opts *Options) (*Handler, error) {
 	case timeout < 0:
 		timeout = 0 // go-sdk: never
 	}
-	g, err := newGuard(o.AllowedOrigins, o.AllowedHosts)
+	g, err := newOriginCheck(o.AllowedOrigins, o.AllowedHosts)
 	if err != nil {
 		return nil, err
 	}
-	h.guard = g
+	h.origin = g
 
 	var bearer auth.RequireBearerTokenOptions
 	if o.Bearer != nil {
@@ -275,7 +275,7 @@ func New(server *mcp.Server, opts *Options) (*Handler, error) {
 		h.metaPath = wellKnownPRM + h.path
 	}
 
-	// Outermost last: guard → authentication → body → in-flight bound →
+	// Outermost last: origin check → authentication → body → in-flight bound →
 	// session cap → JSON-RPC fixes → go-sdk.
 	var inner http.Handler
 	if o.LegacySSE {
@@ -287,7 +287,7 @@ func New(server *mcp.Server, opts *Options) (*Handler, error) {
 			SessionTimeout:      timeout,
 			MaxRequestBodyBytes: h.maxBody,
 			Logger:              o.Logger,
-			// The guard checks Host on every connection, loopback or not;
+			// The origin check tests Host on every connection, loopback or not;
 			// go-sdk's own check would also refuse the AllowedHosts.
 			DisableLocalhostProtection: true,
 		})
@@ -307,7 +307,7 @@ func New(server *mcp.Server, opts *Options) (*Handler, error) {
 	} else if !o.AllowUnauthenticatedRemote {
 		inner = h.loopbackOnly(inner)
 	}
-	h.mcp = h.guard.wrap(h, inner)
+	h.mcp = h.origin.wrap(h, inner)
 	h.health = http.HandlerFunc(h.serveHealth)
 	return h, nil
 }
@@ -338,7 +338,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		// Public by design (RFC 9728 allows any origin), but a rebinding
 		// Host still has no business here.
-		if !h.guard.hostAllowed(r) {
+		if !h.origin.hostAllowed(r) {
 			h.reject(w, r, http.StatusForbidden, "host not allowed", slog.String("host", r.Host))
 			return
 		}
@@ -355,7 +355,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // servePages serves Options.Pages behind the Host check, without the
 // Authorization header, and not while shutting down.
 func (h *Handler) servePages(w http.ResponseWriter, r *http.Request) {
-	if !h.guard.hostAllowed(r) {
+	if !h.origin.hostAllowed(r) {
 		h.reject(w, r, http.StatusForbidden, "host not allowed", slog.String("host", r.Host))
 		return
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 // MinStaticTokenLength is the shortest token [StaticTokenVerifier] accepts.
-// A shared secret that guards a Proxmox cluster should be random and long
+// A shared secret that protects a Proxmox cluster should be random and long
 // (openssl rand -hex 32 gives 64 characters); anything shorter than this is
 // more likely a placeholder or a password than a generated token.
 const MinStaticTokenLength = 32

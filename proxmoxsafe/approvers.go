@@ -19,8 +19,9 @@ const (
 	// agreed: a model can type it.
 	LevelPhrase ApprovalLevel = "phrase"
 	// LevelNone approves without asking. Use it only where a class's own
-	// guards are the safety; every attempt is still audited, with approver
-	// "none", and New logs a warning for each class that uses it.
+	// checks (its preconditions and the protection rules) are the safety;
+	// every attempt is still audited, with approver "none", and New logs a
+	// warning for each class that uses it.
 	LevelNone ApprovalLevel = "none"
 	// LevelElicit asks the person at the MCP client (MCP elicitation). It
 	// needs an approver of that name in [Config.Approvers].

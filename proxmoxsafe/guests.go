@@ -205,7 +205,7 @@ func (c *Client) guestFrom(r *rawResource) Guest {
 		}
 		g.Tags = append(g.Tags, line(t, maxTagLen))
 	}
-	g.Protected = c.policy.protected[g.VMID] || c.policy.guards.protectedBy(string(r.Name), splitTags(string(r.Tags)), string(r.Pool)) != ""
+	g.Protected = c.policy.protected[g.VMID] || c.policy.protect.protectedBy(string(r.Name), splitTags(string(r.Tags)), string(r.Pool)) != ""
 	g.Manageable = c.policy.manageable(g.Node, g.VMID) && !g.Protected
 	return g
 }

@@ -41,7 +41,7 @@ type Policy struct {
 	ProtectedPools []string
 	// MinUptime refuses a reboot or reset ([Client.RebootGuest],
 	// [Client.ResetGuest], [Client.GuestPower] with reboot) of a guest up
-	// for less. Zero means [DefaultMinUptime]; negative turns the guard off.
+	// for less. Zero means [DefaultMinUptime]; negative turns the check off.
 	MinUptime time.Duration
 	// ResetWithoutAgent lets [Client.ResetGuest] reset a VM that has no
 	// guest agent configured. Off by default: without an agent nobody can
@@ -68,8 +68,9 @@ const (
 	ProfileReadOnly Profile = "readonly"
 	// ProfileSafe enables power and snapshot: the original contract.
 	ProfileSafe Profile = "safe"
-	// ProfileResponder enables only the guarded responder class: for an
-	// automated responder with no human in the loop.
+	// ProfileResponder enables only the responder class (narrow tools
+	// behind the protection rules): for an automated responder with no
+	// human in the loop.
 	ProfileResponder Profile = "responder"
 	// ProfileClaptrap is another name of [ProfileResponder], the one its
 	// users know.
@@ -106,7 +107,8 @@ type policy struct {
 	readOnly  bool
 	protected map[int]bool
 	approvals map[Class][]ApprovalLevel
-	guards    *guards
+	// protect is the compiled protection rules (protect.go).
+	protect *protectRules
 	// configKeys is the compiled [Policy.ConfigKeys].
 	configKeys map[string]bool
 	src        Policy
@@ -157,11 +159,11 @@ func compilePolicy(p Policy) (*policy, error) {
 		}
 		c.approvals[cl] = slices.Clone(levels)
 	}
-	g, err := compileGuards(p)
+	pr, err := compileProtectRules(p)
 	if err != nil {
 		return nil, err
 	}
-	c.guards = g
+	c.protect = pr
 	keys, err := compileConfigKeys(p.ConfigKeys) // config_keys.go
 	if err != nil {
 		return nil, err
@@ -186,7 +188,7 @@ func compilePolicy(p Policy) (*policy, error) {
 		ProtectedPools:    slices.Clone(p.ProtectedPools),
 		MinUptime:         p.MinUptime,
 		ResetWithoutAgent: p.ResetWithoutAgent,
-		Retention:         g.retention,
+		Retention:         pr.retention,
 		ConfigKeys:        sortedSet(keys),
 	}
 	for _, cl := range classOrder {

@@ -72,7 +72,7 @@ func (c *Client) GuestPower(ctx context.Context, in GuestPowerInput) (*Receipt, 
 				return err
 			}
 			if in.Action == ActionReboot {
-				return c.policy.guards.checkUptime(string(in.Action), t, s, s.Uptime)
+				return c.policy.protect.checkUptime(string(in.Action), t, s, s.Uptime)
 			}
 			return nil
 		},

@@ -111,7 +111,7 @@ func (c *Client) checkPoolNotProtected(pool string) error {
 	if pool == "" {
 		return nil
 	}
-	if why := c.policy.guards.protectedBy("", nil, pool); why != "" {
+	if why := c.policy.protect.protectedBy("", nil, pool); why != "" {
 		return refuse(ErrNotAllowed, "the new guest would join pool %q, which the operator protects", pool)
 	}
 	return nil

@@ -29,7 +29,7 @@ const (
 	OpGuestPower    Operation = "GuestPower"
 	OpSnapshotGuest Operation = "SnapshotGuest"
 	OpVerify        Operation = "Verify"
-	// The responder's guarded operations and snapshot deletion.
+	// The responder's operations and snapshot deletion.
 	OpStartGuest       Operation = "StartGuest"
 	OpRebootGuest      Operation = "RebootGuest"
 	OpResetGuest       Operation = "ResetGuest"

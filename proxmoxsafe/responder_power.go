@@ -64,7 +64,7 @@ func (c *Client) guardedPower(ctx context.Context, in GuardedPowerInput, a Power
 				return err
 			}
 			if a == ActionReboot {
-				return c.policy.guards.checkUptime(string(a), t, s, s.Uptime)
+				return c.policy.protect.checkUptime(string(a), t, s, s.Uptime)
 			}
 			return nil
 		},
@@ -132,7 +132,7 @@ func (c *Client) ResetGuest(ctx context.Context, in ResetGuestInput) (*Receipt, 
 			if err := resetPrecondition(t, s); err != nil {
 				return err
 			}
-			if err := c.policy.guards.checkUptime("reset", t, s, s.Uptime); err != nil {
+			if err := c.policy.protect.checkUptime("reset", t, s, s.Uptime); err != nil {
 				return err
 			}
 			return c.agentGone(ctx, t, s, timeout)
@@ -184,7 +184,7 @@ func (c *Client) agentGone(ctx context.Context, t Target, s GuestState, timeout 
 		msg := ae.Message
 		switch {
 		case strings.Contains(msg, "No QEMU guest agent configured"):
-			if c.policy.guards.resetWithoutAgent {
+			if c.policy.protect.resetWithoutAgent {
 				return nil
 			}
 			return refuse(ErrPrecondition, "%s has no guest agent configured, so whether it is hung cannot be told; a reset is refused unless the operator allows resets without an agent", who)

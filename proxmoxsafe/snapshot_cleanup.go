@@ -121,7 +121,7 @@ func (c *Client) CleanupSnapshots(ctx context.Context, in CleanupSnapshotsInput)
 			if err != nil {
 				return err
 			}
-			plan = PlanRetention(snaps, c.policy.guards.retention, time.Now())
+			plan = PlanRetention(snaps, c.policy.protect.retention, time.Now())
 			return nil
 		},
 		effect: func(s GuestState) string {
@@ -319,7 +319,7 @@ func (c *Client) cleanupVerdicts(ctx context.Context, t Target, raw []rawSnapsho
 			snaps = append(snaps, s)
 		}
 	}
-	plan := PlanRetention(snaps, c.policy.guards.retention, now)
+	plan := PlanRetention(snaps, c.policy.protect.retention, now)
 	out := make(map[string]snapshotVerdict, len(snaps))
 	for _, list := range [][]RetentionDecision{plan.Delete, plan.Keep} {
 		for _, d := range list {

@@ -50,7 +50,7 @@ const (
 	// ([Client.DeleteSnapshot]) and rolling back to one
 	// ([Client.RollbackSnapshot]).
 	ClassSnapshotAdmin Class = "snapshot-admin"
-	// ClassResponder covers the guarded self-healing operations of an
+	// ClassResponder covers the narrow self-healing operations of an
 	// unattended responder: [Client.StartGuest] (only a stopped guest),
 	// [Client.RebootGuest] (only after the minimum uptime),
 	// [Client.ResetGuest] (QEMU only, only when its guest agent no longer
@@ -145,8 +145,8 @@ type GuestState struct {
 	// HAState is the HA resource's requested state when HAManaged.
 	HAState string `json:"ha_state,omitempty"`
 	// Uptime is how long the guest has been running (zero when stopped),
-	// as status/current reported it. It guards reboots and resets
-	// ([Policy.MinUptime]).
+	// as status/current reported it. Reboots and resets check it against
+	// the minimum uptime ([Policy.MinUptime]).
 	Uptime time.Duration `json:"-"`
 }
 

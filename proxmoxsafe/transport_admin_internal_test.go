@@ -2,7 +2,8 @@ package proxmoxsafe
 
 import "testing"
 
-// The routes the admin classes (issue 11) open, and only those.
+// The routes the power-extra and snapshot-admin classes (the admin
+// profile's additions to safe) open, and only those.
 func TestTransportGuardAdmin(t *testing.T) {
 	t.Parallel()
 	extra := Policy{AllowedNodes: []string{"pve1"}, Classes: []Class{ClassPowerExtra}}

@@ -10,19 +10,19 @@ import (
 	"strings"
 )
 
-// guard holds the Origin and Host allowlists. They are checked on every
+// originCheck holds the Origin and Host allowlists. They are checked on every
 // method, before authentication: a browser page must get 403 whether or not
 // it could guess a token, and go-sdk's own Host check covers loopback
 // connections only.
-type guard struct {
+type originCheck struct {
 	origins map[string]bool
 	hosts   []hostEntry
 }
 
 type hostEntry struct{ host, port string } // port "" = any
 
-func newGuard(origins, hosts []string) (*guard, error) {
-	g := &guard{origins: map[string]bool{}}
+func newOriginCheck(origins, hosts []string) (*originCheck, error) {
+	g := &originCheck{origins: map[string]bool{}}
 	for _, o := range origins {
 		n, ok := normalizeOrigin(strings.TrimSpace(o))
 		if !ok {
@@ -44,7 +44,7 @@ func newGuard(origins, hosts []string) (*guard, error) {
 // wrap checks Origin, Sec-Fetch-Site and Host, answers CORS preflights
 // for allowed origins (before authentication: a browser sends no
 // credentials on a preflight), then calls next.
-func (g *guard) wrap(h *Handler, next http.Handler) http.Handler {
+func (g *originCheck) wrap(h *Handler, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin, hasOrigin := r.Header["Origin"]
 		if hasOrigin {
@@ -102,7 +102,7 @@ func isBoundOrigin(r *http.Request, n string) bool {
 // (or any loopback IP) with that port when it arrived on loopback. DNS
 // rebinding works by making a browser send the attacker's host name to our
 // address; that name is on none of these lists.
-func (g *guard) hostAllowed(r *http.Request) bool {
+func (g *originCheck) hostAllowed(r *http.Request) bool {
 	host, port := splitHost(r.Host)
 	if host == "" {
 		return false

@@ -10,10 +10,12 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
-// Guards available in every profile (issue: the responder profile): guests
+// Protection rules, available in every profile (not only the responder's,
+// which relies on them most since it may run without approval): guests
 // protected by VMID, name, tag or pool, and a minimum uptime before a
 // reboot or reset. They are part of [Policy]; this file compiles and
-// applies them.
+// applies them. (The transport guard, the other layer that refuses on the
+// operator's behalf, is transport.go's.)
 
 // DefaultMinUptime is the minimum uptime before a reboot or reset when
 // [Policy.MinUptime] is zero. An hour stops a responder that reacts to the
@@ -28,9 +30,9 @@ var poolRe = lazyre.New(`^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$`)
 // and its short form: letters, digits, '-' and '.'.
 var guestNameRe = lazyre.New(`^[A-Za-z0-9]([A-Za-z0-9.-]{0,126}[A-Za-z0-9])?$`)
 
-// guards is the compiled form of the protection and uptime fields of
-// [Policy].
-type guards struct {
+// protectRules is the compiled form of the protection, uptime, reset and
+// retention fields of [Policy].
+type protectRules struct {
 	names, tags []string // lower case
 	pools       []string // exact
 	minUptime   time.Duration
@@ -40,10 +42,10 @@ type guards struct {
 	retention         RetentionPolicy
 }
 
-// compileGuards checks and compiles the guard fields of p. Errors name the
-// Policy field at fault.
-func compileGuards(p Policy) (*guards, error) {
-	g := &guards{resetWithoutAgent: p.ResetWithoutAgent}
+// compileProtectRules checks and compiles the protection rule fields of p.
+// Errors name the Policy field at fault.
+func compileProtectRules(p Policy) (*protectRules, error) {
+	g := &protectRules{resetWithoutAgent: p.ResetWithoutAgent}
 	for _, n := range p.ProtectedNames {
 		if !guestNameRe.MatchString(n) {
 			return nil, &ConfigError{Field: "Policy.ProtectedNames", Problem: fmt.Sprintf("Policy.ProtectedNames: %q is not a guest name (letters, digits, '-' and '.')", n)}
@@ -85,7 +87,7 @@ func appendNew(list []string, s string) []string {
 
 // byAttributes reports whether any protection by name, tag or pool is set;
 // only then must a mutation read the guest's attributes first.
-func (g *guards) byAttributes() bool {
+func (g *protectRules) byAttributes() bool {
 	return len(g.names)+len(g.tags)+len(g.pools) > 0
 }
 
@@ -101,7 +103,7 @@ func shortName(name string) string {
 // also protects a guest named by its short form ("db.example.com" protects
 // "db"): over-protecting is the safe mistake. Names and tags compare
 // without case, as Proxmox's own tag handling does; pools exactly.
-func (g *guards) protectedBy(name string, tags []string, pool string) string {
+func (g *protectRules) protectedBy(name string, tags []string, pool string) string {
 	var n string
 	if len(g.names) > 0 { // lowering a long name for nothing showed in listings
 		n = strings.ToLower(name)
@@ -142,7 +144,7 @@ func (c *Client) checkProtected(ctx context.Context, t Target, s GuestState) err
 // pool ("" when not), reading /cluster/resources only when such
 // protections exist. VMID protection is the policy step's.
 func (c *Client) protection(ctx context.Context, t Target) (string, error) {
-	g := c.policy.guards
+	g := c.policy.protect
 	if !g.byAttributes() {
 		return "", nil
 	}
@@ -162,7 +164,7 @@ func (c *Client) protection(ctx context.Context, t Target) (string, error) {
 
 // checkUptime refuses a reboot or reset of a guest that has been up for
 // less than the minimum uptime. uptime is what status/current reported.
-func (g *guards) checkUptime(action string, t Target, s GuestState, uptime time.Duration) error {
+func (g *protectRules) checkUptime(action string, t Target, s GuestState, uptime time.Duration) error {
 	if g.minUptime <= 0 || uptime >= g.minUptime {
 		return nil
 	}
