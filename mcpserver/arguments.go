@@ -8,8 +8,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// nullArgumentsMiddleware treats `"arguments": null` like `{}` (issue 15
-// §4). go-sdk decodes null into a nil map and then panics while applying
+// nullArgumentsMiddleware treats `"arguments": null` like `{}`, so a
+// malformed call is refused and audited rather than crashing. go-sdk decodes null into a nil map and then panics while applying
 // the schema defaults of the mutation tools (wait defaults to false); read
 // tools have no defaults and already took null as {}. With this, a
 // mutation called with null arguments is refused like one called with {}:

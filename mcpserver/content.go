@@ -14,8 +14,8 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
 
-// What a tool result's text content carries (issue 8, "The model sees no
-// data"). Many MCP hosts hand the model only content, never
+// What a tool result's text content carries, so that a model that sees
+// only the text still sees the data. Many MCP hosts hand the model only content, never
 // structuredContent, and clients on protocol 2025-03-26 or older have no
 // structuredContent at all; the MCP specification (2025-06-18 and later)
 // says a tool that returns structured content SHOULD also return it
@@ -133,7 +133,8 @@ type errorDetail struct {
 	Effect         string                  `json:"effect,omitempty"`
 	CurrentState   *proxmoxsafe.GuestState `json:"current_state,omitempty"`
 	// Plan is, on an approval refusal, the same plan the tool returns
-	// with plan: true for the same input and state (issue 11).
+	// with plan: true for the same input and state, so a caller refused
+	// for want of approval learns what it would approve without a second call.
 	Plan *proxmoxsafe.Plan `json:"plan,omitempty"`
 }
 

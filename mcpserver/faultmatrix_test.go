@@ -16,10 +16,11 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
-// The fault matrix at the MCP boundary (issue 15 §5; docs/SECURITY.md
-// "Upstream fault matrix"): a representative subset of the library's
-// rows (proxmoxsafe/faultmatrix_test.go), seen as the tool result a model
-// reads through an in-memory go-sdk client. Each row checks that the
+// The fault matrix at the MCP boundary (docs/SECURITY.md "Upstream fault
+// matrix"): what a model reads when Proxmox misbehaves must be true. A
+// representative subset of the library's rows
+// (proxmoxsafe/faultmatrix_test.go), seen as the tool result a model reads
+// through an in-memory go-sdk client. Each row checks that the
 // result is a tool error (or, for a wait, an honest outcome) naming what
 // failed, that the call returns within its configured bound, that no
 // goroutine is left once the session closes, that the canary appears in

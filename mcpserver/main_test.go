@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
@@ -93,6 +94,7 @@ type fixtureConfig struct {
 	cluster *proxmoxtest.Cluster // nil: DemoCluster
 	policy  *proxmoxsafe.Policy  // nil: defaultPolicy
 	secret  string               // the client's token secret; "": the fake's default
+	maxWait time.Duration        // the operator's wait cap; 0: the library's default
 	opts    Options
 	// extra runs on the server before it is connected.
 	extra func(*mcp.Server)
@@ -110,6 +112,13 @@ type fixture struct {
 // newClient returns a library client for the fake, pinned to its certificate.
 func newClient(tb testing.TB, fake *proxmoxtest.Server, pol proxmoxsafe.Policy, secret string, audit proxmoxsafe.AuditSink, logger *slog.Logger) *proxmoxsafe.Client {
 	tb.Helper()
+	return newClientWait(tb, fake, pol, secret, audit, logger, 0)
+}
+
+// newClientWait is newClient with the operator's wait cap maxWait (0: the
+// library's default).
+func newClientWait(tb testing.TB, fake *proxmoxtest.Server, pol proxmoxsafe.Policy, secret string, audit proxmoxsafe.AuditSink, logger *slog.Logger, maxWait time.Duration) *proxmoxsafe.Client {
+	tb.Helper()
 	if secret == "" {
 		secret = proxmoxtest.DefaultTokenSecret
 	}
@@ -121,6 +130,7 @@ func newClient(tb testing.TB, fake *proxmoxtest.Server, pol proxmoxsafe.Policy, 
 		Policy:      pol,
 		Audit:       audit,
 		Logger:      logger,
+		MaxWait:     maxWait,
 	})
 	if err != nil {
 		tb.Fatalf("proxmoxsafe.New: %v", err)
@@ -140,7 +150,7 @@ func newFixture(tb testing.TB, ctx context.Context, pv string, cfg fixtureConfig
 		pol = *cfg.policy
 	}
 	logger := slog.New(slog.NewJSONHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	f.client = newClient(tb, f.fake, pol, cfg.secret, f.audit, logger)
+	f.client = newClientWait(tb, f.fake, pol, cfg.secret, f.audit, logger, cfg.maxWait)
 	opts := cfg.opts
 	if opts.Logger == nil {
 		opts.Logger = logger

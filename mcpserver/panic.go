@@ -8,7 +8,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// What a recovered panic tells the caller must be true (issue 15 §4). A
+// What a recovered panic tells the caller must be true: a false "nothing
+// happened" invites a blind retry, a false "unknown" an anxious check. A
 // panic inside one of this package's tool handlers may come after a request
 // was sent, so its outcome is unknown. A panic before the handler ran (in
 // go-sdk's argument decoding, say) sent nothing, and saying "the outcome is

@@ -62,8 +62,9 @@ func everyClassPolicy() proxmoxsafe.Policy {
 	return pol
 }
 
-// TestRefusalCarriesPlan (issue 11, "without plan and without approval the
-// refusal returns the same plan"): for every mutation tool, the refusal
+// TestRefusalCarriesPlan: without plan and without approval the refusal
+// returns the same plan, so one call is enough to learn what would be
+// approved. For every mutation tool, the refusal
 // without approval carries in its {"error":…} line and in _meta the very
 // plan that plan: true returns for the same input and state; nothing
 // mutating is sent and the refusal is audited.

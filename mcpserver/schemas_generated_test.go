@@ -16,8 +16,10 @@ import (
 )
 
 // TestGeneratedSchemas: the schemas a server serves without building them
-// (schemas_generated.go) are exactly those inferred from the tools' types
-// now, for every tool, with nothing left over. After changing a tool, its
+// (schemas_generated.go: inferring and marshalling them at every start
+// doubles the cold start, see served.go) are exactly those inferred from
+// the tools' types now, for every tool, with nothing left over. After
+// changing a tool, its
 // types or their tags, regenerate with
 //
 //	go test ./mcpserver -run TestGeneratedSchemas -update
@@ -33,7 +35,7 @@ func TestGeneratedSchemas(t *testing.T) {
 		in, out := d.marshalSchemas(proxmoxsafe.DefaultMaxWait)
 		_, waitCap := d.build().InputSchema.Properties["timeout_seconds"]
 		names[d.info.Name] = true
-		fmt.Fprintf(&want, "\t{name: %q, waitCap: %t,\n\t\tin:  %s,\n\t\tout: %s},\n", d.info.Name, waitCap, strconv.Quote(string(in)), strconv.Quote(string(out)))
+		fmt.Fprintf(&want, "\t{name: %q, waitCap: %t,\n\t\tin:  %s,\n\t\tout: %s},\n", d.info.Name, waitCap, goString(in), goString(out))
 		if *update {
 			continue
 		}
@@ -61,6 +63,15 @@ func TestGeneratedSchemas(t *testing.T) {
 			t.Errorf("generated schemas for %s, which is no tool (regenerate: go test ./mcpserver -run TestGeneratedSchemas -update)", g.name)
 		}
 	}
+}
+
+// goString is b as a Go string literal: raw (the JSON reads as served)
+// unless b holds a backquote.
+func goString(b []byte) string {
+	if bytes.ContainsRune(b, '`') {
+		return strconv.Quote(string(b))
+	}
+	return "`" + string(b) + "`"
 }
 
 // TestInputDefaultsTopLevel: decodeArguments decodes the arguments as sent

@@ -15,8 +15,9 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
 
-// How a tool is served (issue 14, "start like an empty server, add almost
-// nothing to each call"). mcp.AddTool resolves both schemas of every tool
+// How a tool is served: a start should cost about what an empty go-sdk
+// server's does, and a call add almost nothing to the library call
+// (docs/PERFORMANCE.md). mcp.AddTool resolves both schemas of every tool
 // when it is registered and, on every call, marshals the output, decodes it
 // again and validates it against the output schema; tools/list then
 // marshals every schema object again on every listing. Measured, that was
@@ -60,10 +61,13 @@ var servedCache sync.Map // servedKey → *servedSchemas
 //
 // The schemas come from generatedSchemas (schemas_generated.go, written by
 // TestGeneratedSchemas from the same inference and checked against it in
-// every test run), so a start builds none: inferring and marshalling them
-// was most of this server's start-up. A tool missing from that table (a
-// new tool before the file was regenerated) and a tool whose input schema
-// states a wait cap other than the default are built here, as before.
+// every test run), so a start builds none: inferring and marshalling all
+// of them doubles the binary's cold start (measured 2026-12-01 with
+// bench/coldstart, 61 interleaved runs: 14.0 ms with the table, 26.4 ms
+// without; decoding them from embedded JSON files instead took 8-10 ms
+// for all tools in a benchmark, about what inferring them costs). A tool missing from that table (a new tool
+// before the file was regenerated) and a tool whose input schema states a
+// wait cap other than the default are built here, as before.
 func (d toolDef) served(maxWait time.Duration) *servedSchemas {
 	key := servedKey{d.info.Name, maxWait}
 	if s, ok := servedCache.Load(key); ok {

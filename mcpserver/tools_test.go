@@ -3,13 +3,16 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -143,15 +146,16 @@ func TestAnnotationLiteralsComplete(t *testing.T) {
 	}
 }
 
-// goldenTools returns the tools as a client lists them, normalized for a
-// golden file: _meta dropped (go-sdk adds protocol-dependent fields).
-func goldenTools(t *testing.T, cs *mcp.ClientSession) []byte {
+// goldenTools returns the tools as a client lists them, in listing order,
+// each normalized for a golden file: _meta dropped (go-sdk adds
+// protocol-dependent fields), keys sorted, indented.
+func goldenTools(t *testing.T, cs *mcp.ClientSession) (names []string, defs map[string][]byte) {
 	t.Helper()
 	res, err := cs.ListTools(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tools []map[string]any
+	defs = map[string][]byte{}
 	for _, tool := range res.Tools {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(mustJSON(t, tool)), &m); err != nil {
@@ -160,61 +164,226 @@ func goldenTools(t *testing.T, cs *mcp.ClientSession) []byte {
 		for _, k := range []string{"_meta", "ttlMs", "cacheScope"} {
 			delete(m, k)
 		}
-		tools = append(tools, m)
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(m); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, tool.Name)
+		defs[tool.Name] = buf.Bytes()
+	}
+	return names, defs
+}
+
+// goldenProfiles are the configurations whose tool lists are golden: each
+// profile's list is testdata/profiles/<name>.txt (tool names, one a line,
+// in listing order), and every tool it lists must be served exactly as
+// testdata/tools/<tool>.json holds it. A tool's definition depends on
+// nothing a profile chooses but the operator's wait cap (applyWaitCap);
+// maxWait profiles check that it is the only difference.
+func goldenProfiles() []goldenProfile {
+	responder := proxmoxsafe.Policy{AllowedNodes: []string{"pve1", "pve2"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassResponder}}
+	adminClasses, _ := proxmoxsafe.ProfileAdmin.Classes()
+	admin := proxmoxsafe.Policy{AllowedNodes: []string{"pve1", "pve2"}, Classes: adminClasses,
+		Approvals: map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassDestroy: {proxmoxsafe.LevelPhrase}}} // no elicit/grant approvers here
+	// No profile enables gateway-write: its own list, the gateway only.
+	gateway := proxmoxsafe.Policy{AllowedNodes: []string{"pve1"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassGateway, proxmoxsafe.ClassGatewayWrite},
+		Approvals: map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassGatewayWrite: {proxmoxsafe.LevelPhrase}}}
+	return []goldenProfile{
+		{name: "default"},
+		{name: "readonly", readOnly: true},
+		{name: "responder", policy: &responder},
+		{name: "admin", policy: &admin},
+		{name: "gateway", policy: &gateway},
+		// The admin tools again under an operator wait cap of 45 s: the
+		// same list, and each definition the golden one but for
+		// timeout_seconds' maximum and description.
+		{name: "admin", policy: &admin, maxWait: 45 * time.Second},
+	}
+}
+
+type goldenProfile struct {
+	name     string
+	readOnly bool
+	policy   *proxmoxsafe.Policy
+	maxWait  time.Duration // 0: the default cap
+}
+
+// withWaitCap is a golden definition as served under the wait cap
+// maxWait: timeout_seconds (if the tool has it) states that cap.
+func withWaitCap(t *testing.T, def []byte, maxWait time.Duration) []byte {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(def, &m); err != nil {
+		t.Fatal(err)
+	}
+	props, _ := m["inputSchema"].(map[string]any)["properties"].(map[string]any)
+	if p, ok := props["timeout_seconds"].(map[string]any); ok {
+		secs := int(maxWait / time.Second)
+		p["maximum"] = secs
+		p["description"] = fmt.Sprintf(timeoutDescription, secs)
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(tools); err != nil {
+	if err := enc.Encode(m); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
 }
 
+// TestGoldenToolList: every profile lists exactly the tools of its golden
+// name list, and serves each exactly as its one golden definition, on
+// both protocol versions; every tool is listed by some profile, and no
+// golden definition is left without a tool. Refresh with
+//
+//	go test ./mcpserver -run TestGoldenToolList -update
+//
+// which fails rather than write when two profiles serve one tool
+// differently.
 func TestGoldenToolList(t *testing.T) {
 	t.Parallel()
-	responder := proxmoxsafe.Policy{AllowedNodes: []string{"pve1", "pve2"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassResponder}}
-	adminClasses, _ := proxmoxsafe.ProfileAdmin.Classes()
-	admin := proxmoxsafe.Policy{AllowedNodes: []string{"pve1", "pve2"}, Classes: adminClasses,
-		Approvals: map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassDestroy: {proxmoxsafe.LevelPhrase}}} // no elicit/grant approvers here
-	// No profile enables gateway-write: its own snapshot, the gateway only.
-	gateway := proxmoxsafe.Policy{AllowedNodes: []string{"pve1"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassGateway, proxmoxsafe.ClassGatewayWrite},
-		Approvals: map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassGatewayWrite: {proxmoxsafe.LevelPhrase}}}
-	tests := []struct {
-		file     string
-		readOnly bool
-		policy   *proxmoxsafe.Policy
-	}{
-		{file: "tools-default.golden.json"},
-		{file: "tools-readonly.golden.json", readOnly: true},
-		{file: "tools-responder.golden.json", policy: &responder},
-		{file: "tools-admin.golden.json", policy: &admin},
-		{file: "tools-gateway.golden.json", policy: &gateway},
+	profiles := goldenProfiles()
+	type listing struct {
+		names []string
+		defs  map[string][]byte
 	}
-	for _, tt := range tests {
-		for i, pv := range protocols {
-			t.Run(tt.file+"/"+protoName(pv), func(t *testing.T) {
-				t.Parallel()
-				f := newFixture(t, t.Context(), pv, fixtureConfig{opts: Options{ReadOnly: tt.readOnly}, policy: tt.policy})
-				got := goldenTools(t, f.cs)
-				path := filepath.Join("testdata", tt.file)
-				if *update {
-					if i == 0 {
-						if err := os.WriteFile(path, got, 0o644); err != nil {
-							t.Fatal(err)
-						}
-					}
-					return
+	got := make([][]listing, len(profiles))
+	// The group returns once its parallel subtests have all run.
+	t.Run("list", func(t *testing.T) {
+		for i, p := range profiles {
+			got[i] = make([]listing, len(protocols))
+			for j, pv := range protocols {
+				t.Run(fmt.Sprintf("%s/wait=%v/%s", p.name, p.maxWait, protoName(pv)), func(t *testing.T) {
+					t.Parallel()
+					f := newFixture(t, t.Context(), pv, fixtureConfig{opts: Options{ReadOnly: p.readOnly}, policy: p.policy, maxWait: p.maxWait})
+					names, defs := goldenTools(t, f.cs)
+					got[i][j] = listing{names, defs}
+				})
+			}
+		}
+	})
+	if t.Failed() {
+		return
+	}
+	// One definition per tool, from every listing that has it.
+	defs := map[string][]byte{}
+	from := map[string]string{}
+	for i, p := range profiles {
+		for j, l := range got[i] {
+			for _, name := range l.names {
+				def := l.defs[name]
+				if p.maxWait != 0 {
+					continue // compared below, against the default cap's
 				}
-				want, err := os.ReadFile(path)
-				if err != nil {
-					t.Fatalf("%v (run go test ./mcpserver -update to create it)", err)
+				where := p.name + "/" + protoName(protocols[j])
+				if prev, ok := defs[name]; ok && !bytes.Equal(prev, def) {
+					t.Errorf("%s: %s serves another definition than %s:\n%s\n%s", name, where, from[name], prev, def)
+					continue
 				}
-				if !bytes.Equal(got, want) {
-					t.Errorf("tools/list differs from %s (run go test ./mcpserver -update if intended):\n%s", path, got)
+				defs[name], from[name] = def, where
+			}
+		}
+	}
+	for _, ti := range Tools(nil, nil) {
+		if defs[ti.Name] == nil {
+			t.Errorf("%s: no golden profile lists it (add it to one in goldenProfiles)", ti.Name)
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	if *update {
+		lists := map[string][]string{}
+		for i, p := range profiles {
+			for _, l := range got[i] {
+				if prev, ok := lists[p.name]; ok && !slices.Equal(prev, l.names) {
+					t.Fatalf("profile %s lists other tools in another run: %v, %v", p.name, prev, l.names)
 				}
-			})
+				lists[p.name] = l.names
+			}
+		}
+		writeGoldens(t, lists, defs)
+		return
+	}
+	for i, p := range profiles {
+		want := readGolden(t, filepath.Join("testdata", "profiles", p.name+".txt"))
+		for j, l := range got[i] {
+			if g := strings.Join(l.names, "\n") + "\n"; g != string(want) {
+				t.Errorf("profile %s (wait cap %v, %s) lists other tools than testdata/profiles/%s.txt (run go test ./mcpserver -run TestGoldenToolList -update if intended):\n%s",
+					p.name, p.maxWait, protoName(protocols[j]), p.name, g)
+			}
+		}
+	}
+	for name, def := range defs {
+		want := readGolden(t, goldenToolPath(name))
+		if !bytes.Equal(def, want) {
+			t.Errorf("%s is served other than %s (run go test ./mcpserver -run TestGoldenToolList -update if intended):\n%s", name, goldenToolPath(name), def)
+		}
+	}
+	for i, p := range profiles {
+		if p.maxWait == 0 {
+			continue
+		}
+		for _, l := range got[i] {
+			for _, name := range l.names {
+				if want := withWaitCap(t, readGolden(t, goldenToolPath(name)), p.maxWait); !bytes.Equal(l.defs[name], want) {
+					t.Errorf("%s under wait cap %v differs from its golden definition beyond timeout_seconds:\n%s\nwant\n%s", name, p.maxWait, l.defs[name], want)
+				}
+			}
+		}
+	}
+	files, err := filepath.Glob(goldenToolPath("*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range files {
+		if name := strings.TrimSuffix(filepath.Base(file), ".json"); defs[name] == nil {
+			t.Errorf("%s: golden definition of no tool (run go test ./mcpserver -run TestGoldenToolList -update to remove it)", file)
+		}
+	}
+}
+
+func goldenToolPath(name string) string { return filepath.Join("testdata", "tools", name+".json") }
+
+func readGolden(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./mcpserver -run TestGoldenToolList -update to create it)", err)
+	}
+	return b
+}
+
+// writeGoldens rewrites testdata/profiles and testdata/tools, removing
+// the definitions of tools that are gone.
+func writeGoldens(t *testing.T, lists map[string][]string, defs map[string][]byte) {
+	t.Helper()
+	for _, dir := range []string{"profiles", "tools"} {
+		if err := os.MkdirAll(filepath.Join("testdata", dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, names := range lists {
+		list := strings.Join(names, "\n") + "\n"
+		if err := os.WriteFile(filepath.Join("testdata", "profiles", name+".txt"), []byte(list), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, _ := filepath.Glob(goldenToolPath("*"))
+	for _, file := range files {
+		if defs[strings.TrimSuffix(filepath.Base(file), ".json")] == nil {
+			if err := os.Remove(file); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for name, def := range defs {
+		if err := os.WriteFile(goldenToolPath(name), def, 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -16,8 +16,8 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
 
-// Waiting for mutations (issue 4, "Completion proof for mutations"): the
-// guest_power and snapshot_guest tools take wait and timeout_seconds. With
+// Waiting for mutations, because a receipt proves submission, not
+// completion: the mutation tools take wait and timeout_seconds. With
 // wait the handler asks the library to verify the receipt (see
 // proxmoxsafe.Client.Verify) and reports the outcome in plain words,
 // forwarding progress notifications when the client asked for them.
