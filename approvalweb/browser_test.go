@@ -20,6 +20,7 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcphttp"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
@@ -33,7 +34,7 @@ const (
 // server and, on the same listener, the approval page.
 type stack struct {
 	fake  *proxmoxtest.Server
-	store *proxmoxsafe.GrantStore
+	store *grant.Store
 	ts    *httptest.Server
 	mcp   *mcp.ClientSession
 	page  string // the approval page's URL
@@ -63,7 +64,7 @@ func newStackWith(t *testing.T, policy proxmoxsafe.Policy) *stack {
 	s.fake = proxmoxtest.NewServer(nil)
 	t.Cleanup(s.fake.Close)
 	var err error
-	if s.store, err = proxmoxsafe.OpenGrantStore(t.TempDir(), nil); err != nil {
+	if s.store, err = grant.Open(t.TempDir(), nil); err != nil {
 		t.Fatal(err)
 	}
 	client, err := proxmoxsafe.New(proxmoxsafe.Config{
@@ -125,7 +126,7 @@ func (s *stack) shutdown100(t *testing.T) (string, bool) {
 	return b.String(), res.IsError
 }
 
-func (s *stack) status(t *testing.T, code string) proxmoxsafe.GrantStatus {
+func (s *stack) status(t *testing.T, code string) grant.Status {
 	t.Helper()
 	g, err := s.store.Get(code)
 	if err != nil {
@@ -245,7 +246,7 @@ func TestBrowserApproval(t *testing.T) {
 	for !strings.Contains(attack.eval("location.href"), "/approve/grant/") && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
-	if posted.Load() == 0 || s.status(t, code) != proxmoxsafe.GrantPending {
+	if posted.Load() == 0 || s.status(t, code) != grant.Pending {
 		t.Fatalf("cross-origin post: evil page served %d times, grant %s", posted.Load(), s.status(t, code))
 	}
 	if !strings.Contains(attack.text(), "cross-origin") && !strings.Contains(attack.text(), "not logged in") {
@@ -256,7 +257,7 @@ func TestBrowserApproval(t *testing.T) {
 	tab.eval(`document.querySelector("button.approve").form.querySelector("input[name=csrf]").remove(), "ok"`)
 	d = tab.submit("button.approve", map[string]string{"confirm": "100"})
 	checkHeaders("CSRF refusal", d)
-	if d.Status != http.StatusForbidden || !strings.Contains(tab.text(), "CSRF") || s.status(t, code) != proxmoxsafe.GrantPending {
+	if d.Status != http.StatusForbidden || !strings.Contains(tab.text(), "CSRF") || s.status(t, code) != grant.Pending {
 		t.Fatalf("approve without CSRF token: %d, grant %s\n%s", d.Status, s.status(t, code), tab.text())
 	}
 	if n := len(s.fake.MutatingRequests()); n != 0 {
@@ -270,7 +271,7 @@ func TestBrowserApproval(t *testing.T) {
 	tab.navigate(grantURL)
 	d = tab.submit("button.approve", map[string]string{"confirm": "100"})
 	if d.Status != http.StatusOK || !strings.Contains(tab.text(), "approved") || !strings.Contains(tab.text(), "approval-page:alice") ||
-		s.status(t, code) != proxmoxsafe.GrantApproved {
+		s.status(t, code) != grant.Approved {
 		t.Fatalf("approve: %d, grant %s\n%s", d.Status, s.status(t, code), tab.text())
 	}
 	d = second.submit("button.approve", map[string]string{"confirm": "100"})
@@ -285,7 +286,7 @@ func TestBrowserApproval(t *testing.T) {
 	if n := len(s.fake.MutatingRequests()); n != 1 {
 		t.Errorf("%d mutating requests after the approval, want 1", n)
 	}
-	if g, _ := s.store.Get(code); g.Status != proxmoxsafe.GrantUsed || g.Operator != "approval-page:alice" {
+	if g, _ := s.store.Get(code); g.Status != grant.Used || g.Operator != "approval-page:alice" {
 		t.Errorf("the grant after use: %+v", g)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
 )
 
 // planValue is the JavaScript that reads, as the person sees it
@@ -59,7 +60,7 @@ func TestBrowserShowsValuesExactly(t *testing.T) {
 		Arguments: "0123456789abcdef", State: proxmoxsafe.GuestState{Status: "running"},
 		Effect: "take a snapshot described as\n first line\n  indented  twice ",
 	})
-	var gr *proxmoxsafe.GrantRequiredError
+	var gr *grant.RequiredError
 	if !errors.As(err, &gr) {
 		t.Fatalf("Approve: %v, want a grant refusal", err)
 	}

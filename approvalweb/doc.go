@@ -1,13 +1,13 @@
 // Package approvalweb serves the approval page: a small, script-free web
 // page where the operator approves or denies the pending out-of-band grants
-// of a [proxmoxsafe.GrantStore] (the "grant" approval level), from a
+// of a [grant.Store] (the "grant" approval level), from a
 // browser instead of the server host's terminal.
 //
 // The page is a channel the model cannot reach: it has its own operator
 // login, a secret that must differ from the MCP bearer token and the
 // Proxmox credentials ([New] refuses otherwise), so holding what an MCP
 // client holds opens nothing here. A decision made on the page is the
-// same as the CLI's "proxmox-safe-mcp approve CODE": [GrantStore.Decide]
+// same as the CLI's "proxmox-safe-mcp approve CODE": [grant.Store.Decide]
 // on a pending, unexpired grant, bound to its action, target, parameters
 // and state fingerprint, used at most once, with the operator's name
 // recorded in the grant and, when the call uses it, in the audit record.

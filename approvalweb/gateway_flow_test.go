@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
 )
 
 // operator is a plain HTTP client logged in to the approval page, posting
@@ -134,7 +135,7 @@ func TestGatewayGrantConfirmedByRequest(t *testing.T) {
 	}
 	for _, wrong := range []string{"POST", "/cluster/ha/groups", "groups", "POST groups", "PUT /cluster/ha/groups", "POST /cluster/ha/groups/web", "POST /pools"} {
 		resp, body := o.do("POST", "grant/"+code, url.Values{"csrf": {token[1]}, "decision": {"approve"}, "confirm": {wrong}})
-		if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "typed request does not match") || s.status(t, code) != proxmoxsafe.GrantPending {
+		if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "typed request does not match") || s.status(t, code) != grant.Pending {
 			t.Fatalf("approve with %q: %d, grant %s\n%s", wrong, resp.StatusCode, s.status(t, code), body)
 		}
 	}
@@ -146,7 +147,7 @@ func TestGatewayGrantConfirmedByRequest(t *testing.T) {
 	}
 
 	resp, body := o.do("POST", "grant/"+code, url.Values{"csrf": {token[1]}, "decision": {"approve"}, "confirm": {"POST /cluster/ha/groups"}})
-	if resp.StatusCode != http.StatusSeeOther || s.status(t, code) != proxmoxsafe.GrantApproved {
+	if resp.StatusCode != http.StatusSeeOther || s.status(t, code) != grant.Approved {
 		t.Fatalf("approve with the request typed: %d, grant %s\n%s", resp.StatusCode, s.status(t, code), body)
 	}
 	call() // the fake serves no HA groups (it answers 501), but the request is sent
@@ -154,7 +155,7 @@ func TestGatewayGrantConfirmedByRequest(t *testing.T) {
 	if len(got) != 1 || got[0].Method != "POST" || got[0].Path != "/cluster/ha/groups" || got[0].Form.Get("group") != "web" {
 		t.Fatalf("mutating requests after the approval = %+v, want the one POST /cluster/ha/groups", got)
 	}
-	if g, _ := s.store.Get(code); g.Status != proxmoxsafe.GrantUsed || g.Operator != "approval-page:alice" {
+	if g, _ := s.store.Get(code); g.Status != grant.Used || g.Operator != "approval-page:alice" {
 		t.Errorf("the grant after use: %+v", g)
 	}
 }
@@ -190,7 +191,7 @@ func TestBrowserGatewayApproval(t *testing.T) {
 		}
 	}
 	d := tab.submit("button.approve", map[string]string{"confirm": "POST"})
-	if d.Status != http.StatusUnprocessableEntity || !strings.Contains(tab.text(), "typed request does not match") || s.status(t, code) != proxmoxsafe.GrantPending {
+	if d.Status != http.StatusUnprocessableEntity || !strings.Contains(tab.text(), "typed request does not match") || s.status(t, code) != grant.Pending {
 		t.Fatalf("approve with the HTTP method: %d, grant %s\n%s", d.Status, s.status(t, code), tab.text())
 	}
 	if n := len(s.fake.MutatingRequests()); n != 0 {
@@ -198,7 +199,7 @@ func TestBrowserGatewayApproval(t *testing.T) {
 	}
 	tab.navigate(grantURL)
 	d = tab.submit("button.approve", map[string]string{"confirm": "POST /cluster/ha/groups"})
-	if d.Status != http.StatusOK || s.status(t, code) != proxmoxsafe.GrantApproved {
+	if d.Status != http.StatusOK || s.status(t, code) != grant.Approved {
 		t.Fatalf("approve with the request typed: %d, grant %s\n%s", d.Status, s.status(t, code), tab.text())
 	}
 	s.postHAGroup(t) // the fake answers 501 (no HA groups), but the request is sent

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
@@ -70,7 +70,7 @@ type Options struct {
 
 // Handler serves the approval page; see the package documentation.
 type Handler struct {
-	store    *proxmoxsafe.GrantStore
+	store    *grant.Store
 	path     string
 	secret   [sha256.Size]byte
 	operator string
@@ -90,7 +90,7 @@ var operatorRE = lazyre.New(`^[A-Za-z0-9._@-]{1,64}$`)
 // New returns the approval page for store; opts must set Secret. It
 // reports bad options (a short secret, one equal to an OtherSecrets
 // entry, a bad path, name or origin) as errors.
-func New(store *proxmoxsafe.GrantStore, opts *Options) (*Handler, error) {
+func New(store *grant.Store, opts *Options) (*Handler, error) {
 	if store == nil {
 		return nil, errors.New("approvalweb: no grant store")
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/testutil"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -35,7 +36,7 @@ const (
 // page is an approval page on a test server, over a fresh grant store.
 type page struct {
 	t     *testing.T
-	store *proxmoxsafe.GrantStore
+	store *grant.Store
 	dir   string
 	h     *Handler
 	srv   *httptest.Server
@@ -48,7 +49,7 @@ type page struct {
 func newPage(t *testing.T) *page {
 	t.Helper()
 	dir := t.TempDir()
-	store, err := proxmoxsafe.OpenGrantStore(dir, nil)
+	store, err := grant.Open(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func (p *page) ask() string {
 		Action: "shutdown", Target: proxmoxsafe.Target{Node: "pve1", Type: "qemu", VMID: testVMID},
 		State: proxmoxsafe.GuestState{Status: "running", QMPStatus: "running", Name: "web<b>1</b>"}, Effect: "shut the guest down cleanly",
 	})
-	var gr *proxmoxsafe.GrantRequiredError
+	var gr *grant.RequiredError
 	if !errors.As(err, &gr) {
 		p.t.Fatalf("Approve: %v, want a grant refusal", err)
 	}
@@ -93,7 +94,7 @@ func (p *page) ask() string {
 }
 
 // status is the grant's status in the store.
-func (p *page) status(code string) proxmoxsafe.GrantStatus {
+func (p *page) status(code string) grant.Status {
 	p.t.Helper()
 	g, err := p.store.Get(code)
 	if err != nil {
@@ -234,7 +235,7 @@ func TestApproveOnce(t *testing.T) {
 		t.Fatalf("approve: %d %s", a.status, a.body)
 	}
 	got, _ := p.store.Get(code)
-	if got.Status != proxmoxsafe.GrantApproved || got.Operator != OperatorPrefix+"alice" {
+	if got.Status != grant.Approved || got.Operator != OperatorPrefix+"alice" {
 		t.Fatalf("after approve: %+v", got)
 	}
 	// Replay of the approve, then a deny: refused, nothing changes.
@@ -261,7 +262,7 @@ func TestDeny(t *testing.T) {
 	code := p.ask()
 	cookie := p.login()
 	a := p.do("POST", "/approve/grant/"+code, url.Values{"csrf": {p.csrf(cookie, code)}, "decision": {"deny"}}, p.sameOrigin(cookie))
-	if a.status != http.StatusSeeOther || p.status(code) != proxmoxsafe.GrantDenied {
+	if a.status != http.StatusSeeOther || p.status(code) != grant.Denied {
 		t.Fatalf("deny: %d %s; grant %s", a.status, a.body, p.status(code))
 	}
 }
@@ -306,13 +307,13 @@ func TestRefusals(t *testing.T) {
 			t.Errorf("%s: %d, want %d saying %q:\n%s", c.name, a.status, c.status, c.says, a.body)
 		}
 		assertHeaders(t, c.name, a.header)
-		if s := p.status(code); s != proxmoxsafe.GrantPending {
+		if s := p.status(code); s != grant.Pending {
 			t.Fatalf("%s: the grant is %s, want pending", c.name, s)
 		}
 	}
 	// A GET never decides, whatever it carries.
 	a := p.do("GET", "/approve/grant/"+code+"?"+approveForm(token).Encode(), nil, map[string]string{"Cookie": cookie})
-	if a.status != http.StatusOK || p.status(code) != proxmoxsafe.GrantPending {
+	if a.status != http.StatusOK || p.status(code) != grant.Pending {
 		t.Errorf("GET with a decision: %d, grant %s", a.status, p.status(code))
 	}
 	// Unknown and malformed codes.
@@ -351,7 +352,7 @@ func TestExpiredGrant(t *testing.T) {
 	if a.status != http.StatusConflict || !strings.Contains(a.body, "expired") {
 		t.Errorf("approve expired: %d %s", a.status, a.body)
 	}
-	if s := p.status(code); s != proxmoxsafe.GrantPending {
+	if s := p.status(code); s != grant.Pending {
 		t.Errorf("the expired grant is %s", s)
 	}
 	page := p.do("GET", "/approve/grant/"+code, nil, map[string]string{"Cookie": cookie})
@@ -415,7 +416,7 @@ func TestLogin(t *testing.T) {
 	token := p.csrf(cookie, code)
 	p.advance(DefaultSessionTTL)
 	a = p.do("POST", "/approve/grant/"+code, approveForm(token), p.sameOrigin(cookie))
-	if a.status != http.StatusUnauthorized || p.status(code) != proxmoxsafe.GrantPending {
+	if a.status != http.StatusUnauthorized || p.status(code) != grant.Pending {
 		t.Errorf("approve after the login expired: %d, grant %s", a.status, p.status(code))
 	}
 }
@@ -435,7 +436,7 @@ func TestLogout(t *testing.T) {
 		t.Fatalf("logout: %d %s", a.status, a.body)
 	}
 	a := p.do("POST", "/approve/grant/"+code, approveForm(token), p.sameOrigin(cookie))
-	if a.status != http.StatusUnauthorized || p.status(code) != proxmoxsafe.GrantPending {
+	if a.status != http.StatusUnauthorized || p.status(code) != grant.Pending {
 		t.Errorf("approve after logout: %d, grant %s", a.status, p.status(code))
 	}
 }
@@ -458,7 +459,7 @@ func TestHeaders(t *testing.T) {
 // TestNewRefuses: the options that would weaken the page are refused.
 func TestNewRefuses(t *testing.T) {
 	t.Parallel()
-	store, err := proxmoxsafe.OpenGrantStore(t.TempDir(), nil)
+	store, err := grant.Open(t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -492,7 +493,7 @@ func (p *page) askGateway(method, path string) string {
 		Action: method, Params: []proxmoxsafe.ApprovalParam{{Name: "path", Value: path}, {Name: "params", Value: "none"}},
 		Effect: plan.Effect, Plan: plan,
 	})
-	var gr *proxmoxsafe.GrantRequiredError
+	var gr *grant.RequiredError
 	if !errors.As(err, &gr) {
 		p.t.Fatalf("Approve: %v, want a grant refusal", err)
 	}
@@ -527,14 +528,14 @@ func TestApproveWithoutGuest(t *testing.T) {
 		if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "typed request does not match") || !strings.Contains(a.body, "nothing was changed") {
 			t.Errorf("approve with %q: %d\n%s", wrong, a.status, a.body)
 		}
-		if st := p.status(code); st != proxmoxsafe.GrantPending {
+		if st := p.status(code); st != grant.Pending {
 			t.Fatalf("approve with %q: grant %s, want pending", wrong, st)
 		}
 	}
 	// Surrounding white space and a doubled space are not a different
 	// request.
 	a := p.do("POST", "/approve/grant/"+code, url.Values{"csrf": {token}, "decision": {"approve"}, "confirm": {"  PUT   /nodes/pve1/dns "}}, p.sameOrigin(cookie))
-	if a.status != http.StatusSeeOther || p.status(code) != proxmoxsafe.GrantApproved {
+	if a.status != http.StatusSeeOther || p.status(code) != grant.Approved {
 		t.Fatalf("approve with the request typed: %d %s, grant %s", a.status, a.body, p.status(code))
 	}
 }
@@ -547,7 +548,7 @@ func TestApproveWithoutTarget(t *testing.T) {
 	t.Parallel()
 	p := newPage(t)
 	err := p.store.Approve(context.Background(), proxmoxsafe.ApprovalRequest{Action: "POST", Effect: "send POST somewhere"})
-	var gr *proxmoxsafe.GrantRequiredError
+	var gr *grant.RequiredError
 	if !errors.As(err, &gr) {
 		t.Fatalf("Approve: %v", err)
 	}
@@ -560,12 +561,12 @@ func TestApproveWithoutTarget(t *testing.T) {
 	token := p.csrf(cookie, code)
 	for _, typed := range []string{"", "POST", "0", "POST "} {
 		a := p.do("POST", "/approve/grant/"+code, url.Values{"csrf": {token}, "decision": {"approve"}, "confirm": {typed}}, p.sameOrigin(cookie))
-		if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "nothing was changed") || p.status(code) != proxmoxsafe.GrantPending {
+		if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "nothing was changed") || p.status(code) != grant.Pending {
 			t.Fatalf("approve with %q: %d, grant %s\n%s", typed, a.status, p.status(code), a.body)
 		}
 	}
 	a := p.do("POST", "/approve/grant/"+code, url.Values{"csrf": {token}, "decision": {"deny"}}, p.sameOrigin(cookie))
-	if a.status != http.StatusSeeOther || p.status(code) != proxmoxsafe.GrantDenied {
+	if a.status != http.StatusSeeOther || p.status(code) != grant.Denied {
 		t.Fatalf("deny: %d, grant %s", a.status, p.status(code))
 	}
 }

@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
 )
 
 // grantView is a grant as the page shows it.
 type grantView struct {
-	proxmoxsafe.Grant
+	grant.Grant
 	Risk     string
 	Expired  bool
 	Pending  bool // pending and not expired: it can be decided
@@ -26,12 +27,12 @@ type grantView struct {
 	Confirm, ConfirmWhat string
 }
 
-func (h *Handler) view(g proxmoxsafe.Grant, now time.Time) grantView {
+func (h *Handler) view(g grant.Grant, now time.Time) grantView {
 	expired := now.After(g.Expires)
 	word, what := proxmoxsafe.ConfirmWord(g.Target, g.Plan)
 	return grantView{
 		Grant: g, Risk: proxmoxsafe.ActionRisk(g.Action), Expired: expired,
-		Pending: g.Status == proxmoxsafe.GrantPending && !expired, ParamStr: strings.Join(g.Params, " "),
+		Pending: g.Status == grant.Pending && !expired, ParamStr: strings.Join(g.Params, " "),
 		TargetText: targetText(g), Confirm: word, ConfirmWhat: what,
 	}
 }
@@ -39,7 +40,7 @@ func (h *Handler) view(g proxmoxsafe.Grant, now time.Time) grantView {
 // targetText is the grant's target as the page names it. A request that
 // names no guest has a zero guest target ("//0" as a string), which names
 // nothing: its path does.
-func targetText(g proxmoxsafe.Grant) string {
+func targetText(g grant.Grant) string {
 	switch {
 	case g.Target.VMID != 0:
 		return g.Target.String()
@@ -147,7 +148,7 @@ func (h *Handler) serveDecide(w http.ResponseWriter, r *http.Request, code strin
 // grantError answers a failed grant lookup: 404 for an unknown or
 // malformed code, 500 otherwise.
 func (h *Handler) grantError(w http.ResponseWriter, r *http.Request, err error, s *session) {
-	if errors.Is(err, proxmoxsafe.ErrGrantNotFound) || strings.Contains(err.Error(), "is not a grant code") {
+	if errors.Is(err, grant.ErrNotFound) || strings.Contains(err.Error(), "is not a grant code") {
 		h.fail(w, r, http.StatusNotFound, "no grant has this code", s)
 		return
 	}

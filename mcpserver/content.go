@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
 )
 
 // What a tool result's text content carries, so that a model that sees
@@ -207,7 +208,7 @@ func describeError(tool string, err error) errorDetail {
 func refusalPlan(err error) *proxmoxsafe.Plan {
 	var (
 		ae *proxmoxsafe.ApprovalError
-		ge *proxmoxsafe.GrantRequiredError
+		ge *grant.RequiredError
 		re *proxmoxsafe.RefusalError
 	)
 	switch {

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
@@ -31,7 +32,7 @@ func newDestroyFixture(t *testing.T, approvals map[proxmoxsafe.Class][]proxmoxsa
 	if err != nil {
 		t.Fatal(err)
 	}
-	grants, err := proxmoxsafe.OpenGrantStore(t.TempDir(), nil)
+	grants, err := grant.Open(t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ type ElicitOptions struct {
 	// random Key (a restart forgets the key, and with it every state it
 	// sealed): with a persistent Key, an elicitation answered before a
 	// restart could be answered again after it, so NewElicitApprover
-	// refuses a Key without Used. A *proxmoxsafe.GrantStore serves.
+	// refuses a Key without Used. A *grant.Store serves.
 	Used NonceRecorder
 	// TTL is how long a person has to answer. Zero means [MaxElicitTTL];
 	// longer is refused.
@@ -52,7 +52,7 @@ type ElicitOptions struct {
 }
 
 // NonceRecorder keeps single-use nonces used until they expire
-// ([proxmoxsafe.GrantStore.UseNonce] is one, kept on disk).
+// ([grant.Store.UseNonce] is one, kept on disk).
 type NonceRecorder interface {
 	// UseNonce records nonce as used until expires and reports whether it
 	// was unused; false means it was used before.

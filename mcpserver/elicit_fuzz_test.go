@@ -10,13 +10,14 @@ import (
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/seal"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
 )
 
 // FuzzElicitState: no request state approves unless the server sealed it
 // (under its key, for this call), none approves twice, and none panics. The seeds run in plain
 // `go test`; `go test -run XXX -fuzz FuzzElicitState ./mcpserver` explores.
 func FuzzElicitState(f *testing.F) {
-	store, err := proxmoxsafe.OpenGrantStore(f.TempDir(), nil)
+	store, err := grant.Open(f.TempDir(), nil)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/seal"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
@@ -29,7 +30,7 @@ func TestElicitAcrossRestart(t *testing.T) {
 		t.Helper()
 		opts := &ElicitOptions{Key: key}
 		if key != nil {
-			store, err := proxmoxsafe.OpenGrantStore(dir, nil)
+			store, err := grant.Open(dir, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

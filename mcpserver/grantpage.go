@@ -8,7 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
 )
 
 // checkApprovalPageURL validates Options.ApprovalPageURL.
@@ -45,7 +45,7 @@ func (e *pageRefusal) Unwrap() error { return e.err }
 // the refusal shows anyway: the page needs the operator's own login. It
 // returns the protocol error to send, or the (possibly wrapped) error.
 func (a *adapter) pointToApprovalPage(req *mcp.CallToolRequest, err error) (protocolErr, out error) {
-	var gr *proxmoxsafe.GrantRequiredError
+	var gr *grant.RequiredError
 	if a.approvalPage == "" || !errors.As(err, &gr) {
 		return nil, err
 	}

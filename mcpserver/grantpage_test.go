@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
@@ -27,7 +28,7 @@ func TestGrantRefusalPointsToApprovalPage(t *testing.T) {
 			t.Parallel()
 			fake := proxmoxtest.NewServer(nil)
 			t.Cleanup(fake.Close)
-			store, err := proxmoxsafe.OpenGrantStore(t.TempDir(), nil)
+			store, err := grant.Open(t.TempDir(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

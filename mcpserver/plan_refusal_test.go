@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
@@ -128,7 +129,7 @@ func TestRefusalCarriesPlan(t *testing.T) {
 // operator) carries the plan too.
 func TestGrantRefusalCarriesPlan(t *testing.T) {
 	t.Parallel()
-	store, err := proxmoxsafe.OpenGrantStore(t.TempDir(), nil)
+	store, err := grant.Open(t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,7 +73,9 @@ type ApprovalRequest struct {
 	// returns it ([Plan]); nil for operations that send more than one
 	// request ([Client.CleanupSnapshots]: its dry run is the plan). A
 	// refusal should carry it, so the caller sees what it is asked to
-	// approve ([ApprovalError.Plan], [GrantRequiredError.Plan]).
+	// approve ([ApprovalError.Plan]; the grant package's RequiredError.Plan).
+	// The pipeline adds it to the refusal types of this package only: an
+	// approver that returns its own type must copy it there itself.
 	Plan *Plan
 }
 

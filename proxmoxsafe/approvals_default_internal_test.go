@@ -37,11 +37,7 @@ func TestDefaultApprovalsNeedApprovers(t *testing.T) {
 	}
 	// With both approvers present the default is served.
 	cfg.Policy.Approvals = nil
-	grants, err := OpenGrantStore(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Approvers = []Approver{grants, namedApprover("elicit")}
+	cfg.Approvers = []Approver{namedApprover("grant"), namedApprover("elicit")}
 	if _, err := New(cfg); err != nil {
 		t.Fatalf("New with elicit and grant approvers: %v", err)
 	}

@@ -6,12 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
 )
 
 // TestArgumentsDigest pins the documented encoding (domain, operation,
@@ -80,57 +79,6 @@ func TestApprovalRequestCarriesArguments(t *testing.T) {
 	}
 }
 
-// TestGrantBindsArguments: a grant approved for one argument set does not
-// approve a call with another on the same target, action and effect
-// parameters (the snapshot's description); the call it was asked for
-// still uses it, once.
-func TestGrantBindsArguments(t *testing.T) {
-	t.Parallel()
-	store, err := proxmoxsafe.OpenGrantStore(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newEnv(t, func(c *proxmoxsafe.Config) {
-		c.Approvers = []proxmoxsafe.Approver{store}
-		c.Policy.Approvals = map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassSnapshot: {proxmoxsafe.LevelGrant}}
-	})
-	ask := func(desc string) (string, error) {
-		_, err := e.client.SnapshotGuest(t.Context(), proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "qemu", VMID: 100, Name: "pre", Description: desc})
-		var gr *proxmoxsafe.GrantRequiredError
-		if errors.As(err, &gr) {
-			return gr.Grant.Code, err
-		}
-		return "", err
-	}
-	code, err := ask("before the upgrade")
-	if code == "" {
-		t.Fatalf("first call: %v", err)
-	}
-	g, err := store.Decide(code, true, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want, _ := proxmoxsafe.ArgumentsDigest(proxmoxsafe.OpSnapshotGuest, proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "qemu", VMID: 100, Name: "pre", Description: "before the upgrade"}); g.Arguments != want {
-		t.Errorf("grant arguments %q, want %q", g.Arguments, want)
-	}
-	other, err := ask("something else")
-	if other == "" || other == code {
-		t.Fatalf("another description: code %q (approved %s), err %v", other, code, err)
-	}
-	if m := nonGET(e); len(m) != 0 {
-		t.Fatalf("mutating requests after the refusal: %v", m)
-	}
-	if !strings.Contains(e.audit.String(), `"event":"refused"`) {
-		t.Error("the refusal is not audited")
-	}
-	if c, err := ask("before the upgrade"); c != "" || err != nil {
-		t.Fatalf("the approved call: code %q, %v", c, err)
-	}
-	if m := nonGET(e); len(m) != 1 {
-		t.Fatalf("mutating requests = %v, want 1", m)
-	}
-}
-
 // TestApprovalRefusalCarriesPlan: without approval, with a wrong phrase,
 // at the grant level and when no level can serve, the refusal carries the
 // plan that plan: true returns for the same input and state.
@@ -139,7 +87,7 @@ func TestApprovalRefusalCarriesPlan(t *testing.T) {
 	unavailable := approverFunc(func(context.Context, proxmoxsafe.ApprovalRequest) error {
 		return proxmoxsafe.ErrApproverUnavailable
 	})
-	store, err := proxmoxsafe.OpenGrantStore(t.TempDir(), nil)
+	store, err := grant.Open(t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +116,7 @@ func TestApprovalRefusalCarriesPlan(t *testing.T) {
 	wantPower := planOf(e.client.GuestPower(ctx, powerPlan))
 
 	_, err = e.client.SnapshotGuest(ctx, snap)
-	var gr *proxmoxsafe.GrantRequiredError
+	var gr *grant.RequiredError
 	if !errors.As(err, &gr) || !reflect.DeepEqual(gr.Plan, wantSnap) || !reflect.DeepEqual(gr.Grant.Plan, wantSnap) {
 		t.Errorf("grant refusal %#v, want the plan %+v", err, wantSnap)
 	}
@@ -204,26 +152,6 @@ func BenchmarkArgumentsDigest(b *testing.B) {
 	for b.Loop() {
 		if _, err := proxmoxsafe.ArgumentsDigest(proxmoxsafe.OpSnapshotGuest, in); err != nil {
 			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkUseNonce: recording one answered elicitation in the grant
-// directory (lock, read, atomic rewrite with fsync), in the steady state
-// of a few live nonces: each one recorded here has expired long enough to
-// be dropped by the next use. The file is rewritten whole, so the cost
-// grows with the nonces alive at once (answers within 5 minutes).
-func BenchmarkUseNonce(b *testing.B) {
-	store, err := proxmoxsafe.OpenGrantStore(b.TempDir(), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	exp := time.Now().Add(-2 * time.Minute)
-	i := 0
-	for b.Loop() {
-		i++
-		if ok, err := store.UseNonce(strconv.Itoa(i), exp); !ok || err != nil {
-			b.Fatal(ok, err)
 		}
 	}
 }

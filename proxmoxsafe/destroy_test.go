@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
@@ -253,9 +254,9 @@ func (u unavailableApprover) Approve(context.Context, proxmoxsafe.ApprovalReques
 
 // humanApprovers are the approvers the destroy class's default levels
 // name: an elicitation that cannot serve here, and a grant store.
-func humanApprovers(t *testing.T) (*proxmoxsafe.GrantStore, []proxmoxsafe.Approver) {
+func humanApprovers(t *testing.T) (*grant.Store, []proxmoxsafe.Approver) {
 	t.Helper()
-	store, err := proxmoxsafe.OpenGrantStore(t.TempDir(), nil)
+	store, err := grant.Open(t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +277,7 @@ func TestDestroyDefaultLevelRefusesPhrase(t *testing.T) {
 	in := destroyIn("qemu", 120, false, false)
 	_, err := e.client.DestroyGuest(t.Context(), in)
 	assertRefusedNothingSent(t, e, err, proxmoxsafe.ErrApprovalRequired, "no action was taken", false)
-	var ge *proxmoxsafe.GrantRequiredError
+	var ge *grant.RequiredError
 	if !errors.As(err, &ge) {
 		t.Fatalf("err = %v, want a grant to approve", err)
 	}
@@ -325,7 +326,7 @@ func TestDestroyDefaultLevelGrant(t *testing.T) {
 	e := newDestroyEnv(t, func(c *proxmoxsafe.Config) { c.Policy.Approvals, c.Approvers = nil, approvers })
 	in := proxmoxsafe.DestroyGuestInput{Node: "pve1", Type: "qemu", VMID: 120, Purge: true}
 	_, err := e.client.DestroyGuest(t.Context(), in)
-	var ge *proxmoxsafe.GrantRequiredError
+	var ge *grant.RequiredError
 	if !errors.As(err, &ge) || !strings.Contains(err.Error(), "proxmox-safe-mcp approve "+ge.Grant.Code) {
 		t.Fatalf("err = %v, want a grant code to approve", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
 )
 
 // secretWrites are gateway writes with one parameter whose value is a
@@ -161,7 +162,7 @@ func TestGatewayWriteSecretParams(t *testing.T) {
 func TestGatewayWriteSecretParamNoGrant(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	store, err := proxmoxsafe.OpenGrantStore(dir, nil)
+	store, err := grant.Open(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +172,7 @@ func TestGatewayWriteSecretParamNoGrant(t *testing.T) {
 	})
 	tc := secretWrites[0]
 	_, err = e.client.APIRequest(t.Context(), tc.in)
-	var gre *proxmoxsafe.GrantRequiredError
+	var gre *grant.RequiredError
 	if errors.As(err, &gre) || !errors.Is(err, proxmoxsafe.ErrNotAllowed) {
 		t.Fatalf("err = %v, want refused as not allowed, without a grant", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
@@ -505,7 +506,7 @@ func (failingSink) Record(context.Context, proxmoxsafe.AuditRecord) error {
 // grant covers neither other parameters nor a second send.
 func TestAPIRequestGrant(t *testing.T) {
 	t.Parallel()
-	store, err := proxmoxsafe.OpenGrantStore(t.TempDir(), nil)
+	store, err := grant.Open(t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -516,7 +517,7 @@ func TestAPIRequestGrant(t *testing.T) {
 	ctx := t.Context()
 	in := proxmoxsafe.APIRequestInput{Method: "POST", Path: "/nodes/pve1/qemu/101/snapshot", Params: map[string]string{"snapname": "gr1"}}
 	_, err = e.client.APIRequest(ctx, in)
-	var gre *proxmoxsafe.GrantRequiredError
+	var gre *grant.RequiredError
 	if !errors.As(err, &gre) {
 		t.Fatalf("err = %v, want a grant code", err)
 	}

@@ -388,23 +388,18 @@ func joinLevels(levels []ApprovalLevel) string {
 	return strings.Join(out, ", ")
 }
 
-// withPlan returns an approval refusal carrying plan, so the caller sees
-// what it is asked to approve (issue 11: the refusal returns the same plan
-// as plan: true). The error is copied, never changed in place: an
-// approver may return a shared value. Errors of other types pass as they
-// are.
+// withPlan returns an approval refusal of this package's types carrying
+// plan, so the caller sees what it is asked to approve: the same plan a
+// call with plan: true returns. The error is copied, never changed in
+// place: an approver may return a shared value. Errors of other types
+// pass as they are: an approver with its own refusal type (the grant
+// store's) carries ApprovalRequest.Plan itself.
 func withPlan(err error, plan *Plan) error {
 	if plan == nil {
 		return err
 	}
 	switch e := err.(type) {
 	case *ApprovalError:
-		if e.Plan == nil {
-			cp := *e
-			cp.Plan = plan
-			return &cp
-		}
-	case *GrantRequiredError:
 		if e.Plan == nil {
 			cp := *e
 			cp.Plan = plan
@@ -431,7 +426,7 @@ func (c *Client) recheck(ctx context.Context, m *mutation, approved GuestState) 
 	}
 	if !sameForApproval(now, approved) {
 		return now, refuse(ErrPrecondition, "%s changed while the approval was pending (approved: %s; now: %s); ask for approval again",
-			describe(m.target, now), stateSummary(approved), stateSummary(now))
+			describe(m.target, now), approved.Summary(), now.Summary())
 	}
 	if err := m.precondition(ctx, now); err != nil {
 		var re *RefusalError
@@ -461,24 +456,6 @@ func (c *Client) freshState(ctx context.Context, m *mutation) (GuestState, error
 	}
 	s, _, err := c.readState(ctx, m.target)
 	return s, err
-}
-
-// stateSummary names the parts of a state an approval depends on.
-func stateSummary(s GuestState) string {
-	out := s.Status
-	if s.QMPStatus != "" && s.QMPStatus != s.Status {
-		out += " (" + s.QMPStatus + ")"
-	}
-	if s.Lock != "" {
-		out += ", locked (" + s.Lock + ")"
-	}
-	if s.Template {
-		out += ", template"
-	}
-	if s.HAManaged {
-		out += ", HA-managed (" + s.HAState + ")"
-	}
-	return out
 }
 
 // RecordRefusal writes a "refused" audit record for a mutation request that

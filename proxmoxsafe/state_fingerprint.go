@@ -19,3 +19,24 @@ func (s GuestState) Fingerprint() string {
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:16])
 }
+
+// Summary names the parts of the state an approval depends on, as a
+// refusal and a grant's plan show them: "running (paused), locked
+// (backup), template, HA-managed (started)", each part only when it
+// applies.
+func (s GuestState) Summary() string {
+	out := s.Status
+	if s.QMPStatus != "" && s.QMPStatus != s.Status {
+		out += " (" + s.QMPStatus + ")"
+	}
+	if s.Lock != "" {
+		out += ", locked (" + s.Lock + ")"
+	}
+	if s.Template {
+		out += ", template"
+	}
+	if s.HAManaged {
+		out += ", HA-managed (" + s.HAState + ")"
+	}
+	return out
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
 )
 
 // approvalLevels are the levels the binary can serve.
@@ -108,7 +109,7 @@ func usesLevel(c *config, classes []proxmoxsafe.Class, level proxmoxsafe.Approva
 // existing key and check it, and otherwise use a key made at start.
 func approvers(c *config, classes []proxmoxsafe.Class, stderr io.Writer) ([]proxmoxsafe.Approver, error) {
 	keyPath := elicitKeyPath(c, usesLevel(c, classes, proxmoxsafe.LevelElicit))
-	var gs *proxmoxsafe.GrantStore
+	var gs *grant.Store
 	if usesLevel(c, classes, proxmoxsafe.LevelGrant) || keyPath != "" {
 		var err error
 		if gs, err = grantStore(c); err != nil { // approve.go

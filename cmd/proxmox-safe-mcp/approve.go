@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
-	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
 )
 
 // The operator's grant commands. They need no Proxmox settings: only the
@@ -78,7 +78,7 @@ func grantCommand(args []string, lookup func(string) (string, bool), stdin io.Re
 	if dir == "" {
 		return fail("no grant directory: set PROXMOX_SAFE_GRANT_DIR (or HOME / XDG_STATE_HOME)")
 	}
-	store, err := proxmoxsafe.OpenGrantStore(dir, nil)
+	store, err := grant.Open(dir, nil)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -113,7 +113,7 @@ func grantCommand(args []string, lookup func(string) (string, bool), stdin io.Re
 	return exitOK
 }
 
-func printPlan(w io.Writer, g proxmoxsafe.Grant) {
+func printPlan(w io.Writer, g grant.Grant) {
 	fmt.Fprintf(w, "Grant %s (%s)\n", g.Code, g.Status)
 	fmt.Fprintf(w, "  Action:  %s\n", g.Action)
 	fmt.Fprintf(w, "  Target:  %s\n", g.Target)
@@ -134,7 +134,7 @@ func printPlan(w io.Writer, g proxmoxsafe.Grant) {
 	fmt.Fprintf(w, "  Asked:   %s, expires %s\n", g.Created.Local().Format(time.DateTime), g.Expires.Local().Format(time.DateTime))
 }
 
-func listGrants(store *proxmoxsafe.GrantStore, stdout, stderr io.Writer) int {
+func listGrants(store *grant.Store, stdout, stderr io.Writer) int {
 	grants, err := store.List()
 	if err != nil {
 		fmt.Fprintln(stderr, "proxmox-safe-mcp grants: "+err.Error())
@@ -145,7 +145,7 @@ func listGrants(store *proxmoxsafe.GrantStore, stdout, stderr io.Writer) int {
 	now := time.Now()
 	for _, g := range grants {
 		status := string(g.Status)
-		if now.After(g.Expires) && (g.Status == proxmoxsafe.GrantPending || g.Status == proxmoxsafe.GrantApproved) {
+		if now.After(g.Expires) && (g.Status == grant.Pending || g.Status == grant.Approved) {
 			status += " (expired)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", g.Code, status, g.Expires.Local().Format(time.DateTime), g.Action, g.Target, g.Operator)
@@ -170,12 +170,12 @@ func operatorName(lookup func(string) (string, bool)) string {
 // grantStore opens the server's grant store: PROXMOX_SAFE_GRANT_DIR, else
 // "grants" beside the audit log (for the demo, a private temporary
 // directory: see setupDemo).
-func grantStore(c *config) (*proxmoxsafe.GrantStore, error) {
+func grantStore(c *config) (*grant.Store, error) {
 	dir := serverGrantDir(c)
 	if dir == "" {
 		return nil, errors.New("the grant level needs a grant directory: set PROXMOX_SAFE_GRANT_DIR or PROXMOX_SAFE_AUDIT_LOG")
 	}
-	return proxmoxsafe.OpenGrantStore(dir, nil)
+	return grant.Open(dir, nil)
 }
 
 // serverGrantDir is the grant directory of the server; "" when there is

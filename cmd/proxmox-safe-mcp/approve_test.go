@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
 )
 
 var grantCodeRe = regexp.MustCompile(`grant ([0-9A-Z]{4}-[0-9A-Z]{4})`)
@@ -153,8 +154,8 @@ func TestGrantCLIExpired(t *testing.T) {
 	}
 	const code = "K7QF-3MZD"
 	old := time.Now().Add(-20 * time.Minute).UTC()
-	g := proxmoxsafe.Grant{Code: code, Action: "shutdown", Target: proxmoxsafe.Target{Node: "pve1", Type: "qemu", VMID: 100},
-		Effect: "shut down VM 100", State: "running", Binding: "x", Created: old, Expires: old.Add(proxmoxsafe.DefaultGrantTTL), Status: proxmoxsafe.GrantPending}
+	g := grant.Grant{Code: code, Action: "shutdown", Target: proxmoxsafe.Target{Node: "pve1", Type: "qemu", VMID: 100},
+		Effect: "shut down VM 100", State: "running", Binding: "x", Created: old, Expires: old.Add(grant.DefaultTTL), Status: grant.Pending}
 	raw, _ := json.Marshal(g)
 	file := filepath.Join(gdir, code+".json")
 	if err := os.WriteFile(file, raw, 0o600); err != nil {

@@ -1,4 +1,4 @@
-package proxmoxsafe
+package grant
 
 import (
 	"encoding/json"
@@ -25,7 +25,7 @@ const maxNonces = 100000
 // the same lock as the grants, so several processes sharing the directory
 // share them too. Entries are forgotten a minute after they expire, when
 // the token they guard can no longer be accepted anyway.
-func (s *GrantStore) UseNonce(nonce string, expires time.Time) (bool, error) {
+func (s *Store) UseNonce(nonce string, expires time.Time) (bool, error) {
 	if nonce == "" {
 		return false, errors.New("empty nonce")
 	}

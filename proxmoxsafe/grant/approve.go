@@ -1,0 +1,102 @@
+package grant
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+)
+
+// Name implements [proxmoxsafe.Approver]: "grant".
+func (*Store) Name() string { return string(proxmoxsafe.LevelGrant) }
+
+// Approve implements [proxmoxsafe.Approver]: a call approves when an
+// approved, unexpired grant bound to exactly this request exists; that
+// grant is then used. Otherwise it refuses with a [*RequiredError] naming
+// a pending grant (an existing one for this request, or a new one) and the
+// plan (req.Plan: the pipeline adds a plan only to its own refusal types).
+func (s *Store) Approve(ctx context.Context, req proxmoxsafe.ApprovalRequest) error {
+	bound := binding(req)
+	var used *Grant
+	var pending *Grant
+	err := s.locked(func() error {
+		now := s.now()
+		grants, err := s.readAll()
+		if err != nil {
+			return err
+		}
+		for i := range grants {
+			g := &grants[i]
+			if g.Binding != bound || now.After(g.Expires) {
+				continue
+			}
+			switch g.Status {
+			case Approved:
+				g.Status, g.Used = Used, now
+				if err := s.write(*g); err != nil {
+					return err
+				}
+				used = g
+				return nil
+			case Pending:
+				pending = g
+			}
+		}
+		if pending != nil {
+			return nil
+		}
+		g := Grant{
+			Action: req.Action, Target: req.Target, Params: paramStrings(req.Params), Arguments: req.Arguments,
+			Effect: req.Effect, State: req.State.Summary(), Plan: req.Plan, Binding: bound,
+			Created: now.UTC(), Expires: now.Add(s.ttl).UTC(), Status: Pending,
+		}
+		for range 5 {
+			if g.Code, err = newCode(); err != nil {
+				return err
+			}
+			if _, err := os.Stat(s.path(g.Code)); errors.Is(err, os.ErrNotExist) {
+				break
+			}
+		}
+		if err := s.write(g); err != nil {
+			return err
+		}
+		pending = &g
+		return nil
+	})
+	if err != nil {
+		return &proxmoxsafe.RefusalError{Kind: proxmoxsafe.ErrApprovalRequired,
+			Reason: fmt.Sprintf("the grant store could not be used (%v)", err)}
+	}
+	if used != nil {
+		proxmoxsafe.NoteApproval(ctx, proxmoxsafe.ApprovalNote{Grant: used.Code, Operator: used.Operator})
+		return nil
+	}
+	return &RequiredError{Grant: *pending, Plan: req.Plan}
+}
+
+// RequiredError is the refusal of the grant level: the operator must
+// approve Grant.Code out of band before the same call is repeated. It
+// matches [proxmoxsafe.ErrApprovalRequired].
+type RequiredError struct {
+	// Grant is the pending grant, with the plan the operator will see.
+	Grant Grant
+	// Plan is the same plan a call with plan: true returns for this
+	// input and state; nil for operations without one.
+	Plan *proxmoxsafe.Plan
+}
+
+// Error says what the operator must do; it holds the code and the plan,
+// never a secret.
+func (e *RequiredError) Error() string {
+	g := e.Grant
+	return fmt.Sprintf("approval required: an operator must approve grant %s out of band (on the server host: proxmox-safe-mcp approve %s) "+
+		"before %s; then repeat this call unchanged. Plan: %s on %s; approving will %s; current state: %s; no action was taken",
+		g.Code, g.Code, g.Expires.Format(time.RFC3339), g.Action, g.Target, g.Effect, g.State)
+}
+
+// Is makes the error match [proxmoxsafe.ErrApprovalRequired].
+func (e *RequiredError) Is(target error) bool { return target == proxmoxsafe.ErrApprovalRequired }

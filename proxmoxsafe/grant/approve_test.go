@@ -1,0 +1,241 @@
+package grant_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
+)
+
+// TestGrantFlow: a refused call gets a code (the same one when repeated);
+// the operator approves it; the repeated call runs once, audited with the
+// level, the code and the operator; the next repeat needs a new grant.
+func TestGrantFlow(t *testing.T) {
+	t.Parallel()
+	e, store := grantEnv(t, t.TempDir())
+	in := powerIn("pve1", "qemu", 100, proxmoxsafe.ActionShutdown)
+	code := askGrant(t, e, in)
+	if again := askGrant(t, e, in); again != code {
+		t.Errorf("a repeated call got a new code %s, want the pending %s", again, code)
+	}
+	if !strings.Contains(e.audit.String(), `"event":"refused"`) {
+		t.Error("the refusal is not audited")
+	}
+	if _, err := store.Decide(code, true, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client.GuestPower(t.Context(), in); err != nil {
+		t.Fatalf("approved call: %v", err)
+	}
+	if n := len(e.fake.MutatingRequests()); n != 1 {
+		t.Fatalf("%d mutating requests, want 1", n)
+	}
+	for _, want := range []string{`"approver":"grant"`, `"grant":"` + code + `"`, `"operator":"alice"`} {
+		if !strings.Contains(e.audit.String(), want) {
+			t.Errorf("audit log lacks %s:\n%s", want, e.audit.String())
+		}
+	}
+	// The guest now has a task running, so the pipeline would refuse a
+	// repeat before asking; TestGrantSurvivesRestart repeats the call.
+	if g, err := store.Get(code); err != nil || g.Status != grant.Used || g.Operator != "alice" {
+		t.Errorf("after use: %+v %v", g, err)
+	}
+	if _, err := store.Decide(code, true, "alice"); err == nil || !strings.Contains(err.Error(), "used") {
+		t.Errorf("approving a used grant: %v", err)
+	}
+}
+
+// TestGrantBinding: a grant approves only the action, target and state it
+// was asked for.
+func TestGrantBinding(t *testing.T) {
+	t.Parallel()
+	e, store := grantEnv(t, t.TempDir())
+	in := powerIn("pve1", "qemu", 100, proxmoxsafe.ActionShutdown)
+	code := askGrant(t, e, in)
+	if _, err := store.Decide(code, true, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	for name, other := range map[string]proxmoxsafe.GuestPowerInput{
+		"other action": powerIn("pve1", "qemu", 100, proxmoxsafe.ActionStop),
+		"other target": powerIn("pve1", "qemu", 102, proxmoxsafe.ActionStop),
+	} {
+		if c := askGrant(t, e, other); c == code {
+			t.Errorf("%s: offered the approved code", name)
+		}
+	}
+	changeGuest(e.fake, 100, func(g *proxmoxtest.Guest) { g.Name = "renamed" })
+	if c := askGrant(t, e, in); c == code {
+		t.Error("state changed: the approved grant was offered")
+	}
+	changeGuest(e.fake, 100, func(g *proxmoxtest.Guest) { g.Name = "web1" })
+	if _, err := e.client.GuestPower(t.Context(), in); err != nil {
+		t.Fatalf("the grant no longer approves its own call: %v", err)
+	}
+}
+
+// TestGrantOtherTargetSameState: a grant approved for one guest does not
+// approve the same action on another guest whose state looks the same
+// (same name and status, so only the target differs); the approved grant
+// still serves its own guest afterwards.
+func TestGrantOtherTargetSameState(t *testing.T) {
+	t.Parallel()
+	cl := testCluster()
+	cl.Guests = append(cl.Guests, &proxmoxtest.Guest{VMID: 107, Node: "pve1", Type: "qemu", Name: "web1", Status: "running", Uptime: 86400, CPUs: 2, MaxMem: 2 << 30})
+	store, err := grant.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, cl, func(c *proxmoxsafe.Config) {
+		c.Approvers = []proxmoxsafe.Approver{store}
+		c.Policy.Approvals = map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassPower: {proxmoxsafe.LevelGrant}}
+	})
+	in := powerIn("pve1", "qemu", 100, proxmoxsafe.ActionShutdown)
+	code := askGrant(t, e, in)
+	if _, err := store.Decide(code, true, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if other := askGrant(t, e, powerIn("pve1", "qemu", 107, proxmoxsafe.ActionShutdown)); other == code {
+		t.Fatal("the grant for guest 100 was offered for guest 107")
+	}
+	if g, err := store.Get(code); err != nil || g.Status != grant.Approved {
+		t.Fatalf("the approved grant after a call for another guest: %+v %v", g, err)
+	}
+	if _, err := e.client.GuestPower(t.Context(), in); err != nil {
+		t.Fatalf("its own call: %v", err)
+	}
+	if m := nonGET(e); len(m) != 1 || !strings.Contains(m[0], "/qemu/100/") {
+		t.Errorf("mutating requests %v, want the one shutdown of 100", m)
+	}
+}
+
+// TestGrantConcurrentCalls: several servers (clients with no shared
+// in-process lock, as separate processes would be) repeat the approved
+// call at the same moment: the grant is used once, exactly one mutating
+// request reaches Proxmox, and every other call is refused and audited.
+func TestGrantConcurrentCalls(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fake := proxmoxtest.NewServer(testCluster())
+	t.Cleanup(fake.Close)
+	var audit auditLines
+	client := func() *proxmoxsafe.Client {
+		store, err := grant.Open(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := proxmoxsafe.New(proxmoxsafe.Config{
+			URL: fake.URL, TokenID: "automation@pve!mcp", TokenSecret: tokenSecret, Fingerprint: fake.Fingerprint(),
+			Logger: slog.New(slog.DiscardHandler),
+			Policy: proxmoxsafe.Policy{AllowedNodes: []string{"pve1"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassPower},
+				Approvals: map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassPower: {proxmoxsafe.LevelGrant}}},
+			Audit:     &audit,
+			Approvers: []proxmoxsafe.Approver{store},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	in := powerIn("pve1", "qemu", 100, proxmoxsafe.ActionShutdown)
+	_, err := client().GuestPower(t.Context(), in)
+	var gr *grant.RequiredError
+	if !errors.As(err, &gr) {
+		t.Fatalf("first call: %v", err)
+	}
+	store, err := grant.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Decide(gr.Grant.Code, true, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	const n = 8
+	clients := make([]*proxmoxsafe.Client, n)
+	for i := range clients {
+		clients[i] = client()
+	}
+	var wg sync.WaitGroup
+	var ok, refused atomic.Int32
+	for _, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := c.GuestPower(context.Background(), in); err == nil {
+				ok.Add(1)
+			} else if errors.Is(err, proxmoxsafe.ErrApprovalRequired) || errors.Is(err, proxmoxsafe.ErrPrecondition) {
+				refused.Add(1)
+			} else {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	var posts []string
+	for _, r := range fake.MutatingRequests() {
+		posts = append(posts, r.Method+" "+r.Path)
+	}
+	if ok.Load() != 1 || refused.Load() != n-1 || len(posts) != 1 {
+		t.Fatalf("%d approved, %d refused, mutating requests %v; want exactly one", ok.Load(), refused.Load(), posts)
+	}
+	if got := strings.Count(audit.String(), `"event":"refused"`); got != n { // the first ask plus n-1
+		t.Errorf("%d refusals audited, want %d", got, n)
+	}
+}
+
+// TestGrantBindsArguments: a grant approved for one argument set does not
+// approve a call with another on the same target, action and effect
+// parameters (the snapshot's description); the call it was asked for
+// still uses it, once.
+func TestGrantBindsArguments(t *testing.T) {
+	t.Parallel()
+	store, err := grant.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, testCluster(), func(c *proxmoxsafe.Config) {
+		c.Approvers = []proxmoxsafe.Approver{store}
+		c.Policy.Approvals = map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassSnapshot: {proxmoxsafe.LevelGrant}}
+	})
+	ask := func(desc string) (string, error) {
+		_, err := e.client.SnapshotGuest(t.Context(), proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "qemu", VMID: 100, Name: "pre", Description: desc})
+		var gr *grant.RequiredError
+		if errors.As(err, &gr) {
+			return gr.Grant.Code, err
+		}
+		return "", err
+	}
+	code, err := ask("before the upgrade")
+	if code == "" {
+		t.Fatalf("first call: %v", err)
+	}
+	g, err := store.Decide(code, true, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := proxmoxsafe.ArgumentsDigest(proxmoxsafe.OpSnapshotGuest, proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "qemu", VMID: 100, Name: "pre", Description: "before the upgrade"}); g.Arguments != want {
+		t.Errorf("grant arguments %q, want %q", g.Arguments, want)
+	}
+	other, err := ask("something else")
+	if other == "" || other == code {
+		t.Fatalf("another description: code %q (approved %s), err %v", other, code, err)
+	}
+	if m := nonGET(e); len(m) != 0 {
+		t.Fatalf("mutating requests after the refusal: %v", m)
+	}
+	if !strings.Contains(e.audit.String(), `"event":"refused"`) {
+		t.Error("the refusal is not audited")
+	}
+	if c, err := ask("before the upgrade"); c != "" || err != nil {
+		t.Fatalf("the approved call: code %q, %v", c, err)
+	}
+	if m := nonGET(e); len(m) != 1 {
+		t.Fatalf("mutating requests = %v, want 1", m)
+	}
+}
