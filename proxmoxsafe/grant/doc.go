@@ -13,7 +13,7 @@
 // guest state shown ([proxmoxsafe.GuestState.Fingerprint]); a call that
 // differs in any of them gets a new code.
 //
-// A [Store] is an [proxmoxsafe.Approver]: put it in
+// A [Store] is a [proxmoxsafe.Approver]: put it in
 // [proxmoxsafe.Config.Approvers]. It also keeps the single-use nonces of
 // other approvers that must stay used across a restart ([Store.UseNonce],
 // the MCP elicitation with a persistent key).

@@ -1,7 +1,10 @@
 package grant_test
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -74,5 +77,20 @@ func BenchmarkUseNonce(b *testing.B) {
 		if ok, err := store.UseNonce(strconv.Itoa(i), exp); !ok || err != nil {
 			b.Fatal(ok, err)
 		}
+	}
+}
+
+// TestUseNonceDamagedFile: a nonce file that is not what the store wrote
+// is an error naming it, never an empty record (which would re-open every
+// answer it held).
+func TestUseNonceDamagedFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "used-nonces.json"), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ok, err := openStore(t, dir).UseNonce("a", time.Now().Add(time.Minute))
+	if ok || err == nil || !strings.Contains(err.Error(), "used-nonces.json is damaged") {
+		t.Fatalf("UseNonce over a damaged file: %v %v", ok, err)
 	}
 }

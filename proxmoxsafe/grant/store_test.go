@@ -160,3 +160,94 @@ func TestGrantDirPrivate(t *testing.T) {
 		}
 	}
 }
+
+// TestOpen: the TTL must be 1 minute to 24 hours (zero is the default),
+// the directory must be named and be a directory.
+func TestOpen(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, ttl := range []time.Duration{time.Second, 25 * time.Hour, -time.Minute} {
+		if _, err := grant.Open(dir, &grant.Options{TTL: ttl}); err == nil || !strings.Contains(err.Error(), "out of range") {
+			t.Errorf("TTL %s: %v", ttl, err)
+		}
+	}
+	if _, err := grant.Open("", nil); err == nil || !strings.Contains(err.Error(), "empty") {
+		t.Errorf("empty directory: %v", err)
+	}
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := grant.Open(file, nil); err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("a file: %v", err)
+	}
+	if _, err := grant.Open(filepath.Join(file, "sub"), nil); err == nil {
+		t.Error("a directory under a file was opened")
+	}
+	store, err := grant.Open(dir, &grant.Options{TTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := ask(t, store, shutdownReq(100)); g.Expires.Sub(g.Created) != time.Hour {
+		t.Errorf("a grant with TTL 1h lives %s", g.Expires.Sub(g.Created))
+	}
+	if store.Name() != string(proxmoxsafe.LevelGrant) {
+		t.Errorf("Name = %q", store.Name())
+	}
+}
+
+// TestList: List returns every grant newest first and forgets those
+// expired more than a day ago.
+func TestList(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	store := openStore(t, dir)
+	start := time.Now()
+	var codes []string
+	for i, vmid := range []int{100, 101, 102} {
+		grant.SetClock(store, func() time.Time { return start.Add(time.Duration(i) * time.Second) })
+		codes = append(codes, ask(t, store, shutdownReq(vmid)).Code)
+	}
+	list, err := store.List()
+	if err != nil || len(list) != 3 || list[0].Code != codes[2] || list[2].Code != codes[0] {
+		t.Fatalf("List = %+v %v, want %v newest first", list, err, codes)
+	}
+	grant.SetClock(store, func() time.Time { return start.Add(grant.DefaultTTL + 24*time.Hour + 1500*time.Millisecond) })
+	if list, err := store.List(); err != nil || len(list) != 1 || list[0].Code != codes[2] {
+		t.Fatalf("after a day: %+v %v, want only the newest", list, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, codes[0]+".json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the file of a grant expired for a day is kept: %v", err)
+	}
+}
+
+// TestGetRefusals: a code of the wrong form, an unknown code and a
+// damaged file are errors that say so; a damaged file also stops the
+// store from approving (it cannot tell whether the file was a used
+// grant).
+func TestGetRefusals(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	store := openStore(t, dir)
+	if _, err := store.Get("../etc/passwd"); err == nil || !strings.Contains(err.Error(), "is not a grant code") {
+		t.Errorf("a path as code: %v", err)
+	}
+	if _, err := store.Get("K7QF-3MZD"); !errors.Is(err, grant.ErrNotFound) {
+		t.Errorf("an unknown code: %v", err)
+	}
+	if _, err := store.Decide("K7QF-3MZD", true, "alice"); !errors.Is(err, grant.ErrNotFound) {
+		t.Errorf("deciding an unknown code: %v", err)
+	}
+	g := ask(t, store, shutdownReq(100))
+	if err := os.WriteFile(filepath.Join(dir, g.Code+".json"), []byte(`{"code":"OTHER"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Get(g.Code); err == nil || !strings.Contains(err.Error(), "is damaged") {
+		t.Errorf("a damaged file: %v", err)
+	}
+	err := store.Approve(t.Context(), shutdownReq(100))
+	var re *proxmoxsafe.RefusalError
+	if !errors.As(err, &re) || !errors.Is(err, proxmoxsafe.ErrApprovalRequired) || !strings.Contains(err.Error(), "the grant store could not be used") {
+		t.Errorf("Approve with a damaged file: %v", err)
+	}
+}
