@@ -29,7 +29,7 @@ func infraTool(t testing.TB, name string) ToolInfo {
 // exist, so permissions_check covers every tool.
 func TestToolOperationsComplete(t *testing.T) {
 	t.Parallel()
-	known := proxmoxsafe.Operations()
+	known := proxmoxsafe.OperationNames()
 	for _, ti := range Tools(nil, nil) {
 		ops := ToolOperations(ti.Name)
 		if len(ops) == 0 {
@@ -37,7 +37,7 @@ func TestToolOperationsComplete(t *testing.T) {
 		}
 		for _, op := range ops {
 			if !slices.Contains(known, op) {
-				t.Errorf("tool %s: operation %s is not in proxmoxsafe.Operations()", ti.Name, op)
+				t.Errorf("tool %s: operation %s is not in proxmoxsafe.OperationNames()", ti.Name, op)
 			}
 		}
 	}

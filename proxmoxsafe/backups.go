@@ -12,6 +12,21 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 )
 
+// listBackupsOp declares [Client.ListBackups].
+var listBackupsOp = operation{info: OperationInfo{
+	Name:         OpListBackups,
+	Method:       "GET",
+	Route:        "/nodes/{node}/storage/{storage}/content",
+	NodeTargeted: true,
+	Privileges: []Privilege{
+		{Path: pathStorage, Name: "Datastore.Audit"},
+		{Path: pathStorage, Name: "Datastore.AllocateSpace", Optional: true,
+			Note: "Proxmox shows a backup only with Datastore.AllocateSpace on the storage and VM.Backup on the guest (or Datastore.Allocate); with Datastore.Audit alone the list is empty"},
+		{Path: pathVMs, Name: "VM.Backup", Optional: true,
+			Note: "see Datastore.AllocateSpace: both are needed to see a guest's backups"},
+	},
+}}
+
 // Caps on backup fields. Notes are free text set by whoever ran the backup
 // (vzdump's default is the guest name): data, never instructions.
 const (

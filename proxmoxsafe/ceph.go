@@ -12,6 +12,17 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 )
 
+// cephStatusOp declares [Client.CephStatus].
+var cephStatusOp = operation{info: OperationInfo{
+	Name:   OpCephStatus,
+	Method: "GET",
+	Route:  "/cluster/ceph/status",
+	Privileges: []Privilege{
+		{Path: pathRoot, Name: "Sys.Audit",
+			Note: "Datastore.Audit on / also suffices"},
+	},
+}}
+
 // Bounds on the Ceph summary: a sick cluster can report many checks, each
 // with a detail line per OSD or PG.
 const (

@@ -13,6 +13,16 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 )
 
+// clusterStatusOp declares [Client.ClusterStatus].
+var clusterStatusOp = operation{info: OperationInfo{
+	Name:   OpClusterStatus,
+	Method: "GET",
+	Route:  "/cluster/status",
+	Privileges: []Privilege{
+		{Path: pathRoot, Name: "Sys.Audit"},
+	},
+}}
+
 // ClusterStatusResult is what [Client.ClusterStatus] returns.
 type ClusterStatusResult struct {
 	// Name is the cluster name; empty for a standalone node.

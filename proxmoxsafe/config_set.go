@@ -11,6 +11,30 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 )
 
+// setGuestConfigOp declares [Client.SetGuestConfig].
+var setGuestConfigOp = operation{info: OperationInfo{
+	Name:            OpSetGuestConfig,
+	Class:           ClassConfig,
+	Method:          "POST",
+	ContainerMethod: "PUT",
+	Route:           "/nodes/{node}/{type}/{vmid}/config",
+	NodeTargeted:    true,
+	Actions: []ActionInfo{
+		{Name: "config", Risk: "the guest runs with the new values (some only from its next start); a wrong value, such as too little memory, can break what runs on it."},
+	},
+	ApprovalFormat: "APPROVE config <node>/<type>/<vmid> <key>=<value>…[ delete=<key,…>]",
+	Privileges: []Privilege{
+		{Path: pathVMs, Name: "VM.Audit",
+			Note: "the preconditions read the guest's state, config, pending changes and running tasks first"},
+		{Path: pathVMs, Name: "VM.Config.CPU",
+			Note: "for cores, sockets, cpulimit and cpuunits"},
+		{Path: pathVMs, Name: "VM.Config.Memory",
+			Note: "for memory, balloon and swap"},
+		{Path: pathVMs, Name: "VM.Config.Options",
+			Note: "for name, hostname, description, tags and onboot"},
+	},
+}}
+
 // SetGuestConfigInput names the config keys [Client.SetGuestConfig] sets
 // or deletes on one guest.
 type SetGuestConfigInput struct {

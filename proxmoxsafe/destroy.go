@@ -7,6 +7,25 @@ import (
 	"strings"
 )
 
+// destroyGuestOp declares [Client.DestroyGuest].
+var destroyGuestOp = operation{info: OperationInfo{
+	Name:         OpDestroyGuest,
+	Class:        ClassDestroy,
+	Method:       "DELETE",
+	Route:        "/nodes/{node}/{type}/{vmid}",
+	NodeTargeted: true,
+	Actions: []ActionInfo{
+		{Name: "destroy", Risk: "the guest, its disks and snapshots are gone for good; only a backup can bring them back."},
+	},
+	ApprovalFormat: "APPROVE destroy <node>/<type>/<vmid> purge=<1/0> destroy-unreferenced-disks=<1/0>",
+	Privileges: []Privilege{
+		{Path: pathVMs, Name: "VM.Audit",
+			Note: "the preconditions read the guest's state, configuration, snapshots and running tasks first (for a template, also the configurations of the guests that could be its linked clones)"},
+		{Path: pathVMs, Name: "VM.Allocate",
+			Note: "purge needs nothing more: Proxmox removes the guest from backup jobs, replication jobs and HA under VM.Allocate alone"},
+	},
+}}
+
 // DestroyGuestInput names the guest [Client.DestroyGuest] deletes, and
 // the two choices Proxmox leaves to the caller. Both choices are always
 // part of the approval phrase, with their value, so an approval given

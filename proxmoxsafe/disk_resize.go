@@ -8,6 +8,26 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
+// resizeDiskOp declares [Client.ResizeDisk].
+var resizeDiskOp = operation{info: OperationInfo{
+	Name:         OpResizeDisk,
+	Class:        ClassConfig,
+	Method:       "PUT",
+	Route:        "/nodes/{node}/{type}/{vmid}/resize",
+	NodeTargeted: true,
+	Actions: []ActionInfo{
+		{Name: "resize", Risk: "a grown disk cannot be shrunk again; the storage must have the space, and the partitions and file systems inside the guest must be grown there."},
+	},
+	ApprovalFormat: "APPROVE resize <node>/<type>/<vmid> disk=<disk> size=<size>",
+	Privileges: []Privilege{
+		{Path: pathVMs, Name: "VM.Audit",
+			Note: "the preconditions read the guest's state, config and running tasks first"},
+		{Path: pathVMs, Name: "VM.Config.Disk"},
+		{Path: pathStorage, Name: "Datastore.AllocateSpace",
+			Note: "on the storage that holds the disk; Proxmox checks it when it resizes"},
+	},
+}}
+
 // ResizeDiskInput names the disk [Client.ResizeDisk] grows and by how much.
 type ResizeDiskInput struct {
 	Node string    `json:"node" validate:"required,pve_node" jsonschema:"Node the guest is on. It must be on the operator's node allowlist."`

@@ -23,6 +23,27 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
+// apiGetOp declares [Client.APIGet].
+var apiGetOp = operation{info: OperationInfo{
+	Name:   OpAPIGet,
+	Class:  ClassGateway,
+	Method: "GET",
+	Route:  "/{path...}",
+}}
+
+// apiRequestOp declares [Client.APIRequest].
+var apiRequestOp = operation{info: OperationInfo{
+	Name:  OpAPIRequest,
+	Class: ClassGatewayWrite,
+	Route: "/{path...}",
+	Actions: []ActionInfo{
+		{Name: "POST", Risk: riskGateway},
+		{Name: "PUT", Risk: riskGateway},
+		{Name: "DELETE", Risk: riskGateway},
+	},
+	ApprovalFormat: "APPROVE <method> <path> params=<digest>",
+}}
+
 // The generic API gateway: [Client.APIGet] (class gateway) and
 // [Client.APIRequest] (class gateway-write), for what no dedicated
 // operation covers, under the same contract: the path rules

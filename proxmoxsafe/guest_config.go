@@ -14,6 +14,17 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
+// guestConfigOp declares [Client.GuestConfig].
+var guestConfigOp = operation{info: OperationInfo{
+	Name:         OpGuestConfig,
+	Method:       "GET",
+	Route:        "/nodes/{node}/{type}/{vmid}/config",
+	NodeTargeted: true,
+	Privileges: []Privilege{
+		{Path: pathVMs, Name: "VM.Audit"},
+	},
+}}
+
 // GuestConfigInput names the guest whose configuration [Client.GuestConfig]
 // reads.
 type GuestConfigInput struct {

@@ -7,6 +7,17 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 )
 
+// guestStatusOp declares [Client.GuestStatus].
+var guestStatusOp = operation{info: OperationInfo{
+	Name:         OpGuestStatus,
+	Method:       "GET",
+	Route:        "/nodes/{node}/{type}/{vmid}/status/current",
+	NodeTargeted: true,
+	Privileges: []Privilege{
+		{Path: pathVMs, Name: "VM.Audit"},
+	},
+}}
+
 // GuestStatusInput names the guest [Client.GuestStatus] reports on.
 type GuestStatusInput struct {
 	GuestRef

@@ -11,6 +11,17 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 )
 
+// listGuestsOp declares [Client.ListGuests].
+var listGuestsOp = operation{info: OperationInfo{
+	Name:   OpListGuests,
+	Method: "GET",
+	Route:  "/cluster/resources",
+	Privileges: []Privilege{
+		{Path: pathVMs, Name: "VM.Audit",
+			Note: "guests the token lacks it on are silently left out"},
+	},
+}}
+
 // ListGuestsInput filters and pages [Client.ListGuests]. The zero value lists
 // the first [DefaultListLimit] guests of the whole cluster.
 type ListGuestsInput struct {

@@ -10,6 +10,16 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 )
 
+// haStatusOp declares [Client.HAStatus].
+var haStatusOp = operation{info: OperationInfo{
+	Name:   OpHAStatus,
+	Method: "GET",
+	Route:  "/cluster/ha/status/current",
+	Privileges: []Privilege{
+		{Path: pathRoot, Name: "Sys.Audit"},
+	},
+}}
+
 // maxHAServices bounds the HA resources [Client.HAStatus] returns.
 const maxHAServices = MaxListLimit
 

@@ -516,11 +516,11 @@ func TestPermissionsFollowPolicy(t *testing.T) {
 
 func TestRequirementsTable(t *testing.T) {
 	t.Parallel()
-	ops := proxmoxsafe.Operations()
+	ops := proxmoxsafe.OperationNames()
 	for _, op := range []proxmoxsafe.Operation{"ClusterStatus", "NodeStatus", "ListGuests", "GuestStatus", "GuestConfig", "ListSnapshots",
 		"TaskStatus", "TaskLog", "ListTasks", "ListStorage", "ListBackups", "CephStatus", "HAStatus", "GuestPower", "SnapshotGuest", "Permissions"} {
 		if !slices.Contains(ops, op) {
-			t.Errorf("%s missing from Operations()", op)
+			t.Errorf("%s missing from OperationNames()", op)
 		}
 	}
 	for _, r := range proxmoxsafe.Requirements() {

@@ -6,6 +6,25 @@ import (
 	"strconv"
 )
 
+// migrateGuestOp declares [Client.MigrateGuest].
+var migrateGuestOp = operation{info: OperationInfo{
+	Name:         OpMigrateGuest,
+	Class:        ClassMigrate,
+	Method:       "POST",
+	Route:        "/nodes/{node}/{type}/{vmid}/migrate",
+	NodeTargeted: true,
+	Actions: []ActionInfo{
+		{Name: "migrate", Risk: "a live migration pauses the VM briefly at the switch-over; copying disks loads storage and network; a restart migration stops the container's services meanwhile."},
+	},
+	ApprovalFormat: "APPROVE migrate <node>/<type>/<vmid> target=<target>[ online=1][ with-local-disks=1][ restart=1][ timeout=<n>]",
+	Privileges: []Privilege{
+		{Path: pathVMs, Name: "VM.Audit",
+			Note: "the preconditions read the guest's state and running tasks first (the target node's status in /cluster/resources needs no privilege)"},
+		{Path: pathVMs, Name: "VM.Migrate",
+			Note: "for the migration and for Proxmox's own precheck (GET …/migrate), which needs it too"},
+	},
+}}
+
 // The "migrate" class: move a guest to another node of the cluster.
 
 // MaxMigrateTimeout caps [MigrateGuestInput.Timeout] (seconds).

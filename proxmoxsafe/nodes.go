@@ -8,6 +8,17 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 )
 
+// nodeStatusOp declares [Client.NodeStatus].
+var nodeStatusOp = operation{info: OperationInfo{
+	Name:         OpNodeStatus,
+	Method:       "GET",
+	Route:        "/nodes/{node}/status",
+	NodeTargeted: true,
+	Privileges: []Privilege{
+		{Path: pathNode, Name: "Sys.Audit"},
+	},
+}}
+
 // NodeStatusInput selects the node [Client.NodeStatus] reports on.
 type NodeStatusInput struct {
 	// Node must be on the policy's node allowlist.

@@ -11,6 +11,13 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
+// permissionsOp declares [Client.Permissions].
+var permissionsOp = operation{info: OperationInfo{
+	Name:   OpPermissions,
+	Method: "GET",
+	Route:  "/access/permissions",
+}}
+
 // dangerousPrivileges are privileges no operation of this package needs
 // and that let a token holder take over guests, hosts or the cluster's
 // access control. Prefix entries end with ".".
@@ -150,7 +157,7 @@ func (c *Client) Permissions(ctx context.Context) (*PermissionsReport, error) {
 }
 
 // PermissionsFor is [Client.Permissions] for the named operations (as in
-// [Operations]); nil means the operations the policy enables. Unknown names
+// [OperationNames]); nil means the operations the policy enables. Unknown names
 // are refused before any request. Node paths are checked for every
 // allowlisted node; guest and storage paths on /vms and /storage, with
 // "partial" when the token holds the privilege only on some guests or
@@ -173,7 +180,7 @@ func (c *Client) PermissionsFor(ctx context.Context, operations []Operation) (*P
 
 // policyOperations validates names, or picks the policy's operations.
 func (c *Client) policyOperations(names []Operation) ([]Operation, error) {
-	known := Operations()
+	known := OperationNames()
 	if names != nil {
 		var bad []FieldError
 		var out []Operation
@@ -191,16 +198,17 @@ func (c *Client) policyOperations(names []Operation) ([]Operation, error) {
 		}
 		return out, nil
 	}
-	var out []Operation
-	for _, r := range requirements {
-		if r.Class != "" && !c.policy.classes[r.Class] {
-			continue
-		}
-		if !slices.Contains(out, r.Operation) {
-			out = append(out, r.Operation)
+	var out, free []Operation
+	for _, op := range operations {
+		switch {
+		case op.permissionFree():
+			free = append(free, op.info.Name)
+		case len(op.info.Privileges) == 0, op.info.Class != "" && !c.policy.classes[op.info.Class]:
+		default:
+			out = append(out, op.info.Name)
 		}
 	}
-	return append(out, permissionFreeOps...), nil
+	return append(out, free...), nil
 }
 
 // aclMap is the token's effective privileges: path → privilege → propagates.
@@ -258,7 +266,7 @@ func (c *Client) comparePermissions(acl aclMap, ops []Operation) *PermissionsRep
 	needed := map[string]bool{}
 	var roleRequired []string
 	var skipped []Operation
-	for _, r := range requirements {
+	for _, r := range Requirements() {
 		if !slices.Contains(ops, r.Operation) {
 			continue
 		}

@@ -5,6 +5,27 @@ import (
 	"net/url"
 )
 
+// guestPowerOp declares [Client.GuestPower].
+var guestPowerOp = operation{info: OperationInfo{
+	Name:         OpGuestPower,
+	Class:        ClassPower,
+	Method:       "POST",
+	Route:        "/nodes/{node}/{type}/{vmid}/status/{action}",
+	NodeTargeted: true,
+	Actions: []ActionInfo{
+		{Name: "start", Risk: riskStart},
+		{Name: "shutdown", Risk: riskShutdown},
+		{Name: "reboot", Risk: riskShutdown},
+		{Name: "stop", Risk: riskStop},
+	},
+	ApprovalFormat: "APPROVE <action> <node>/<type>/<vmid>",
+	Privileges: []Privilege{
+		{Path: pathVMs, Name: "VM.Audit",
+			Note: "the preconditions read the guest's state and its running tasks first; without Sys.Audit on the node only the token's own tasks are seen"},
+		{Path: pathVMs, Name: "VM.PowerMgmt"},
+	},
+}}
+
 // GuestPowerInput is a request to change a guest's power state.
 type GuestPowerInput struct {
 	Node   string      `json:"node" validate:"required,pve_node" jsonschema:"Node the guest runs on. It must be on the operator's node allowlist."`

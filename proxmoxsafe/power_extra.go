@@ -5,6 +5,46 @@ import (
 	"net/url"
 )
 
+// suspendGuestOp declares [Client.SuspendGuest].
+var suspendGuestOp = operation{info: OperationInfo{
+	Name:         OpSuspendGuest,
+	Class:        ClassPowerExtra,
+	Method:       "POST",
+	Route:        "/nodes/{node}/qemu/{vmid}/status/suspend",
+	NodeTargeted: true,
+	Actions: []ActionInfo{
+		{Name: "suspend", Risk: riskShutdown},
+	},
+	ApprovalFormat: "APPROVE suspend <node>/qemu/<vmid>[ todisk=1]",
+	Privileges: []Privilege{
+		{Path: pathVMs, Name: "VM.Audit",
+			Note: "the preconditions read the VM's state and running tasks first"},
+		{Path: pathVMs, Name: "VM.PowerMgmt"},
+		{Path: pathVMs, Name: "VM.Config.Disk", Optional: true,
+			Note: "only for todisk (hibernation), with Datastore.AllocateSpace on the storage for the memory state"},
+		{Path: pathStorage, Name: "Datastore.AllocateSpace", Optional: true,
+			Note: "only for todisk: the storage that receives the memory state"},
+	},
+}}
+
+// resumeGuestOp declares [Client.ResumeGuest].
+var resumeGuestOp = operation{info: OperationInfo{
+	Name:         OpResumeGuest,
+	Class:        ClassPowerExtra,
+	Method:       "POST",
+	Route:        "/nodes/{node}/qemu/{vmid}/status/resume",
+	NodeTargeted: true,
+	Actions: []ActionInfo{
+		{Name: "resume", Risk: riskStart},
+	},
+	ApprovalFormat: "APPROVE resume <node>/qemu/<vmid>",
+	Privileges: []Privilege{
+		{Path: pathVMs, Name: "VM.Audit",
+			Note: "the preconditions read the VM's state and running tasks first"},
+		{Path: pathVMs, Name: "VM.PowerMgmt"},
+	},
+}}
+
 // The "power-extra" class: suspend and resume a QEMU VM. Containers are
 // left out on purpose: Proxmox has no freeze endpoint for containers, and
 // its LXC suspend is an experimental CRIU checkpoint (the API itself says

@@ -7,6 +7,86 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 )
 
+// cloneGuestOp declares [Client.CloneGuest].
+var cloneGuestOp = operation{info: OperationInfo{
+	Name:         OpCloneGuest,
+	Class:        ClassProvision,
+	Method:       "POST",
+	Route:        "/nodes/{node}/{type}/{vmid}/clone",
+	NodeTargeted: true,
+	Actions: []ActionInfo{
+		{Name: "clone", Risk: riskCreate},
+	},
+	ApprovalFormat: "APPROVE clone <node>/<type>/<vmid> newid=<id> full=<1|0>[ target=<node>][ storage=<storage>][ name=<name>|hostname=<name>][ pool=<pool>][ description=sha256:<12 hex>]",
+	// Provision: the schema's clone_vm / create_vm permissions, plus the
+	// reads of the preconditions (the source's state and config, the
+	// node's storages; the new VMID and the template or ISO).
+	Privileges: []Privilege{
+		{Path: pathVMs, Name: "VM.Audit",
+			Note: "the preconditions read the source's state, configuration and running tasks first"},
+		{Path: pathVMs, Name: "VM.Clone",
+			Note: "on the source guest"},
+		{Path: pathVMs, Name: "VM.Allocate",
+			Note: "on /vms/{newid}, or on the pool the clone joins"},
+		{Path: pathStorage, Name: "Datastore.AllocateSpace",
+			Note: "on every storage the clone's disks go to; it also lets the preconditions see the storage"},
+		{Path: pathSDNZones, Name: "SDN.Use",
+			Note: "on the bridges the source's network devices use (/sdn/zones/localnetwork/<bridge> for a plain bridge)"},
+	},
+}}
+
+// createVMOp declares [Client.CreateVM].
+var createVMOp = operation{info: OperationInfo{
+	Name:         OpCreateVM,
+	Class:        ClassProvision,
+	Method:       "POST",
+	Route:        "/nodes/{node}/qemu",
+	NodeTargeted: true,
+	Actions: []ActionInfo{
+		{Name: "create", Risk: riskCreate},
+	},
+	ApprovalFormat: "APPROVE create <node>/qemu/<vmid> name=<name> cores=<n> sockets=<n> memory=<MiB> ostype=<ostype> scsihw=virtio-scsi-single scsi0=<storage>:<GiB> net0=<model>,bridge=<bridge>[ ide2=<iso>,media=cdrom][ pool=<pool>][ description=sha256:<12 hex>]",
+	Privileges: []Privilege{
+		{Path: pathVMs, Name: "VM.Allocate",
+			Note: "on /vms/{vmid}, or on the pool the VM joins"},
+		{Path: pathVMs, Name: "VM.Config.CPU",
+			Note: "cores and sockets (Proxmox checks the config privilege of every option of a create but the disks, which need Datastore.AllocateSpace)"},
+		{Path: pathVMs, Name: "VM.Config.Memory"},
+		{Path: pathVMs, Name: "VM.Config.Network"},
+		{Path: pathVMs, Name: "VM.Config.HWType",
+			Note: "the SCSI controller (scsihw)"},
+		{Path: pathVMs, Name: "VM.Config.Options",
+			Note: "name, ostype, description"},
+		{Path: pathStorage, Name: "Datastore.AllocateSpace",
+			Note: "on the disk's storage, and on the ISO image's (Datastore.Audit suffices there); it also lets the preconditions see them"},
+		{Path: pathSDNZones, Name: "SDN.Use",
+			Note: "on the bridge (/sdn/zones/localnetwork/<bridge> for a plain bridge)"},
+	},
+}}
+
+// createContainerOp declares [Client.CreateContainer].
+var createContainerOp = operation{info: OperationInfo{
+	Name:         OpCreateContainer,
+	Class:        ClassProvision,
+	Method:       "POST",
+	Route:        "/nodes/{node}/lxc",
+	NodeTargeted: true,
+	Actions: []ActionInfo{
+		{Name: "create", Risk: riskCreate},
+	},
+	ApprovalFormat: "APPROVE create <node>/lxc/<vmid> ostemplate=<volume> hostname=<name> cores=<n> memory=<MiB> swap=<MiB> rootfs=<storage>:<GiB> net0=name=eth0,bridge=<bridge>,ip=<ip>[,gw=<gw>] unprivileged=<1|0>[ ssh-public-keys=sha256:<12 hex>][ pool=<pool>][ description=sha256:<12 hex>]",
+	Privileges: []Privilege{
+		{Path: pathVMs, Name: "VM.Allocate",
+			Note: "on /vms/{vmid}, or on the pool the container joins"},
+		{Path: pathStorage, Name: "Datastore.AllocateSpace",
+			Note: "on the root disk's storage and the template's; it also lets the preconditions see them"},
+		{Path: pathSDNZones, Name: "SDN.Use",
+			Note: "on the bridge (/sdn/zones/localnetwork/<bridge> for a plain bridge)"},
+		{Path: pathRoot, Name: "Sys.Modify", Optional: true,
+			Note: "only for a privileged container"},
+	},
+}}
+
 // CloneGuest copies a VM or container, or makes a guest from a template
 // (class "provision"; POST …/{vmid}/clone, a qmclone or vzclone task whose
 // UPID names the source). It runs the pipeline of [Client.GuestPower] on

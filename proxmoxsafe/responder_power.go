@@ -8,6 +8,62 @@ import (
 	"time"
 )
 
+// startGuestOp declares [Client.StartGuest].
+var startGuestOp = operation{info: OperationInfo{
+	Name:         OpStartGuest,
+	Class:        ClassResponder,
+	Method:       "POST",
+	Route:        "/nodes/{node}/{type}/{vmid}/status/start",
+	NodeTargeted: true,
+	Actions: []ActionInfo{
+		{Name: "start", Risk: riskStart},
+	},
+	ApprovalFormat: "APPROVE start <node>/<type>/<vmid>",
+	Privileges: []Privilege{
+		{Path: pathVMs, Name: "VM.Audit",
+			Note: "the preconditions read the guest's state and its running tasks first"},
+		{Path: pathVMs, Name: "VM.PowerMgmt"},
+	},
+}}
+
+// rebootGuestOp declares [Client.RebootGuest].
+var rebootGuestOp = operation{info: OperationInfo{
+	Name:         OpRebootGuest,
+	Class:        ClassResponder,
+	Method:       "POST",
+	Route:        "/nodes/{node}/{type}/{vmid}/status/reboot",
+	NodeTargeted: true,
+	Actions: []ActionInfo{
+		{Name: "reboot", Risk: riskShutdown},
+	},
+	ApprovalFormat: "APPROVE reboot <node>/<type>/<vmid>",
+	Privileges: []Privilege{
+		{Path: pathVMs, Name: "VM.Audit",
+			Note: "the preconditions read the guest's state, uptime and running tasks first"},
+		{Path: pathVMs, Name: "VM.PowerMgmt"},
+	},
+}}
+
+// resetGuestOp declares [Client.ResetGuest].
+var resetGuestOp = operation{info: OperationInfo{
+	Name:         OpResetGuest,
+	Class:        ClassResponder,
+	Method:       "POST",
+	Route:        "/nodes/{node}/qemu/{vmid}/status/reset",
+	NodeTargeted: true,
+	Actions: []ActionInfo{
+		{Name: "reset", Risk: riskStop},
+	},
+	ApprovalFormat: "APPROVE reset <node>/qemu/<vmid>",
+	Privileges: []Privilege{
+		{Path: pathVMs, Name: "VM.Audit",
+			Note: "the preconditions read the guest's state, uptime and running tasks first"},
+		{Path: pathVMs, Name: "VM.PowerMgmt"},
+		{Path: pathVMs, Name: "VM.GuestAgent.Audit",
+			Note: "for the agent ping that must fail before a reset; PVE 7 and 8 want VM.Monitor instead"},
+	},
+}}
+
 // The responder's guarded power operations (class "responder"). Each is
 // narrower than [Client.GuestPower]: one action, and a guard that makes it
 // safe for an agent with no human in the loop.

@@ -7,6 +7,24 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 )
 
+// snapshotGuestOp declares [Client.SnapshotGuest].
+var snapshotGuestOp = operation{info: OperationInfo{
+	Name:         OpSnapshotGuest,
+	Class:        ClassSnapshot,
+	Method:       "POST",
+	Route:        "/nodes/{node}/{type}/{vmid}/snapshot",
+	NodeTargeted: true,
+	Actions: []ActionInfo{
+		{Name: "snapshot", Risk: "the snapshot uses storage until deleted; a snapshot with vmstate also saves memory."},
+	},
+	ApprovalFormat: "APPROVE snapshot <node>/<type>/<vmid>/<snapname>[ vmstate=1]",
+	Privileges: []Privilege{
+		{Path: pathVMs, Name: "VM.Audit",
+			Note: "the preconditions read the guest's state, snapshots and running tasks first; without Sys.Audit on the node only the token's own tasks are seen"},
+		{Path: pathVMs, Name: "VM.Snapshot"},
+	},
+}}
+
 // SnapshotGuestInput is a request to take a snapshot of a guest.
 type SnapshotGuestInput struct {
 	Node string    `json:"node" validate:"required,pve_node" jsonschema:"Node the guest runs on. It must be on the operator's node allowlist."`

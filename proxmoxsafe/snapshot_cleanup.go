@@ -11,6 +11,24 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 )
 
+// cleanupSnapshotsOp declares [Client.CleanupSnapshots].
+var cleanupSnapshotsOp = operation{info: OperationInfo{
+	Name:         OpCleanupSnapshots,
+	Class:        ClassResponder,
+	Method:       "DELETE",
+	Route:        "/nodes/{node}/{type}/{vmid}/snapshot/{snapname}",
+	NodeTargeted: true,
+	Actions: []ActionInfo{
+		{Name: "snapshot-cleanup", Risk: riskDelete},
+	},
+	ApprovalFormat: "APPROVE snapshot-cleanup <node>/<type>/<vmid>",
+	Privileges: []Privilege{
+		{Path: pathVMs, Name: "VM.Audit",
+			Note: "the plan reads the guest's state, snapshots and running tasks"},
+		{Path: pathVMs, Name: "VM.Snapshot"},
+	},
+}}
+
 // CleanupSnapshotsInput names the guest whose snapshots
 // [Client.CleanupSnapshots] prunes.
 type CleanupSnapshotsInput struct {

@@ -6,6 +6,24 @@ import (
 	"net/url"
 )
 
+// deleteSnapshotOp declares [Client.DeleteSnapshot].
+var deleteSnapshotOp = operation{info: OperationInfo{
+	Name:         OpDeleteSnapshot,
+	Class:        ClassSnapshotAdmin,
+	Method:       "DELETE",
+	Route:        "/nodes/{node}/{type}/{vmid}/snapshot/{snapname}",
+	NodeTargeted: true,
+	Actions: []ActionInfo{
+		{Name: "delsnapshot", Risk: riskDelete},
+	},
+	ApprovalFormat: "APPROVE delsnapshot <node>/<type>/<vmid>/<snapname>[ force=1]",
+	Privileges: []Privilege{
+		{Path: pathVMs, Name: "VM.Audit",
+			Note: "the preconditions read the guest's state, snapshots and running tasks first"},
+		{Path: pathVMs, Name: "VM.Snapshot"},
+	},
+}}
+
 // DeleteSnapshotInput names the snapshot [Client.DeleteSnapshot] deletes.
 type DeleteSnapshotInput struct {
 	Node string    `json:"node" validate:"required,pve_node" jsonschema:"Node the guest runs on. It must be on the operator's node allowlist."`

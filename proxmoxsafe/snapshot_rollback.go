@@ -5,6 +5,27 @@ import (
 	"net/url"
 )
 
+// rollbackSnapshotOp declares [Client.RollbackSnapshot].
+var rollbackSnapshotOp = operation{info: OperationInfo{
+	Name:         OpRollbackSnapshot,
+	Class:        ClassSnapshotAdmin,
+	Method:       "POST",
+	Route:        "/nodes/{node}/{type}/{vmid}/snapshot/{snapname}/rollback",
+	NodeTargeted: true,
+	Actions: []ActionInfo{
+		{Name: "rollback", Risk: "everything that changed since the snapshot (disks, configuration and, for a running guest, its memory) is lost for good; a running guest is stopped first."},
+	},
+	ApprovalFormat: "APPROVE rollback <node>/<type>/<vmid>/<snapname>[ start=1]",
+	Privileges: []Privilege{
+		{Path: pathVMs, Name: "VM.Audit",
+			Note: "the preconditions read the guest's state, snapshots and running tasks first"},
+		{Path: pathVMs, Name: "VM.Snapshot",
+			Note: "VM.Snapshot.Rollback alone also suffices (Proxmox accepts either)"},
+		{Path: pathVMs, Name: "VM.PowerMgmt", Optional: true,
+			Note: "only for start=1"},
+	},
+}}
+
 // RollbackSnapshotInput names the snapshot [Client.RollbackSnapshot]
 // rolls a guest back to.
 type RollbackSnapshotInput struct {

@@ -11,6 +11,17 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 )
 
+// listSnapshotsOp declares [Client.ListSnapshots].
+var listSnapshotsOp = operation{info: OperationInfo{
+	Name:         OpListSnapshots,
+	Method:       "GET",
+	Route:        "/nodes/{node}/{type}/{vmid}/snapshot",
+	NodeTargeted: true,
+	Privileges: []Privilege{
+		{Path: pathVMs, Name: "VM.Audit"},
+	},
+}}
+
 // ListSnapshotsInput names the guest whose snapshots [Client.ListSnapshots]
 // lists.
 type ListSnapshotsInput struct {

@@ -11,6 +11,17 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 )
 
+// listStorageOp declares [Client.ListStorage].
+var listStorageOp = operation{info: OperationInfo{
+	Name:   OpListStorage,
+	Method: "GET",
+	Route:  "/nodes/{node}/storage",
+	Privileges: []Privilege{
+		{Path: pathStorage, Name: "Datastore.Audit",
+			Note: "storages the token lacks it on are silently left out"},
+	},
+}}
+
 // Caps on storage fields: ids are at most 64 characters in Proxmox, and a
 // storage has a handful of content types.
 const (

@@ -10,6 +10,18 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 )
 
+// listTasksOp declares [Client.ListTasks].
+var listTasksOp = operation{info: OperationInfo{
+	Name:         OpListTasks,
+	Method:       "GET",
+	Route:        "/nodes/{node}/tasks",
+	NodeTargeted: true,
+	Privileges: []Privilege{
+		{Path: pathNode, Name: "Sys.Audit",
+			Note: "without it only the token's own tasks are listed"},
+	},
+}}
+
 // Bounds of [Client.ListTasks].
 const (
 	// DefaultTaskListLimit is the page size when ListTasksInput.Limit is 0

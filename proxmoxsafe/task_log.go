@@ -11,6 +11,18 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 )
 
+// taskLogOp declares [Client.TaskLog].
+var taskLogOp = operation{info: OperationInfo{
+	Name:         OpTaskLog,
+	Method:       "GET",
+	Route:        "/nodes/{node}/tasks/{upid}/log",
+	NodeTargeted: true,
+	Privileges: []Privilege{
+		{Path: pathNode, Name: "Sys.Audit",
+			Note: "tasks the token started itself are readable without it"},
+	},
+}}
+
 // Bounds of [Client.TaskLog].
 const (
 	// DefaultTaskLogLines is how many lines TaskLog returns when

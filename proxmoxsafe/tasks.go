@@ -12,6 +12,18 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/upid"
 )
 
+// taskStatusOp declares [Client.TaskStatus].
+var taskStatusOp = operation{info: OperationInfo{
+	Name:         OpTaskStatus,
+	Method:       "GET",
+	Route:        "/nodes/{node}/tasks/{upid}/status",
+	NodeTargeted: true,
+	Privileges: []Privilege{
+		{Path: pathNode, Name: "Sys.Audit",
+			Note: "tasks the token started itself are readable without it"},
+	},
+}}
+
 // TaskStatusResult is the state of a Proxmox task.
 type TaskStatusResult struct {
 	UPID string  `json:"upid"`

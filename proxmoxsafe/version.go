@@ -5,6 +5,13 @@ import (
 	"time"
 )
 
+// versionOp declares [Client.Version].
+var versionOp = operation{info: OperationInfo{
+	Name:   OpVersion,
+	Method: "GET",
+	Route:  "/version",
+}}
+
 // VersionResult is what [Client.Version] returns.
 type VersionResult struct {
 	// Version is the pve-manager version, e.g. "9.1.1".
