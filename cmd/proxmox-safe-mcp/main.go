@@ -25,6 +25,7 @@ import (
 	"syscall"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpstdio"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3";
@@ -125,8 +126,8 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 func serve(ctx context.Context, a *app, stdin io.Reader, stdout io.Writer) int {
 	srv := mcpserver.New(a.client, a.opts)
 	a.watchFirstList(srv) // starts the privilege check (doctor.go)
-	// Not mcp.StdioTransport: one invalid line would end the session (stdio.go).
-	t := newLineCheckTransport(stdin, stdout, a.log)
+	// Not mcp.StdioTransport: one invalid line would end the session.
+	t := mcpstdio.NewTransport(stdin, stdout, &mcpstdio.Options{Logger: a.log})
 	a.log.Info("serving MCP on stdio", slog.String("version", versionString()))
 	err := srv.Run(ctx, t)
 	switch {

@@ -1,4 +1,4 @@
-package main
+package mcpstdio
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 	"testing"
 
@@ -18,7 +17,7 @@ import (
 // through Connect and Read, and b.N tool results written through Write.
 // Run with
 //
-//	go test -run '^$' -bench StdioTransport -benchmem -count 6 ./cmd/proxmox-safe-mcp
+//	go test -run '^$' -bench StdioTransport -benchmem -count 6 ./mcpstdio
 
 func BenchmarkStdioTransportRead(b *testing.B) {
 	var in bytes.Buffer
@@ -27,7 +26,7 @@ func BenchmarkStdioTransportRead(b *testing.B) {
 	}
 	ctx := context.Background()
 	b.ResetTimer()
-	conn, err := newLineCheckTransport(&in, io.Discard, slog.New(slog.DiscardHandler)).Connect(ctx)
+	conn, err := NewTransport(&in, io.Discard, nil).Connect(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -50,7 +49,7 @@ func BenchmarkStdioTransportWrite(b *testing.B) {
 		b.Run(fmt.Sprintf("result=%dKiB", size>>10), func(b *testing.B) {
 			result := toolResult(b, size)
 			ctx := context.Background()
-			conn, err := newLineCheckTransport(strings.NewReader(""), io.Discard, slog.New(slog.DiscardHandler)).Connect(ctx)
+			conn, err := NewTransport(strings.NewReader(""), io.Discard, nil).Connect(ctx)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -105,13 +104,4 @@ func mustMarshal(tb testing.TB, v any) json.RawMessage {
 		tb.Fatal(err)
 	}
 	return b
-}
-
-func mustID(tb testing.TB, v any) jsonrpc.ID {
-	tb.Helper()
-	id, err := jsonrpc.MakeID(v)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return id
 }

@@ -1,4 +1,4 @@
-package main
+package mcpstdio
 
 import (
 	"bufio"
@@ -14,7 +14,7 @@ import (
 	rpcerr "github.com/proxmoxsafe/proxmox-safe-mcp/internal/jsonrpc"
 )
 
-// Reading and checking one inbound stdio line (stdio.go owns the
+// Reading and checking one inbound stdio line (conn.go owns the
 // connection). Each line is decoded once, and that one decode both checks
 // it against JSON-RPC 2.0 as go-sdk reads it (internal/jsonrpc2
 // DecodeMessage) and builds the message go-sdk gets: a line go-sdk would
@@ -27,10 +27,10 @@ const (
 	codeInvalidRequest = jsonrpc.CodeInvalidRequest
 )
 
-// maxStdioLine bounds one inbound line, as go-sdk's own reader does
+// maxLine bounds one inbound line, as go-sdk's own reader does
 // (mcp.DefaultMaxLineLength); a longer line is answered with -32600 and
 // skipped.
-const maxStdioLine = mcp.DefaultMaxLineLength
+const maxLine = mcp.DefaultMaxLineLength
 
 // batchVersions are the protocol versions that allow JSON-RPC batches;
 // 2025-06-18 removed them.
@@ -39,7 +39,7 @@ var batchVersions = map[string]bool{"2024-11-05": true, "2025-03-26": true}
 // readLine returns the next line without its newline (and a CR before
 // it). A line that fits in r's buffer is returned in place, valid until
 // the next read: checkLine copies what it keeps. When the line is longer
-// than maxStdioLine it is read to its end and dropped: tooLong is set and
+// than maxLine it is read to its end and dropped: tooLong is set and
 // line is nil.
 func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
 	line, err = r.ReadSlice('\n')
@@ -48,7 +48,7 @@ func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
 		for errors.Is(err, bufio.ErrBufferFull) {
 			var chunk []byte
 			chunk, err = r.ReadSlice('\n')
-			if tooLong || len(line)+len(chunk) > maxStdioLine+1 {
+			if tooLong || len(line)+len(chunk) > maxLine+1 {
 				tooLong, line = true, nil
 				continue
 			}
