@@ -23,17 +23,17 @@
 //     go-sdk gets. A line longer than [mcp.DefaultMaxLineLength] (16 MiB)
 //     is answered with -32600 and skipped; blank lines and a CR before the
 //     newline are ignored.
-//   - Batches work on the protocol versions that allow them (2024-11-05
-//     and 2025-03-26, the version the client asked for in initialize),
-//     member by member as JSON-RPC 2.0 section 6 says: each invalid member
+//   - Batches work when the protocol version the client asked for in
+//     initialize allows them (2024-11-05 and 2025-03-26), member by member
+//     as JSON-RPC 2.0 section 6 says: each invalid member
 //     gets its own error object in the batch's answer array and the valid
 //     members are processed (go-sdk refuses a whole batch for one bad
 //     member). The answers go out as one array once every request of the
 //     batch is answered. A request repeating the id of an earlier request
 //     of the batch, or of a request still unanswered, is not processed
 //     and is answered with id null, since its id already names the other
-//     answer. A batch that is not an array, an empty one, or one on a
-//     later protocol version gets a single error.
+//     answer. A batch that is not valid JSON, an empty one, or one on
+//     a later protocol version gets a single error.
 //   - At the end of input the session ends only once every request
 //     handed to go-sdk has been answered (go-sdk cancels what is still
 //     running when its input ends, which could cut a mutation between its
