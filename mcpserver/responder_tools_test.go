@@ -8,6 +8,7 @@ import (
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/retention"
 )
 
 func responderFixture(t *testing.T, pv string) *fixture {
@@ -81,7 +82,7 @@ func TestSnapshotListCleanupVerdicts(t *testing.T) {
 	var list proxmoxsafe.ListSnapshotsResult
 	structured(t, res, &list)
 	for _, s := range list.Snapshots {
-		if s.Cleanup == nil || !s.Cleanup.WouldDelete || s.Cleanup.Rule != proxmoxsafe.RuleMaxAge {
+		if s.Cleanup == nil || !s.Cleanup.WouldDelete || s.Cleanup.Rule != retention.RuleMaxAge {
 			t.Errorf("%s: cleanup %+v, want would_delete by max-age", s.Name, s.Cleanup)
 		}
 	}

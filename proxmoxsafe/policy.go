@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/retention"
 )
 
 // Policy is the operator's upper bound on what a [Client] may do. No input
@@ -49,7 +51,7 @@ type Policy struct {
 	ResetWithoutAgent bool
 	// Retention is the snapshot retention rule of
 	// [Client.CleanupSnapshots]; the zero value means its defaults.
-	Retention RetentionPolicy
+	Retention retention.Policy
 	// ConfigKeys lists the config keys [Client.SetGuestConfig] may set or
 	// delete (class "config"). Empty means [DefaultConfigKeys]. Only keys
 	// of [SettableConfigKeys] are accepted: New refuses any other key, and

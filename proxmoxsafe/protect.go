@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/retention"
 )
 
 // Protection rules, available in every profile (not only the responder's,
@@ -39,7 +40,7 @@ type protectRules struct {
 	// resetWithoutAgent: a VM without a configured guest agent may be
 	// reset (the agent cannot tell whether it is hung).
 	resetWithoutAgent bool
-	retention         RetentionPolicy
+	retention         retention.Policy
 }
 
 // compileProtectRules checks and compiles the protection rule fields of p.
@@ -70,7 +71,7 @@ func compileProtectRules(p Policy) (*protectRules, error) {
 	case p.MinUptime > 0:
 		g.minUptime = p.MinUptime
 	}
-	r, err := p.Retention.withDefaults()
+	r, err := p.Retention.WithDefaults()
 	if err != nil {
 		return nil, &ConfigError{Field: "Policy.Retention", Problem: "Policy.Retention: " + err.Error()}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/retention"
 )
 
 // responderCluster has one guest per guard of the responder operations.
@@ -731,8 +732,8 @@ func TestGuardPolicyErrors(t *testing.T) {
 		{proxmoxsafe.Policy{ProtectedNames: []string{""}}, "Policy.ProtectedNames"},
 		{proxmoxsafe.Policy{ProtectedTags: []string{"a;b"}}, "Policy.ProtectedTags"},
 		{proxmoxsafe.Policy{ProtectedPools: []string{"../x"}}, "Policy.ProtectedPools"},
-		{proxmoxsafe.Policy{Retention: proxmoxsafe.RetentionPolicy{MaxAge: -time.Hour}}, "Policy.Retention"},
-		{proxmoxsafe.Policy{Retention: proxmoxsafe.RetentionPolicy{MaxCount: 5000}}, "Policy.Retention"},
+		{proxmoxsafe.Policy{Retention: retention.Policy{MaxAge: -time.Hour}}, "Policy.Retention"},
+		{proxmoxsafe.Policy{Retention: retention.Policy{MaxCount: 5000}}, "Policy.Retention"},
 		{proxmoxsafe.Policy{Classes: []proxmoxsafe.Class{"reset"}}, "Policy.Classes"},
 	} {
 		_, err := proxmoxsafe.New(proxmoxsafe.Config{URL: "https://pve.example:8006", TokenID: "u@pve!tok", TokenSecret: "s", Policy: tt.pol})

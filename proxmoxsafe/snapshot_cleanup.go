@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/retention"
 )
 
 // cleanupSnapshotsOp declares [Client.CleanupSnapshots].
@@ -75,7 +76,7 @@ const (
 type CleanupStep struct {
 	// Name is the snapshot; Rule and Reason say why the plan deletes it.
 	Name   string            `json:"name"`
-	Rule   RetentionRule     `json:"rule"`
+	Rule   retention.Rule    `json:"rule"`
 	Reason string            `json:"reason"`
 	Status CleanupStepStatus `json:"status"`
 	// UPID is the deletion task, once submitted.
@@ -90,7 +91,7 @@ type CleanupResult struct {
 	// Applied is false for a dry run.
 	Applied bool `json:"applied"`
 	// Plan is the retention plan computed from the fresh snapshot list.
-	Plan RetentionPlan `json:"plan"`
+	Plan retention.Result `json:"plan"`
 	// Steps follow Plan.Delete, in order.
 	Steps []CleanupStep `json:"steps"`
 	// Deleted counts the steps with status "deleted".
@@ -103,7 +104,7 @@ type CleanupResult struct {
 const cleanupPollInterval = 250 * time.Millisecond
 
 // CleanupSnapshots applies the operator's retention policy
-// ([Policy.Retention], see [PlanRetention]) to one guest's snapshots (class
+// ([Policy.Retention], see [retention.Plan]) to one guest's snapshots (class
 // "responder").
 //
 // Both a dry run and an applied run go through the checks of the pipeline:
@@ -123,7 +124,7 @@ func (c *Client) CleanupSnapshots(ctx context.Context, in CleanupSnapshotsInput)
 	const op = OpCleanupSnapshots
 	start := time.Now()
 	t := in.Target()
-	var plan RetentionPlan
+	var plan retention.Result
 	m := &mutation{
 		op:     op,
 		class:  ClassResponder,
@@ -139,7 +140,7 @@ func (c *Client) CleanupSnapshots(ctx context.Context, in CleanupSnapshotsInput)
 			if err != nil {
 				return err
 			}
-			plan = PlanRetention(snaps, c.policy.protect.retention, time.Now())
+			plan = retention.Plan(snaps, c.policy.protect.retention, time.Now())
 			return nil
 		},
 		effect: func(s GuestState) string {
@@ -166,7 +167,7 @@ func (c *Client) CleanupSnapshots(ctx context.Context, in CleanupSnapshotsInput)
 	return res, c.logged(ctx, op, start, err, attrs...)
 }
 
-func (c *Client) cleanup(ctx context.Context, m *mutation, apply bool, plan *RetentionPlan) (*CleanupResult, error) {
+func (c *Client) cleanup(ctx context.Context, m *mutation, apply bool, plan *retention.Result) (*CleanupResult, error) {
 	state, err := c.admit(ctx, m)
 	if err != nil {
 		return nil, err
@@ -200,7 +201,7 @@ func (c *Client) cleanup(ctx context.Context, m *mutation, apply bool, plan *Ret
 	return res, nil
 }
 
-func newCleanupResult(t Target, apply bool, plan RetentionPlan) *CleanupResult {
+func newCleanupResult(t Target, apply bool, plan retention.Result) *CleanupResult {
 	res := &CleanupResult{Target: t, Applied: apply, Plan: plan, Steps: make([]CleanupStep, len(plan.Delete))}
 	for i, d := range plan.Delete {
 		res.Steps[i] = CleanupStep{Name: d.Name, Rule: d.Rule, Reason: d.Reason, Status: StepPlanned}
@@ -232,7 +233,7 @@ func (c *Client) cleanupStep(ctx context.Context, parent *mutation, state GuestS
 			step.Status, step.Detail = StepFailed, "the snapshot list could not be read again: "+err.Error()
 			return &PreconditionReadError{Err: err}
 		}
-		var found *SnapshotInfo
+		var found *retention.Snapshot
 		for i := range snaps {
 			if snaps[i].Name == step.Name {
 				found = &snaps[i]
@@ -242,7 +243,7 @@ func (c *Client) cleanupStep(ctx context.Context, parent *mutation, state GuestS
 		case found == nil:
 			step.Status, step.Detail = StepSkipped, "the snapshot no longer exists"
 			return nil
-		case HasKeepMarker(found.Name, found.Description):
+		case retention.HasKeepMarker(found.Name, found.Description):
 			step.Status, step.Detail = StepSkipped, "the snapshot gained a keep marker since the plan was made"
 			return nil
 		}
@@ -283,22 +284,22 @@ func (c *Client) cleanupStep(ctx context.Context, parent *mutation, state GuestS
 	return err
 }
 
-// retentionView reads the guest's snapshots as [PlanRetention] needs
+// retentionView reads the guest's snapshots as [retention.Plan] needs
 // them: full descriptions (a marker past a display cap must still count),
 // without the "current" pseudo-entry.
-func (c *Client) retentionView(ctx context.Context, t Target) ([]SnapshotInfo, error) {
+func (c *Client) retentionView(ctx context.Context, t Target) ([]retention.Snapshot, error) {
 	var raw []rawSnapshotEntry
 	if err := c.get(ctx, guestPath(t, "snapshot"), nil, &raw); err != nil {
 		return nil, err
 	}
-	out := make([]SnapshotInfo, 0, len(raw))
+	out := make([]retention.Snapshot, 0, len(raw))
 	for _, r := range raw {
 		name := string(r.Name)
 		if name == "current" || sanitize.Line(name) != name || !snapnameRe.MatchString(name) {
 			// Not a snapshot name Proxmox can hold: never a deletion target.
 			continue
 		}
-		s := SnapshotInfo{Name: name, Description: string(r.Description)}
+		s := retention.Snapshot{Name: name, Description: string(r.Description)}
 		if r.SnapTime > 0 {
 			s.Time = time.Unix(int64(r.SnapTime), 0).UTC()
 		}
@@ -327,19 +328,19 @@ func (c *Client) cleanupVerdicts(ctx context.Context, t Target, raw []rawSnapsho
 		}
 		protected = why
 	}
-	snaps := make([]SnapshotInfo, 0, len(raw))
+	snaps := make([]retention.Snapshot, 0, len(raw))
 	for _, r := range raw {
 		if name := string(r.Name); name != "current" {
-			s := SnapshotInfo{Name: line(name, 64), Description: string(r.Description)}
+			s := retention.Snapshot{Name: line(name, 64), Description: string(r.Description)}
 			if r.SnapTime > 0 {
 				s.Time = time.Unix(int64(r.SnapTime), 0).UTC()
 			}
 			snaps = append(snaps, s)
 		}
 	}
-	plan := PlanRetention(snaps, c.policy.protect.retention, now)
+	plan := retention.Plan(snaps, c.policy.protect.retention, now)
 	out := make(map[string]snapshotVerdict, len(snaps))
-	for _, list := range [][]RetentionDecision{plan.Delete, plan.Keep} {
+	for _, list := range [][]retention.Decision{plan.Delete, plan.Keep} {
 		for _, d := range list {
 			v := snapshotVerdict{keep: d.Keep, autosnap: d.Autosnap, cleanup: SnapshotCleanup{WouldDelete: d.Delete, Rule: d.Rule, Reason: d.Reason}}
 			if protected != "" && d.Delete {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/retention"
 )
 
 // listSnapshotsOp declares [Client.ListSnapshots].
@@ -70,14 +71,14 @@ type SnapshotInfo struct {
 	VMState bool `json:"vmstate"`
 	// Current is true for the snapshot the guest is now based on.
 	Current bool `json:"current"`
-	// Keep is true when the name or description holds [KeepMarker];
+	// Keep is true when the name or description holds [retention.KeepMarker];
 	// Autosnap when the description holds the operator's autosnap marker
-	// ([RetentionPolicy.AutosnapMarker]).
+	// ([retention.Policy.AutosnapMarker]).
 	Keep     bool `json:"keep"`
 	Autosnap bool `json:"autosnap"`
 	// Cleanup is what the operator's retention policy decides for this
 	// snapshot now: whether [Client.CleanupSnapshots] would delete it,
-	// by which rule, and why. It is nil in [PlanRetention]'s input.
+	// by which rule, and why.
 	Cleanup *SnapshotCleanup `json:"cleanup,omitempty"`
 }
 
@@ -85,9 +86,9 @@ type SnapshotInfo struct {
 type SnapshotCleanup struct {
 	// WouldDelete is true when a cleanup now would delete the snapshot.
 	// It is false for every snapshot of a protected guest.
-	WouldDelete bool          `json:"would_delete"`
-	Rule        RetentionRule `json:"rule"`
-	Reason      string        `json:"reason"`
+	WouldDelete bool           `json:"would_delete"`
+	Rule        retention.Rule `json:"rule"`
+	Reason      string         `json:"reason"`
 }
 
 type rawSnapshotEntry struct {

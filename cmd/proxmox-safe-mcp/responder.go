@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/retention"
 )
 
 // The responder profile's settings (issue 10): guards that apply in every
@@ -24,7 +25,7 @@ type guardConfig struct {
 	// MinUptime: 0 = the library's default (1 h); minUptimeOff = no guard.
 	MinUptime         time.Duration
 	ResetWithoutAgent bool
-	Retention         proxmoxsafe.RetentionPolicy
+	Retention         retention.Policy
 }
 
 // minUptimeOff is what "0" means for PROXMOX_SAFE_MIN_UPTIME: no guard.
@@ -39,13 +40,13 @@ func responderSettings() []*setting {
 		{flag: "min-uptime", env: "PROXMOX_SAFE_MIN_UPTIME", def: proxmoxsafe.DefaultMinUptime.String(),
 			help: "refuse a reboot or reset (guest_power reboot, vm_reboot, vm_reset) of a guest up for less, a Go duration such as 1h or 90m; 0 turns the guard off",
 			set:  setMinUptime, aliases: []alias{sameAlias("MCP_PROXMOX_MIN_UPTIME")}},
-		{flag: "snapshot-max-age", env: "PROXMOX_SAFE_SNAPSHOT_MAX_AGE", def: proxmoxsafe.DefaultSnapshotMaxAge.String(),
+		{flag: "snapshot-max-age", env: "PROXMOX_SAFE_SNAPSHOT_MAX_AGE", def: retention.DefaultMaxAge.String(),
 			help: "snapshot_cleanup deletes snapshots older than this (unless keep-marked), a Go duration such as 24h or 168h",
 			set:  setSnapshotMaxAge, aliases: []alias{sameAlias("MCP_PROXMOX_SNAPSHOT_MAX_AGE")}},
-		{flag: "snapshot-max-count", env: "PROXMOX_SAFE_SNAPSHOT_MAX_COUNT", def: strconv.Itoa(proxmoxsafe.DefaultSnapshotMaxCount),
-			help: fmt.Sprintf("snapshot_cleanup then deletes the oldest snapshots while more than this many remain (manual before automatic ones), 1 to %d", proxmoxsafe.MaxSnapshotMaxCount),
+		{flag: "snapshot-max-count", env: "PROXMOX_SAFE_SNAPSHOT_MAX_COUNT", def: strconv.Itoa(retention.DefaultMaxCount),
+			help: fmt.Sprintf("snapshot_cleanup then deletes the oldest snapshots while more than this many remain (manual before automatic ones), 1 to %d", retention.MaxCountLimit),
 			set:  setSnapshotMaxCount, aliases: []alias{sameAlias("MCP_PROXMOX_SNAPSHOT_MAX_COUNT")}},
-		{flag: "autosnap-marker", env: "PROXMOX_SAFE_AUTOSNAP_MARKER", def: proxmoxsafe.DefaultAutosnapMarker,
+		{flag: "autosnap-marker", env: "PROXMOX_SAFE_AUTOSNAP_MARKER", def: retention.DefaultAutosnapMarker,
 			help: "text in a snapshot's description that marks it as automatic (deleted by count only as a last resort)",
 			set:  setAutosnapMarker, aliases: []alias{sameAlias("MCP_PROXMOX_AUTOSNAP_MARKER")}},
 		{flag: "reset-without-agent", env: "PROXMOX_SAFE_RESET_WITHOUT_AGENT", boolean: true, def: "false",
@@ -127,8 +128,8 @@ func setSnapshotMaxAge(c *config, v string) error {
 
 func setSnapshotMaxCount(c *config, v string) error {
 	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n < 1 || n > proxmoxsafe.MaxSnapshotMaxCount {
-		return fmt.Errorf("must be a whole number from 1 to %d (got %q)", proxmoxsafe.MaxSnapshotMaxCount, v)
+	if err != nil || n < 1 || n > retention.MaxCountLimit {
+		return fmt.Errorf("must be a whole number from 1 to %d (got %q)", retention.MaxCountLimit, v)
 	}
 	c.Guards.Retention.MaxCount = n
 	return nil

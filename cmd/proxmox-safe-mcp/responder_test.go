@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/retention"
 )
 
 func TestResponderSettings(t *testing.T) {
@@ -28,7 +29,7 @@ func TestResponderSettings(t *testing.T) {
 		!slices.Equal(g.ProtectedTags, []string{"critical"}) || !slices.Equal(g.ProtectedPools, []string{"prod"}) {
 		t.Errorf("protected = %+v", g)
 	}
-	want := proxmoxsafe.RetentionPolicy{MaxAge: 168 * time.Hour, MaxCount: 10, AutosnapMarker: "nightly-job"}
+	want := retention.Policy{MaxAge: 168 * time.Hour, MaxCount: 10, AutosnapMarker: "nightly-job"}
 	if g.MinUptime != 90*time.Minute || g.Retention != want || !g.ResetWithoutAgent {
 		t.Errorf("guards = %+v", g)
 	}
@@ -45,7 +46,7 @@ func TestResponderSettings(t *testing.T) {
 	}
 	p = proxmoxsafe.Policy{}
 	applyGuards(&p, c.Guards)
-	if p.MinUptime != 0 || p.Retention != (proxmoxsafe.RetentionPolicy{}) ||
+	if p.MinUptime != 0 || p.Retention != (retention.Policy{}) ||
 		!slices.Equal(p.Approvals[proxmoxsafe.ClassResponder], []proxmoxsafe.ApprovalLevel{proxmoxsafe.LevelNone}) {
 		t.Errorf("default policy = %+v", p)
 	}

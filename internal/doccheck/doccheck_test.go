@@ -13,7 +13,7 @@ import (
 )
 
 // publicPackages are the directories whose exported API users read.
-var publicPackages = []string{"proxmoxsafe", "proxmoxsafe/proxmoxtest", "mcpserver", "mcphttp", "mcpstdio", "approvalweb"}
+var publicPackages = []string{"proxmoxsafe", "proxmoxsafe/proxmoxtest", "proxmoxsafe/retention", "mcpserver", "mcphttp", "mcpstdio", "approvalweb"}
 
 func TestExportedIdentifiersHaveDocComments(t *testing.T) {
 	t.Parallel()

@@ -1,4 +1,4 @@
-package proxmoxsafe
+package retention
 
 import (
 	"cmp"
@@ -8,14 +8,14 @@ import (
 	"time"
 )
 
-// Defaults of [RetentionPolicy].
+// Defaults and bounds of [Policy].
 const (
-	// DefaultSnapshotMaxAge is the age beyond which [PlanRetention] deletes
+	// DefaultMaxAge is the age beyond which [Plan] deletes
 	// a snapshot that carries no keep marker.
-	DefaultSnapshotMaxAge = 24 * time.Hour
-	// DefaultSnapshotMaxCount is how many snapshots [PlanRetention] leaves
+	DefaultMaxAge = 24 * time.Hour
+	// DefaultMaxCount is how many snapshots [Plan] leaves
 	// per guest when it can.
-	DefaultSnapshotMaxCount = 6
+	DefaultMaxCount = 6
 	// DefaultAutosnapMarker marks snapshots taken by an automatic snapshot
 	// tool: cv4pve-autosnap writes it into the description of every
 	// snapshot it takes.
@@ -23,42 +23,43 @@ const (
 	// KeepMarker in a snapshot's name or description (any case) means
 	// "never delete this one automatically".
 	KeepMarker = "keep"
-	// MaxSnapshotMaxCount bounds [RetentionPolicy.MaxCount].
-	MaxSnapshotMaxCount = 1000
+	// MaxCountLimit is the largest [Policy.MaxCount].
+	MaxCountLimit = 1000
 )
 
-// RetentionPolicy is the operator's rule for pruning a guest's snapshots
-// ([PlanRetention], [Client.CleanupSnapshots]). The zero value means the
-// defaults: 24 hours, 6 snapshots, the cv4pve-autosnap marker.
-type RetentionPolicy struct {
+// Policy is the operator's rule for pruning a guest's snapshots ([Plan];
+// the library's Client.CleanupSnapshots applies it). The zero value means
+// the defaults: 24 hours, 6 snapshots, the cv4pve-autosnap marker.
+type Policy struct {
 	// MaxAge: older snapshots are deleted. Zero means
-	// [DefaultSnapshotMaxAge]; negative is invalid.
+	// [DefaultMaxAge]; negative is invalid.
 	MaxAge time.Duration `json:"max_age"`
 	// MaxCount: while more snapshots remain, the oldest are deleted
 	// (manual ones before automatic ones). Zero means
-	// [DefaultSnapshotMaxCount]; at most [MaxSnapshotMaxCount].
+	// [DefaultMaxCount]; at most [MaxCountLimit].
 	MaxCount int `json:"max_count"`
 	// AutosnapMarker in a description (any case) marks an automatic
 	// snapshot. Empty means [DefaultAutosnapMarker].
 	AutosnapMarker string `json:"autosnap_marker"`
 }
 
-// withDefaults returns the policy with every zero value replaced by its
-// default, or an error naming the bad field.
-func (p RetentionPolicy) withDefaults() (RetentionPolicy, error) {
+// WithDefaults returns the policy with every zero value replaced by its
+// default, or an error naming the bad field (a negative MaxAge, a MaxCount
+// out of range, a marker with surrounding white space or too long).
+func (p Policy) WithDefaults() (Policy, error) {
 	switch {
 	case p.MaxAge < 0:
 		return p, fmt.Errorf("MaxAge must not be negative (got %s)", p.MaxAge)
-	case p.MaxCount < 0 || p.MaxCount > MaxSnapshotMaxCount:
-		return p, fmt.Errorf("MaxCount must be from 0 (default %d) to %d (got %d)", DefaultSnapshotMaxCount, MaxSnapshotMaxCount, p.MaxCount)
+	case p.MaxCount < 0 || p.MaxCount > MaxCountLimit:
+		return p, fmt.Errorf("MaxCount must be from 0 (default %d) to %d (got %d)", DefaultMaxCount, MaxCountLimit, p.MaxCount)
 	case strings.TrimSpace(p.AutosnapMarker) != p.AutosnapMarker || len(p.AutosnapMarker) > 64:
 		return p, fmt.Errorf("AutosnapMarker must have no surrounding white space and at most 64 characters")
 	}
 	if p.MaxAge == 0 {
-		p.MaxAge = DefaultSnapshotMaxAge
+		p.MaxAge = DefaultMaxAge
 	}
 	if p.MaxCount == 0 {
-		p.MaxCount = DefaultSnapshotMaxCount
+		p.MaxCount = DefaultMaxCount
 	}
 	if p.AutosnapMarker == "" {
 		p.AutosnapMarker = DefaultAutosnapMarker
@@ -66,26 +67,26 @@ func (p RetentionPolicy) withDefaults() (RetentionPolicy, error) {
 	return p, nil
 }
 
-// RetentionRule names the rule that decided a snapshot's fate.
-type RetentionRule string
+// Rule names the rule that decided a snapshot's fate.
+type Rule string
 
-// The rules of [PlanRetention], in the order they apply.
+// The rules of [Plan], in the order they apply.
 const (
 	// RuleKeepMarker: "keep" in the name or description; never deleted.
-	RuleKeepMarker RetentionRule = "keep-marker"
+	RuleKeepMarker Rule = "keep-marker"
 	// RuleNoTime: Proxmox gave no creation time, so the snapshot's age
 	// and place in the order are unknown; it is kept.
-	RuleNoTime RetentionRule = "no-time"
+	RuleNoTime Rule = "no-time"
 	// RuleMaxAge: older than the maximum age; deleted.
-	RuleMaxAge RetentionRule = "max-age"
+	RuleMaxAge Rule = "max-age"
 	// RuleMaxCount: deleted because more than the maximum count remained.
-	RuleMaxCount RetentionRule = "max-count"
+	RuleMaxCount Rule = "max-count"
 	// RuleWithinLimits: young enough and within the count; kept.
-	RuleWithinLimits RetentionRule = "within-limits"
+	RuleWithinLimits Rule = "within-limits"
 )
 
-// RetentionDecision is what [PlanRetention] decided for one snapshot.
-type RetentionDecision struct {
+// Decision is what [Plan] decided for one snapshot.
+type Decision struct {
 	// Name is the snapshot's name.
 	Name string `json:"name"`
 	// Time is when it was taken; zero when Proxmox gave no time.
@@ -93,37 +94,37 @@ type RetentionDecision struct {
 	// Delete is true when the plan deletes it.
 	Delete bool `json:"delete"`
 	// Rule is the rule that decided; Reason says it in words.
-	Rule   RetentionRule `json:"rule"`
-	Reason string        `json:"reason"`
+	Rule   Rule   `json:"rule"`
+	Reason string `json:"reason"`
 	// Keep and Autosnap report the markers found.
 	Keep     bool `json:"keep"`
 	Autosnap bool `json:"autosnap"`
 }
 
-// RetentionPlan is the exact outcome of applying a [RetentionPolicy] to a
-// snapshot history, before anything is deleted.
-type RetentionPlan struct {
+// Result is the exact outcome of applying a [Policy] to a snapshot
+// history, before anything is deleted: what [Plan] returns.
+type Result struct {
 	// Policy is the effective policy, defaults filled in.
-	Policy RetentionPolicy `json:"policy"`
+	Policy Policy `json:"policy"`
 	// Delete lists the snapshots to delete, in the order they are to be
 	// deleted: by age first (oldest first), then by count (oldest manual
 	// first, automatic ones last).
-	Delete []RetentionDecision `json:"delete"`
+	Delete []Decision `json:"delete"`
 	// Keep lists the snapshots that stay, oldest first.
-	Keep []RetentionDecision `json:"keep"`
+	Keep []Decision `json:"keep"`
 }
 
 // Decision returns the decision for the named snapshot and whether the
 // plan has one.
-func (p *RetentionPlan) Decision(name string) (RetentionDecision, bool) {
-	for _, list := range [][]RetentionDecision{p.Delete, p.Keep} {
+func (p *Result) Decision(name string) (Decision, bool) {
+	for _, list := range [][]Decision{p.Delete, p.Keep} {
 		for _, d := range list {
 			if d.Name == name {
 				return d, true
 			}
 		}
 	}
-	return RetentionDecision{}, false
+	return Decision{}, false
 }
 
 // HasKeepMarker reports whether a snapshot's name or description contains
@@ -133,12 +134,29 @@ func HasKeepMarker(name, description string) bool {
 	return containsFold(name, KeepMarker) || containsFold(description, KeepMarker)
 }
 
+// containsFold reports whether sub is in s, in any case.
+func containsFold(s, sub string) bool {
+	return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
+}
+
 // isAutosnap reports whether a description carries the autosnap marker.
 func isAutosnap(description, marker string) bool {
 	return marker != "" && containsFold(description, marker)
 }
 
-// PlanRetention applies the retention policy to a guest's snapshots at the
+// Snapshot is what [Plan] reads of one snapshot.
+type Snapshot struct {
+	// Name is the snapshot's name; Proxmox's "current" pseudo-entry is
+	// ignored.
+	Name string
+	// Description is the snapshot's free text, in full: a marker cut off
+	// by a display cap is not seen.
+	Description string
+	// Time is when it was taken; zero when Proxmox gave no time.
+	Time time.Time
+}
+
+// Plan applies the retention policy to a guest's snapshots at the
 // time now and returns the plan. It does no I/O and is deterministic.
 //
 // The rules, in order:
@@ -155,33 +173,33 @@ func isAutosnap(description, marker string) bool {
 // full: a marker cut off by truncation is not seen. An invalid policy
 // (negative MaxAge, MaxCount out of range) makes an empty plan with
 // the defaults: nothing is deleted on a policy nobody could read.
-func PlanRetention(snaps []SnapshotInfo, policy RetentionPolicy, now time.Time) RetentionPlan {
-	p, err := policy.withDefaults()
+func Plan(snaps []Snapshot, policy Policy, now time.Time) Result {
+	p, err := policy.WithDefaults()
 	if err != nil {
-		p, _ = RetentionPolicy{}.withDefaults()
-		return RetentionPlan{Policy: p, Delete: []RetentionDecision{}, Keep: []RetentionDecision{}}
+		p, _ = Policy{}.WithDefaults()
+		return Result{Policy: p, Delete: []Decision{}, Keep: []Decision{}}
 	}
-	plan := RetentionPlan{Policy: p, Delete: []RetentionDecision{}, Keep: []RetentionDecision{}}
+	plan := Result{Policy: p, Delete: []Decision{}, Keep: []Decision{}}
 
 	seen := map[string]bool{}
-	var all []RetentionDecision
+	var all []Decision
 	for _, s := range snaps {
 		if strings.EqualFold(s.Name, "current") || seen[s.Name] {
 			continue
 		}
 		seen[s.Name] = true
-		all = append(all, RetentionDecision{
+		all = append(all, Decision{
 			Name:     s.Name,
 			Time:     s.Time,
 			Keep:     HasKeepMarker(s.Name, s.Description),
 			Autosnap: isAutosnap(s.Description, p.AutosnapMarker),
 		})
 	}
-	slices.SortFunc(all, func(a, b RetentionDecision) int {
+	slices.SortFunc(all, func(a, b Decision) int {
 		return cmp.Or(a.Time.Compare(b.Time), strings.Compare(a.Name, b.Name))
 	})
 
-	var kept, candidates []RetentionDecision
+	var kept, candidates []Decision
 	for _, d := range all {
 		switch {
 		case d.Keep:
@@ -201,7 +219,7 @@ func PlanRetention(snaps []SnapshotInfo, policy RetentionPolicy, now time.Time) 
 
 	// Count rule: manual candidates first, each group oldest first.
 	byPriority := slices.Clone(candidates)
-	slices.SortStableFunc(byPriority, func(a, b RetentionDecision) int {
+	slices.SortStableFunc(byPriority, func(a, b Decision) int {
 		switch {
 		case a.Autosnap == b.Autosnap:
 			return 0 // already oldest first
@@ -232,7 +250,7 @@ func PlanRetention(snaps []SnapshotInfo, policy RetentionPolicy, now time.Time) 
 			kept = append(kept, d)
 		}
 	}
-	slices.SortFunc(kept, func(a, b RetentionDecision) int {
+	slices.SortFunc(kept, func(a, b Decision) int {
 		return cmp.Or(a.Time.Compare(b.Time), strings.Compare(a.Name, b.Name))
 	})
 	plan.Keep = append(plan.Keep, kept...)

@@ -1,4 +1,4 @@
-package proxmoxsafe_test
+package retention_test
 
 import (
 	"encoding/binary"
@@ -8,54 +8,54 @@ import (
 	"testing"
 	"time"
 
-	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/retention"
 )
 
 // retentionNow is the fixed "now" of the retention tests.
 var retentionNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
 // snap builds a hand-made history entry taken age ago.
-func snap(name, desc string, age time.Duration) proxmoxsafe.SnapshotInfo {
-	return proxmoxsafe.SnapshotInfo{Name: name, Description: desc, Time: retentionNow.Add(-age)}
+func snap(name, desc string, age time.Duration) retention.Snapshot {
+	return retention.Snapshot{Name: name, Description: desc, Time: retentionNow.Add(-age)}
 }
 
 const auto = "cv4pve-autosnap"
 
-func TestPlanRetention(t *testing.T) {
+func TestPlan(t *testing.T) {
 	t.Parallel()
 	h := time.Hour
 	tests := []struct {
 		name   string
-		snaps  []proxmoxsafe.SnapshotInfo
-		policy proxmoxsafe.RetentionPolicy
+		snaps  []retention.Snapshot
+		policy retention.Policy
 		// del lists "name:rule" in execution order; kept lists names oldest first.
 		del  []string
 		kept []string
 	}{
 		{name: "empty history", snaps: nil, del: nil, kept: nil},
 		{name: "only the current pseudo-snapshot",
-			snaps: []proxmoxsafe.SnapshotInfo{{Name: "current", Description: "You are here!"}},
+			snaps: []retention.Snapshot{{Name: "current", Description: "You are here!"}},
 			del:   nil, kept: nil},
 		{name: "current is never planned even when old",
-			snaps: []proxmoxsafe.SnapshotInfo{snap("current", "You are here!", 100*h), snap("old", "", 30*h)},
+			snaps: []retention.Snapshot{snap("current", "You are here!", 100*h), snap("old", "", 30*h)},
 			del:   []string{"old:max-age"}, kept: nil},
 		{name: "young and few: nothing to do",
-			snaps: []proxmoxsafe.SnapshotInfo{snap("a", "", 1*h), snap("b", auto, 2*h)},
+			snaps: []retention.Snapshot{snap("a", "", 1*h), snap("b", auto, 2*h)},
 			del:   nil, kept: []string{"b", "a"}},
 		{name: "max age oldest first",
-			snaps: []proxmoxsafe.SnapshotInfo{snap("mid", "", 30*h), snap("new", "", 1*h), snap("oldest", auto, 50*h)},
+			snaps: []retention.Snapshot{snap("mid", "", 30*h), snap("new", "", 1*h), snap("oldest", auto, 50*h)},
 			del:   []string{"oldest:max-age", "mid:max-age"}, kept: []string{"new"}},
 		{name: "exactly max age is not older",
-			snaps: []proxmoxsafe.SnapshotInfo{snap("edge", "", 24*h), snap("past", "", 24*h+time.Second)},
+			snaps: []retention.Snapshot{snap("edge", "", 24*h), snap("past", "", 24*h+time.Second)},
 			del:   []string{"past:max-age"}, kept: []string{"edge"}},
 		{name: "keep in the name survives age",
-			snaps: []proxmoxsafe.SnapshotInfo{snap("keep-before-upgrade", "", 900*h), snap("x", "", 30*h)},
+			snaps: []retention.Snapshot{snap("keep-before-upgrade", "", 900*h), snap("x", "", 30*h)},
 			del:   []string{"x:max-age"}, kept: []string{"keep-before-upgrade"}},
 		{name: "keep in the description in any case",
-			snaps: []proxmoxsafe.SnapshotInfo{snap("golden", "KEEP: golden image", 900*h), snap("y", auto+" KeeP", 900*h)},
+			snaps: []retention.Snapshot{snap("golden", "KEEP: golden image", 900*h), snap("y", auto+" KeeP", 900*h)},
 			del:   nil, kept: []string{"golden", "y"}},
 		{name: "count: manual before automatic",
-			snaps: []proxmoxsafe.SnapshotInfo{
+			snaps: []retention.Snapshot{
 				snap("auto1", auto, 9*h), snap("auto2", auto, 8*h), snap("man1", "", 7*h),
 				snap("auto3", auto, 6*h), snap("man2", "", 5*h), snap("auto4", auto, 4*h),
 				snap("man3", "", 3*h), snap("auto5", auto, 2*h),
@@ -63,66 +63,66 @@ func TestPlanRetention(t *testing.T) {
 			del:  []string{"man1:max-count", "man2:max-count"},
 			kept: []string{"auto1", "auto2", "auto3", "auto4", "man3", "auto5"}},
 		{name: "count: automatic only as last resort",
-			snaps: []proxmoxsafe.SnapshotInfo{
+			snaps: []retention.Snapshot{
 				snap("a1", auto, 9*h), snap("a2", auto, 8*h), snap("a3", auto, 7*h), snap("m1", "", 1*h),
 			},
-			policy: proxmoxsafe.RetentionPolicy{MaxCount: 1},
+			policy: retention.Policy{MaxCount: 1},
 			del:    []string{"m1:max-count", "a1:max-count", "a2:max-count"},
 			kept:   []string{"a3"}},
 		{name: "count includes keep-marked snapshots",
-			snaps: []proxmoxsafe.SnapshotInfo{
+			snaps: []retention.Snapshot{
 				snap("keep1", "", 9*h), snap("keep2", "", 8*h), snap("m1", "", 7*h), snap("m2", "", 6*h),
 			},
-			policy: proxmoxsafe.RetentionPolicy{MaxCount: 3},
+			policy: retention.Policy{MaxCount: 3},
 			del:    []string{"m1:max-count"},
 			kept:   []string{"keep1", "keep2", "m2"}},
 		{name: "only keep-marked left above the count",
-			snaps: []proxmoxsafe.SnapshotInfo{
+			snaps: []retention.Snapshot{
 				snap("keep1", "", 3*h), snap("keep2", "", 2*h), snap("keep3", "", 1*h), snap("m", "", 4*h),
 			},
-			policy: proxmoxsafe.RetentionPolicy{MaxCount: 2},
+			policy: retention.Policy{MaxCount: 2},
 			del:    []string{"m:max-count"},
 			kept:   []string{"keep1", "keep2", "keep3"}},
 		{name: "age then count, in that order",
-			snaps: []proxmoxsafe.SnapshotInfo{
+			snaps: []retention.Snapshot{
 				snap("old", "", 48*h), snap("m1", "", 5*h), snap("m2", "", 4*h), snap("a1", auto, 3*h),
 			},
-			policy: proxmoxsafe.RetentionPolicy{MaxCount: 2},
+			policy: retention.Policy{MaxCount: 2},
 			del:    []string{"old:max-age", "m1:max-count"},
 			kept:   []string{"m2", "a1"}},
 		{name: "ties: same second ordered by name",
-			snaps: []proxmoxsafe.SnapshotInfo{
+			snaps: []retention.Snapshot{
 				snap("zeta", "", 30*h), snap("alpha", "", 30*h), snap("beta", "", 2*h), snap("aaa", "", 2*h),
 			},
-			policy: proxmoxsafe.RetentionPolicy{MaxCount: 1},
+			policy: retention.Policy{MaxCount: 1},
 			del:    []string{"alpha:max-age", "zeta:max-age", "aaa:max-count"},
 			kept:   []string{"beta"}},
 		{name: "no creation time is kept and counted",
-			snaps: []proxmoxsafe.SnapshotInfo{
+			snaps: []retention.Snapshot{
 				{Name: "undated"}, snap("m1", "", 2*h), snap("m2", "", 1*h),
 			},
-			policy: proxmoxsafe.RetentionPolicy{MaxCount: 2},
+			policy: retention.Policy{MaxCount: 2},
 			del:    []string{"m1:max-count"},
 			kept:   []string{"undated", "m2"}},
 		{name: "custom marker and age",
-			snaps: []proxmoxsafe.SnapshotInfo{
+			snaps: []retention.Snapshot{
 				snap("s1", "made by nightly-job", 3*h), snap("s2", auto, 2*h), snap("s3", "", 1*h),
 			},
-			policy: proxmoxsafe.RetentionPolicy{MaxAge: 150 * time.Minute, MaxCount: 1, AutosnapMarker: "nightly-job"},
+			policy: retention.Policy{MaxAge: 150 * time.Minute, MaxCount: 1, AutosnapMarker: "nightly-job"},
 			del:    []string{"s1:max-age", "s2:max-count"},
 			kept:   []string{"s3"}},
 		{name: "duplicate names are planned once",
-			snaps: []proxmoxsafe.SnapshotInfo{snap("dup", "", 30*h), snap("dup", "", 1*h)},
+			snaps: []retention.Snapshot{snap("dup", "", 30*h), snap("dup", "", 1*h)},
 			del:   []string{"dup:max-age"}, kept: nil},
 		{name: "invalid policy deletes nothing",
-			snaps:  []proxmoxsafe.SnapshotInfo{snap("old", "", 900*h)},
-			policy: proxmoxsafe.RetentionPolicy{MaxAge: -time.Hour},
+			snaps:  []retention.Snapshot{snap("old", "", 900*h)},
+			policy: retention.Policy{MaxAge: -time.Hour},
 			del:    nil, kept: nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			plan := proxmoxsafe.PlanRetention(tt.snaps, tt.policy, retentionNow)
+			plan := retention.Plan(tt.snaps, tt.policy, retentionNow)
 			var del, kept []string
 			for _, d := range plan.Delete {
 				if !d.Delete || d.Reason == "" {
@@ -146,10 +146,10 @@ func TestPlanRetention(t *testing.T) {
 	}
 }
 
-func TestPlanRetentionDefaults(t *testing.T) {
+func TestPlanDefaults(t *testing.T) {
 	t.Parallel()
-	plan := proxmoxsafe.PlanRetention(nil, proxmoxsafe.RetentionPolicy{}, retentionNow)
-	want := proxmoxsafe.RetentionPolicy{MaxAge: 24 * time.Hour, MaxCount: 6, AutosnapMarker: "cv4pve-autosnap"}
+	plan := retention.Plan(nil, retention.Policy{}, retentionNow)
+	want := retention.Policy{MaxAge: 24 * time.Hour, MaxCount: 6, AutosnapMarker: "cv4pve-autosnap"}
 	if plan.Policy != want {
 		t.Errorf("effective policy = %+v, want %+v", plan.Policy, want)
 	}
@@ -157,39 +157,84 @@ func TestPlanRetentionDefaults(t *testing.T) {
 		t.Error("empty plan lists must be empty, not nil (they are JSON arrays)")
 	}
 	// Seven young manual snapshots: the default count deletes exactly one.
-	var snaps []proxmoxsafe.SnapshotInfo
+	var snaps []retention.Snapshot
 	for i := range 7 {
 		snaps = append(snaps, snap(fmt.Sprintf("s%d", i), "", time.Duration(7-i)*time.Hour))
 	}
-	plan = proxmoxsafe.PlanRetention(snaps, proxmoxsafe.RetentionPolicy{}, retentionNow)
+	plan = retention.Plan(snaps, retention.Policy{}, retentionNow)
 	if len(plan.Delete) != 1 || plan.Delete[0].Name != "s0" {
 		t.Errorf("default count: delete = %+v, want only s0", plan.Delete)
 	}
 	d, ok := plan.Decision("s0")
-	if !ok || !d.Delete || d.Rule != proxmoxsafe.RuleMaxCount || !strings.Contains(d.Reason, "maximum count 6") {
+	if !ok || !d.Delete || d.Rule != retention.RuleMaxCount || !strings.Contains(d.Reason, "maximum count 6") {
 		t.Errorf("Decision(s0) = %+v, %v", d, ok)
 	}
 }
 
-// FuzzPlanRetention checks the invariants of the retention policy for any
+func TestPolicyWithDefaults(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		policy retention.Policy
+		want   string // "" for valid
+	}{
+		{retention.Policy{}, ""},
+		{retention.Policy{MaxAge: time.Minute, MaxCount: retention.MaxCountLimit, AutosnapMarker: "x"}, ""},
+		{retention.Policy{MaxAge: -time.Nanosecond}, "MaxAge must not be negative"},
+		{retention.Policy{MaxCount: -1}, "MaxCount must be from 0"},
+		{retention.Policy{MaxCount: retention.MaxCountLimit + 1}, "MaxCount must be from 0"},
+		{retention.Policy{AutosnapMarker: " auto"}, "AutosnapMarker"},
+		{retention.Policy{AutosnapMarker: strings.Repeat("a", 65)}, "AutosnapMarker"},
+	} {
+		got, err := tt.policy.WithDefaults()
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%+v: %v", tt.policy, err)
+		case tt.want == "" && (got.MaxAge == 0 || got.MaxCount == 0 || got.AutosnapMarker == ""):
+			t.Errorf("%+v: defaults not filled in: %+v", tt.policy, got)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%+v: error %v, want one containing %q", tt.policy, err, tt.want)
+		}
+	}
+}
+
+func TestHasKeepMarker(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, desc string
+		want       bool
+	}{
+		{"keep", "", true},
+		{"KEEP-before-upgrade", "", true},
+		{"housekeeping", "", true},
+		{"nightly", "Keep: golden image", true},
+		{"nightly", "cv4pve-autosnap", false},
+		{"", "", false},
+	} {
+		if got := retention.HasKeepMarker(tt.name, tt.desc); got != tt.want {
+			t.Errorf("HasKeepMarker(%q, %q) = %v, want %v", tt.name, tt.desc, got, tt.want)
+		}
+	}
+}
+
+// FuzzPlan checks the invariants of the retention policy for any
 // history: a keep-marked snapshot is never deleted; every snapshot is
 // decided exactly once; at most MaxCount remain unless only keep-marked or
 // undated ("protected") ones remain; nothing younger than MaxAge goes while
 // the count allows it; deletions are by age first, then manual before
 // automatic, each group oldest first.
-func FuzzPlanRetention(f *testing.F) {
+func FuzzPlan(f *testing.F) {
 	f.Add([]byte{}, uint8(6), uint16(24*60))
 	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}, uint8(2), uint16(60))
 	f.Add([]byte{0xff, 0, 0xff, 0, 7, 7, 7, 7, 7, 7, 7, 7}, uint8(1), uint16(1))
 	f.Add([]byte{3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3}, uint8(0), uint16(0))
 	f.Fuzz(func(t *testing.T, data []byte, maxCount uint8, maxAgeMin uint16) {
-		policy := proxmoxsafe.RetentionPolicy{MaxCount: int(maxCount % 20), MaxAge: time.Duration(maxAgeMin) * time.Minute}
-		var snaps []proxmoxsafe.SnapshotInfo
+		policy := retention.Policy{MaxCount: int(maxCount % 20), MaxAge: time.Duration(maxAgeMin) * time.Minute}
+		var snaps []retention.Snapshot
 		// Three bytes per snapshot: flags, then the age in minutes.
 		for i := 0; i+3 <= len(data) && len(snaps) < 64; i += 3 {
 			flags := data[i]
 			age := time.Duration(binary.BigEndian.Uint16(data[i+1:i+3])) * time.Minute
-			s := proxmoxsafe.SnapshotInfo{Name: fmt.Sprintf("s%d", i/3), Time: retentionNow.Add(-age)}
+			s := retention.Snapshot{Name: fmt.Sprintf("s%d", i/3), Time: retentionNow.Add(-age)}
 			switch flags % 8 {
 			case 1:
 				s.Name = fmt.Sprintf("keep%d", i/3)
@@ -209,10 +254,10 @@ func FuzzPlanRetention(f *testing.F) {
 			}
 			snaps = append(snaps, s)
 		}
-		plan := proxmoxsafe.PlanRetention(snaps, policy, retentionNow)
+		plan := retention.Plan(snaps, policy, retentionNow)
 		p := plan.Policy
 
-		input := map[string]proxmoxsafe.SnapshotInfo{}
+		input := map[string]retention.Snapshot{}
 		for _, s := range snaps {
 			if s.Name != "current" {
 				input[s.Name] = s
@@ -222,7 +267,7 @@ func FuzzPlanRetention(f *testing.F) {
 		for _, d := range plan.Delete {
 			decided[d.Name]++
 			s := input[d.Name]
-			if proxmoxsafe.HasKeepMarker(s.Name, s.Description) {
+			if retention.HasKeepMarker(s.Name, s.Description) {
 				t.Fatalf("keep-marked snapshot %q deleted", d.Name)
 			}
 			if d.Name == "current" {
@@ -235,7 +280,7 @@ func FuzzPlanRetention(f *testing.F) {
 		protected := 0
 		for _, d := range plan.Keep {
 			decided[d.Name]++
-			if d.Rule == proxmoxsafe.RuleKeepMarker || d.Rule == proxmoxsafe.RuleNoTime {
+			if d.Rule == retention.RuleKeepMarker || d.Rule == retention.RuleNoTime {
 				protected++
 			}
 		}
@@ -255,7 +300,7 @@ func FuzzPlanRetention(f *testing.F) {
 		byAge, byCount := 0, 0
 		for _, d := range plan.Delete {
 			switch d.Rule {
-			case proxmoxsafe.RuleMaxAge:
+			case retention.RuleMaxAge:
 				if byCount > 0 {
 					t.Fatal("an age deletion follows a count deletion")
 				}
@@ -263,7 +308,7 @@ func FuzzPlanRetention(f *testing.F) {
 				if retentionNow.Sub(d.Time) <= p.MaxAge {
 					t.Fatalf("%q deleted by age but only %s old", d.Name, retentionNow.Sub(d.Time))
 				}
-			case proxmoxsafe.RuleMaxCount:
+			case retention.RuleMaxCount:
 				byCount++
 			default:
 				t.Fatalf("delete entry with rule %q", d.Rule)
@@ -287,7 +332,7 @@ func FuzzPlanRetention(f *testing.F) {
 		}
 		// A kept manual snapshot is never older than a count-deleted one.
 		for _, k := range plan.Keep {
-			if k.Rule != proxmoxsafe.RuleWithinLimits || k.Autosnap {
+			if k.Rule != retention.RuleWithinLimits || k.Autosnap {
 				continue
 			}
 			for _, d := range countDel {
@@ -299,10 +344,11 @@ func FuzzPlanRetention(f *testing.F) {
 	})
 }
 
-// BenchmarkPlanRetention plans over a 500-snapshot history (MaxSnapshots),
-// a third of them automatic and some keep-marked.
-func BenchmarkPlanRetention(b *testing.B) {
-	var snaps []proxmoxsafe.SnapshotInfo
+// BenchmarkPlan plans over a 500-snapshot history (the most
+// proxmoxsafe.MaxSnapshots lists), a third of them automatic and some
+// keep-marked.
+func BenchmarkPlan(b *testing.B) {
+	var snaps []retention.Snapshot
 	for i := range 500 {
 		s := snap(fmt.Sprintf("s%03d", i), "", time.Duration(i)*17*time.Minute)
 		switch i % 10 {
@@ -315,7 +361,7 @@ func BenchmarkPlanRetention(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		plan := proxmoxsafe.PlanRetention(snaps, proxmoxsafe.RetentionPolicy{}, retentionNow)
+		plan := retention.Plan(snaps, retention.Policy{}, retentionNow)
 		if len(plan.Delete) == 0 {
 			b.Fatal("nothing planned")
 		}
