@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
 )
@@ -282,4 +284,78 @@ func errorMetaMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		ctr.SetMeta(m)
 		return res, err
 	}
+}
+
+// refusal is a tool error: its text is what the client reads; it wraps the
+// library error so middleware can tell refusals from failures.
+type refusal struct {
+	text string
+	err  error
+}
+
+func (r *refusal) Error() string { return r.text }
+func (r *refusal) Unwrap() error { return r.err }
+
+// maxErrorText caps an error message sent to the client.
+const maxErrorText = 2048
+
+// toolError turns a library error into the message the client reads.
+func toolError(tool string, err error) error {
+	var ae *proxmoxsafe.ApprovalError
+	if errors.As(err, &ae) {
+		return &refusal{text: withErrorJSON(tool, approvalText(tool, ae), err), err: err}
+	}
+	text := err.Error()
+	if errors.Is(err, proxmoxsafe.ErrNotFound) {
+		text = notFoundHint(tool) + text
+	}
+	// A failed read means the pipeline stopped before any mutating request,
+	// but Proxmox's error does not say so.
+	var apiErr *proxmoxsafe.APIError
+	if errors.As(err, &apiErr) && apiErr.Method == http.MethodGet && !strings.Contains(text, "no action was taken") {
+		text += "; no action was taken"
+	}
+	text, _ = sanitize.Cap(text, maxErrorText)
+	return &refusal{text: withErrorJSON(tool, text, err), err: err} // content.go
+}
+
+// approvalText is what a human reading the transcript needs to decide: the
+// effect, the guest's current state and the exact phrase. Only validated
+// input and sanitized state go in; never guest descriptions or the text the
+// caller supplied.
+func approvalText(tool string, ae *proxmoxsafe.ApprovalError) string {
+	var b strings.Builder
+	if ae.Given {
+		b.WriteString("Approval required: the approval phrase given does not match; no action was taken.\n")
+	} else {
+		b.WriteString("Approval required: no approval phrase was given; no action was taken.\n")
+	}
+	fmt.Fprintf(&b, "Approving will %s.\n", clean(ae.Effect, 512))
+	if ae.State.Status != "" { // a gateway write reads no guest state
+		fmt.Fprintf(&b, "Current state: %s.\n", stateText(ae.State))
+	}
+	fmt.Fprintf(&b, "To approve, call %s again with the same arguments and approval set to exactly:\n%s", tool, ae.Required)
+	return b.String()
+}
+
+// stateText describes a guest's state in a few words.
+func stateText(s proxmoxsafe.GuestState) string {
+	parts := []string{"status " + orNone(clean(s.Status, 32))}
+	if s.QMPStatus != "" && s.QMPStatus != s.Status {
+		parts[0] += " (" + clean(s.QMPStatus, 32) + ")"
+	}
+	parts = append(parts, "lock "+orNone(clean(s.Lock, 32)))
+	if s.HAManaged {
+		ha := "HA-managed"
+		if s.HAState != "" {
+			ha += " (requested state " + clean(s.HAState, 32) + ")"
+		}
+		parts = append(parts, ha)
+	} else {
+		parts = append(parts, "not HA-managed")
+	}
+	if s.Template {
+		parts = append(parts, "template")
+	}
+	return strings.Join(parts, ", ")
 }

@@ -18,34 +18,22 @@ func TestMutationToolAnswers(t *testing.T) {
 	pol := everyClassPolicy()
 	f := newFixture(t, t.Context(), "", fixtureConfig{policy: &pol})
 	suspendInMemory := map[string]any{"node": "pve1", "type": "qemu", "vmid": 100}
-	for _, tc := range []struct {
+	type answerCase struct {
 		tool string
 		args map[string]any
 		want string
-	}{
-		{ToolGuestPower, nil, "Plan only for the stop of VM 100 (web-01) on pve1, nothing was changed"},
-		{ToolSnapshotGuest, nil, "Plan only for the snapshot plan_check of VM 100 (web-01) on pve1, nothing was changed"},
-		{ToolGuestSuspend, nil, "Plan only for the suspend to disk of VM 100 (web-01) on pve1, nothing was changed"},
-		{ToolGuestSuspend, suspendInMemory, "Plan only for the suspend of VM 100 (web-01) on pve1, nothing was changed"},
-		{ToolGuestResume, nil, "Plan only for the resume of VM 104 (kiosk) on pve2, nothing was changed"},
-		{ToolSnapshotRollback, nil, "Plan only for the rollback of VM 100 (web-01) on pve1 to snapshot pre-upgrade, nothing was changed"},
-		{ToolSnapshotDelete, nil, "Plan only for the deletion of snapshot weekly-2025-01 of VM 100 (web-01) on pve1, nothing was changed"},
-		{ToolDiskResize, nil, "Plan only for the resize of scsi0 64G → 74G of VM 100 (web-01) on pve1, nothing was changed"},
-		{ToolGuestConfigSet, nil, "Plan only for the config change (cores 4 → 8, description sha256:bcb0a106a25cb490 → sha256:9b0f1b10aff55228, delete tags) of VM 100 (web-01) on pve1, nothing was changed"},
-		{ToolVMStart, nil, "Plan only for the start of VM 107 (staging-app) on pve3, nothing was changed"},
-		{ToolVMReboot, nil, "Plan only for the reboot of VM 100 (web-01) on pve1, nothing was changed"},
-		{ToolVMReset, nil, "Plan only for the reset of VM 106 (monitoring) on pve3, nothing was changed"},
-		{ToolGuestMigrate, nil, "Plan only for the migration of VM 100 (web-01) on pve1 to node pve2, nothing was changed"},
-		{ToolAPIRequest, nil, "Plan only, nothing was sent: POST /nodes/pve1/qemu/100/snapshot; approve with exactly:\nAPPROVE POST /nodes/pve1/qemu/100/snapshot params="},
-		{ToolGuestDestroy, nil, "Plan only for the destroy of VM 103 (build-runner) on pve2, nothing was changed"},
-		{ToolGuestClone, nil, "Plan only for the clone of VM 105 (debian-13) on pve2 as VM 150 on pve2, nothing was changed"},
-		{ToolVMCreate, nil, "Plan only for the creation of VM 151 on pve1 (app1, 2 cores, 2048 MiB), nothing was changed"},
-		{ToolContainerCreate, nil, "Plan only for the creation of container 152 on pve1 (c1), nothing was changed"},
-	} {
-		args := tc.args
-		if args == nil {
-			args = planRefusalArgs[tc.tool]
+	}
+	cases := []answerCase{{ToolGuestSuspend, suspendInMemory, "Plan only for the suspend of VM 100 (web-01) on pve1, nothing was changed"}}
+	for _, ti := range Tools(nil, nil) {
+		if tc := toolCases[ti.Name]; tc.planAnswer != "" {
+			cases = append(cases, answerCase{ti.Name, tc.plan, tc.planAnswer})
 		}
+	}
+	if len(cases) != planned()+1 {
+		t.Errorf("%d answers to check, want one per tool with a plan (%d) and the suspend in memory", len(cases), planned())
+	}
+	for _, tc := range cases {
+		args := tc.args
 		res := f.call(t, t.Context(), tc.tool, with(args, "plan", true))
 		if got := text(t, res); res.IsError || !strings.HasPrefix(got, tc.want) {
 			t.Errorf("%s: IsError=%v, text\n%s\nwant it to begin with\n%s", tc.tool, res.IsError, got, tc.want)
@@ -58,14 +46,6 @@ func TestMutationToolAnswers(t *testing.T) {
 			}
 		}
 	}
-}
-
-// readOnlyArgs are valid arguments for every tool that changes something.
-func readOnlyArgs(tool string) map[string]any {
-	if tool == ToolSnapshotCleanup {
-		return map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "apply": true}
-	}
-	return planRefusalArgs[tool]
 }
 
 // TestReadOnlyHandlersRefuse checks the handlers themselves, for a server
@@ -88,9 +68,9 @@ func TestReadOnlyHandlersRefuse(t *testing.T) {
 	}
 	cs := connect(t, t.Context(), server, "")
 	for _, name := range names {
-		args := readOnlyArgs(name)
+		args := toolCases[name].plan
 		if args == nil {
-			t.Errorf("%s: no arguments in planRefusalArgs or readOnlyArgs", name)
+			t.Errorf("%s: no plan arguments in toolCases", name)
 			continue
 		}
 		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
@@ -101,8 +81,8 @@ func TestReadOnlyHandlersRefuse(t *testing.T) {
 			t.Errorf("%s in read-only mode: IsError=%v %s", name, res.IsError, text(t, res))
 		}
 	}
-	if len(names) < len(planRefusalArgs) {
-		t.Errorf("only %d tools change something, planRefusalArgs has %d", len(names), len(planRefusalArgs))
+	if len(names) < planned() {
+		t.Errorf("only %d tools change something, toolCases plans %d", len(names), planned())
 	}
 	if n := len(fake.Requests()); n != 0 {
 		t.Errorf("%d requests reached Proxmox", n)

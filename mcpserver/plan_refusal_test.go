@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"encoding/json"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 
@@ -13,36 +12,6 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
-
-// planRefusalArgs are arguments each mutation tool accepts on the demo
-// cluster up to the approval (every precondition holds). A mutation tool
-// added later needs a row here: TestRefusalCarriesPlan fails until it
-// has one.
-var planRefusalArgs = map[string]map[string]any{
-	ToolGuestPower:       {"node": "pve1", "type": "qemu", "vmid": 100, "action": "stop"},
-	ToolSnapshotGuest:    {"node": "pve1", "type": "qemu", "vmid": 100, "snapname": "plan_check", "description": "before the change", "vmstate": true},
-	ToolGuestSuspend:     {"node": "pve1", "type": "qemu", "vmid": 100, "todisk": true},
-	ToolGuestResume:      {"node": "pve2", "type": "qemu", "vmid": 104},
-	ToolSnapshotRollback: {"node": "pve1", "type": "qemu", "vmid": 100, "snapname": "pre-upgrade", "start": true},
-	ToolSnapshotDelete:   {"node": "pve1", "type": "qemu", "vmid": 100, "snapname": "weekly-2025-01"},
-	ToolDiskResize:       {"node": "pve1", "type": "qemu", "vmid": 100, "disk": "scsi0", "size": "+10G"},
-	ToolGuestConfigSet:   {"node": "pve1", "type": "qemu", "vmid": 100, "set": map[string]any{"cores": "8", "description": "planned"}, "delete": []any{"tags"}},
-	ToolVMStart:          {"node": "pve3", "type": "qemu", "vmid": 107},
-	ToolVMReboot:         {"node": "pve1", "type": "qemu", "vmid": 100},
-	ToolVMReset:          {"node": "pve3", "type": "qemu", "vmid": 106},
-	ToolGuestMigrate:     {"node": "pve1", "type": "qemu", "vmid": 100, "target": "pve2", "online": true},
-	ToolAPIRequest:       {"method": "POST", "path": "/nodes/pve1/qemu/100/snapshot", "params": map[string]any{"snapname": "gw1", "description": "via the gateway"}},
-	ToolGuestDestroy:     {"node": "pve2", "type": "qemu", "vmid": 103, "purge": true, "destroy_unreferenced_disks": false},
-	ToolGuestClone:       {"node": "pve2", "type": "qemu", "vmid": 105, "newid": 150, "name": "web-03", "description": "from the template"},
-	ToolVMCreate: {"node": "pve1", "vmid": 151, "name": "app1", "cores": 2, "memory": 2048, "disk_storage": "local-lvm", "disk_size_gib": 20,
-		"bridge": "vmbr0", "iso": proxmoxtest.DemoISO},
-	ToolContainerCreate: {"node": "pve1", "vmid": 152, "ostemplate": proxmoxtest.DemoTemplate, "hostname": "c1", "cores": 1, "memory": 512,
-		"rootfs_storage": "local-lvm", "rootfs_size_gib": 8, "bridge": "vmbr0", "ip": "dhcp"},
-}
-
-// planlessTools have no single request to plan: snapshot_cleanup's dry run
-// (apply omitted) is its plan, and its approval refusal carries none.
-var planlessTools = []string{ToolSnapshotCleanup}
 
 // everyClassPolicy enables every class of the tool list, each by the
 // phrase, on the demo cluster's three nodes, with the responder's guards
@@ -74,13 +43,13 @@ func TestRefusalCarriesPlan(t *testing.T) {
 	pol := everyClassPolicy() // every class by the phrase, so the refusal is the phrase's
 	seen := 0
 	for _, info := range Tools(nil, nil) {
-		if info.ReadOnly() || slices.Contains(planlessTools, info.Name) {
+		if info.ReadOnly() || toolCases[info.Name].planless {
 			continue
 		}
 		seen++
-		args, ok := planRefusalArgs[info.Name]
-		if !ok {
-			t.Errorf("mutation tool %s has no row in planRefusalArgs (mcpserver/plan_refusal_test.go): add arguments that pass every check up to the approval", info.Name)
+		args := toolCases[info.Name].plan
+		if args == nil {
+			t.Errorf("mutation tool %s has no plan arguments in toolCases (mcpserver/tools_test.go): add arguments that pass every check up to the approval", info.Name)
 			continue
 		}
 		t.Run(info.Name, func(t *testing.T) {
@@ -120,8 +89,8 @@ func TestRefusalCarriesPlan(t *testing.T) {
 			}
 		})
 	}
-	if seen < len(planRefusalArgs) {
-		t.Errorf("%d mutation tools with a plan, but %d rows: a row names no tool", seen, len(planRefusalArgs))
+	if seen < planned() {
+		t.Errorf("%d mutation tools with a plan, but %d rows: a row names no tool", seen, planned())
 	}
 }
 
@@ -145,7 +114,7 @@ func TestGrantRefusalCarriesPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.cs = connect(t, t.Context(), New(c, nil), "")
-	args := planRefusalArgs[ToolGuestPower]
+	args := toolCases[ToolGuestPower].plan
 	planned := f.call(t, t.Context(), ToolGuestPower, with(args, "plan", true))
 	var receipt struct {
 		Plan map[string]any `json:"plan"`

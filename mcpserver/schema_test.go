@@ -14,43 +14,6 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
 
-// validArgs are arguments every tool's schema and the library accept; the
-// differential test varies one property at a time from them.
-var validArgs = map[string]map[string]any{
-	ToolNodeStatus:       {"node": "pve1"},
-	ToolGuestStatus:      {"node": "pve1", "type": "qemu", "vmid": 100},
-	ToolGuestConfig:      {"node": "pve1", "type": "qemu", "vmid": 100},
-	ToolSnapshotList:     {"node": "pve1", "type": "qemu", "vmid": 100},
-	ToolTaskStatus:       {"node": "pve1", "upid": "UPID:pve1:00001234:00005678:5FBE5E6D:qmstart:100:root@pam:"},
-	ToolTaskList:         {"node": "pve1"},
-	ToolStorageList:      {},
-	ToolBackupList:       {"node": "pve1", "storage": "local"},
-	ToolListGuests:       {},
-	ToolGuestPower:       {"node": "pve1", "type": "qemu", "vmid": 100, "action": "stop"},
-	ToolSnapshotGuest:    {"node": "pve1", "type": "qemu", "vmid": 100, "snapname": "s1"},
-	ToolVMStart:          {"node": "pve1", "type": "qemu", "vmid": 100},
-	ToolVMReboot:         {"node": "pve1", "type": "lxc", "vmid": 100},
-	ToolVMReset:          {"node": "pve1", "type": "qemu", "vmid": 100},
-	ToolSnapshotCleanup:  {"node": "pve1", "type": "qemu", "vmid": 100},
-	ToolGuestSuspend:     {"node": "pve1", "type": "qemu", "vmid": 100, "todisk": true},
-	ToolGuestResume:      {"node": "pve1", "type": "qemu", "vmid": 100},
-	ToolSnapshotRollback: {"node": "pve1", "type": "lxc", "vmid": 100, "snapname": "s1", "start": true},
-	ToolSnapshotDelete:   {"node": "pve1", "type": "qemu", "vmid": 100, "snapname": "s1", "force": true},
-	ToolAPIGet:           {"path": "/cluster/options", "params": map[string]any{"type": "vm"}},
-	ToolAPIRequest:       {"method": "POST", "path": "/cluster/ha/groups", "params": map[string]any{"group": "g1"}, "approval": "APPROVE POST /cluster/ha/groups params=0123456789abcdef", "plan": true},
-	ToolGuestDestroy:     {"node": "pve1", "type": "qemu", "vmid": 100, "purge": true, "destroy_unreferenced_disks": false},
-	ToolGuestClone: {"node": "pve1", "type": "qemu", "vmid": 100, "newid": 123, "target": "pve2", "storage": "ceph", "name": "web2",
-		"pool": "dev", "description": "d"},
-	ToolVMCreate: {"node": "pve1", "vmid": 130, "name": "web9", "cores": 2, "sockets": 1, "memory": 2048, "ostype": "l26",
-		"disk_storage": "local-lvm", "disk_size_gib": 32, "bridge": "vmbr0", "net_model": "virtio", "iso": "local:iso/debian-13.iso", "pool": "dev", "description": "d"},
-	ToolContainerCreate: {"node": "pve1", "vmid": 140, "ostemplate": "local:vztmpl/debian-13-standard_13.1-1_amd64.tar.zst", "hostname": "c1",
-		"cores": 1, "memory": 512, "swap": 256, "rootfs_storage": "local-lvm", "rootfs_size_gib": 8, "bridge": "vmbr0", "ip": "192.0.2.10/24",
-		"gateway": "192.0.2.1", "ssh_public_keys": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB7yT0b5X4JmEqwG0w3uHcYlOqz2w0u1n1y5Kq3bQZpA k", "pool": "dev", "description": "d"},
-	ToolGuestMigrate:   {"node": "pve1", "type": "lxc", "vmid": 100, "target": "pve2", "restart": true, "timeout": 60},
-	ToolDiskResize:     {"node": "pve1", "type": "qemu", "vmid": 100, "disk": "scsi0", "size": "+10G"},
-	ToolGuestConfigSet: {"node": "pve1", "type": "qemu", "vmid": 100, "set": map[string]any{"cores": "4"}, "delete": []any{"tags"}},
-}
-
 // edgeStrings is the corpus for string properties: boundaries of every
 // pattern and length, reserved names, unicode, control characters, empty.
 func edgeStrings() []string {
@@ -103,10 +66,10 @@ func TestSchemaMatchesValidator(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", info.Name, err)
 		}
-		base, ok := validArgs[info.Name]
-		if !ok {
+		base := toolCases[info.Name].valid
+		if base == nil {
 			if len(info.InputSchema.Properties) > 0 {
-				t.Errorf("%s takes arguments but has no entry in validArgs", info.Name)
+				t.Errorf("%s takes arguments but its toolCases row has no valid arguments", info.Name)
 			}
 			continue
 		}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -274,5 +276,92 @@ func structuredResult(summary string, out any) *mcp.CallToolResult {
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(buf)}},
 		StructuredContent: json.RawMessage(buf[start:]),
+	}
+}
+
+// adapter holds what the handlers share.
+type adapter struct {
+	client     *proxmoxsafe.Client
+	readOnly   bool
+	log        *slog.Logger
+	beforeCall func(tool string)
+	// fresh: the server was made by New and is not connected yet
+	// (addServed).
+	fresh bool
+	// approvalPage is Options.ApprovalPageURL (grantpage.go).
+	approvalPage string
+}
+
+// handlerFunc is the shape of every tool implementation: it returns the
+// short text for humans, the typed structured output and an error.
+type handlerFunc[In, Out any] func(a *adapter, ctx context.Context, in In) (string, Out, error)
+
+// serveTool registers h for st with what every tool does around its
+// library call: panic recovery, marking the handler as entered (a panic
+// after that point may have changed something), the beforeCall hook and
+// the request in the context (RequestFromContext). finish turns the call's
+// outcome into the result; the variants below differ only there.
+func serveTool[In, Out any](s *mcp.Server, st *servedSchemas, a *adapter, h handlerFunc[In, Out],
+	finish func(name, text string, o Out, err error) (*mcp.CallToolResult, any, error)) {
+	name := st.tool.Name
+	addServed(s, st, a.fresh, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out any, err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				logPanic(ctx, a.log, "tools/call", name, v)
+				res, out, err = nil, nil, panicError(name)
+			}
+		}()
+		markHandlerEntered(ctx)
+		if a.beforeCall != nil {
+			a.beforeCall(name)
+		}
+		text, o, err := h(a, withRequest(ctx, req), in)
+		perr, err := a.pointToApprovalPage(req, err) // grantpage.go
+		if perr != nil {
+			return nil, nil, perr
+		}
+		return finish(name, text, o, err)
+	})
+}
+
+// typed turns a handlerFunc into a registration: errors become tool
+// errors (or an elicitation, elicit.go), results the one text content.
+func typed[In, Out any](h handlerFunc[In, Out]) func(*mcp.Server, *servedSchemas, *adapter) {
+	return func(s *mcp.Server, st *servedSchemas, a *adapter) {
+		serveTool(s, st, a, h, func(name, text string, o Out, err error) (*mcp.CallToolResult, any, error) {
+			if res, ok := inputRequired(err); ok { // elicit.go
+				return res, nil, nil
+			}
+			if err != nil {
+				return nil, nil, toolError(name, err)
+			}
+			return structuredResult(text, o), o, nil // served.go
+		})
+	}
+}
+
+// typedPartial is typed for tools whose library call can fail after it
+// changed something: an error that comes with a result is a tool error
+// that still carries the result (what was done) as structured content.
+// An approval that asks the person at the client (level elicit) becomes
+// the elicitation, as in typed and typedMutation.
+func typedPartial[In, Out any](h handlerFunc[In, *Out]) func(*mcp.Server, *servedSchemas, *adapter) {
+	return func(s *mcp.Server, st *servedSchemas, a *adapter) {
+		serveTool(s, st, a, h, func(name, text string, o *Out, err error) (*mcp.CallToolResult, any, error) {
+			if res, ok := inputRequired(err); ok && o == nil { // elicit.go
+				return res, nil, nil
+			}
+			switch {
+			case err != nil && o != nil:
+				res := structuredResult(text, o) // served.go
+				res.SetError(err)                // keeps the library error for LoggingMiddleware
+				return res, o, nil
+			case err != nil:
+				return nil, nil, toolError(name, err)
+			case o == nil:
+				return nil, nil, toolError(name, errors.New("no result"))
+			}
+			return structuredResult(text, o), o, nil
+		})
 	}
 }

@@ -13,16 +13,6 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
 
-// Tool names. They are part of the public contract (compatible with the
-// original server) and never change.
-const (
-	ToolClusterStatus = "cluster_status"
-	ToolNodeStatus    = "node_status"
-	ToolListGuests    = "list_guests"
-	ToolGuestPower    = "guest_power"
-	ToolSnapshotGuest = "snapshot_guest"
-)
-
 // ToolInfo describes one tool as it is registered: everything except the
 // handler. It feeds the generated documentation and the CLI's tool listing.
 type ToolInfo struct {
@@ -62,28 +52,6 @@ type noArgs struct{}
 type waitArgs struct {
 	WaitForOutcome bool `json:"wait,omitempty"`
 	TimeoutSeconds int  `json:"timeout_seconds,omitempty"`
-}
-
-// guestPowerArgs and snapshotGuestArgs are the library inputs plus waitArgs.
-type (
-	guestPowerArgs struct {
-		proxmoxsafe.GuestPowerInput
-		waitArgs
-	}
-	snapshotGuestArgs struct {
-		proxmoxsafe.SnapshotGuestInput
-		waitArgs
-	}
-)
-
-func (a guestPowerArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.GuestPowerInput {
-	a.Wait = w
-	return a.GuestPowerInput
-}
-
-func (a snapshotGuestArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.SnapshotGuestInput {
-	a.Wait = w
-	return a.SnapshotGuestInput
 }
 
 // receiptDescriptions describe the mutation tools' output.
@@ -221,21 +189,43 @@ var builtTools struct {
 }
 
 // allTools is the one explicit list of tools, in listing order: the
-// original read tools, the wider read coverage, then the mutations.
+// original read tools, the wider read coverage, then the mutations. Each
+// tool's declaration and handler are in the file named after it.
 func allTools() []toolDef {
-	var tools []toolDef
-	tools = append(tools, coreTools()...)
-	tools = append(tools, guestReadTools()...)
-	tools = append(tools, infraReadTools()...)
-	tools = append(tools, mutationTools()...)
-	tools = append(tools, responderTools()...) // tools_responder.go
-	tools = append(tools, adminTools()...)     // tools_admin.go
-	tools = append(tools, migrateTools()...)   // tools_migrate.go
-	tools = append(tools, gatewayTools()...)   // tools_gateway.go
-	tools = append(tools, provisionTools()...) // tools_provision.go
-	tools = append(tools, destroyTools()...)   // tools_destroy.go
-	tools = append(tools, configTools()...)    // tools_config.go
-	return tools
+	return []toolDef{
+		clusterStatusTool(),
+		nodeStatusTool(),
+		listGuestsTool(),
+		guestStatusTool(),
+		guestConfigTool(),
+		snapshotListTool(),
+		taskStatusTool(),
+		taskListTool(),
+		storageListTool(),
+		backupListTool(),
+		cephStatusTool(),
+		haStatusTool(),
+		permissionsCheckTool(),
+		guestPowerTool(),
+		snapshotGuestTool(),
+		vmStartTool(),
+		vmRebootTool(),
+		vmResetTool(),
+		snapshotCleanupTool(),
+		guestSuspendTool(),
+		guestResumeTool(),
+		snapshotRollbackTool(),
+		snapshotDeleteTool(),
+		guestMigrateTool(),
+		apiGetTool(),
+		apiRequestTool(),
+		guestCloneTool(),
+		vmCreateTool(),
+		containerCreateTool(),
+		guestDestroyTool(),
+		diskResizeTool(),
+		guestConfigSetTool(),
+	}
 }
 
 // schemasFor infers the schemas of a handler's input and output types. It
@@ -359,3 +349,71 @@ func (t ToolInfo) mcpTool() *mcp.Tool {
 		OutputSchema: t.OutputSchema,
 	}
 }
+
+// ops lists operations; it reads better than the slice literal in a table.
+func ops(o ...proxmoxsafe.Operation) []proxmoxsafe.Operation { return o }
+
+// ToolOperations returns the proxmoxsafe operations (as in
+// [proxmoxsafe.Operations]) a tool calls; nil for an unknown tool.
+func ToolOperations(tool string) []proxmoxsafe.Operation {
+	for _, d := range toolList() {
+		if d.info.Name == tool {
+			return slices.Clone(d.ops)
+		}
+	}
+	return nil
+}
+
+// privilegesOf renders the library's requirement table for operations,
+// e.g. "Datastore.Audit on /storage/{storage}", so the tool documentation
+// and the library cannot drift apart.
+func privilegesOf(ops []proxmoxsafe.Operation) []string {
+	var out []string
+	for _, r := range proxmoxsafe.Requirements() {
+		if !slices.Contains(ops, r.Operation) {
+			continue
+		}
+		s := r.Privilege + " on " + r.Path
+		switch {
+		case r.Optional:
+			s += " (optional: " + r.Note + ")"
+		case r.Note != "":
+			s += " (" + r.Note + ")"
+		}
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{"none (a token may always read its own permissions)"}
+	}
+	return out
+}
+
+// responderApproval is the part of each description about approval: by
+// default these tools need none (the binary's responder profile), but the
+// operator may require one.
+const responderApproval = "No approval phrase is needed unless the operator requires one for this class (the refusal then names it). Every call, refused or not, is audited."
+
+var (
+	// startAnnotations: starting adds nothing destructive; a second start
+	// is refused, not repeated.
+	startAnnotations = mcp.ToolAnnotations{
+		ReadOnlyHint:    false,
+		IdempotentHint:  false,
+		DestructiveHint: ptr(false),
+		OpenWorldHint:   ptr(false),
+	}
+	// cleanupAnnotations: apply deletes snapshots.
+	cleanupAnnotations = mcp.ToolAnnotations{
+		ReadOnlyHint:    false,
+		IdempotentHint:  false,
+		DestructiveHint: ptr(true),
+		OpenWorldHint:   ptr(false),
+	}
+)
+
+// provisionAnnotations: creating a guest destroys nothing that exists
+// (destructive false), and a second call creates a second guest or is
+// refused (not idempotent).
+var provisionAnnotations = snapshotAnnotations

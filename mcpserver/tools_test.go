@@ -17,71 +17,274 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
+
+// toolCase is what this package's tests know of one tool: one row per
+// tool in toolCases, so a new tool gets its fixtures in one place
+// (TestToolCasesComplete fails until it has its row).
+type toolCase struct {
+	// hints are the tool's four annotations (TestAnnotations).
+	hints hints
+	// valid are arguments the tool's schema and the library accept; the
+	// differential test (TestSchemaMatchesValidator) varies one property
+	// at a time from them. nil: the tool takes no arguments.
+	valid map[string]any
+	// plan, for a tool that changes something, are arguments it accepts on
+	// the demo cluster up to the approval (every precondition holds):
+	// TestRefusalCarriesPlan, TestMutationToolAnswers and
+	// TestReadOnlyHandlersRefuse call it with them.
+	plan map[string]any
+	// planless: the tool has no single request to plan (snapshot_cleanup's
+	// dry run, apply omitted, is its plan, and its approval refusal carries
+	// none); plan then holds arguments that change something.
+	planless bool
+	// planAnswer is how the answer to plan with plan: true begins: the
+	// plan goes through the same words as a receipt (TestMutationToolAnswers).
+	planAnswer string
+}
+
+// hints are a tool's four annotations.
+type hints struct{ readOnly, destructive, idempotent, openWorld bool }
+
+// toolCases has one row per tool, in listing order.
+var toolCases = map[string]toolCase{
+	ToolClusterStatus: {
+		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
+	},
+	ToolNodeStatus: {
+		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
+		valid: map[string]any{"node": "pve1"},
+	},
+	ToolListGuests: {
+		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
+		valid: map[string]any{},
+	},
+	ToolGuestPower: {
+		hints:      hints{readOnly: false, destructive: true, idempotent: false, openWorld: false},
+		valid:      map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "action": "stop"},
+		plan:       map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "action": "stop"},
+		planAnswer: "Plan only for the stop of VM 100 (web-01) on pve1, nothing was changed",
+	},
+	ToolSnapshotGuest: {
+		hints:      hints{readOnly: false, destructive: false, idempotent: false, openWorld: false},
+		valid:      map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "snapname": "s1"},
+		plan:       map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "snapname": "plan_check", "description": "before the change", "vmstate": true},
+		planAnswer: "Plan only for the snapshot plan_check of VM 100 (web-01) on pve1, nothing was changed",
+	},
+	ToolGuestStatus: {
+		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
+		valid: map[string]any{"node": "pve1", "type": "qemu", "vmid": 100},
+	},
+	ToolGuestConfig: {
+		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
+		valid: map[string]any{"node": "pve1", "type": "qemu", "vmid": 100},
+	},
+	ToolSnapshotList: {
+		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
+		valid: map[string]any{"node": "pve1", "type": "qemu", "vmid": 100},
+	},
+	ToolTaskStatus: {
+		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
+		valid: map[string]any{"node": "pve1", "upid": "UPID:pve1:00001234:00005678:5FBE5E6D:qmstart:100:root@pam:"},
+	},
+	ToolTaskList: {
+		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
+		valid: map[string]any{"node": "pve1"},
+	},
+	// Infrastructure reads.
+	ToolStorageList: {
+		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
+		valid: map[string]any{},
+	},
+	ToolBackupList: {
+		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
+		valid: map[string]any{"node": "pve1", "storage": "local"},
+	},
+	ToolCephStatus: {
+		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
+	},
+	ToolHAStatus: {
+		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
+	},
+	ToolPermissionsCheck: {
+		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
+	},
+	// Responder tools.
+	ToolVMStart: {
+		hints:      hints{readOnly: false, destructive: false, idempotent: false, openWorld: false},
+		valid:      map[string]any{"node": "pve1", "type": "qemu", "vmid": 100},
+		plan:       map[string]any{"node": "pve3", "type": "qemu", "vmid": 107},
+		planAnswer: "Plan only for the start of VM 107 (staging-app) on pve3, nothing was changed",
+	},
+	ToolVMReboot: {
+		hints:      hints{readOnly: false, destructive: true, idempotent: false, openWorld: false},
+		valid:      map[string]any{"node": "pve1", "type": "lxc", "vmid": 100},
+		plan:       map[string]any{"node": "pve1", "type": "qemu", "vmid": 100},
+		planAnswer: "Plan only for the reboot of VM 100 (web-01) on pve1, nothing was changed",
+	},
+	ToolVMReset: {
+		hints:      hints{readOnly: false, destructive: true, idempotent: false, openWorld: false},
+		valid:      map[string]any{"node": "pve1", "type": "qemu", "vmid": 100},
+		plan:       map[string]any{"node": "pve3", "type": "qemu", "vmid": 106},
+		planAnswer: "Plan only for the reset of VM 106 (monitoring) on pve3, nothing was changed",
+	},
+	ToolSnapshotCleanup: {
+		hints:    hints{readOnly: false, destructive: true, idempotent: false, openWorld: false},
+		valid:    map[string]any{"node": "pve1", "type": "qemu", "vmid": 100},
+		plan:     map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "apply": true},
+		planless: true,
+	},
+	// Admin tools: a suspend stops the guest's service.
+	ToolGuestSuspend: {
+		hints:      hints{readOnly: false, destructive: true, idempotent: false, openWorld: false},
+		valid:      map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "todisk": true},
+		plan:       map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "todisk": true},
+		planAnswer: "Plan only for the suspend to disk of VM 100 (web-01) on pve1, nothing was changed",
+	},
+	ToolGuestResume: {
+		hints:      hints{readOnly: false, destructive: false, idempotent: false, openWorld: false},
+		valid:      map[string]any{"node": "pve1", "type": "qemu", "vmid": 100},
+		plan:       map[string]any{"node": "pve2", "type": "qemu", "vmid": 104},
+		planAnswer: "Plan only for the resume of VM 104 (kiosk) on pve2, nothing was changed",
+	},
+	ToolSnapshotRollback: {
+		hints:      hints{readOnly: false, destructive: true, idempotent: false, openWorld: false},
+		valid:      map[string]any{"node": "pve1", "type": "lxc", "vmid": 100, "snapname": "s1", "start": true},
+		plan:       map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "snapname": "pre-upgrade", "start": true},
+		planAnswer: "Plan only for the rollback of VM 100 (web-01) on pve1 to snapshot pre-upgrade, nothing was changed",
+	},
+	ToolSnapshotDelete: {
+		hints:      hints{readOnly: false, destructive: true, idempotent: false, openWorld: false},
+		valid:      map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "snapname": "s1", "force": true},
+		plan:       map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "snapname": "weekly-2025-01"},
+		planAnswer: "Plan only for the deletion of snapshot weekly-2025-01 of VM 100 (web-01) on pve1, nothing was changed",
+	},
+	// The gateway: a GET changes nothing; a write
+	// can do anything the deny list leaves.
+	ToolAPIGet: {
+		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
+		valid: map[string]any{"path": "/cluster/options", "params": map[string]any{"type": "vm"}},
+	},
+	ToolAPIRequest: {
+		hints:      hints{readOnly: false, destructive: true, idempotent: false, openWorld: false},
+		valid:      map[string]any{"method": "POST", "path": "/cluster/ha/groups", "params": map[string]any{"group": "g1"}, "approval": "APPROVE POST /cluster/ha/groups params=0123456789abcdef", "plan": true},
+		plan:       map[string]any{"method": "POST", "path": "/nodes/pve1/qemu/100/snapshot", "params": map[string]any{"snapname": "gw1", "description": "via the gateway"}},
+		planAnswer: "Plan only, nothing was sent: POST /nodes/pve1/qemu/100/snapshot; approve with exactly:\nAPPROVE POST /nodes/pve1/qemu/100/snapshot params=",
+	},
+	// The destroy class.
+	ToolGuestDestroy: {
+		hints:      hints{readOnly: false, destructive: true, idempotent: false, openWorld: false},
+		valid:      map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "purge": true, "destroy_unreferenced_disks": false},
+		plan:       map[string]any{"node": "pve2", "type": "qemu", "vmid": 103, "purge": true, "destroy_unreferenced_disks": false},
+		planAnswer: "Plan only for the destroy of VM 103 (build-runner) on pve2, nothing was changed",
+	},
+	// Provision tools: they create, destroy nothing.
+	ToolGuestClone: {
+		hints: hints{readOnly: false, destructive: false, idempotent: false, openWorld: false},
+		valid: map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "newid": 123, "target": "pve2", "storage": "ceph", "name": "web2",
+			"pool": "dev", "description": "d"},
+		plan:       map[string]any{"node": "pve2", "type": "qemu", "vmid": 105, "newid": 150, "name": "web-03", "description": "from the template"},
+		planAnswer: "Plan only for the clone of VM 105 (debian-13) on pve2 as VM 150 on pve2, nothing was changed",
+	},
+	ToolVMCreate: {
+		hints: hints{readOnly: false, destructive: false, idempotent: false, openWorld: false},
+		valid: map[string]any{"node": "pve1", "vmid": 130, "name": "web9", "cores": 2, "sockets": 1, "memory": 2048, "ostype": "l26",
+			"disk_storage": "local-lvm", "disk_size_gib": 32, "bridge": "vmbr0", "net_model": "virtio", "iso": "local:iso/debian-13.iso", "pool": "dev", "description": "d"},
+		plan: map[string]any{"node": "pve1", "vmid": 151, "name": "app1", "cores": 2, "memory": 2048, "disk_storage": "local-lvm", "disk_size_gib": 20,
+			"bridge": "vmbr0", "iso": proxmoxtest.DemoISO},
+		planAnswer: "Plan only for the creation of VM 151 on pve1 (app1, 2 cores, 2048 MiB), nothing was changed",
+	},
+	ToolContainerCreate: {
+		hints: hints{readOnly: false, destructive: false, idempotent: false, openWorld: false},
+		valid: map[string]any{"node": "pve1", "vmid": 140, "ostemplate": "local:vztmpl/debian-13-standard_13.1-1_amd64.tar.zst", "hostname": "c1",
+			"cores": 1, "memory": 512, "swap": 256, "rootfs_storage": "local-lvm", "rootfs_size_gib": 8, "bridge": "vmbr0", "ip": "192.0.2.10/24",
+			"gateway": "192.0.2.1", "ssh_public_keys": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB7yT0b5X4JmEqwG0w3uHcYlOqz2w0u1n1y5Kq3bQZpA k", "pool": "dev", "description": "d"},
+		plan: map[string]any{"node": "pve1", "vmid": 152, "ostemplate": proxmoxtest.DemoTemplate, "hostname": "c1", "cores": 1, "memory": 512,
+			"rootfs_storage": "local-lvm", "rootfs_size_gib": 8, "bridge": "vmbr0", "ip": "dhcp"},
+		planAnswer: "Plan only for the creation of container 152 on pve1 (c1), nothing was changed",
+	},
+	// A migration can stop a container (restart mode) and moves disks.
+	ToolGuestMigrate: {
+		hints:      hints{readOnly: false, destructive: true, idempotent: false, openWorld: false},
+		valid:      map[string]any{"node": "pve1", "type": "lxc", "vmid": 100, "target": "pve2", "restart": true, "timeout": 60},
+		plan:       map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "target": "pve2", "online": true},
+		planAnswer: "Plan only for the migration of VM 100 (web-01) on pve1 to node pve2, nothing was changed",
+	},
+	// The config class: growing a disk loses nothing;
+	// setting keys overwrites or deletes values.
+	ToolDiskResize: {
+		hints:      hints{readOnly: false, destructive: false, idempotent: false, openWorld: false},
+		valid:      map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "disk": "scsi0", "size": "+10G"},
+		plan:       map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "disk": "scsi0", "size": "+10G"},
+		planAnswer: "Plan only for the resize of scsi0 64G → 74G of VM 100 (web-01) on pve1, nothing was changed",
+	},
+	ToolGuestConfigSet: {
+		hints:      hints{readOnly: false, destructive: true, idempotent: false, openWorld: false},
+		valid:      map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "set": map[string]any{"cores": "4"}, "delete": []any{"tags"}},
+		plan:       map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "set": map[string]any{"cores": "8", "description": "planned"}, "delete": []any{"tags"}},
+		planAnswer: "Plan only for the config change (cores 4 → 8, description sha256:bcb0a106a25cb490 → sha256:9b0f1b10aff55228, delete tags) of VM 100 (web-01) on pve1, nothing was changed",
+	},
+}
+
+// TestToolCasesComplete: toolCases has a row for every tool and none for a
+// tool that does not exist, and each row has what its tool needs.
+func TestToolCasesComplete(t *testing.T) {
+	t.Parallel()
+	tools := map[string]ToolInfo{}
+	for _, ti := range Tools(nil, nil) {
+		tools[ti.Name] = ti
+		tc, ok := toolCases[ti.Name]
+		switch {
+		case !ok:
+			t.Errorf("%s has no row in toolCases (mcpserver/tools_test.go)", ti.Name)
+		case tc.valid == nil && len(ti.InputSchema.Properties) > 0:
+			t.Errorf("%s takes arguments but its row has no valid arguments", ti.Name)
+		case !ti.ReadOnly() && tc.plan == nil:
+			t.Errorf("%s changes something but its row has no plan arguments: add arguments that pass every check up to the approval", ti.Name)
+		case !ti.ReadOnly() && !tc.planless && tc.planAnswer == "":
+			t.Errorf("%s: its row has no planAnswer", ti.Name)
+		case ti.ReadOnly() && (tc.plan != nil || tc.planAnswer != ""):
+			t.Errorf("%s is read-only but its row has plan arguments", ti.Name)
+		}
+	}
+	for name := range toolCases {
+		if _, ok := tools[name]; !ok {
+			t.Errorf("toolCases has a row for %s, which is no tool", name)
+		}
+	}
+}
+
+// planned reports the rows of tools with a plan (not planless).
+func planned() int {
+	n := 0
+	for _, tc := range toolCases {
+		if tc.plan != nil && !tc.planless {
+			n++
+		}
+	}
+	return n
+}
 
 func TestAnnotations(t *testing.T) {
 	t.Parallel()
-	type want struct{ readOnly, destructive, idempotent, openWorld bool }
-	tests := map[string]want{
-		ToolClusterStatus: {readOnly: true, destructive: false, idempotent: true, openWorld: false},
-		ToolNodeStatus:    {readOnly: true, destructive: false, idempotent: true, openWorld: false},
-		ToolListGuests:    {readOnly: true, destructive: false, idempotent: true, openWorld: false},
-		ToolGuestPower:    {readOnly: false, destructive: true, idempotent: false, openWorld: false},
-		ToolSnapshotGuest: {readOnly: false, destructive: false, idempotent: false, openWorld: false},
-		ToolGuestStatus:   {readOnly: true, destructive: false, idempotent: true, openWorld: false},
-		ToolGuestConfig:   {readOnly: true, destructive: false, idempotent: true, openWorld: false},
-		ToolSnapshotList:  {readOnly: true, destructive: false, idempotent: true, openWorld: false},
-		ToolTaskStatus:    {readOnly: true, destructive: false, idempotent: true, openWorld: false},
-		ToolTaskList:      {readOnly: true, destructive: false, idempotent: true, openWorld: false},
-		// Infrastructure reads (tools_infra.go).
-		ToolStorageList:      {readOnly: true, destructive: false, idempotent: true, openWorld: false},
-		ToolBackupList:       {readOnly: true, destructive: false, idempotent: true, openWorld: false},
-		ToolCephStatus:       {readOnly: true, destructive: false, idempotent: true, openWorld: false},
-		ToolHAStatus:         {readOnly: true, destructive: false, idempotent: true, openWorld: false},
-		ToolPermissionsCheck: {readOnly: true, destructive: false, idempotent: true, openWorld: false},
-		// Responder tools (tools_responder.go).
-		ToolVMStart:         {readOnly: false, destructive: false, idempotent: false, openWorld: false},
-		ToolVMReboot:        {readOnly: false, destructive: true, idempotent: false, openWorld: false},
-		ToolVMReset:         {readOnly: false, destructive: true, idempotent: false, openWorld: false},
-		ToolSnapshotCleanup: {readOnly: false, destructive: true, idempotent: false, openWorld: false},
-		// Admin tools (tools_admin.go): a suspend stops the guest's service.
-		ToolGuestSuspend:     {readOnly: false, destructive: true, idempotent: false, openWorld: false},
-		ToolGuestResume:      {readOnly: false, destructive: false, idempotent: false, openWorld: false},
-		ToolSnapshotRollback: {readOnly: false, destructive: true, idempotent: false, openWorld: false},
-		ToolSnapshotDelete:   {readOnly: false, destructive: true, idempotent: false, openWorld: false},
-		// The gateway (tools_gateway.go): a GET changes nothing; a write
-		// can do anything the deny list leaves.
-		ToolAPIGet:     {readOnly: true, destructive: false, idempotent: true, openWorld: false},
-		ToolAPIRequest: {readOnly: false, destructive: true, idempotent: false, openWorld: false},
-		// The destroy class (tools_destroy.go).
-		ToolGuestDestroy: {readOnly: false, destructive: true, idempotent: false, openWorld: false},
-		// Provision tools (tools_provision.go): they create, destroy nothing.
-		ToolGuestClone:      {readOnly: false, destructive: false, idempotent: false, openWorld: false},
-		ToolVMCreate:        {readOnly: false, destructive: false, idempotent: false, openWorld: false},
-		ToolContainerCreate: {readOnly: false, destructive: false, idempotent: false, openWorld: false},
-		// A migration can stop a container (restart mode) and moves disks.
-		ToolGuestMigrate: {readOnly: false, destructive: true, idempotent: false, openWorld: false},
-		// The config class (tools_config.go): growing a disk loses nothing;
-		// setting keys overwrites or deletes values.
-		ToolDiskResize:     {readOnly: false, destructive: false, idempotent: false, openWorld: false},
-		ToolGuestConfigSet: {readOnly: false, destructive: true, idempotent: false, openWorld: false},
-	}
 	tools := Tools(nil, nil)
-	if len(tools) != len(tests) {
-		t.Fatalf("Tools(nil, nil) lists %d tools, the table %d", len(tools), len(tests))
+	if len(tools) != len(toolCases) {
+		t.Fatalf("Tools(nil, nil) lists %d tools, the table %d", len(tools), len(toolCases))
 	}
 	for _, ti := range tools {
 		t.Run(ti.Name, func(t *testing.T) {
 			t.Parallel()
-			w, ok := tests[ti.Name]
+			tc, ok := toolCases[ti.Name]
 			if !ok {
-				t.Fatalf("tool %s has no row in the annotations table", ti.Name)
+				t.Fatalf("tool %s has no row in toolCases", ti.Name)
 			}
+			w := tc.hints
 			a := ti.Annotations
 			if a.DestructiveHint == nil || a.OpenWorldHint == nil {
 				t.Fatalf("DestructiveHint or OpenWorldHint unset (nil means true)")
 			}
-			got := want{a.ReadOnlyHint, *a.DestructiveHint, a.IdempotentHint, *a.OpenWorldHint}
+			got := hints{a.ReadOnlyHint, *a.DestructiveHint, a.IdempotentHint, *a.OpenWorldHint}
 			if got != w {
 				t.Errorf("annotations = %+v, want %+v", got, w)
 			}

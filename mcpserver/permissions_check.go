@@ -9,99 +9,49 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
 
-func (a *adapter) storageList(ctx context.Context, in proxmoxsafe.ListStorageInput) (string, *proxmoxsafe.ListStorageResult, error) {
-	res, err := a.client.ListStorage(ctx, in)
-	if err != nil {
-		return "", nil, err
-	}
-	inactive := 0
-	for _, s := range res.Storages {
-		if !s.Active {
-			inactive++
-		}
-	}
-	where := "cluster-wide"
-	if res.Scope == "node" {
-		where = "on " + in.Node
-	}
-	text := fmt.Sprintf("Listed %d of %d storage entries %s", len(res.Storages), res.Total, where)
-	if inactive > 0 {
-		text += fmt.Sprintf("; %d not active", inactive)
-	}
-	return text, res, nil
+// permissionsCheckTool declares the permissions_check tool.
+func permissionsCheckTool() toolDef {
+	return readTool(ToolInfo{
+		Name:  ToolPermissionsCheck,
+		Title: "Check token permissions",
+		Description: "Check the API token's effective Proxmox privileges against what each tool this server offers needs: per tool what is held, partial or missing, " +
+			"the exact pveum commands that would grant what is missing, and what the token holds beyond need (dangerous privileges such as Permissions.Modify, Sys.Modify or VM.Allocate are flagged). " +
+			"Read-only; takes no arguments.",
+	}, ops(proxmoxsafe.OpPermissions), (*adapter).permissionsCheck, map[string]string{
+		"ok":           "True when every offered tool has what it requires (optional privileges and excess do not count).",
+		"tools":        "Per offered tool: the privilege checks of the library operations it calls.",
+		"missing":      "What to grant, per ACL path, with the pveum commands (create the role first with role_command).",
+		"excess":       "Privileges held that no offered tool needs, dangerous ones first.",
+		"role_command": "Creates the role with exactly the required privileges.",
+	})
 }
 
-func (a *adapter) backupList(ctx context.Context, in proxmoxsafe.ListBackupsInput) (string, *proxmoxsafe.ListBackupsResult, error) {
-	res, err := a.client.ListBackups(ctx, in)
-	if err != nil {
-		return "", nil, err
-	}
-	if res.Total == 0 {
-		return fmt.Sprintf("No backups on %s as seen from %s (Proxmox hides backups the token may not access: see permissions_check)",
-			clean(res.Storage, 64), clean(res.Node, 64)), res, nil
-	}
-	text := fmt.Sprintf("Listed %d of %d backups on %s as seen from %s", len(res.Backups), res.Total, clean(res.Storage, 64), clean(res.Node, 64))
-	if b := res.Backups[0]; !b.Time.IsZero() {
-		text += ", newest " + b.Time.Format("2006-01-02 15:04 UTC")
-	}
-	return text, res, nil
+// PermissionsCheckResult is permissions_check's structured output (and
+// what [CheckPermissions] returns): the library report, plus what each
+// offered tool needs.
+type PermissionsCheckResult struct {
+	TokenID string `json:"token_id"`
+	// OK is true when every enabled tool has what it requires.
+	OK    bool             `json:"ok"`
+	Tools []ToolPermission `json:"tools"`
+	// Missing, Excess and the role commands come from the library report.
+	Missing             []proxmoxsafe.MissingGrant    `json:"missing"`
+	Excess              []proxmoxsafe.ExcessPrivilege `json:"excess"`
+	Dangerous           bool                          `json:"dangerous"`
+	RoleCommand         string                        `json:"role_command"`
+	OptionalRoleCommand string                        `json:"optional_role_command,omitempty"`
+	Privileges          []proxmoxsafe.PathPrivileges  `json:"privileges"`
+	PathsTotal          int                           `json:"paths_total"`
+	Notes               []string                      `json:"notes"`
 }
 
-func (a *adapter) cephStatus(ctx context.Context, _ noArgs) (string, *proxmoxsafe.CephStatusResult, error) {
-	res, err := a.client.CephStatus(ctx)
-	if err != nil {
-		return "", nil, err
-	}
-	if !res.Installed {
-		return clean(res.Message, 256), res, nil
-	}
-	text := fmt.Sprintf("Ceph %s: %d/%d monitors in quorum, OSDs %d up / %d in of %d, %d PGs, %s of %s used",
-		clean(res.Health, 32), len(res.Monitors.InQuorum), res.Monitors.Count, res.OSDs.Up, res.OSDs.In, res.OSDs.Total,
-		res.PGs.Total, gib(res.Usage.Used), gib(res.Usage.Total))
-	if res.ChecksTotal > 0 {
-		var codes []string
-		for _, c := range res.Checks[:min(len(res.Checks), 5)] {
-			codes = append(codes, clean(c.Code, 64))
-		}
-		text += "; checks: " + strings.Join(codes, ", ")
-	}
-	return text, res, nil
-}
-
-func (a *adapter) haStatus(ctx context.Context, _ noArgs) (string, *proxmoxsafe.HAStatusResult, error) {
-	res, err := a.client.HAStatus(ctx)
-	if err != nil {
-		return "", nil, err
-	}
-	quorum := "quorate"
-	if !res.Quorate {
-		quorum = "NOT quorate"
-	}
-	if !res.InUse {
-		return "HA is not in use (no HA resources); cluster " + quorum, res, nil
-	}
-	states := map[string]int{}
-	for _, s := range res.Services {
-		states[clean(s.State, 32)]++
-	}
-	var parts []string
-	for _, st := range sortedKeysOf(states) {
-		parts = append(parts, fmt.Sprintf("%d %s", states[st], st))
-	}
-	manager := "no active manager"
-	if res.Manager.Node != "" {
-		manager = "manager on " + clean(res.Manager.Node, 64)
-	}
-	return fmt.Sprintf("HA %s, %s; %d resources: %s", quorum, manager, res.Total, strings.Join(parts, ", ")), res, nil
-}
-
-func sortedKeysOf(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
+// ToolPermission is what one offered tool needs and whether the token has it.
+type ToolPermission struct {
+	Tool string `json:"tool"`
+	// OK is true when nothing this tool requires is missing.
+	OK bool `json:"ok"`
+	// Checks are "held", "partial" or "missing" per privilege and ACL path.
+	Checks []proxmoxsafe.PrivilegeCheck `json:"checks"`
 }
 
 // permissionsCheck checks the token against the tools this server offers:
@@ -198,3 +148,6 @@ func PermissionsSummary(r *PermissionsCheckResult) string {
 	}
 	return b.String()
 }
+
+// toolNames renders tool names for a sentence.
+func toolNames(names []string) string { return strings.Join(names, ", ") }

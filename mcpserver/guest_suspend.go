@@ -1,0 +1,37 @@
+package mcpserver
+
+import "github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+
+// guestSuspendTool declares the guest_suspend tool.
+// Suspend and resume are two tools, not one with an action: their
+// preconditions, effects and parameters (todisk) differ, and each approval
+// phrase names its verb.
+func guestSuspendTool() toolDef {
+	return mutationTool[suspendGuestArgs](ToolInfo{
+		Name:  ToolGuestSuspend,
+		Title: "Suspend a VM",
+		Description: "Pause one running QEMU VM in memory, or with todisk: true hibernate it (its memory is written to disk and the VM stops, locked \"suspended\", until guest_resume or a start). Containers are not supported (Proxmox's container suspend is experimental). " +
+			"Refused (nothing is done) unless the operator enabled the power-extra class, allows the node and does not protect the guest, and the VM is running, not already paused, not locked and not a template; an HA-managed VM cannot be hibernated. " +
+			"Needs the approval phrase \"APPROVE suspend <node>/qemu/<vmid>\" (plus \" todisk=1\" for a hibernation) unless the operator set another approval level: call without approval first and show the user the refusal (exact phrase, current state, effect). " +
+			"Returns a receipt with the task UPID (qmpause, or qmsuspend for todisk); with wait: true it waits (timeout_seconds) until the VM is paused (or stopped and locked suspended).",
+		Class:          proxmoxsafe.ClassPowerExtra,
+		Annotations:    powerAnnotations,
+		ApprovalFormat: "APPROVE suspend <node>/qemu/<vmid>[ todisk=1]",
+	}, ops(proxmoxsafe.OpSuspendGuest), (*proxmoxsafe.Client).SuspendGuest, func(in proxmoxsafe.SuspendGuestInput, r *proxmoxsafe.Receipt) string {
+		if in.ToDisk {
+			return ofGuest("suspend to disk", r)
+		}
+		return ofGuest("suspend", r)
+	})
+}
+
+// suspendGuestArgs is the library input plus waitArgs.
+type suspendGuestArgs struct {
+	proxmoxsafe.SuspendGuestInput
+	waitArgs
+}
+
+func (a suspendGuestArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.SuspendGuestInput {
+	a.Wait = w
+	return a.SuspendGuestInput
+}

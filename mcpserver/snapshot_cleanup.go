@@ -1,0 +1,57 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+)
+
+// snapshotCleanupTool declares the snapshot_cleanup tool.
+func snapshotCleanupTool() toolDef {
+	return toolDef{
+		info: ToolInfo{
+			Name:  ToolSnapshotCleanup,
+			Title: "Snapshot cleanup (retention policy)",
+			Description: "Apply the operator's snapshot retention policy to one guest. A dry run unless apply: true. " +
+				"The policy, in order: a snapshot with \"keep\" in its name or description is never deleted; every other one older than the maximum age (default 24h) is deleted, oldest first; while more than the maximum count (default 6) remain, the oldest manual snapshots go first and automatic ones (description holds the autosnap marker, default cv4pve-autosnap) only as a last resort. " +
+				"The dry run returns the exact plan (which snapshot, which rule, why) and changes nothing. With apply: true the deletions run one at a time, each waiting for its Proxmox task; a failed deletion stops the run and the answer says what was deleted, what failed and what was not attempted. " +
+				"Refused (nothing is done) when the operator protects the guest, or it is locked or a template, or a task runs for it. " + responderApproval,
+			Class:          proxmoxsafe.ClassResponder,
+			Annotations:    cleanupAnnotations,
+			ApprovalFormat: "none by default; APPROVE snapshot-cleanup <node>/<type>/<vmid> (apply only) when required",
+		},
+		ops:                ops(proxmoxsafe.OpCleanupSnapshots),
+		schemas:            schemasFor[proxmoxsafe.CleanupSnapshotsInput, *proxmoxsafe.CleanupResult],
+		input:              reflect.TypeFor[proxmoxsafe.CleanupSnapshotsInput](),
+		register:           typedPartial(mutating((*adapter).snapshotCleanup)),
+		outputDescriptions: cleanupDescriptions,
+	}
+}
+
+var cleanupDescriptions = map[string]string{
+	"target":  "The guest (node, type, vmid).",
+	"applied": "False for a dry run: nothing was changed.",
+	"plan":    "The retention plan from the fresh snapshot list: delete (in execution order) and keep, each with the rule and the reason, and the effective policy.",
+	"steps":   "One per planned deletion, in order: status planned (dry run), deleted, failed, unknown (the task had not ended when the wait did), skipped (vanished or newly keep-marked) or not_attempted (after a failure); upid of its task.",
+	"deleted": "Snapshots deleted by this call.",
+	"message": "The result in one sentence.",
+}
+
+func (a *adapter) snapshotCleanup(ctx context.Context, in proxmoxsafe.CleanupSnapshotsInput) (string, *proxmoxsafe.CleanupResult, error) {
+	res, err := a.client.CleanupSnapshots(ctx, in)
+	if res == nil {
+		return "", nil, err
+	}
+	var b strings.Builder
+	b.WriteString(clean(res.Message, 512))
+	for _, s := range res.Steps {
+		fmt.Fprintf(&b, "\n- %s: %s (%s)", clean(s.Name, 64), s.Status, s.Rule)
+		if s.Detail != "" {
+			fmt.Fprintf(&b, ": %s", clean(s.Detail, 256))
+		}
+	}
+	return b.String(), res, err
+}

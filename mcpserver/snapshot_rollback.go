@@ -1,0 +1,31 @@
+package mcpserver
+
+import "github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+
+// snapshotRollbackTool declares the snapshot_rollback tool.
+func snapshotRollbackTool() toolDef {
+	return mutationTool[rollbackSnapshotArgs](ToolInfo{
+		Name:  ToolSnapshotRollback,
+		Title: "Roll back to a snapshot",
+		Description: "Roll one guest back to one of its snapshots. Everything that changed since the snapshot (disks, configuration, and the memory of a running guest) is lost; Proxmox stops a running guest first. A VM snapshot that includes RAM runs the VM again afterwards; otherwise the guest stays stopped unless start: true. " +
+			"Refused (nothing is done) unless the operator enabled the snapshot-admin class, allows the node and does not protect the guest, and the snapshot exists (not current), the guest is not locked and not a template. " +
+			"Needs the approval phrase \"APPROVE rollback <node>/<type>/<vmid>/<snapname>\" (plus \" start=1\" with start) unless the operator set another approval level: call without approval first and show the user the refusal, which says what will be lost and whether the snapshot has RAM. " +
+			"Returns a receipt with the task UPID (qmrollback or vzrollback); with wait: true it waits (timeout_seconds) until the guest's current state is based on the snapshot.",
+		Class:          proxmoxsafe.ClassSnapshotAdmin,
+		Annotations:    powerAnnotations,
+		ApprovalFormat: "APPROVE rollback <node>/<type>/<vmid>/<snapname>[ start=1]",
+	}, ops(proxmoxsafe.OpRollbackSnapshot), (*proxmoxsafe.Client).RollbackSnapshot, func(_ proxmoxsafe.RollbackSnapshotInput, r *proxmoxsafe.Receipt) string {
+		return ofGuest("rollback", r) + " to snapshot " + clean(r.Target.Snapshot, 64)
+	})
+}
+
+// rollbackSnapshotArgs is the library input plus waitArgs.
+type rollbackSnapshotArgs struct {
+	proxmoxsafe.RollbackSnapshotInput
+	waitArgs
+}
+
+func (a rollbackSnapshotArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.RollbackSnapshotInput {
+	a.Wait = w
+	return a.RollbackSnapshotInput
+}

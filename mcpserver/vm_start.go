@@ -1,0 +1,32 @@
+package mcpserver
+
+import "github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+
+// vmStartTool declares the vm_start tool.
+func vmStartTool() toolDef {
+	return mutationTool[guardedPowerArgs](ToolInfo{
+		Name:  ToolVMStart,
+		Title: "Start a stopped guest",
+		Description: "Start one stopped VM or container. " +
+			"Refused (nothing is done) when the operator protects the guest (by VMID, name, tag or pool), when it is already running or paused, locked, or a template, or when a task runs for it. " +
+			responderApproval + " " +
+			"Returns a receipt with the task UPID; with wait: true it waits (timeout_seconds) until the guest runs.",
+		Class:          proxmoxsafe.ClassResponder,
+		Annotations:    startAnnotations,
+		ApprovalFormat: "none by default; APPROVE start <node>/<type>/<vmid> when required",
+	}, ops(proxmoxsafe.OpStartGuest), (*proxmoxsafe.Client).StartGuest, func(_ proxmoxsafe.GuardedPowerInput, r *proxmoxsafe.Receipt) string {
+		return ofGuest("start", r)
+	})
+}
+
+// guardedPowerArgs is the library input plus waitArgs.
+// vm_reboot takes the same.
+type guardedPowerArgs struct {
+	proxmoxsafe.GuardedPowerInput
+	waitArgs
+}
+
+func (a guardedPowerArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.GuardedPowerInput {
+	a.Wait = w
+	return a.GuardedPowerInput
+}
