@@ -20,6 +20,7 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcphttp"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
@@ -69,7 +70,7 @@ func newStackWith(t *testing.T, policy proxmoxsafe.Policy) *stack {
 	}
 	client, err := proxmoxsafe.New(proxmoxsafe.Config{
 		URL: s.fake.URL, TokenID: proxmoxtest.DefaultTokenID, TokenSecret: proxmoxtest.DefaultTokenSecret,
-		Fingerprint: s.fake.Fingerprint(), Audit: proxmoxsafe.NewAuditLog(io.Discard, nil),
+		Fingerprint: s.fake.Fingerprint(), Audit: auditlog.New(io.Discard, nil),
 		Policy:    policy,
 		Approvers: []proxmoxsafe.Approver{s.store}, Logger: slog.New(slog.DiscardHandler),
 	})

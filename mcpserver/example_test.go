@@ -9,6 +9,7 @@ import (
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
@@ -104,7 +105,7 @@ func ExampleRequestFromContext() {
 			Approvals:    map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassSnapshot: {"ask-user"}},
 		},
 		Approvers: []proxmoxsafe.Approver{askUser{}},
-		Audit:     proxmoxsafe.NewAuditLog(discard{}, nil),
+		Audit:     auditlog.New(discard{}, nil),
 	})
 	defer closeFake()
 	res := callTool(mcpserver.New(client, nil), mcpserver.ToolSnapshotGuest, map[string]any{

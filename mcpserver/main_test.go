@@ -14,6 +14,7 @@ import (
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/testutil"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
@@ -43,13 +44,13 @@ type syncBuffer = testutil.SyncBuffer
 // memAudit is the library's hash-chained audit log over an in-memory
 // buffer, so tests can look at exactly what an audit log file would hold.
 type memAudit struct {
-	*proxmoxsafe.AuditLog
+	*auditlog.Log
 	buf *syncBuffer
 }
 
 func newMemAudit() *memAudit {
 	buf := &syncBuffer{}
-	return &memAudit{AuditLog: proxmoxsafe.NewAuditLog(buf, nil), buf: buf}
+	return &memAudit{Log: auditlog.New(buf, nil), buf: buf}
 }
 
 func (a *memAudit) String() string { return a.buf.String() }
@@ -59,7 +60,7 @@ func (a *memAudit) String() string { return a.buf.String() }
 func (a *memAudit) records(tb testing.TB) []proxmoxsafe.AuditRecord {
 	tb.Helper()
 	data := a.buf.String()
-	sum, err := proxmoxsafe.VerifyAuditLog(strings.NewReader(data), nil)
+	sum, err := auditlog.Verify(strings.NewReader(data), nil)
 	if err != nil {
 		tb.Fatalf("audit log does not verify: %v", err)
 	}
@@ -72,7 +73,7 @@ func (a *memAudit) records(tb testing.TB) []proxmoxsafe.AuditRecord {
 		recs = append(recs, rec)
 	}
 	if sum.Records != len(recs) {
-		tb.Fatalf("VerifyAuditLog counted %d records, the file has %d", sum.Records, len(recs))
+		tb.Fatalf("Verify counted %d records, the file has %d", sum.Records, len(recs))
 	}
 	if len(recs) > 0 && recs[0].Event == proxmoxsafe.AuditAnchor {
 		recs = recs[1:] // the log's own first record

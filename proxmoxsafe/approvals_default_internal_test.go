@@ -1,7 +1,6 @@
 package proxmoxsafe
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -24,7 +23,7 @@ func TestDefaultApprovalsNeedApprovers(t *testing.T) {
 	cfg := Config{
 		URL: "https://pve.example:8006", TokenID: "a@pve!tok", TokenSecret: "s",
 		Policy: Policy{AllowedNodes: []string{"pve1"}, Classes: []Class{cl}},
-		Audit:  NewAuditLog(&bytes.Buffer{}, nil),
+		Audit:  discardAudit{},
 	}
 	_, err := New(cfg)
 	if err == nil || !strings.Contains(err.Error(), `class "snapshot-admin" defaults to the approval levels elicit,grant`) || !strings.Contains(err.Error(), `"elicit"`) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
@@ -179,7 +180,7 @@ func TestApprovalLevels(t *testing.T) {
 			"unknown class":    func(c *proxmoxsafe.Config) { levels(c, "nuke", proxmoxsafe.LevelPhrase) },
 		} {
 			cfg := baseConfig()
-			cfg.Audit = proxmoxsafe.NewAuditLog(&syncBuffer{}, nil)
+			cfg.Audit = auditlog.New(&syncBuffer{}, nil)
 			mod(&cfg)
 			var ce *proxmoxsafe.ConfigError
 			if _, err := proxmoxsafe.New(cfg); !errors.As(err, &ce) {

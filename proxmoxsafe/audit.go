@@ -29,7 +29,9 @@ const (
 	// AuditAnchor: the first record of every log, written when it is
 	// created; it carries Format and KeyID.
 	AuditAnchor AuditEvent = "anchor"
-	// AuditRepaired: [RepairAuditLog] changed the log; Reason says what.
+	// AuditRepaired: the log's repair
+	// ([github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog.Repair]) changed
+	// it; Reason says what.
 	AuditRepaired AuditEvent = "repaired"
 )
 
@@ -65,15 +67,17 @@ type AuditRecord struct {
 	Operator string `json:"operator,omitempty"`
 
 	// Format and KeyID are set only on the anchor record: the line format
-	// ([AuditFormat]) and an id of the key the chain is keyed with (empty
-	// for an unkeyed chain), which names the key without revealing it.
+	// ([github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog.Format]) and
+	// an id of the key the chain is keyed with (empty for an unkeyed
+	// chain), which names the key without revealing it.
 	Format string `json:"format,omitempty"`
 	KeyID  string `json:"key_id,omitempty"`
 
 	// Seq and Prev are filled in by the sink: Seq counts records from 1 (the
 	// anchor), and Prev is the link of the previous line (without its
 	// newline) — its hex HMAC-SHA256 with the log's key, or its hex SHA-256
-	// for an unkeyed log — or empty for the anchor. See [VerifyAuditLog].
+	// for an unkeyed log — or empty for the anchor. See
+	// [github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog.Verify].
 	Seq  int64  `json:"seq"`
 	Prev string `json:"prev"`
 }

@@ -166,17 +166,17 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A typed nil (var a *AuditLog; cfg.Audit = a) is not "no sink": it
+	// A typed nil (var a *auditlog.Log; cfg.Audit = a) is not "no sink": it
 	// would pass the nil check below and panic at the first mutation.
 	if isNilValue(cfg.Audit) {
-		return nil, configError("Audit", "Audit is a nil %T; set a working sink (NewAuditLog or OpenAuditLog) or leave Audit unset", cfg.Audit)
+		return nil, configError("Audit", "Audit is a nil %T; set a working sink (auditlog.New or auditlog.Open) or leave Audit unset", cfg.Audit)
 	}
 	approvers, err := approverTable(cfg.Approvers, pol)
 	if err != nil {
 		return nil, err
 	}
 	if pol.anyClass() && cfg.Audit == nil {
-		return nil, configError("Audit", "Audit is required when mutation classes are enabled (use NewAuditLog or OpenAuditLog)")
+		return nil, configError("Audit", "Audit is required when mutation classes are enabled (use auditlog.New or auditlog.Open)")
 	}
 	if cfg.LockDir != "" && !localfile.LockingSupported {
 		return nil, configError("LockDir", "LockDir is not supported on this platform (no flock); leave it empty")

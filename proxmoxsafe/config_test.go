@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog"
 )
 
 const canary = "PVESECRET-CANARY-7f3a9c1e-0b1d-4e55-9a3b-2c4d5e6f7a8b"
@@ -25,7 +26,7 @@ func baseConfig() proxmoxsafe.Config {
 
 func TestNewRejectsBadConfig(t *testing.T) {
 	t.Parallel()
-	audit := proxmoxsafe.NewAuditLog(&bytes.Buffer{}, nil)
+	audit := auditlog.New(&bytes.Buffer{}, nil)
 	tests := []struct {
 		name   string
 		mod    func(*proxmoxsafe.Config)
@@ -129,7 +130,7 @@ func TestPolicyIsCopied(t *testing.T) {
 	t.Parallel()
 	cfg := baseConfig()
 	cfg.Policy = proxmoxsafe.Policy{AllowedNodes: []string{"pve1", "pve1", "pve2"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassSnapshot}, ReadOnly: true}
-	cfg.Audit = proxmoxsafe.NewAuditLog(&bytes.Buffer{}, nil)
+	cfg.Audit = auditlog.New(&bytes.Buffer{}, nil)
 	c, err := proxmoxsafe.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +163,7 @@ func TestProfiles(t *testing.T) {
 // named the wrong field for a negative MaxResponseBytes).
 func TestConfigErrorField(t *testing.T) {
 	t.Parallel()
-	var nilAudit *proxmoxsafe.AuditLog
+	var nilAudit *auditlog.Log
 	for _, tc := range []struct {
 		mod   func(*proxmoxsafe.Config)
 		field string
@@ -184,12 +185,12 @@ func TestConfigErrorField(t *testing.T) {
 	}
 }
 
-// TestNewRefusesTypedNilSinks: a nil *AuditLog (or approver) in the
+// TestNewRefusesTypedNilSinks: a nil *auditlog.Log (or approver) in the
 // interface is not "no sink"; it used to pass New and panic at the first
 // mutation. It is refused whether or not a mutation class is enabled.
 func TestNewRefusesTypedNilSinks(t *testing.T) {
 	t.Parallel()
-	var nilAudit *proxmoxsafe.AuditLog
+	var nilAudit *auditlog.Log
 	var nilApprover *nilApproverT
 	for name, mod := range map[string]func(*proxmoxsafe.Config){
 		"audit with classes": func(c *proxmoxsafe.Config) {

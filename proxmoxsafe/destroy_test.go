@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
@@ -294,7 +295,7 @@ func TestDestroyDefaultLevelRefusesPhrase(t *testing.T) {
 		t.Errorf("refusal plan = %+v, want the plan with the phrase it would take at the phrase level", ge.Plan)
 	}
 
-	cfg := proxmoxsafe.Config{URL: "https://pve.example:8006", TokenID: "auto@pve!mcp", TokenSecret: "s", Audit: proxmoxsafe.NewAuditLog(&syncBuffer{}, nil),
+	cfg := proxmoxsafe.Config{URL: "https://pve.example:8006", TokenID: "auto@pve!mcp", TokenSecret: "s", Audit: auditlog.New(&syncBuffer{}, nil),
 		Policy: proxmoxsafe.Policy{AllowedNodes: []string{"pve1"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassDestroy}}}
 	if _, err := proxmoxsafe.New(cfg); err == nil || !strings.Contains(err.Error(), `class "destroy"`) {
 		t.Errorf("New without approvers for destroy's default levels = %v, want a config error", err)

@@ -8,6 +8,7 @@ import (
 	"log"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
@@ -38,7 +39,7 @@ func exampleClient(fake *proxmoxtest.Server) *proxmoxsafe.Client {
 			AllowedNodes: []string{"pve1", "pve2"},
 			Classes:      []proxmoxsafe.Class{proxmoxsafe.ClassPower, proxmoxsafe.ClassSnapshot},
 		},
-		Audit: proxmoxsafe.NewAuditLog(&bytes.Buffer{}, nil),
+		Audit: auditlog.New(&bytes.Buffer{}, nil),
 	})
 	if err != nil {
 		log.Fatal(err)

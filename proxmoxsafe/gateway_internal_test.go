@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -48,7 +47,7 @@ func gatewayClient(t testing.TB, readOnly bool) (*Client, *captureTransport) {
 		HTTPClient: &http.Client{Transport: net},
 		Policy: Policy{AllowedNodes: []string{"pve1"}, Classes: slices.Clone(classOrder), ReadOnly: readOnly,
 			Approvals: map[Class][]ApprovalLevel{ClassGatewayWrite: {LevelNone}, ClassDestroy: {LevelPhrase}}},
-		Audit: NewAuditLog(io.Discard, nil),
+		Audit: discardAudit{},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
@@ -470,7 +471,7 @@ func TestAPIRequestDefaultApproval(t *testing.T) {
 	_, err := proxmoxsafe.New(proxmoxsafe.Config{
 		URL: "https://pve.example:8006", TokenID: "a@pve!tok", TokenSecret: "s",
 		Policy: proxmoxsafe.Policy{AllowedNodes: []string{"pve1"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassGatewayWrite}},
-		Audit:  proxmoxsafe.NewAuditLog(io.Discard, nil),
+		Audit:  auditlog.New(io.Discard, nil),
 	})
 	var ce *proxmoxsafe.ConfigError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "gateway-write") {

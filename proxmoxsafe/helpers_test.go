@@ -9,6 +9,7 @@ import (
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/testutil"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
@@ -82,7 +83,7 @@ func envFor(t *testing.T, fake *proxmoxtest.Server, defaultToken bool, mod func(
 			Classes:         []proxmoxsafe.Class{proxmoxsafe.ClassPower, proxmoxsafe.ClassSnapshot},
 			ProtectedGuests: []int{106},
 		},
-		Audit: proxmoxsafe.NewAuditLog(e.audit, nil),
+		Audit: auditlog.New(e.audit, nil),
 	}
 	if defaultToken {
 		cfg.TokenID, cfg.TokenSecret = proxmoxtest.DefaultTokenID, proxmoxtest.DefaultTokenSecret

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
@@ -50,7 +51,7 @@ func TestHostLockChild(t *testing.T) {
 		TokenSecret:       proxmoxtest.DefaultTokenSecret,
 		AllowInsecureHTTP: true, // the test's gate speaks plain HTTP on loopback
 		Policy:            proxmoxsafe.Policy{AllowedNodes: []string{"pve2"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassPower}},
-		Audit:             proxmoxsafe.NewAuditLog(io.Discard, nil),
+		Audit:             auditlog.New(io.Discard, nil),
 		LockDir:           spec.LockDir,
 		UserAgent:         spec.Name,
 		// No keep-alive: nothing may be left running when goleak checks.

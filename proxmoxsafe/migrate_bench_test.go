@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
@@ -39,7 +40,7 @@ func benchMigrateClient(b *testing.B) (*proxmoxtest.Server, *proxmoxsafe.Client)
 		URL: fake.URL, TokenID: "automation@pve!mcp", TokenSecret: canary, Fingerprint: fake.Fingerprint(),
 		Logger: slog.New(slog.DiscardHandler),
 		Policy: proxmoxsafe.Policy{AllowedNodes: []string{"pve1", "pve2"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassMigrate}},
-		Audit:  proxmoxsafe.NewAuditLog(io.Discard, nil),
+		Audit:  auditlog.New(io.Discard, nil),
 	})
 	if err != nil {
 		b.Fatal(err)

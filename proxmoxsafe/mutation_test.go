@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
@@ -147,7 +148,7 @@ func TestGuestPowerHappyPaths(t *testing.T) {
 					t.Errorf("audit log lacks %s:\n%s", ev, e.audit.String())
 				}
 			}
-			if sum, err := proxmoxsafe.VerifyAuditLog(strings.NewReader(e.audit.String()), nil); err != nil || sum.Records != 3 {
+			if sum, err := auditlog.Verify(strings.NewReader(e.audit.String()), nil); err != nil || sum.Records != 3 {
 				t.Errorf("audit log verifies %d records (anchor, approved, submitted), err %v", sum.Records, err)
 			}
 		})
@@ -217,7 +218,7 @@ func TestSnapshotGuestHappyPaths(t *testing.T) {
 
 func TestAuditFailureBlocksTheMutation(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(c *proxmoxsafe.Config) { c.Audit = proxmoxsafe.NewAuditLog(failingWriter{}, nil) })
+	e := newEnv(t, func(c *proxmoxsafe.Config) { c.Audit = auditlog.New(failingWriter{}, nil) })
 	_, err := e.client.GuestPower(t.Context(), powerIn("pve1", "qemu", 100, proxmoxsafe.ActionStop))
 	if !errors.Is(err, proxmoxsafe.ErrAudit) || !strings.Contains(err.Error(), "no action was taken") {
 		t.Fatalf("err = %v, want ErrAudit", err)

@@ -1,7 +1,6 @@
 package proxmoxsafe
 
 import (
-	"bytes"
 	"errors"
 	"net/http"
 	"net/url"
@@ -28,7 +27,7 @@ func guardedClient(t *testing.T, p Policy) (*Client, *countingTransport) {
 		Policy:     p,
 	}
 	if len(p.Classes) > 0 {
-		cfg.Audit = NewAuditLog(&bytes.Buffer{}, nil)
+		cfg.Audit = discardAudit{}
 	}
 	c, err := New(cfg)
 	if err != nil {

@@ -1,7 +1,6 @@
 package proxmoxsafe
 
 import (
-	"bytes"
 	"errors"
 	"net/http"
 	"strings"
@@ -40,7 +39,7 @@ func TestTransportGuardTicketLogin(t *testing.T) {
 			}
 			if !tc.readOnly {
 				cfg.Policy.Classes = []Class{ClassPower, ClassSnapshot}
-				cfg.Audit = NewAuditLog(&bytes.Buffer{}, nil)
+				cfg.Audit = discardAudit{}
 			}
 			c, err := New(cfg)
 			if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
@@ -25,7 +26,7 @@ func fastVerify() *proxmoxsafe.WaitOptions {
 func auditEvents(t *testing.T, e *env) []proxmoxsafe.AuditRecord {
 	t.Helper()
 	log := e.audit.String()
-	sum, err := proxmoxsafe.VerifyAuditLog(strings.NewReader(log), nil)
+	sum, err := auditlog.Verify(strings.NewReader(log), nil)
 	if err != nil {
 		t.Fatalf("audit log does not verify: %v\n%s", err, log)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog"
 )
 
 // app is everything the commands share: the library client, the adapter
@@ -22,7 +23,7 @@ type app struct {
 	// trust is how the Proxmox certificate is verified, for doctor.
 	trust trustConfig
 	// audit is the audit log file, if one was opened.
-	audit *proxmoxsafe.AuditLog
+	audit *auditlog.Log
 	// listed is closed once the server answered its first tools/list
 	// (watchFirstList, doctor.go).
 	listed chan struct{}

@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog"
 )
 
 // cmdAudit checks and repairs audit logs. It needs no Proxmox settings.
@@ -120,12 +120,12 @@ func auditCommand(args []string, lookup func(string) (string, bool), stdout, std
 }
 
 func auditVerify(path string, key []byte, seal string, partial bool, stdout, stderr io.Writer) int {
-	sum, err := proxmoxsafe.VerifyAuditFile(path, &proxmoxsafe.AuditVerifyOptions{Key: key, SealPath: seal, Partial: partial})
+	sum, err := auditlog.VerifyFile(path, &auditlog.VerifyOptions{Key: key, SealPath: seal, Partial: partial})
 	if err != nil {
 		fmt.Fprintf(stdout, "audit log %s: DOES NOT VERIFY: %v\n", path, err)
 		fmt.Fprintf(stdout, "  %d record(s) before the problem verified.\n", sum.Records)
-		fmt.Fprintf(stdout, "  What to do: %s.\n", proxmoxsafe.AuditAdvice(err))
-		if errors.Is(err, proxmoxsafe.ErrAuditTornLine) || errors.Is(err, proxmoxsafe.ErrAuditSealBehind) {
+		fmt.Fprintf(stdout, "  What to do: %s.\n", auditlog.Advice(err))
+		if errors.Is(err, auditlog.ErrTornLine) || errors.Is(err, auditlog.ErrSealBehind) {
 			fmt.Fprintf(stdout, "  Run: proxmox-safe-mcp audit repair %s\n", path)
 		}
 		return exitAuditBad
@@ -159,10 +159,10 @@ func auditVerify(path string, key []byte, seal string, partial bool, stdout, std
 }
 
 func auditRepair(path string, key []byte, seal string, stdout, stderr io.Writer) int {
-	rep, err := proxmoxsafe.RepairAuditLog(path, &proxmoxsafe.AuditLogOptions{Key: key, SealPath: seal})
+	rep, err := auditlog.Repair(path, &auditlog.Options{Key: key, SealPath: seal})
 	switch {
 	case err != nil:
-		fmt.Fprintf(stdout, "audit log %s: %v\n  Nothing was changed. %s.\n", path, err, proxmoxsafe.AuditAdvice(err))
+		fmt.Fprintf(stdout, "audit log %s: %v\n  Nothing was changed. %s.\n", path, err, auditlog.Advice(err))
 		return exitAuditBad
 	case rep.Record.Event == "":
 		fmt.Fprintf(stdout, "audit log %s: verifies; nothing to repair, nothing changed.\n", path)

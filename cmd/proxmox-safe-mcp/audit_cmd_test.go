@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
@@ -195,7 +196,7 @@ func keyedLog(t *testing.T, n int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := proxmoxsafe.OpenAuditLog(path, &proxmoxsafe.AuditLogOptions{Key: key})
+	l, err := auditlog.Open(path, &auditlog.Options{Key: key})
 	if err != nil {
 		t.Fatal(err)
 	}

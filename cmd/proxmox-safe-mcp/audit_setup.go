@@ -10,15 +10,15 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog"
 )
 
 // The binary's host-side state: the audit log, its key and seal, and the
 // per-guest lock files. With no setting they live in the user's state
 // directory (XDG Base Directory: $XDG_STATE_HOME, else ~/.local/state), so
-// that the minimal configuration — PVE_URL and a token — starts (issue 8)
-// and every server and `call` of one user shares one log and one set of
-// locks.
+// that the minimal configuration — PVE_URL and a token, nothing else —
+// starts, and every server and `call` of one user shares one log and one
+// set of locks.
 
 // stateDirName is the directory under the state home.
 const stateDirName = "proxmox-safe-mcp"
@@ -73,7 +73,7 @@ func auditKeyFile(c *config) string {
 // its syslog copy, and returns it with the function that closes both.
 // Missing parent directories are created 0700. Errors name the setting and
 // say what to do.
-func openAudit(c *config, stderr io.Writer) (*proxmoxsafe.AuditLog, func(), error) {
+func openAudit(c *config, stderr io.Writer) (*auditlog.Log, func(), error) {
 	const name = "PROXMOX_SAFE_AUDIT_LOG (--audit-log)"
 	if err := os.MkdirAll(filepath.Dir(c.AuditLog), 0o700); err != nil {
 		return nil, nil, cfgErr("%s: cannot create its directory: %v", name, pathErr(err))
@@ -83,10 +83,10 @@ func openAudit(c *config, stderr io.Writer) (*proxmoxsafe.AuditLog, func(), erro
 		return nil, nil, cfgErr("%s: %v", auditKeySetting, err)
 	}
 	// A server verifies an existing log in the background, so that a long
-	// log does not delay its start (issue 14); the library still refuses
-	// every mutation until the log verified (auditlog.go). The one-shot
+	// log does not delay its start; the library still refuses every
+	// mutation until the log verified (proxmoxsafe/auditlog). The one-shot
 	// commands verify first: call may be about to mutate, doctor reports.
-	opts := &proxmoxsafe.AuditLogOptions{Key: key, VerifyInBackground: c.Command == cmdServe}
+	opts := &auditlog.Options{Key: key, VerifyInBackground: c.Command == cmdServe}
 	closeMirror := func() {}
 	if c.AuditSyslog != "" {
 		w, closer, err := dialAuditSyslog(c.AuditSyslog) // audit_syslog*.go
@@ -95,10 +95,10 @@ func openAudit(c *config, stderr io.Writer) (*proxmoxsafe.AuditLog, func(), erro
 		}
 		opts.Mirror, closeMirror = w, closer
 	}
-	al, err := proxmoxsafe.OpenAuditLog(c.AuditLog, opts)
+	al, err := auditlog.Open(c.AuditLog, opts)
 	if err != nil {
 		closeMirror()
-		var oe *proxmoxsafe.AuditOpenError
+		var oe *auditlog.OpenError
 		if errors.As(err, &oe) {
 			return nil, nil, cfgErr("%s: %v (details: proxmox-safe-mcp audit verify %s)", name, err, c.AuditLog)
 		}
@@ -114,7 +114,7 @@ func openAudit(c *config, stderr io.Writer) (*proxmoxsafe.AuditLog, func(), erro
 // audit log has ended, whether the log did not verify (mutations are then
 // refused with the same reason; reads go on). It returns a function that
 // stops waiting and returns once the watcher has ended.
-func reportAuditVerification(ctx context.Context, al *proxmoxsafe.AuditLog, path string, warn *slog.Logger) func() {
+func reportAuditVerification(ctx context.Context, al *auditlog.Log, path string, warn *slog.Logger) func() {
 	if al == nil {
 		return func() {}
 	}
@@ -161,8 +161,8 @@ func readAuditKey(path string) ([]byte, error) {
 	if err != nil && !errors.Is(err, errKeyNotHex) {
 		return nil, err
 	}
-	if err != nil || len(key) < proxmoxsafe.MinAuditKeyBytes {
-		return nil, fmt.Errorf("%s must hold a key of at least %d bytes as hex digits and nothing else (e.g. openssl rand -hex 32 > %s; value not shown)", path, proxmoxsafe.MinAuditKeyBytes, path)
+	if err != nil || len(key) < auditlog.MinKeyBytes {
+		return nil, fmt.Errorf("%s must hold a key of at least %d bytes as hex digits and nothing else (e.g. openssl rand -hex 32 > %s; value not shown)", path, auditlog.MinKeyBytes, path)
 	}
 	return key, nil
 }

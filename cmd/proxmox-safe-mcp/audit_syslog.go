@@ -35,7 +35,7 @@ func parseAuditSyslog(v string) (network, addr string, err error) {
 
 // dialAuditSyslog connects to syslog with facility authpriv (readable only
 // by administrators on most systems) and severity info. Each Write is one
-// message: the AuditLog writes one record per call.
+// message: the audit log (auditlog.Log) writes one record per call.
 func dialAuditSyslog(v string) (io.Writer, func(), error) {
 	network, addr, err := parseAuditSyslog(v)
 	if err != nil {

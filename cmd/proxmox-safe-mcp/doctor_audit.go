@@ -6,13 +6,13 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog"
 )
 
-// checkAudit tells whether serve could open and continue its audit log
-// (issue 8: doctor said "ok" and the next command failed): the path is a
-// regular file that is writable and verifies with its key and seal, or
-// does not exist yet and can be created. It writes nothing: it opens the
+// checkAudit tells whether serve could open and continue its audit log,
+// so that doctor never says "ok" where the next command would fail: the
+// path is a regular file that is writable and verifies with its key and
+// seal, or does not exist yet and can be created. It writes nothing: it opens the
 // log for appending without appending, and creates no directory.
 func checkAudit(r *report, cfg *config) {
 	switch {
@@ -64,17 +64,17 @@ func checkAudit(r *report, cfg *config) {
 		r.fail("audit log: key file: %v", pathErr(err))
 		return
 	}
-	sum, err := proxmoxsafe.VerifyAuditFile(path, &proxmoxsafe.AuditVerifyOptions{Key: key})
+	sum, err := auditlog.VerifyFile(path, &auditlog.VerifyOptions{Key: key})
 	switch {
 	case err != nil:
 		r.fail("audit log: %s does not verify, so serve would refuse to start: %v", where, err)
-		r.detail("%s", proxmoxsafe.AuditAdvice(err))
-		if errors.Is(err, proxmoxsafe.ErrAuditTornLine) || errors.Is(err, proxmoxsafe.ErrAuditSealBehind) {
+		r.detail("%s", auditlog.Advice(err))
+		if errors.Is(err, auditlog.ErrTornLine) || errors.Is(err, auditlog.ErrSealBehind) {
 			r.detail("run: proxmox-safe-mcp audit repair %s", path)
 		}
 	case sum.Legacy:
 		r.fail("audit log: %s was written by an earlier version (no anchor, no key); serve refuses to continue it", where)
-		r.detail("%s", proxmoxsafe.AuditAdvice(proxmoxsafe.ErrAuditLegacyFormat))
+		r.detail("%s", auditlog.Advice(auditlog.ErrLegacyFormat))
 	case !sum.Keyed:
 		r.warn("audit log: %s is writable and verifies (%d records), but is not keyed: a rewrite with recomputed hashes would not be detected; start a new log to get a keyed one", where, sum.Records)
 	default:

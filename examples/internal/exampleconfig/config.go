@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
@@ -32,7 +33,7 @@ func Load(demo bool, name string) (proxmoxsafe.Config, func(), error) {
 			return proxmoxsafe.Config{}, nil, err
 		}
 		audit.Close()
-		log, err := proxmoxsafe.OpenAuditLog(audit.Name(), nil)
+		log, err := auditlog.Open(audit.Name(), nil)
 		if err != nil {
 			srv.Close()
 			os.Remove(audit.Name())
@@ -76,8 +77,8 @@ func Load(demo bool, name string) (proxmoxsafe.Config, func(), error) {
 		return cfg, nil, errors.New("PROXMOX_SAFE_AUDIT_LOG is required (or use -demo)")
 	}
 	// A real deployment should pass a Key kept outside the log (see
-	// proxmoxsafe.AuditLogOptions); the binary manages one for you.
-	log, err := proxmoxsafe.OpenAuditLog(path, nil)
+	// auditlog.Options); the binary manages one for you.
+	log, err := auditlog.Open(path, nil)
 	if err != nil {
 		return cfg, nil, fmt.Errorf("PROXMOX_SAFE_AUDIT_LOG: %w", err)
 	}

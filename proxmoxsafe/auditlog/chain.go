@@ -1,4 +1,4 @@
-package proxmoxsafe
+package auditlog
 
 import (
 	"crypto/hmac"
@@ -17,8 +17,8 @@ func newChainKey(k []byte) (chainKey, error) {
 	if len(k) == 0 {
 		return chainKey{}, nil
 	}
-	if len(k) < MinAuditKeyBytes {
-		return chainKey{}, fmt.Errorf("audit log: the key is %d bytes, want at least %d", len(k), MinAuditKeyBytes)
+	if len(k) < MinKeyBytes {
+		return chainKey{}, fmt.Errorf("audit log: the key is %d bytes, want at least %d", len(k), MinKeyBytes)
 	}
 	return chainKey{key: append([]byte(nil), k...)}, nil
 }

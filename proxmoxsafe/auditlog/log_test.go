@@ -1,4 +1,4 @@
-package proxmoxsafe_test
+package auditlog_test
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog"
 )
 
 // auditSample returns a record with every field the caller may set filled in.
@@ -43,7 +44,7 @@ func auditSample(i int) proxmoxsafe.AuditRecord {
 func auditLines(t *testing.T, n int) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	l := proxmoxsafe.NewAuditLog(&buf, nil)
+	l := auditlog.New(&buf, nil)
 	for i := range n {
 		if err := l.Record(t.Context(), auditSample(i)); err != nil {
 			t.Fatalf("Record %d: %v", i, err)
@@ -69,10 +70,10 @@ func decodeAuditRecords(t *testing.T, b []byte) []proxmoxsafe.AuditRecord {
 	return recs
 }
 
-func TestAuditLogRoundTrip(t *testing.T) {
+func TestLogRoundTrip(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
-	l := proxmoxsafe.NewAuditLog(&buf, nil)
+	l := auditlog.New(&buf, nil)
 	given := []proxmoxsafe.AuditRecord{
 		auditSample(1),
 		{Event: proxmoxsafe.AuditRefused, Op: "SnapshotGuest", Reason: "locked (backup)"}, // zero Time
@@ -84,14 +85,14 @@ func TestAuditLogRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if sum, err := proxmoxsafe.VerifyAuditLog(bytes.NewReader(buf.Bytes()), nil); err != nil || sum.Records != 4 || sum.Keyed {
-		t.Fatalf("VerifyAuditLog = %+v, %v; want 4 unkeyed records (anchor + 3), nil", sum, err)
+	if sum, err := auditlog.Verify(bytes.NewReader(buf.Bytes()), nil); err != nil || sum.Records != 4 || sum.Keyed {
+		t.Fatalf("Verify = %+v, %v; want 4 unkeyed records (anchor + 3), nil", sum, err)
 	}
 	if bytes.Count(buf.Bytes(), []byte("\n")) != 4 {
 		t.Fatalf("want 4 lines, got %q", buf.String())
 	}
 	all := decodeAuditRecords(t, buf.Bytes())
-	if a := all[0]; a.Event != proxmoxsafe.AuditAnchor || a.Seq != 1 || a.Prev != "" || a.Format != proxmoxsafe.AuditFormat || a.KeyID != "" {
+	if a := all[0]; a.Event != proxmoxsafe.AuditAnchor || a.Seq != 1 || a.Prev != "" || a.Format != auditlog.Format || a.KeyID != "" {
 		t.Errorf("first line is not an unkeyed anchor: %+v", a)
 	}
 	recs := all[1:]
@@ -123,12 +124,12 @@ func TestAuditLogRoundTrip(t *testing.T) {
 	}
 }
 
-func TestAuditLogRecordKeys(t *testing.T) {
+func TestLogRecordKeys(t *testing.T) {
 	t.Parallel()
 	documented := []string{"action", "approver", "event", "node", "op", "prev", "reason", "seq", "snapname", "time", "type", "upid", "vmid"}
 	minimal := []string{"event", "op", "prev", "seq", "time"}
 	var buf bytes.Buffer
-	l := proxmoxsafe.NewAuditLog(&buf, nil)
+	l := auditlog.New(&buf, nil)
 	if err := l.Record(t.Context(), auditSample(1)); err != nil {
 		t.Fatal(err)
 	}
@@ -152,10 +153,10 @@ func TestAuditLogRecordKeys(t *testing.T) {
 	}
 }
 
-func TestAuditLogConcurrentWriters(t *testing.T) {
+func TestLogConcurrentWriters(t *testing.T) {
 	t.Parallel()
-	var buf bytes.Buffer // AuditLog serialises writes; -race checks that it does
-	l := proxmoxsafe.NewAuditLog(&buf, nil)
+	var buf bytes.Buffer // a Log serialises writes; -race checks that it does
+	l := auditlog.New(&buf, nil)
 	const writers, each = 8, 50
 	var wg sync.WaitGroup
 	errs := make(chan error, writers*each)
@@ -177,8 +178,8 @@ func TestAuditLogConcurrentWriters(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if sum, err := proxmoxsafe.VerifyAuditLog(bytes.NewReader(buf.Bytes()), nil); err != nil || sum.Records != writers*each+1 {
-		t.Fatalf("VerifyAuditLog = %+v, %v; want %d, nil", sum, err, writers*each+1)
+	if sum, err := auditlog.Verify(bytes.NewReader(buf.Bytes()), nil); err != nil || sum.Records != writers*each+1 {
+		t.Fatalf("Verify = %+v, %v; want %d, nil", sum, err, writers*each+1)
 	}
 	seen := map[int]bool{}
 	for _, r := range decodeAuditRecords(t, buf.Bytes())[1:] {
@@ -189,13 +190,13 @@ func TestAuditLogConcurrentWriters(t *testing.T) {
 	}
 }
 
-func TestOpenAuditLogContinuesChain(t *testing.T) {
+func TestOpenContinuesChain(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	for round := range 3 {
-		l, err := proxmoxsafe.OpenAuditLog(path, nil)
+		l, err := auditlog.Open(path, nil)
 		if err != nil {
-			t.Fatalf("round %d: OpenAuditLog: %v", round, err)
+			t.Fatalf("round %d: Open: %v", round, err)
 		}
 		for i := range 2 {
 			if err := l.Record(t.Context(), auditSample(round*10+i)); err != nil {
@@ -210,8 +211,8 @@ func TestOpenAuditLogContinuesChain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum, err := proxmoxsafe.VerifyAuditFile(path, nil); err != nil || sum.Records != 7 || !sum.Sealed {
-		t.Fatalf("VerifyAuditFile = %+v, %v; want 7 sealed records, nil", sum, err)
+	if sum, err := auditlog.VerifyFile(path, nil); err != nil || sum.Records != 7 || !sum.Sealed {
+		t.Fatalf("VerifyFile = %+v, %v; want 7 sealed records, nil", sum, err)
 	}
 	for i, r := range decodeAuditRecords(t, data) {
 		if r.Seq != int64(i+1) {
@@ -229,7 +230,7 @@ func TestOpenAuditLogContinuesChain(t *testing.T) {
 	}
 }
 
-func TestOpenAuditLogRefusesDamagedFile(t *testing.T) {
+func TestOpenRefusesDamagedFile(t *testing.T) {
 	t.Parallel()
 	cases := damagedAuditLogs(t)
 	for _, tc := range cases {
@@ -239,10 +240,10 @@ func TestOpenAuditLogRefusesDamagedFile(t *testing.T) {
 			if err := os.WriteFile(path, tc.data, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			l, err := proxmoxsafe.OpenAuditLog(path, nil)
+			l, err := auditlog.Open(path, nil)
 			if err == nil {
 				l.Close()
-				t.Fatal("OpenAuditLog accepted a damaged log")
+				t.Fatal("Open accepted a damaged log")
 			}
 			if !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), path) {
 				t.Errorf("err = %v, want it to name %s and contain %q", err, path, tc.wantErr)
@@ -255,21 +256,21 @@ func TestOpenAuditLogRefusesDamagedFile(t *testing.T) {
 	}
 }
 
-func TestOpenAuditLogRefusesNonRegularFile(t *testing.T) {
+func TestOpenRefusesNonRegularFile(t *testing.T) {
 	t.Parallel()
 	if runtime.GOOS == "windows" {
 		t.Skip("no /dev/null")
 	}
-	l, err := proxmoxsafe.OpenAuditLog(os.DevNull, nil)
+	l, err := auditlog.Open(os.DevNull, nil)
 	if err == nil {
 		l.Close()
-		t.Fatal("OpenAuditLog accepted a device")
+		t.Fatal("Open accepted a device")
 	}
 	if !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("err = %v", err)
 	}
-	if _, err := proxmoxsafe.OpenAuditLog(t.TempDir(), nil); err == nil {
-		t.Fatal("OpenAuditLog accepted a directory")
+	if _, err := auditlog.Open(t.TempDir(), nil); err == nil {
+		t.Fatal("Open accepted a directory")
 	}
 }
 
@@ -309,7 +310,7 @@ func (w auditSyncWriter) Sync() error {
 	return w.syncErr
 }
 
-func TestAuditLogFailsClosed(t *testing.T) {
+func TestLogFailsClosed(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name string
@@ -323,11 +324,11 @@ func TestAuditLogFailsClosed(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			var l *proxmoxsafe.AuditLog
+			var l *auditlog.Log
 			if tc.sync {
-				l = proxmoxsafe.NewAuditLog(auditSyncWriter{tc.w}, nil)
+				l = auditlog.New(auditSyncWriter{tc.w}, nil)
 			} else {
-				l = proxmoxsafe.NewAuditLog(tc.w, nil)
+				l = auditlog.New(tc.w, nil)
 			}
 			for i := range 2 {
 				if err := l.Record(t.Context(), auditSample(i)); err != nil {
@@ -358,17 +359,17 @@ func TestAuditLogFailsClosed(t *testing.T) {
 			if i := bytes.LastIndexByte(data, '\n'); i >= 0 && !tc.sync {
 				data = data[:i+1] // drop the torn half line
 			}
-			if sum, err := proxmoxsafe.VerifyAuditLog(bytes.NewReader(data), nil); err != nil || sum.Records < 3 {
-				t.Errorf("VerifyAuditLog = %+v, %v", sum, err)
+			if sum, err := auditlog.Verify(bytes.NewReader(data), nil); err != nil || sum.Records < 3 {
+				t.Errorf("Verify = %+v, %v", sum, err)
 			}
 		})
 	}
 }
 
-func TestAuditLogSyncsEveryRecord(t *testing.T) {
+func TestLogSyncsEveryRecord(t *testing.T) {
 	t.Parallel()
 	w := auditSyncWriter{&auditFlakyWriter{}}
-	l := proxmoxsafe.NewAuditLog(w, nil)
+	l := auditlog.New(w, nil)
 	for i := range 3 {
 		if err := l.Record(t.Context(), auditSample(i)); err != nil {
 			t.Fatal(err)
@@ -379,12 +380,12 @@ func TestAuditLogSyncsEveryRecord(t *testing.T) {
 	}
 }
 
-func TestAuditLogOversizeRecordIsRefusedWithoutBreakingTheLog(t *testing.T) {
+func TestLogOversizeRecordIsRefusedWithoutBreakingTheLog(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
-	l := proxmoxsafe.NewAuditLog(&buf, nil)
+	l := auditlog.New(&buf, nil)
 	big := auditSample(0)
-	big.Reason = strings.Repeat("x", proxmoxsafe.MaxAuditLineBytes)
+	big.Reason = strings.Repeat("x", auditlog.MaxLineBytes)
 	if err := l.Record(t.Context(), big); err == nil || !strings.Contains(err.Error(), "line limit") {
 		t.Fatalf("err = %v, want a line-limit error", err)
 	}
@@ -399,12 +400,12 @@ func TestAuditLogOversizeRecordIsRefusedWithoutBreakingTheLog(t *testing.T) {
 	}
 }
 
-func TestAuditLogRecordsDespiteCanceledContext(t *testing.T) {
+func TestLogRecordsDespiteCanceledContext(t *testing.T) {
 	t.Parallel()
 	// A "submitted" record follows a request that already went out; it
 	// must be written even if the caller has given up waiting.
 	var buf bytes.Buffer
-	l := proxmoxsafe.NewAuditLog(&buf, nil)
+	l := auditlog.New(&buf, nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	if err := l.Record(ctx, auditSample(0)); err != nil {
@@ -422,10 +423,10 @@ type auditCloseTracker struct {
 
 func (c *auditCloseTracker) Close() error { c.closed = true; return nil }
 
-func TestAuditLogClose(t *testing.T) {
+func TestLogClose(t *testing.T) {
 	t.Parallel()
 	w := &auditCloseTracker{}
-	l := proxmoxsafe.NewAuditLog(w, nil)
+	l := auditlog.New(w, nil)
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -440,7 +441,7 @@ func TestAuditLogClose(t *testing.T) {
 	}
 
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	fl, err := proxmoxsafe.OpenAuditLog(path, nil)
+	fl, err := auditlog.Open(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -458,35 +459,35 @@ func TestAuditLogClose(t *testing.T) {
 	}
 }
 
-func TestAuditLogLineLimitMatchesVerifier(t *testing.T) {
+func TestLogLineLimitMatchesVerifier(t *testing.T) {
 	t.Parallel()
-	// Whatever Record writes, VerifyAuditLog must accept: the limits agree
+	// Whatever Record writes, Verify must accept: the limits agree
 	// to the byte.
 	var probe bytes.Buffer
 	base := auditSample(0)
 	base.Reason = "x" // not empty: omitempty would drop the key
-	if err := proxmoxsafe.NewAuditLog(&probe, nil).Record(t.Context(), base); err != nil {
+	if err := auditlog.New(&probe, nil).Record(t.Context(), base); err != nil {
 		t.Fatal(err)
 	}
 	probeLine := probe.Bytes()[bytes.IndexByte(probe.Bytes(), '\n')+1:] // after the anchor
-	room := proxmoxsafe.MaxAuditLineBytes - (len(probeLine) - 1) + 1
+	room := auditlog.MaxLineBytes - (len(probeLine) - 1) + 1
 
 	exact := base
 	exact.Reason = strings.Repeat("x", room)
 	var buf bytes.Buffer
-	if err := proxmoxsafe.NewAuditLog(&buf, nil).Record(t.Context(), exact); err != nil {
+	if err := auditlog.New(&buf, nil).Record(t.Context(), exact); err != nil {
 		t.Fatalf("record of exactly the limit refused: %v", err)
 	}
-	if last := splitAuditLines(buf.Bytes())[1]; len(last)-1 != proxmoxsafe.MaxAuditLineBytes {
-		t.Fatalf("line is %d bytes, want %d", len(last)-1, proxmoxsafe.MaxAuditLineBytes)
+	if last := splitAuditLines(buf.Bytes())[1]; len(last)-1 != auditlog.MaxLineBytes {
+		t.Fatalf("line is %d bytes, want %d", len(last)-1, auditlog.MaxLineBytes)
 	}
-	if sum, err := proxmoxsafe.VerifyAuditLog(&buf, nil); err != nil || sum.Records != 2 {
-		t.Fatalf("VerifyAuditLog = %+v, %v", sum, err)
+	if sum, err := auditlog.Verify(&buf, nil); err != nil || sum.Records != 2 {
+		t.Fatalf("Verify = %+v, %v", sum, err)
 	}
 
 	over := base
 	over.Reason = strings.Repeat("x", room+1)
-	if err := proxmoxsafe.NewAuditLog(io.Discard, nil).Record(t.Context(), over); err == nil {
+	if err := auditlog.New(io.Discard, nil).Record(t.Context(), over); err == nil {
 		t.Fatal("record one byte over the limit accepted")
 	}
 }
@@ -508,5 +509,136 @@ func damagedAuditLogs(t *testing.T) []damagedAudit {
 		{"edited record", bytes.Replace(good, []byte(`"vmid":100`), []byte(`"vmid":101`), 1), "line 3: prev hash does not match line 2"},
 		{"torn final line", good[:len(good)-5], "line 4: no trailing newline"},
 		{"garbage appended", append(slices.Clone(good), "not json\n"...), "line 5: not a valid audit record"},
+	}
+}
+
+func TestOpenRefusesEmptiedLog(t *testing.T) {
+	t.Parallel()
+	path := sealedLog(t, 2)
+	writeFile(t, path, nil)
+	if l, err := auditlog.Open(path, keyed()); err == nil {
+		l.Close()
+		t.Fatal("Open started over in an emptied log that has a seal")
+	}
+}
+
+func TestOpenKeyMismatch(t *testing.T) {
+	t.Parallel()
+	path := sealedLog(t, 1)
+	for name, opts := range map[string]*auditlog.Options{
+		"no key":      nil,
+		"another key": {Key: bytes.Repeat([]byte{3}, 32)},
+	} {
+		l, err := auditlog.Open(path, opts)
+		if err == nil {
+			l.Close()
+			t.Fatalf("%s: Open accepted", name)
+		}
+		if !errors.Is(err, auditlog.ErrKey) {
+			t.Errorf("%s: err = %v, want ErrKey", name, err)
+		}
+	}
+}
+
+// TestLogTwoWriters: two AuditLogs on one file (as two processes on
+// one host with the default path) take turns under the file lock and each
+// continues the chain after the other's records.
+func TestLogTwoWriters(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	a, err := auditlog.Open(path, keyed())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := auditlog.Open(path, keyed())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	const each = 40
+	var wg sync.WaitGroup
+	for _, l := range []*auditlog.Log{a, b} {
+		wg.Go(func() {
+			for i := range each {
+				if err := l.Record(t.Context(), auditSample(i)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if sum, err := auditlog.VerifyFile(path, verifyKeyed()); err != nil || sum.Records != 2*each+1 || !sum.Sealed {
+		t.Fatalf("VerifyFile = %+v, %v; want %d sealed records", sum, err, 2*each+1)
+	}
+}
+
+type failingMirror struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	fail bool
+}
+
+func (m *failingMirror) Write(p []byte) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fail {
+		return 0, errors.New("syslog unreachable")
+	}
+	return m.buf.Write(p)
+}
+
+func TestLogMirror(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	m := &failingMirror{}
+	l, err := auditlog.Open(path, &auditlog.Options{Key: testAuditKey, Mirror: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for i := range 2 {
+		if err := l.Record(t.Context(), auditSample(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(m.buf.Bytes(), readFile(t, path)) {
+		t.Fatalf("mirror holds\n%s\nthe file\n%s", m.buf.Bytes(), readFile(t, path))
+	}
+	m.fail = true
+	if err := l.Record(t.Context(), auditSample(2)); err == nil || !strings.Contains(err.Error(), "mirror") {
+		t.Fatalf("err = %v, want the mirror failure", err)
+	}
+	m.fail = false
+	if err := l.Record(t.Context(), auditSample(3)); err != nil {
+		t.Fatalf("Record after a mirror failure: %v", err)
+	}
+	// The copy has a gap where the mirror failed; the file does not.
+	if _, err := auditlog.Verify(bytes.NewReader(m.buf.Bytes()), verifyKeyed()); err == nil || !strings.Contains(err.Error(), "seq 5, want 4") {
+		t.Errorf("mirror copy verify err = %v, want the gap", err)
+	}
+	if _, err := auditlog.VerifyFile(path, verifyKeyed()); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestLogAnchorKeepsItsOp: the anchor record names the operation as it did
+// before this package existed ("OpenAuditLog"), for a stream and a file
+// alike, so that the line format, and whatever matches it, stay as they
+// were.
+func TestLogAnchorKeepsItsOp(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	l, err := auditlog.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	for name, b := range map[string][]byte{"stream": auditLines(t, 1), "file": readFile(t, path)} {
+		a := decodeAuditRecords(t, b)[0]
+		if a.Event != proxmoxsafe.AuditAnchor || a.Op != "OpenAuditLog" || a.Format != auditlog.Format || a.Reason != "log created" {
+			t.Errorf("%s: anchor = %+v, want op OpenAuditLog", name, a)
+		}
 	}
 }

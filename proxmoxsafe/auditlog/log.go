@@ -1,4 +1,4 @@
-package proxmoxsafe
+package auditlog
 
 import (
 	"bytes"
@@ -12,39 +12,50 @@ import (
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/localfile"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
 
-// MaxAuditLineBytes bounds one audit log line (without its newline). Records
+// MaxLineBytes bounds one audit log line (without its newline). Records
 // are small; the bound exists so that verifying a damaged or hostile file
 // cannot exhaust memory, and Record enforces it too so that every log it
 // writes can be verified.
-const MaxAuditLineBytes = 1 << 20
+const MaxLineBytes = 1 << 20
 
-// AuditFormat names the line format [AuditLog] writes. It is the Format of
+// Format names the line format [Log] writes. It is the Format of
 // the anchor record that begins every log; a log without an anchor was
-// written by an earlier version (see [ErrAuditLegacyFormat]).
-const AuditFormat = "proxmox-safe-mcp-audit/2"
+// written by an earlier version (see [ErrLegacyFormat]).
+const Format = "proxmox-safe-mcp-audit/2"
 
-// MinAuditKeyBytes is the shortest key [AuditLogOptions].Key accepts.
-const MinAuditKeyBytes = 16
+// MinKeyBytes is the shortest key [Options].Key accepts.
+const MinKeyBytes = 16
 
-// AuditLogOptions configures [NewAuditLog] and [OpenAuditLog]. The zero
-// value (or nil) is an unkeyed, sealed log with no mirror.
-type AuditLogOptions struct {
+// The Op of the two records the log writes about itself. They name the
+// functions that wrote them when the line format was fixed (before this
+// package existed); they stay, so that the line format is unchanged and
+// whatever reads the log finds them as before.
+const (
+	opAnchor   proxmoxsafe.Operation = "OpenAuditLog"
+	opRepaired proxmoxsafe.Operation = "RepairAuditLog"
+)
+
+// Options configures [New], [Open] and [Repair]. The zero value (or nil)
+// is an unkeyed log (sealed when it is a file) with no mirror, verified
+// before Open returns.
+type Options struct {
 	// Key, when set, makes the chain an HMAC-SHA256 chain: each record's
 	// Prev is the HMAC of the line before it, and the seal is keyed too, so
 	// that nobody without the key can rewrite the log and recompute the
 	// chain. Keep it outside the log (a 0600 file the log's readers cannot
 	// read, or a secret the operator provides); it is needed again to
-	// continue and to verify the log. At least [MinAuditKeyBytes] bytes.
+	// continue and to verify the log. At least [MinKeyBytes] bytes.
 	// nil means a plain SHA-256 chain, which detects damage and careless
 	// edits but not a rewrite by someone who recomputes the hashes.
 	Key []byte
-	// SealPath is where [OpenAuditLog] keeps the sealed tail: the last
+	// SealPath is where [Open] keeps the sealed tail: the last
 	// record's sequence number, link and the log's size, authenticated with
 	// the key and rewritten after every record, so that removing or editing
 	// the last lines is detected too. "" means the log's path + ".seal".
-	// [NewAuditLog] writes no seal.
+	// [New] writes no seal.
 	SealPath string
 	// Mirror, when set, receives a copy of every line (with its newline,
 	// in one Write call) after it is on disk — for example a
@@ -54,48 +65,48 @@ type AuditLogOptions struct {
 	// does not stop the log: the next record is mirrored again. nil means
 	// no mirror.
 	Mirror io.Writer
-	// VerifyInBackground makes [OpenAuditLog] verify an existing log in a
+	// VerifyInBackground makes [Open] verify an existing log in a
 	// goroutine instead of before it returns, so that a server can start
 	// serving reads at once whatever the log's size. Everything else is
 	// checked before it returns, as without it: the file is a regular
 	// file, it can be locked, and its size and seal are read (under the
 	// lock, so the verification compares the log with the seal of that
-	// moment). The log still fails closed: [AuditLog.Record] waits until
+	// moment). The log still fails closed: [Log.Record] waits until
 	// the verification has ended, returns an error without writing
 	// anything if ctx ends first, and fails from then on, like after a
 	// write error, if the log did not verify; so no mutation proceeds
 	// unaudited or extends a log that does not verify.
-	// [AuditLog.WaitVerified] reports the outcome. false (the default)
-	// verifies before OpenAuditLog returns.
+	// [Log.WaitVerified] reports the outcome. false (the default)
+	// verifies before Open returns.
 	VerifyInBackground bool
 }
 
-// AuditLog is an [AuditSink] that writes one JSON object per line and chains
-// each line to the one before it (see [AuditRecord].Prev): with a key
-// (HMAC-SHA256) nobody without the key can edit, remove, reorder or forge
-// records undetected; without one (SHA-256) damage and careless edits are
-// detected. The first line is an anchor record (event "anchor", Seq 1) that
+// Log is a [proxmoxsafe.AuditSink] that writes one JSON object per line
+// and chains each line to the one before it (see
+// [proxmoxsafe.AuditRecord].Prev): with a key (HMAC-SHA256) nobody
+// without the key can edit, remove, reorder or forge records undetected;
+// without one (SHA-256) damage and careless edits are detected. The first line is an anchor record (event "anchor", Seq 1) that
 // names the format and the key, so a log whose first lines were removed no
-// longer verifies. [OpenAuditLog] also keeps a sealed tail in a separate
+// longer verifies. [Open] also keeps a sealed tail in a separate
 // file, so that edits to or removal of the last lines are detected.
-// [VerifyAuditFile] checks all of it; docs/SECURITY.md says what remains
+// [VerifyFile] checks all of it; docs/SECURITY.md says what remains
 // undetectable (a rollback of log and seal together, anything done by
 // someone holding the key).
 //
 // It fails closed: after any write or sync error every later Record returns
 // an error, because continuing after a possibly partial line would leave a
 // chain that no longer verifies, and a mutation must not proceed unaudited.
-// If the failure left a torn line, [OpenAuditLog] on the same file then
-// refuses until an operator has looked at it ([RepairAuditLog] removes
-// exactly that torn line). One AuditLog must be the only writer of its
+// If the failure left a torn line, [Open] on the same file then
+// refuses until an operator has looked at it ([Repair] removes
+// exactly that torn line). One Log must be the only writer of its
 // file.
 //
 // It is safe for concurrent use; records are written one at a time.
-type AuditLog struct {
+type Log struct {
 	mu     sync.Mutex
 	w      io.Writer
 	syncer interface{ Sync() error } // nil if w cannot sync
-	closer io.Closer                 // set only when AuditLog opened the file
+	closer io.Closer                 // set only when Log opened the file
 	mirror io.Writer
 	file   *os.File // the log file, locked around each append; nil for streams
 	chain  chainKey
@@ -106,29 +117,29 @@ type AuditLog struct {
 	err    error     // sticky: set by the first failure
 	closed bool
 
-	// Background verification (AuditLogOptions.VerifyInBackground):
+	// Background verification (Options.VerifyInBackground):
 	// verified is closed when it has ended, after verifyErr and, if it
 	// succeeded, seq, prev and size are set; nil when the log was verified
-	// (or created) before OpenAuditLog returned. stopVerify, closed by
+	// (or created) before Open returned. stopVerify, closed by
 	// Close, makes it stop early.
 	verified   chan struct{}
 	stopVerify chan struct{}
 	verifyErr  error
 }
 
-// NewAuditLog returns an AuditLog that writes to w, starting a new chain:
+// New returns a Log that writes to w, starting a new chain:
 // the first Record writes the anchor record (Seq 1) and then its own
 // record (Seq 2) in one Write call. If w has a Sync() error method, as
 // *os.File does, it is called after every record so that Record returns
 // only once the line is on disk. Streams have no seal. To create or
-// continue a log file use [OpenAuditLog]. opts may be nil; an invalid Key
+// continue a log file use [Open]. opts may be nil; an invalid Key
 // makes every Record fail.
-func NewAuditLog(w io.Writer, opts *AuditLogOptions) *AuditLog {
-	var o AuditLogOptions
+func New(w io.Writer, opts *Options) *Log {
+	var o Options
 	if opts != nil {
 		o = *opts
 	}
-	l := &AuditLog{w: w, mirror: o.Mirror}
+	l := &Log{w: w, mirror: o.Mirror}
 	if s, ok := w.(interface{ Sync() error }); ok {
 		l.syncer = s
 	}
@@ -136,10 +147,10 @@ func NewAuditLog(w io.Writer, opts *AuditLogOptions) *AuditLog {
 	return l
 }
 
-// OpenAuditLog opens the audit log file at path for appending. A missing or
+// Open opens the audit log file at path for appending. A missing or
 // empty file becomes a new log: it is created with mode 0600 and its anchor
 // record and seal are written at once. An existing log is verified first,
-// with its seal, exactly as [VerifyAuditFile] does, and the chain continues
+// with its seal, exactly as [VerifyFile] does, and the chain continues
 // from its last record; a log that does not verify — including one whose
 // last line was cut short, whose seal is missing or does not match, or
 // that was written by an earlier version or with another key — is refused,
@@ -148,8 +159,8 @@ func NewAuditLog(w io.Writer, opts *AuditLogOptions) *AuditLog {
 //
 // Only regular files are accepted, and the check is made without blocking
 // on the path: a FIFO, device or socket is refused at once. opts may be nil.
-func OpenAuditLog(path string, opts *AuditLogOptions) (*AuditLog, error) {
-	var o AuditLogOptions
+func Open(path string, opts *Options) (*Log, error) {
+	var o Options
 	if opts != nil {
 		o = *opts
 	}
@@ -189,7 +200,7 @@ func OpenAuditLog(path string, opts *AuditLogOptions) (*AuditLog, error) {
 			seal.f.Close()
 		}
 	}()
-	l := &AuditLog{w: f, syncer: f, file: f, closer: multiCloser{f, seal.f}, mirror: o.Mirror, chain: chain, seal: seal}
+	l := &Log{w: f, syncer: f, file: f, closer: multiCloser{f, seal.f}, mirror: o.Mirror, chain: chain, seal: seal}
 	if st.Size() == 0 {
 		sealed, err := seal.read(chain)
 		if err != nil {
@@ -197,7 +208,7 @@ func OpenAuditLog(path string, opts *AuditLogOptions) (*AuditLog, error) {
 		}
 		if sealed != nil && sealed.Seq > 0 {
 			return nil, fmt.Errorf("audit log %s is empty, which does not match its seal %s (%d records): the log was emptied or replaced; keep both files as evidence and move them aside to start a new log: %w",
-				path, sealPath, sealed.Seq, errAuditSealMismatch)
+				path, sealPath, sealed.Seq, errSealMismatch)
 		}
 		if err := l.writeAnchor(); err != nil {
 			return nil, fmt.Errorf("audit log %s: %w", path, err)
@@ -219,9 +230,9 @@ func OpenAuditLog(path string, opts *AuditLogOptions) (*AuditLog, error) {
 		ok = true
 		return l, nil
 	}
-	sum, err := verifyAuditFile(io.NewSectionReader(f, 0, st.Size()), seal.f, chain, false)
+	sum, err := verifyFile(io.NewSectionReader(f, 0, st.Size()), seal.f, chain, false)
 	if err != nil {
-		return nil, &AuditOpenError{Path: path, Err: err}
+		return nil, &OpenError{Path: path, Err: err}
 	}
 	l.seq, l.prev, l.size = sum.LastSeq, sum.lastLink, sum.size
 	ok = true
@@ -232,28 +243,28 @@ func OpenAuditLog(path string, opts *AuditLogOptions) (*AuditLog, error) {
 var errVerifyStopped = errors.New("the audit log was closed before its verification ended")
 
 // verifyBackground verifies the log in r against the seal in seal (both as
-// they were when OpenAuditLog held the lock) and records the outcome.
-func (l *AuditLog) verifyBackground(path string, r io.Reader, seal io.ReaderAt) {
+// they were when Open held the lock) and records the outcome.
+func (l *Log) verifyBackground(path string, r io.Reader, seal io.ReaderAt) {
 	defer close(l.verified)
-	if auditVerifyHook != nil {
-		auditVerifyHook()
+	if verifyHook != nil {
+		verifyHook()
 	}
-	sum, err := verifyAuditFile(stoppableReader{r, l.stopVerify}, seal, l.chain, false)
+	sum, err := verifyFile(stoppableReader{r, l.stopVerify}, seal, l.chain, false)
 	switch {
 	case errors.Is(err, errVerifyStopped):
 		l.verifyErr = err
 	case err != nil:
-		l.verifyErr = &AuditOpenError{Path: path, Err: err}
+		l.verifyErr = &OpenError{Path: path, Err: err}
 	default:
 		l.seq, l.prev, l.size = sum.LastSeq, sum.lastLink, sum.size
 	}
 }
 
-// auditVerifyHook and auditWaitHook are for tests, nil otherwise: the first
+// verifyHook and waitHook are for tests, nil otherwise: the first
 // runs at the start of every background verification (tests block it to
 // hold a log unverified), the second when a Record starts waiting for a
 // verification (so a test knows a mutation is held there).
-var auditVerifyHook, auditWaitHook func()
+var verifyHook, waitHook func()
 
 // stoppableReader reads from r until stop is closed.
 type stoppableReader struct {
@@ -271,11 +282,11 @@ func (s stoppableReader) Read(p []byte) (int, error) {
 }
 
 // WaitVerified waits until the log has been verified and returns nil, or
-// the reason it does not verify (an [*AuditOpenError]; every Record fails
+// the reason it does not verify (an [*OpenError]; every Record fails
 // with it), or ctx's error if ctx ends first. A log opened without
-// [AuditLogOptions].VerifyInBackground, or created empty, or made with
-// [NewAuditLog], has nothing to wait for: nil at once.
-func (l *AuditLog) WaitVerified(ctx context.Context) error {
+// [Options].VerifyInBackground, or created empty, or made with
+// [New], has nothing to wait for: nil at once.
+func (l *Log) WaitVerified(ctx context.Context) error {
 	if l.verified == nil {
 		return nil
 	}
@@ -287,32 +298,32 @@ func (l *AuditLog) WaitVerified(ctx context.Context) error {
 	}
 }
 
-// AuditOpenError is the error [OpenAuditLog] returns for an existing log
-// that does not verify. Err says why and matches [ErrAuditTornLine],
-// [ErrAuditSealBehind], [ErrAuditLegacyFormat] or [ErrAuditKey] where one
+// OpenError is the error [Open] returns for an existing log
+// that does not verify. Err says why and matches [ErrTornLine],
+// [ErrSealBehind], [ErrLegacyFormat] or [ErrKey] where one
 // applies; its message ends with what an operator can do.
-type AuditOpenError struct {
+type OpenError struct {
 	Path string
 	Err  error
 }
 
 // Error implements the error interface.
-func (e *AuditOpenError) Error() string {
-	return fmt.Sprintf("audit log %s does not verify, refusing to continue it: %v; %s", e.Path, e.Err, AuditAdvice(e.Err))
+func (e *OpenError) Error() string {
+	return fmt.Sprintf("audit log %s does not verify, refusing to continue it: %v; %s", e.Path, e.Err, Advice(e.Err))
 }
 
 // Unwrap returns the verification error.
-func (e *AuditOpenError) Unwrap() error { return e.Err }
+func (e *OpenError) Unwrap() error { return e.Err }
 
-// AuditAdvice says, in one sentence, what an operator can do about a log
+// Advice says, in one sentence, what an operator can do about a log
 // that failed verification with err.
-func AuditAdvice(err error) string {
+func Advice(err error) string {
 	switch {
-	case errors.Is(err, ErrAuditTornLine), errors.Is(err, ErrAuditSealBehind):
+	case errors.Is(err, ErrTornLine), errors.Is(err, ErrSealBehind):
 		return "this is what an interrupted write (full disk, crash) leaves; `proxmox-safe-mcp audit repair` fixes exactly that and records that it did"
-	case errors.Is(err, ErrAuditLegacyFormat):
+	case errors.Is(err, ErrLegacyFormat):
 		return "it was written by an earlier version without an anchor or key: keep it (`proxmox-safe-mcp audit verify` still checks it) and move it aside so that a new log is started, e.g. mv it to a .legacy name"
-	case errors.Is(err, ErrAuditKey):
+	case errors.Is(err, ErrKey):
 		return "give the key the log was written with (PROXMOX_SAFE_AUDIT_KEY_FILE); without it the log cannot be authenticated"
 	default:
 		return "it may have been damaged or tampered with: keep it and its .seal file as evidence, inspect it with `proxmox-safe-mcp audit verify`, then move both aside so that a new log is started"
@@ -330,22 +341,22 @@ func (m multiCloser) Close() error {
 }
 
 // anchorRecord is the first record of every log.
-func (l *AuditLog) anchorRecord() AuditRecord {
-	return AuditRecord{
+func (l *Log) anchorRecord() proxmoxsafe.AuditRecord {
+	return proxmoxsafe.AuditRecord{
 		Time:   time.Now().UTC(),
-		Event:  AuditAnchor,
-		Op:     "OpenAuditLog",
+		Event:  proxmoxsafe.AuditAnchor,
+		Op:     opAnchor,
 		Reason: "log created",
-		Format: AuditFormat,
+		Format: Format,
 		KeyID:  l.chain.id(),
 		Seq:    1,
 	}
 }
 
 // writeAnchor starts a new file log: the anchor line and its seal.
-func (l *AuditLog) writeAnchor() error {
+func (l *Log) writeAnchor() error {
 	return l.append(func() ([][]byte, int64, error) {
-		line, err := encodeAuditLine(l.anchorRecord())
+		line, err := encodeLine(l.anchorRecord())
 		return [][]byte{line}, 1, err
 	})
 }
@@ -356,20 +367,20 @@ func (l *AuditLog) writeAnchor() error {
 // nothing else is added.
 //
 // ctx is consulted only while the log is still being verified in the
-// background (see [AuditLogOptions].VerifyInBackground): Record waits for
+// background (see [Options].VerifyInBackground): Record waits for
 // that, and if ctx ends first it returns an error and writes nothing.
 // Nothing can have happened upstream yet that this record would be
 // about, since every mutation's first record waits the same way. Once
 // the log is verified, ctx is not consulted: a record of something that
 // already happened upstream must not be dropped because the caller
 // stopped waiting, and a local append is not worth interrupting.
-func (l *AuditLog) Record(ctx context.Context, rec AuditRecord) error {
+func (l *Log) Record(ctx context.Context, rec proxmoxsafe.AuditRecord) error {
 	if l.verified != nil {
 		select {
 		case <-l.verified:
 		default:
-			if auditWaitHook != nil {
-				auditWaitHook()
+			if waitHook != nil {
+				waitHook()
 			}
 			select {
 			case <-l.verified:
@@ -397,7 +408,7 @@ func (l *AuditLog) Record(ctx context.Context, rec AuditRecord) error {
 		var lines [][]byte
 		seq, prev := l.seq, l.prev
 		if seq == 0 { // a stream's first record: the anchor goes first
-			anchor, err := encodeAuditLine(l.anchorRecord())
+			anchor, err := encodeLine(l.anchorRecord())
 			if err != nil {
 				return nil, 0, err
 			}
@@ -405,7 +416,7 @@ func (l *AuditLog) Record(ctx context.Context, rec AuditRecord) error {
 			seq, prev = 1, l.chain.link(anchor[:len(anchor)-1])
 		}
 		rec.Seq, rec.Prev = seq+1, prev
-		line, err := encodeAuditLine(rec)
+		line, err := encodeLine(rec)
 		return append(lines, line), rec.Seq, err
 	})
 }
@@ -416,7 +427,7 @@ func (l *AuditLog) Record(ctx context.Context, rec AuditRecord) error {
 // torn line; then syncs, seals and mirrors. For a file it holds the file's
 // lock throughout and first catches up with records other processes
 // appended, so build sees the true last Seq and link.
-func (l *AuditLog) append(build func() (lines [][]byte, lastSeq int64, err error)) error {
+func (l *Log) append(build func() (lines [][]byte, lastSeq int64, err error)) error {
 	if l.file != nil {
 		if err := lockWait(l.file); err != nil {
 			return fmt.Errorf("audit log: %w", err)
@@ -465,9 +476,9 @@ func (l *AuditLog) append(build func() (lines [][]byte, lastSeq int64, err error
 }
 
 // catchUp reads the records other processes appended to the file since
-// this AuditLog last wrote, verifying that they continue the chain, so the
+// this Log last wrote, verifying that they continue the chain, so the
 // next record links to the true last line. The caller holds the lock.
-func (l *AuditLog) catchUp() error {
+func (l *Log) catchUp() error {
 	st, err := l.file.Stat()
 	if err != nil {
 		return err
@@ -486,13 +497,13 @@ func (l *AuditLog) catchUp() error {
 	return nil
 }
 
-// auditLockWait bounds how long Record waits for another process's append.
-const auditLockWait = 10 * time.Second
+// lockTimeout bounds how long Record waits for another process's append.
+const lockTimeout = 10 * time.Second
 
 // lockWait takes the file's lock, waiting for another process's append to
 // finish (appends are short), but not forever.
 func lockWait(f *os.File) error {
-	deadline := time.Now().Add(auditLockWait)
+	deadline := time.Now().Add(lockTimeout)
 	for {
 		ok, err := localfile.TryLock(f)
 		if err != nil {
@@ -502,16 +513,16 @@ func lockWait(f *os.File) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("another process has held the log's lock for over %s", auditLockWait)
+			return fmt.Errorf("another process has held the log's lock for over %s", lockTimeout)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 }
 
-// Close closes the file (and its seal) if [OpenAuditLog] opened it; a
-// writer given to [NewAuditLog] stays open, since its owner may still need
+// Close closes the file (and its seal) if [Open] opened it; a
+// writer given to [New] stays open, since its owner may still need
 // it. Later Record calls fail. Closing twice is harmless.
-func (l *AuditLog) Close() error {
+func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -528,10 +539,10 @@ func (l *AuditLog) Close() error {
 	return nil
 }
 
-// encodeAuditLine returns rec as one JSON line ending in '\n'. HTML
+// encodeLine returns rec as one JSON line ending in '\n'. HTML
 // characters are not escaped so that reasons stay readable with grep; JSON
 // escapes every control character and newline, so a line never splits.
-func encodeAuditLine(rec AuditRecord) ([]byte, error) {
+func encodeLine(rec proxmoxsafe.AuditRecord) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -539,8 +550,8 @@ func encodeAuditLine(rec AuditRecord) ([]byte, error) {
 		return nil, err
 	}
 	line := buf.Bytes() // Encode ends it with '\n'
-	if len(line)-1 > MaxAuditLineBytes {
-		return nil, fmt.Errorf("record is %d bytes, over the %d-byte line limit", len(line)-1, MaxAuditLineBytes)
+	if len(line)-1 > MaxLineBytes {
+		return nil, fmt.Errorf("record is %d bytes, over the %d-byte line limit", len(line)-1, MaxLineBytes)
 	}
 	return line, nil
 }

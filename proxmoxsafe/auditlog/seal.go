@@ -1,4 +1,4 @@
-package proxmoxsafe
+package auditlog
 
 import (
 	"bytes"
@@ -37,8 +37,8 @@ type sealJSON struct {
 // sealFile is the open seal of a log.
 type sealFile struct{ f *os.File }
 
-// errAuditSealMismatch marks a seal that does not match its log.
-var errAuditSealMismatch = errors.New("the seal does not match the log")
+// errSealMismatch marks a seal that does not match its log.
+var errSealMismatch = errors.New("the seal does not match the log")
 
 func openSeal(path string) (*sealFile, error) {
 	f, err := localfile.OpenRegular(path, os.O_RDWR|os.O_CREATE)
@@ -87,10 +87,10 @@ func readSeal(r io.ReaderAt, c chainKey) (*sealState, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&sj); err != nil || sj.Format != sealFormat {
-		return nil, fmt.Errorf("the seal file is not a valid seal: %w", errAuditSealMismatch)
+		return nil, fmt.Errorf("the seal file is not a valid seal: %w", errSealMismatch)
 	}
 	if !hmac.Equal([]byte(sj.MAC), []byte(c.sealMAC(sj.sealState))) {
-		return nil, fmt.Errorf("the seal's MAC does not verify: the seal was edited, or written with another key: %w", errAuditSealMismatch)
+		return nil, fmt.Errorf("the seal's MAC does not verify: the seal was edited, or written with another key: %w", errSealMismatch)
 	}
 	return &sj.sealState, nil
 }

@@ -1,4 +1,4 @@
-package proxmoxsafe
+package auditlog
 
 import (
 	"bufio"
@@ -10,35 +10,36 @@ import (
 	"os"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/localfile"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
 
 // Verification outcomes that say more than "does not verify". Any other
 // verification error means the log was damaged or tampered with. They are
-// constants, like every sentinel of this package.
+// constants of the client's [proxmoxsafe.Sentinel] type, like its own.
 const (
-	// ErrAuditTornLine: the last line has no newline — what a write cut
-	// short by a full disk or a crash leaves. [RepairAuditLog] removes it.
-	ErrAuditTornLine Sentinel = "torn final line"
-	// ErrAuditSealBehind: the last record is valid but the seal still
+	// ErrTornLine: the last line has no newline — what a write cut
+	// short by a full disk or a crash leaves. [Repair] removes it.
+	ErrTornLine proxmoxsafe.Sentinel = "torn final line"
+	// ErrSealBehind: the last record is valid but the seal still
 	// covers the one before it — the process stopped between writing a
-	// record and its seal. [RepairAuditLog] reseals and records that.
-	ErrAuditSealBehind Sentinel = "seal one record behind"
-	// ErrAuditLegacyFormat: the log has no anchor record; it was written by
-	// an earlier version (an unkeyed chain, no seal). [VerifyAuditLog]
+	// record and its seal. [Repair] reseals and records that.
+	ErrSealBehind proxmoxsafe.Sentinel = "seal one record behind"
+	// ErrLegacyFormat: the log has no anchor record; it was written by
+	// an earlier version (an unkeyed chain, no seal). [Verify]
 	// without a key still checks its chain; it cannot be continued.
-	ErrAuditLegacyFormat Sentinel = "log written by an earlier version"
-	// ErrAuditKey: the log is keyed and no key, or another key, was given.
-	ErrAuditKey Sentinel = "audit key missing or wrong"
+	ErrLegacyFormat proxmoxsafe.Sentinel = "log written by an earlier version"
+	// ErrKey: the log is keyed and no key, or another key, was given.
+	ErrKey proxmoxsafe.Sentinel = "audit key missing or wrong"
 )
 
-// AuditVerifyOptions configures [VerifyAuditLog] and [VerifyAuditFile].
+// VerifyOptions configures [Verify] and [VerifyFile].
 // The zero value (or nil) verifies an unkeyed log from its anchor on.
-type AuditVerifyOptions struct {
-	// Key is the key the log was written with ([AuditLogOptions].Key). A
+type VerifyOptions struct {
+	// Key is the key the log was written with ([Options].Key). A
 	// keyed log does not verify without it; an unkeyed log does not verify
 	// with one (it may have been rewritten by someone without the key).
 	Key []byte
-	// SealPath is the seal to check ([VerifyAuditFile] only); "" means the
+	// SealPath is the seal to check ([VerifyFile] only); "" means the
 	// log's path + ".seal".
 	SealPath string
 	// Partial accepts a copy that starts in the middle of a log, such as
@@ -47,15 +48,15 @@ type AuditVerifyOptions struct {
 	Partial bool
 }
 
-// AuditSummary describes a log that verified.
-type AuditSummary struct {
+// Summary describes a log that verified.
+type Summary struct {
 	// Records counts the lines that verified, the anchor included.
 	Records int
 	// LastSeq is the Seq of the last record, 0 for an empty log.
 	LastSeq int64
 	// Keyed: the chain is an HMAC chain and was checked with the key.
 	Keyed bool
-	// Sealed: the seal matched the last record ([VerifyAuditFile]).
+	// Sealed: the seal matched the last record ([VerifyFile]).
 	Sealed bool
 	// Legacy: the log has no anchor (an earlier version's format): its
 	// chain verified, but it is unkeyed, unsealed, and its first lines
@@ -69,8 +70,8 @@ type AuditSummary struct {
 	size     int64  // bytes through the last verified line's newline
 }
 
-// VerifyAuditLog reads an audit log and checks every line: it must be one
-// JSON [AuditRecord] with only the documented fields; the first must be
+// Verify reads an audit log and checks every line: it must be one
+// JSON [proxmoxsafe.AuditRecord] with only the documented fields; the first must be
 // the anchor (Seq 1, empty Prev, a known Format, the key's id); Seq must
 // count up by 1; Prev must be the link (HMAC-SHA256 with the key, SHA-256
 // without) of the previous raw line; no other anchor may follow; and the
@@ -78,47 +79,47 @@ type AuditSummary struct {
 // bad line, an error that names its number and why.
 //
 // It checks no seal, so removal of the last records or an edit of the very
-// last line is not detected: use [VerifyAuditFile] for log files. A log
+// last line is not detected: use [VerifyFile] for log files. A log
 // without an anchor verifies only without a key, with Legacy set (see
-// [ErrAuditLegacyFormat]). opts may be nil.
-func VerifyAuditLog(r io.Reader, opts *AuditVerifyOptions) (AuditSummary, error) {
-	var o AuditVerifyOptions
+// [ErrLegacyFormat]). opts may be nil.
+func Verify(r io.Reader, opts *VerifyOptions) (Summary, error) {
+	var o VerifyOptions
 	if opts != nil {
 		o = *opts
 	}
 	chain, err := newChainKey(o.Key)
 	if err != nil {
-		return AuditSummary{}, err
+		return Summary{}, err
 	}
 	v := &chainVerifier{chain: chain, partial: o.Partial}
 	err = v.run(r, 1)
 	return v.summary(), err
 }
 
-// VerifyAuditFile verifies the log file at path like [VerifyAuditLog] and
+// VerifyFile verifies the log file at path like [Verify] and
 // then its seal: the seal's MAC, and that it names the log's last record
 // and size. This detects edits of the last line and removal of records
 // from the end, which the chain alone cannot. A seal one record behind is
-// reported as [ErrAuditSealBehind]; a torn final line (with a seal that
-// matches the lines before it) as [ErrAuditTornLine]. Non-regular files
+// reported as [ErrSealBehind]; a torn final line (with a seal that
+// matches the lines before it) as [ErrTornLine]. Non-regular files
 // are refused without blocking. opts may be nil.
-func VerifyAuditFile(path string, opts *AuditVerifyOptions) (AuditSummary, error) {
-	var o AuditVerifyOptions
+func VerifyFile(path string, opts *VerifyOptions) (Summary, error) {
+	var o VerifyOptions
 	if opts != nil {
 		o = *opts
 	}
 	chain, err := newChainKey(o.Key)
 	if err != nil {
-		return AuditSummary{}, err
+		return Summary{}, err
 	}
 	f, err := localfile.OpenRegular(path, os.O_RDONLY)
 	if err != nil {
-		return AuditSummary{}, err
+		return Summary{}, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return AuditSummary{}, err
+		return Summary{}, err
 	}
 	sealPath := o.SealPath
 	if sealPath == "" {
@@ -129,18 +130,18 @@ func VerifyAuditFile(path string, opts *AuditVerifyOptions) (AuditSummary, error
 		defer sf.Close()
 		seal = sf
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return AuditSummary{}, fmt.Errorf("seal: %w", err)
+		return Summary{}, fmt.Errorf("seal: %w", err)
 	}
-	return verifyAuditFile(io.NewSectionReader(f, 0, st.Size()), seal, chain, o.Partial)
+	return verifyFile(io.NewSectionReader(f, 0, st.Size()), seal, chain, o.Partial)
 }
 
-// verifyAuditFile checks the log in r and then its seal, read from seal
+// verifyFile checks the log in r and then its seal, read from seal
 // (nil: missing).
-func verifyAuditFile(r io.Reader, seal io.ReaderAt, chain chainKey, partial bool) (AuditSummary, error) {
+func verifyFile(r io.Reader, seal io.ReaderAt, chain chainKey, partial bool) (Summary, error) {
 	v := &chainVerifier{chain: chain, partial: partial}
 	chainErr := v.run(r, 1)
 	sum := v.summary()
-	if chainErr != nil && !errors.Is(chainErr, ErrAuditTornLine) {
+	if chainErr != nil && !errors.Is(chainErr, ErrTornLine) {
 		return sum, chainErr
 	}
 	if sum.Legacy || (partial && seal == nil) {
@@ -159,9 +160,9 @@ func verifyAuditFile(r io.Reader, seal io.ReaderAt, chain chainKey, partial bool
 			return sum, nil // an empty log that was never sealed
 		}
 		if chainErr != nil {
-			return sum, fmt.Errorf("%w, and the seal file is missing or empty: %w", chainErr, errAuditSealMismatch)
+			return sum, fmt.Errorf("%w, and the seal file is missing or empty: %w", chainErr, errSealMismatch)
 		}
-		return sum, fmt.Errorf("the seal file is missing or empty, so removal of the last records cannot be ruled out: %w", errAuditSealMismatch)
+		return sum, fmt.Errorf("the seal file is missing or empty, so removal of the last records cannot be ruled out: %w", errSealMismatch)
 	}
 	got := sealState{Seq: v.lastSeq, Size: v.size, Link: v.lastLink}
 	switch {
@@ -169,18 +170,18 @@ func verifyAuditFile(r io.Reader, seal io.ReaderAt, chain chainKey, partial bool
 		sum.Sealed = true
 		return sum, chainErr // nil, or a torn line after a sealed prefix: repairable
 	case chainErr == nil && v.count >= 2 && *sealed == (sealState{Seq: v.prevSeq, Size: v.prevSize, Link: v.prevLink}):
-		return sum, fmt.Errorf("line %d (seq %d) is not covered by the seal, which ends at seq %d: %w", v.count, v.lastSeq, sealed.Seq, ErrAuditSealBehind)
+		return sum, fmt.Errorf("line %d (seq %d) is not covered by the seal, which ends at seq %d: %w", v.count, v.lastSeq, sealed.Seq, ErrSealBehind)
 	case chainErr != nil:
 		return sum, fmt.Errorf("%w, and the seal (seq %d, %d bytes) does not match the lines before it (seq %d, %d bytes): %w",
-			chainErr, sealed.Seq, sealed.Size, got.Seq, got.Size, errAuditSealMismatch)
+			chainErr, sealed.Seq, sealed.Size, got.Seq, got.Size, errSealMismatch)
 	default:
 		return sum, fmt.Errorf("the end of the log does not match its seal (sealed: seq %d, %d bytes; log: seq %d, %d bytes): records were removed from the end, the last line was edited, or the log was replaced: %w",
-			sealed.Seq, sealed.Size, got.Seq, got.Size, errAuditSealMismatch)
+			sealed.Seq, sealed.Size, got.Seq, got.Size, errSealMismatch)
 	}
 }
 
 // chainVerifier checks lines one at a time; it can also resume after the
-// last line an AuditLog knows, to catch up with another process's records.
+// last line a Log knows, to catch up with another process's records.
 type chainVerifier struct {
 	chain   chainKey
 	partial bool
@@ -197,8 +198,8 @@ type chainVerifier struct {
 	prevLink string
 }
 
-func (v *chainVerifier) summary() AuditSummary {
-	return AuditSummary{
+func (v *chainVerifier) summary() Summary {
+	return Summary{
 		Records: v.count, LastSeq: v.lastSeq, Keyed: v.chain.keyed(),
 		Legacy: v.legacy, Partial: v.started, lastLink: v.lastLink, size: v.size,
 	}
@@ -209,7 +210,7 @@ func (v *chainVerifier) run(r io.Reader, firstLine int) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var buf []byte
 	for lineNo := firstLine; ; lineNo++ {
-		line, ended, err := readAuditLine(br, &buf)
+		line, ended, err := readLine(br, &buf)
 		if err == io.EOF && len(line) == 0 && !ended {
 			return nil
 		}
@@ -217,7 +218,7 @@ func (v *chainVerifier) run(r io.Reader, firstLine int) error {
 			return fmt.Errorf("line %d: %w", lineNo, err)
 		}
 		if !ended {
-			return fmt.Errorf("line %d: no trailing newline: the last write was cut short or the file was truncated: %w", lineNo, ErrAuditTornLine)
+			return fmt.Errorf("line %d: no trailing newline: the last write was cut short or the file was truncated: %w", lineNo, ErrTornLine)
 		}
 		if err := v.line(lineNo, line); err != nil {
 			return err
@@ -226,7 +227,7 @@ func (v *chainVerifier) run(r io.Reader, firstLine int) error {
 }
 
 func (v *chainVerifier) line(lineNo int, line []byte) error {
-	rec, err := decodeAuditLine(line)
+	rec, err := decodeLine(line)
 	if err != nil {
 		return fmt.Errorf("line %d: not a valid audit record: %w", lineNo, err)
 	}
@@ -235,7 +236,7 @@ func (v *chainVerifier) line(lineNo int, line []byte) error {
 			return err
 		}
 	} else {
-		if rec.Event == AuditAnchor {
+		if rec.Event == proxmoxsafe.AuditAnchor {
 			return fmt.Errorf("line %d: an anchor record after the start of the log (a log was spliced in)", lineNo)
 		}
 		if rec.Seq != v.lastSeq+1 {
@@ -255,19 +256,19 @@ func (v *chainVerifier) line(lineNo int, line []byte) error {
 
 // first checks the first line: the anchor, or (partial) any record, or
 // (no key) the first line of a log from an earlier version.
-func (v *chainVerifier) first(lineNo int, rec AuditRecord) error {
-	if rec.Event == AuditAnchor {
+func (v *chainVerifier) first(lineNo int, rec proxmoxsafe.AuditRecord) error {
+	if rec.Event == proxmoxsafe.AuditAnchor {
 		switch {
 		case rec.Seq != 1 || rec.Prev != "":
 			return fmt.Errorf("line %d: the anchor must have seq 1 and no prev hash", lineNo)
-		case rec.Format != AuditFormat:
-			return fmt.Errorf("line %d: format %q is not one this version knows (%s)", lineNo, rec.Format, AuditFormat)
+		case rec.Format != Format:
+			return fmt.Errorf("line %d: format %q is not one this version knows (%s)", lineNo, rec.Format, Format)
 		case rec.KeyID != "" && !v.chain.keyed():
-			return fmt.Errorf("line %d: the log is keyed (key id %s) and no key was given: %w", lineNo, rec.KeyID, ErrAuditKey)
+			return fmt.Errorf("line %d: the log is keyed (key id %s) and no key was given: %w", lineNo, rec.KeyID, ErrKey)
 		case rec.KeyID == "" && v.chain.keyed():
 			return fmt.Errorf("line %d: the log is not keyed but a key was given: it was written without the key, or rewritten by someone who does not have it", lineNo)
 		case rec.KeyID != v.chain.id():
-			return fmt.Errorf("line %d: the log was written with another key (key id %s, the given key's is %s): %w", lineNo, rec.KeyID, v.chain.id(), ErrAuditKey)
+			return fmt.Errorf("line %d: the log was written with another key (key id %s, the given key's is %s): %w", lineNo, rec.KeyID, v.chain.id(), ErrKey)
 		}
 		return nil
 	}
@@ -283,15 +284,15 @@ func (v *chainVerifier) first(lineNo int, rec AuditRecord) error {
 		return nil
 	}
 	if rec.Seq == 1 && rec.Prev == "" {
-		return fmt.Errorf("line %d: no anchor record: the log cannot be authenticated with the key: %w", lineNo, ErrAuditLegacyFormat)
+		return fmt.Errorf("line %d: no anchor record: the log cannot be authenticated with the key: %w", lineNo, ErrLegacyFormat)
 	}
 	return fmt.Errorf("line %d: the first record is seq %d, not the anchor: the first lines of the log were removed (or it is a partial copy)", lineNo, rec.Seq)
 }
 
-// readAuditLine reads one line into *buf, without its '\n', and reports
+// readLine reads one line into *buf, without its '\n', and reports
 // whether a '\n' ended it. It fails rather than buffer more than
-// MaxAuditLineBytes.
-func readAuditLine(br *bufio.Reader, buf *[]byte) (line []byte, ended bool, err error) {
+// MaxLineBytes.
+func readLine(br *bufio.Reader, buf *[]byte) (line []byte, ended bool, err error) {
 	*buf = (*buf)[:0]
 	for {
 		chunk, err := br.ReadSlice('\n')
@@ -299,8 +300,8 @@ func readAuditLine(br *bufio.Reader, buf *[]byte) (line []byte, ended bool, err 
 		if err == nil {
 			n-- // the '\n' does not count
 		}
-		if n > MaxAuditLineBytes {
-			return nil, false, fmt.Errorf("longer than %d bytes", MaxAuditLineBytes)
+		if n > MaxLineBytes {
+			return nil, false, fmt.Errorf("longer than %d bytes", MaxLineBytes)
 		}
 		*buf = append(*buf, chunk...)
 		switch err {
@@ -314,11 +315,11 @@ func readAuditLine(br *bufio.Reader, buf *[]byte) (line []byte, ended bool, err 
 	}
 }
 
-// decodeAuditLine parses one line strictly: exactly one JSON object with no
+// decodeLine parses one line strictly: exactly one JSON object with no
 // unknown fields, so that nothing can be smuggled into a record that the
 // tools reading the log would silently ignore.
-func decodeAuditLine(line []byte) (AuditRecord, error) {
-	var rec AuditRecord
+func decodeLine(line []byte) (proxmoxsafe.AuditRecord, error) {
+	var rec proxmoxsafe.AuditRecord
 	if len(line) == 0 || line[0] != '{' {
 		return rec, errors.New("not a JSON object")
 	}

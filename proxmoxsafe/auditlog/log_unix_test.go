@@ -1,6 +1,6 @@
 //go:build unix
 
-package proxmoxsafe_test
+package auditlog_test
 
 import (
 	"os"
@@ -10,33 +10,33 @@ import (
 	"testing"
 	"time"
 
-	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog"
 )
 
-// TestOpenAuditLogRefusesFIFO: a FIFO as the audit path used to block
+// TestOpenRefusesFIFO: a FIFO as the audit path used to block
 // startup forever (opening it for writing waits for a reader). It must be
 // refused at once. The bound below only keeps a regression from hanging
 // the test run; it asserts nothing about speed.
-func TestOpenAuditLogRefusesFIFO(t *testing.T) {
+func TestOpenRefusesFIFO(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	if err := syscall.Mkfifo(path, 0o600); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
 	type result struct {
-		l   *proxmoxsafe.AuditLog
+		l   *auditlog.Log
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		l, err := proxmoxsafe.OpenAuditLog(path, nil)
+		l, err := auditlog.Open(path, nil)
 		done <- result{l, err}
 	}()
 	select {
 	case r := <-done:
 		if r.err == nil {
 			r.l.Close()
-			t.Fatal("OpenAuditLog accepted a FIFO")
+			t.Fatal("Open accepted a FIFO")
 		}
 		if !strings.Contains(r.err.Error(), "not a regular file") {
 			t.Errorf("err = %v", r.err)
@@ -47,11 +47,11 @@ func TestOpenAuditLogRefusesFIFO(t *testing.T) {
 			<-done
 			f.Close()
 		}
-		t.Fatal("OpenAuditLog blocked on a FIFO")
+		t.Fatal("Open blocked on a FIFO")
 	}
 	for _, fn := range []func() error{
-		func() error { _, err := proxmoxsafe.VerifyAuditFile(path, nil); return err },
-		func() error { _, err := proxmoxsafe.RepairAuditLog(path, nil); return err },
+		func() error { _, err := auditlog.VerifyFile(path, nil); return err },
+		func() error { _, err := auditlog.Repair(path, nil); return err },
 	} {
 		if err := fn(); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 			t.Errorf("err = %v, want not a regular file", err)

@@ -1,4 +1,4 @@
-package proxmoxsafe_test
+package auditlog_test
 
 import (
 	"bytes"
@@ -10,19 +10,21 @@ import (
 	"testing"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
-// Background verification (AuditLogOptions.VerifyInBackground): a server
+// Background verification (Options.VerifyInBackground): a server
 // starts without reading its whole log first, and the log still fails
 // closed before the first mutation.
 
-var inBackground = &proxmoxsafe.AuditLogOptions{VerifyInBackground: true}
+var inBackground = &auditlog.Options{VerifyInBackground: true}
 
 // fileLog writes n records to a new log file and returns its path.
 func fileLog(t *testing.T, n int) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	l, err := proxmoxsafe.OpenAuditLog(path, nil)
+	l, err := auditlog.Open(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,10 +39,10 @@ func fileLog(t *testing.T, n int) string {
 	return path
 }
 
-func TestOpenAuditLogInBackgroundContinuesChain(t *testing.T) {
+func TestOpenInBackgroundContinuesChain(t *testing.T) {
 	t.Parallel()
 	path := fileLog(t, 3)
-	l, err := proxmoxsafe.OpenAuditLog(path, inBackground)
+	l, err := auditlog.Open(path, inBackground)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,15 +57,15 @@ func TestOpenAuditLogInBackgroundContinuesChain(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if sum, err := proxmoxsafe.VerifyAuditFile(path, nil); err != nil || sum.Records != 6 || !sum.Sealed {
-		t.Fatalf("VerifyAuditFile = %+v, %v; want 6 sealed records", sum, err)
+	if sum, err := auditlog.VerifyFile(path, nil); err != nil || sum.Records != 6 || !sum.Sealed {
+		t.Fatalf("VerifyFile = %+v, %v; want 6 sealed records", sum, err)
 	}
 }
 
-// TestOpenAuditLogInBackgroundRefusesDamagedFile: the damage a synchronous
-// open reports (TestOpenAuditLogRefusesDamagedFile) is reported by
+// TestOpenInBackgroundRefusesDamagedFile: the damage a synchronous
+// open reports (TestOpenRefusesDamagedFile) is reported by
 // WaitVerified and by every Record, which writes nothing.
-func TestOpenAuditLogInBackgroundRefusesDamagedFile(t *testing.T) {
+func TestOpenInBackgroundRefusesDamagedFile(t *testing.T) {
 	t.Parallel()
 	cases := damagedAuditLogs(t)
 	for _, tc := range cases {
@@ -73,15 +75,15 @@ func TestOpenAuditLogInBackgroundRefusesDamagedFile(t *testing.T) {
 			if err := os.WriteFile(path, tc.data, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			l, err := proxmoxsafe.OpenAuditLog(path, inBackground)
+			l, err := auditlog.Open(path, inBackground)
 			if err != nil {
-				t.Fatalf("OpenAuditLog: %v", err)
+				t.Fatalf("Open: %v", err)
 			}
 			defer l.Close()
 			werr := l.WaitVerified(t.Context())
-			var oe *proxmoxsafe.AuditOpenError
+			var oe *auditlog.OpenError
 			if !errors.As(werr, &oe) || !strings.Contains(werr.Error(), tc.wantErr) || !strings.Contains(werr.Error(), path) {
-				t.Errorf("WaitVerified = %v, want an AuditOpenError naming %s and %q", werr, path, tc.wantErr)
+				t.Errorf("WaitVerified = %v, want an OpenError naming %s and %q", werr, path, tc.wantErr)
 			}
 			if err := l.Record(t.Context(), auditSample(9)); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("Record = %v, want the verification error", err)
@@ -91,6 +93,47 @@ func TestOpenAuditLogInBackgroundRefusesDamagedFile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mutationEnv is a client of a fake cluster with one running guest
+// (pve1/qemu/100), allowed to power it off, that audits to its log.
+type mutationEnv struct {
+	fake   *proxmoxtest.Server
+	client *proxmoxsafe.Client
+}
+
+func newMutationEnv(t *testing.T, audit proxmoxsafe.AuditSink) *mutationEnv {
+	t.Helper()
+	fake := proxmoxtest.NewServer(&proxmoxtest.Cluster{
+		Nodes:  []*proxmoxtest.Node{{Name: "pve1", Online: true}},
+		Guests: []*proxmoxtest.Guest{{VMID: 100, Node: "pve1", Type: "qemu", Name: "web1", Status: "running", Uptime: 86400}},
+	})
+	t.Cleanup(fake.Close)
+	c, err := proxmoxsafe.New(proxmoxsafe.Config{
+		URL: fake.URL, TokenID: proxmoxtest.DefaultTokenID, TokenSecret: proxmoxtest.DefaultTokenSecret,
+		Fingerprint: fake.Fingerprint(),
+		Policy:      proxmoxsafe.Policy{AllowedNodes: []string{"pve1"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassPower}},
+		Audit:       audit,
+	})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return &mutationEnv{fake: fake, client: c}
+}
+
+// stopIn stops pve1/qemu/100 with its approval phrase.
+func stopIn() proxmoxsafe.GuestPowerInput {
+	in := proxmoxsafe.GuestPowerInput{Node: "pve1", Type: "qemu", VMID: 100, Action: proxmoxsafe.ActionStop}
+	in.Approval = proxmoxsafe.ApprovalPhrase(string(in.Action), in.Target())
+	return in
+}
+
+func reqLines(rs []proxmoxtest.Request) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Method + " " + r.Path
+	}
+	return out
 }
 
 // TestMutationWaitsForAuditVerification: while the log is being verified,
@@ -117,25 +160,25 @@ func TestMutationWaitsForAuditVerification(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			release, waiting := make(chan struct{}), make(chan struct{}, 1)
-			defer proxmoxsafe.SetAuditVerifyHooks(func() { <-release }, func() { waiting <- struct{}{} })()
+			defer auditlog.SetVerifyHooks(func() { <-release }, func() { waiting <- struct{}{} })()
 			// The log is copied so that each case continues its own.
 			path := filepath.Join(t.TempDir(), "audit.jsonl")
 			b, _ := os.ReadFile(tc.path)
 			os.WriteFile(path, b, 0o600)
 			s, _ := os.ReadFile(tc.path + ".seal")
 			os.WriteFile(path+".seal", s, 0o600)
-			al, err := proxmoxsafe.OpenAuditLog(path, inBackground)
+			al, err := auditlog.Open(path, inBackground)
 			if err != nil {
 				close(release)
-				t.Fatalf("OpenAuditLog: %v", err)
+				t.Fatalf("Open: %v", err)
 			}
 			defer al.Close()
-			e := newEnv(t, func(c *proxmoxsafe.Config) { c.Audit = al })
+			e := newMutationEnv(t, al)
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			done := make(chan error, 1)
 			go func() {
-				_, err := e.client.GuestPower(ctx, powerIn("pve1", "qemu", 100, proxmoxsafe.ActionStop))
+				_, err := e.client.GuestPower(ctx, stopIn())
 				done <- err
 			}()
 			select {
@@ -168,13 +211,13 @@ func TestMutationWaitsForAuditVerification(t *testing.T) {
 	}
 }
 
-// TestAuditLogCloseStopsBackgroundVerification: closing a log whose
+// TestLogCloseStopsBackgroundVerification: closing a log whose
 // verification has not ended stops it (no goroutine is left; goleak
 // checks) and later records fail.
-func TestAuditLogCloseStopsBackgroundVerification(t *testing.T) {
+func TestLogCloseStopsBackgroundVerification(t *testing.T) {
 	release := make(chan struct{})
-	defer proxmoxsafe.SetAuditVerifyHooks(func() { <-release }, nil)()
-	l, err := proxmoxsafe.OpenAuditLog(fileLog(t, 2), inBackground)
+	defer auditlog.SetVerifyHooks(func() { <-release }, nil)()
+	l, err := auditlog.Open(fileLog(t, 2), inBackground)
 	if err != nil {
 		t.Fatal(err)
 	}
