@@ -92,6 +92,34 @@ func TestToolsMDCoversEveryTool(t *testing.T) {
 	}
 }
 
+// TestNamesTable: the frozen names table lists every tool once, and its
+// notes name real tools.
+func TestNamesTable(t *testing.T) {
+	t.Parallel()
+	tools := mcpserver.Tools(nil, nil)
+	table := renderNames(tools)
+	names := map[string]bool{}
+	for _, tool := range tools {
+		names[tool.Name] = true
+		if strings.Count(table, "| `"+tool.Name+"` |") != 1 {
+			t.Errorf("names table: %s not listed exactly once", tool.Name)
+		}
+	}
+	for _, n := range originalTools {
+		if !names[n] {
+			t.Errorf("originalTools: %s is no tool", n)
+		}
+	}
+	for n := range beforeTheRule {
+		if !names[n] {
+			t.Errorf("beforeTheRule: %s is no tool", n)
+		}
+	}
+	if !strings.Contains(table, "| `list_guests` | the original server | no (today: `guest_list`) |") {
+		t.Errorf("names table:\n%s", table)
+	}
+}
+
 func TestReplaceBlock(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -97,6 +97,7 @@ func renderToolsMD(tools []mcpserver.ToolInfo) string {
 		fmt.Fprintf(&b, "| [`%s`](#%s) | %s | %t | %t | %t | %t |\n", t.Name, t.Name, className(t),
 			a.ReadOnlyHint, deref(a.DestructiveHint), a.IdempotentHint, deref(a.OpenWorldHint))
 	}
+	b.WriteString(renderNames(tools))
 	for _, t := range tools {
 		fmt.Fprintf(&b, "\n## %s\n\n", t.Name)
 		fmt.Fprintf(&b, "**%s.** %s\n\n", t.Title, prose(t.Description))
@@ -130,6 +131,50 @@ func renderToolsMD(tools []mcpserver.ToolInfo) string {
 			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", name, typeName(p),
 				yesNo(slices.Contains(t.OutputSchema.Required, name)), cell(p.Description))
 		}
+	}
+	return b.String()
+}
+
+// originalTools are the tools of the original server this one stays
+// compatible with.
+var originalTools = []string{
+	mcpserver.ToolClusterStatus, mcpserver.ToolNodeStatus, mcpserver.ToolListGuests,
+	mcpserver.ToolGuestPower, mcpserver.ToolSnapshotGuest,
+}
+
+// beforeTheRule are the names that do not follow <noun>_<aspect>, with the
+// name the rule would give today. They stay: a name never changes.
+var beforeTheRule = map[string]struct{ today, why string }{
+	mcpserver.ToolListGuests:    {"guest_list", ""},
+	mcpserver.ToolSnapshotGuest: {"snapshot_create", ""},
+	mcpserver.ToolVMStart:       {"guest_start", "it starts containers too"},
+	mcpserver.ToolVMReboot:      {"guest_reboot", "it reboots containers too"},
+}
+
+// renderNames is the frozen compatibility table of tool names.
+func renderNames(tools []mcpserver.ToolInfo) string {
+	var b strings.Builder
+	b.WriteString("\n## Tool names (frozen)\n\n")
+	b.WriteString("Tool names never change: users' configurations, allowlists and prompts, and clients of the original server, call tools by these names. ")
+	b.WriteString("A test (`TestToolNamesFrozen` in `mcpserver`) fails when one is renamed, removed or added without being written down. ")
+	b.WriteString("A new tool is named `<noun>_<aspect>`: the thing it acts on, then what it reads or does (`guest_status`, `snapshot_list`, `snapshot_delete`), ")
+	b.WriteString("and is appended to the list. Names from before the rule keep their names; the last column says what the rule would call them.\n\n")
+	b.WriteString("| Tool | Since | Follows `<noun>_<aspect>` |\n")
+	b.WriteString("|---|---|---|\n")
+	for _, t := range tools {
+		since := "this server"
+		if slices.Contains(originalTools, t.Name) {
+			since = "the original server"
+		}
+		rule := "yes"
+		if r, ok := beforeTheRule[t.Name]; ok {
+			rule = "no (today: `" + r.today + "`"
+			if r.why != "" {
+				rule += "; " + r.why
+			}
+			rule += ")"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", t.Name, since, rule)
 	}
 	return b.String()
 }
