@@ -20,10 +20,12 @@ type pendingBatch struct {
 }
 
 // batchSlot is one answer in a batch's array: a response from go-sdk, or
-// an invalid member's error object, already encoded.
+// an invalid member's error object, already encoded. A dropped slot is
+// the answer to a request the client cancelled: it is left out.
 type batchSlot struct {
 	resp    *jsonrpc.Response
 	encoded []byte
+	dropped bool
 }
 
 // addBatch records which answers belong to a batch and returns its valid
@@ -75,11 +77,26 @@ func (c *conn) addBatch(members []batchMember) (valid []jsonrpc.Message, now []b
 	return valid, nil, code
 }
 
-// encode is the batch's answer array, every slot filled.
+// empty reports whether every answer of the batch was dropped: then
+// nothing is written (JSON-RPC 2.0 section 6: never an empty array).
+func (b *pendingBatch) empty() bool {
+	for _, slot := range b.slots {
+		if !slot.dropped {
+			return false
+		}
+	}
+	return true
+}
+
+// encode is the batch's answer array, every slot filled, without the
+// dropped ones.
 func (b *pendingBatch) encode() ([]byte, error) {
 	line := []byte{'['}
-	for i, slot := range b.slots {
-		if i > 0 {
+	for _, slot := range b.slots {
+		if slot.dropped {
+			continue
+		}
+		if len(line) > 1 {
 			line = append(line, ',')
 		}
 		if slot.encoded != nil {
@@ -94,9 +111,10 @@ func (b *pendingBatch) encode() ([]byte, error) {
 	return append(line, ']'), nil
 }
 
-// answerBatch records resp when it answers a batch request (inBatch), and
-// returns the batch once resp completes it.
-func (c *conn) answerBatch(resp *jsonrpc.Response) (complete *pendingBatch, inBatch bool) {
+// answerBatch records resp when it answers a batch request (inBatch), or
+// drops its slot when the client cancelled the request, and returns the
+// batch once resp completes it.
+func (c *conn) answerBatch(resp *jsonrpc.Response, drop bool) (complete *pendingBatch, inBatch bool) {
 	c.batchMu.Lock()
 	defer c.batchMu.Unlock()
 	b, ok := c.batches[resp.ID]
@@ -104,7 +122,8 @@ func (c *conn) answerBatch(resp *jsonrpc.Response) (complete *pendingBatch, inBa
 		return nil, false
 	}
 	delete(c.batches, resp.ID)
-	b.slots[b.index[resp.ID]].resp = resp
+	slot := &b.slots[b.index[resp.ID]]
+	slot.resp, slot.dropped = resp, drop
 	if b.missing--; b.missing > 0 {
 		return nil, true
 	}

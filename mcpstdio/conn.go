@@ -4,13 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	rpcerr "github.com/proxmoxsafe/proxmox-safe-mcp/internal/jsonrpc"
 )
 
 // The connection that Transport.Connect returns: a line reader that checks
@@ -47,6 +48,11 @@ type conn struct {
 	open     map[jsonrpc.ID]bool
 	asked    map[jsonrpc.ID]bool
 	answered chan struct{}
+
+	// cancels holds back the answers to the requests the client cancelled
+	// (notifications/cancelled) while go-sdk was serving them: go-sdk
+	// answers them anyway.
+	cancels rpcerr.Cancellations
 }
 
 // inbound is one valid line (a message or a batch), or the error that
@@ -133,8 +139,10 @@ func (c *conn) drain() bool {
 	}
 }
 
-// track records a request handed to go-sdk (open) or an answer to one of
-// ours (asked); untrack records an answer we write or a request we send.
+// track records a request handed to go-sdk (open), the client's
+// cancellation of one (before go-sdk reads it, so that its answer, which
+// can only follow, is held back) or an answer to one of ours (asked);
+// untrack records an answer we write or a request we send.
 func (c *conn) track(msg jsonrpc.Message) {
 	c.flightMu.Lock()
 	defer c.flightMu.Unlock()
@@ -145,6 +153,9 @@ func (c *conn) track(msg jsonrpc.Message) {
 				c.open = make(map[jsonrpc.ID]bool)
 			}
 			c.open[m.ID] = true
+			c.cancels.Start(m.ID)
+		} else if id, ok := rpcerr.CancelledID(m.Method, m.Params); ok {
+			c.cancels.Cancel(id)
 		}
 	case *jsonrpc.Response:
 		if c.asked[m.ID] {
@@ -170,7 +181,7 @@ func (c *conn) untrack(msg jsonrpc.Message) {
 			}
 			c.asked[m.ID] = true
 			c.signalAnswered()
-		} else if id, ok := cancelledID(m); ok {
+		} else if id, ok := rpcerr.CancelledID(m.Method, m.Params); ok {
 			// go-sdk gave up on one of ours (its caller's context ended,
 			// e.g. the tool call that elicited was cancelled) and retired
 			// it: no answer is awaited any more, so it must not make the
@@ -186,21 +197,6 @@ func (c *conn) isOpen(id jsonrpc.ID) bool {
 	c.flightMu.Lock()
 	defer c.flightMu.Unlock()
 	return c.open[id]
-}
-
-// cancelledID is the request id a notifications/cancelled names.
-func cancelledID(req *jsonrpc.Request) (jsonrpc.ID, bool) {
-	if req.Method != "notifications/cancelled" {
-		return jsonrpc.ID{}, false
-	}
-	var params struct {
-		RequestID any `json:"requestId"`
-	}
-	if json.Unmarshal(req.Params, &params) != nil {
-		return jsonrpc.ID{}, false
-	}
-	id, err := jsonrpc.MakeID(params.RequestID)
-	return id, err == nil && id.IsValid()
 }
 
 // signalAnswered wakes drain without blocking; flightMu is held.
@@ -271,15 +267,21 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 // Write writes msg as one line; the answers to a batch go out together,
-// as one array, with the last of them.
+// as one array, with the last of them. The answer to a request the
+// client cancelled is not written (nor put in its batch's array).
 func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	defer c.untrack(msg)
 	if resp, ok := msg.(*jsonrpc.Response); ok {
-		if batch, inBatch := c.answerBatch(resp); inBatch {
-			if batch == nil {
+		cancelled := c.cancels.Finish(resp.ID)
+		batch, inBatch := c.answerBatch(resp, cancelled)
+		if cancelled && !inBatch {
+			return nil
+		}
+		if inBatch {
+			if batch == nil || batch.empty() {
 				return nil
 			}
 			line, err := batch.encode()

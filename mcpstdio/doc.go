@@ -39,6 +39,12 @@
 //     running when its input ends, which could cut a mutation between its
 //     submission and its outcome), unless the server is itself waiting for
 //     an answer from the client, which can no longer come.
+//   - A request the client cancels (notifications/cancelled) while go-sdk
+//     serves it gets no answer, as the MCP specification asks: go-sdk
+//     cancels the handler's context and then writes whatever it returns,
+//     usually the context's error, to a client that has forgotten the id.
+//     A batch's answer array leaves such answers out. A cancellation that
+//     arrives after the answer went out changes nothing.
 //   - A result go-sdk has already marshalled is written as it is, without
 //     being compacted again.
 //
