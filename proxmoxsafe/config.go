@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/go-cleanhttp"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/redact"
 )
 
 // DefaultTimeout bounds each request to Proxmox when [Config.Timeout] is zero.
@@ -206,7 +207,7 @@ func New(cfg Config) (*Client, error) {
 			Auth:      auth.auth,
 			UserAgent: ua,
 			MaxBody:   cfg.MaxResponseBytes,
-			Redact:    pve.NewRedactor(auth.secrets...),
+			Redact:    redact.NewRedactor(auth.secrets...),
 			Timeout:   requestTimeout(cfg),
 		},
 		tokenID:        auth.principal,

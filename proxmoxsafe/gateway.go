@@ -21,6 +21,7 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/redact"
 )
 
 // apiGetOp declares [Client.APIGet].
@@ -425,7 +426,7 @@ func (r *gatewayReq) paramSecrets() *paramScan {
 // segment, and the caller records no path.
 func checkGatewayPathSecrets(segs []string) error {
 	for _, seg := range segs {
-		if holdsTicket(seg) || redactSecretArgs(seg) != seg {
+		if redact.HoldsTicket(seg) || redact.SecretArgs(seg) != seg {
 			return refuse(ErrNotAllowed, "a segment of the path looks like a secret (a Proxmox ticket or a secret-looking argument such as password=…); a secret is never sent through the gateway, nor shown or recorded in its path")
 		}
 	}
@@ -440,7 +441,7 @@ var secretWriteChecks atomic.Int64
 // secretWriteParam says why a write parameter can carry a secret, or "":
 // its name is one whose value the gateway redacts in answers
 // (gatewaySecret, with "value" as under /access: a name that names a
-// secret by the list of secret_names.go, such as password, token,
+// secret by the one list of internal/redact, such as password, token,
 // api_key, psk or pass), or its value holds a Proxmox ticket or quotes a
 // secret-looking argument ("--password X", "api_token=X"), as answers
 // are redacted by value. What the gateway would hide when reading it
@@ -450,9 +451,9 @@ func secretWriteParam(k, v string) string {
 	switch {
 	case gatewaySecret(k, v, true):
 		return "its name marks a secret: the gateway redacts values under this name in every answer"
-	case holdsTicket(v):
+	case redact.HoldsTicket(v):
 		return "its value holds a Proxmox ticket"
-	case redactSecretArgs(v) != v:
+	case redact.SecretArgs(v) != v:
 		return "its value quotes a secret-looking argument (a password, secret, token or API key)"
 	}
 	return ""

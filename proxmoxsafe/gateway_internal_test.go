@@ -221,7 +221,7 @@ func TestGatewayShape(t *testing.T) {
 }
 
 // TestGatewaySecretKeysNamed: the keys gatewaySecretKeys listed before
-// the one list of secret_names.go and endsInKey covered them are still
+// the one list of internal/redact and endsInKey covered them are still
 // redacted (the map keeps only what no other rule covers), in any case.
 func TestGatewaySecretKeysNamed(t *testing.T) {
 	t.Parallel()

@@ -6,9 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/redact"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
-
-	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
 // Bounds of a gateway answer ([APIResult]).
@@ -32,7 +31,7 @@ const (
 // other rules, which already cover what guest configs redact
 // (redactConfig: cipassword, sshkeys, args, hookscript, cicustom, raw lxc
 // lines, env, entrypoint, a non-plain smbios1, and every key that names a
-// secret by the one list of secret_names.go, among them
+// secret by the one list of internal/redact, among them
 // CSRFPreventionToken, keyring and privkey) and every key ending in -key
 // or _key (endsInKey: client-key, encryption-key, private-key, cert-key).
 // What is left: the login and console answers' ticket, a PBS storage's
@@ -46,21 +45,6 @@ var gatewaySecretKeys = map[string]bool{
 	"tfa":           true,
 	"master-pubkey": true,
 	"key":           true,
-}
-
-// ticketValue matches a Proxmox ticket anywhere in a value:
-// "PVE:<user>:<hex time>::<signature>" and the console tickets without
-// data, "PVEVNC:<hex time>::<signature>" (pve-common Ticket.pm
-// assemble_rsa_ticket), also inside other text ("cookie:
-// PVEAuthCookie=PVE:root@pam:…") and URL-encoded as a cookie value
-// ("PVE%3Aroot%40pam%3A…%3A%3A…"). Use holdsTicket, which skips the
-// expression for text without "PVE".
-var ticketValue = lazyre.New(`PVE[A-Z]*(?::|%3[Aa])(?:[^:\s]*?(?::|%3[Aa]))?[0-9A-Fa-f]{8}(?::|%3[Aa]){2}`)
-
-// holdsTicket reports whether s holds a Proxmox ticket (ticketValue)
-// anywhere. Most strings have no "PVE" and cost no expression.
-func holdsTicket(s string) bool {
-	return strings.Contains(s, "PVE") && ticketValue.MatchString(s)
 }
 
 // gatewaySecret reports whether the value under key must be redacted.
@@ -155,13 +139,13 @@ func (sh *shaper) shape(v any, at string, depth int) any {
 		// ("pass\u200bword=x") hides it from redaction and is then
 		// stripped, leaving the secret readable.
 		x = sanitize.String(x)
-		if holdsTicket(x) {
+		if redact.HoldsTicket(x) {
 			sh.redacted = append(sh.redacted, at)
 			return RedactedValue
 		}
 		// Command lines in free text (task logs above all) quote secrets:
 		// redacted as TaskLog redacts them.
-		if r := redactSecretArgs(x); r != x {
+		if r := redact.SecretArgs(x); r != x {
 			sh.redacted = append(sh.redacted, at)
 			x = r
 		}

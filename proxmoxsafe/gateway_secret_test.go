@@ -30,7 +30,7 @@ var secretWrites = []struct {
 	{"a value parameter", post("/cluster/ha/groups", map[string]string{"group": "g1", "value": "qwerty"}), "value", "qwerty"},
 	{"a ticket under another name", post("/cluster/ha/groups", map[string]string{"group": "g1", "comment": "PVE:root@pam:6A1B2C3D::c2ln"}), "comment", "PVE:root@pam:6A1B2C3D::c2ln"},
 	{"a password quoted in free text", post("/cluster/ha/groups", map[string]string{"group": "g1", "comment": "password: dragon"}), "comment", "password: dragon"},
-	// Names that name a secret by a whole segment or two (secret_names.go),
+	// Names that name a secret by a whole segment or two (internal/redact),
 	// none caught before.
 	{"api_key", haGroup("api_key", "k3yk3y"), "api_key", "k3yk3y"},
 	{"apikey", haGroup("apikey", "k3yk3y"), "apikey", "k3yk3y"},

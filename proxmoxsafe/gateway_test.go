@@ -328,7 +328,7 @@ func TestAPIGetRedacts(t *testing.T) {
 				"smbios1":    "uuid=00000000-0000-0000-0000-000000000000,serial=" + pw,
 				"mypassword": pw,
 				"hookscript": "local:snippets/" + pw + ".sh",
-				// Named by a segment of the one list (secret_names.go).
+				// Named by a segment of the one list (internal/redact).
 				"api_key":     pw,
 				"apikey":      pw,
 				"access_key":  pw,

@@ -12,6 +12,7 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/redact"
 )
 
 // guestConfigOp declares [Client.GuestConfig].
@@ -34,7 +35,7 @@ type GuestConfigInput struct {
 // RedactedValue replaces the whole value of every config key that can carry
 // a secret. Redaction is never partial: no prefix, suffix or length of the
 // original value is kept.
-const RedactedValue = "[redacted]"
+const RedactedValue = redact.Value
 
 // Bounds of [Client.GuestConfig].
 const (
@@ -108,8 +109,8 @@ func redactConfig(key string, raw json.RawMessage) bool {
 		return json.Unmarshal(raw, &s) != nil || !plainSMBIOS.MatchString(s)
 	}
 	// Defence in depth for keys we do not know (newer versions, plugins):
-	// the one list of secret names (secret_names.go).
-	return secretName(k)
+	// the one list of secret names (internal/redact).
+	return redact.SecretName(k)
 }
 
 // GuestConfig reads a guest's configuration (GET …/config, one request).

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/redact"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 )
 
@@ -76,7 +77,7 @@ type rawLogLine struct {
 // name ("pass\u200bword=x") would otherwise hide the name from redaction
 // and then disappear, leaving the secret readable.
 func taskLine(s string) string {
-	return line(redactSecretArgs(sanitize.Line(s)), MaxTaskLogLineLen)
+	return line(redact.SecretArgs(sanitize.Line(s)), MaxTaskLogLineLen)
 }
 
 // TaskLog returns the last lines of a task's log, with the log's total line

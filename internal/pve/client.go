@@ -15,6 +15,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/redact"
 )
 
 // DefaultMaxBody bounds every response body read from Proxmox.
@@ -34,7 +36,7 @@ type Client struct {
 	// Redact removes credentials from everything read from upstream
 	// (bodies, reason phrases, transport errors) before it is decoded or
 	// returned: a proxy or debug page may echo the request's headers.
-	Redact *Redactor
+	Redact *redact.Redactor
 	// Timeout bounds each exchange: sending one request and reading its
 	// whole answer, as http.Client.Timeout would (a retry after a 401, and
 	// a ticket login, each get their own). Zero: only ctx bounds it.
@@ -258,7 +260,7 @@ func (c *Client) send(req *http.Request, method, path string, out any, ph *phase
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		ph.answered = resp != nil // a refused redirect
-		return fmt.Errorf("%s %s: %w", method, path, c.Redact.Error(ph.explain(scrubURLError(err))))
+		return fmt.Errorf("%s %s: %w", method, path, c.Redact.Error(ph.explain(scrubURLError(err)), ErrBodyTooLarge))
 	}
 	defer func() {
 		// Drain a little so the connection can be reused, then close.
@@ -272,7 +274,7 @@ func (c *Client) send(req *http.Request, method, path string, out any, ph *phase
 	ph.reading()
 	data, err := readBody(resp.Body, max+1, resp.ContentLength)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, c.Redact.Error(ph.explain(err)))
+		return fmt.Errorf("%s %s: %w", method, path, c.Redact.Error(ph.explain(err), ErrBodyTooLarge))
 	}
 	if int64(len(data)) > max {
 		return fmt.Errorf("%s %s: %w (over %d bytes)", method, path, ErrBodyTooLarge, max)
@@ -315,7 +317,7 @@ func (c *Client) send(req *http.Request, method, path string, out any, ph *phase
 	return nil
 }
 
-func decodeError(method, path string, resp *http.Response, data []byte, red *Redactor) *Error {
+func decodeError(method, path string, resp *http.Response, data []byte, red *redact.Redactor) *Error {
 	e := &Error{Method: method, Path: path, StatusCode: resp.StatusCode}
 	// resp.Status is "<code> <reason>"; Proxmox's message is the reason.
 	reason := strings.TrimSpace(strings.TrimPrefix(resp.Status, fmt.Sprint(resp.StatusCode)))

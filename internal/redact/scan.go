@@ -1,4 +1,4 @@
-package proxmoxsafe
+package redact
 
 import (
 	"strings"
@@ -6,7 +6,7 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
-// secretArgs is one of the free-text expressions of redactSecretArgs,
+// secretArgs is one of the free-text expressions of SecretArgs,
 // with what replaceAll needs to run it only where a match can start.
 //
 // Why: an unanchored search of these expressions (a leading run of name

@@ -1,4 +1,4 @@
-package pve
+package redact
 
 import (
 	"context"
@@ -72,6 +72,17 @@ func TestRedactorError(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Error("redacted error no longer matches context.DeadlineExceeded")
 	}
+	errTooLarge := errors.New("too large")
+	kept := r.Error(fmt.Errorf("echo %q: %w", "PVEAPIToken=x="+secret, errTooLarge), errTooLarge)
+	if strings.Contains(kept.Error(), secret) || !errors.Is(kept, errTooLarge) {
+		t.Errorf("kept error = %v: want it redacted and matching the kept condition", kept)
+	}
+	if errors.Is(r.Error(fmt.Errorf("echo %q: %w", "PVEAPIToken=x="+secret, errTooLarge)), errTooLarge) {
+		t.Error("a condition not kept must not match through the redacted error")
+	}
+	if errors.Is(kept, context.Canceled) {
+		t.Error("the redacted error matches a condition its cause does not")
+	}
 	plain := errors.New("connection refused")
 	if r.Error(plain) != plain {
 		t.Error("an error without a secret should be returned as is")
@@ -79,5 +90,16 @@ func TestRedactorError(t *testing.T) {
 	var nilR *Redactor
 	if nilR.String("PVEAPIToken=x") != "PVEAPIToken=x" {
 		t.Error("a nil Redactor must redact nothing")
+	}
+}
+
+// TestRedactorRemove: Remove drops both forms of a literal and keeps the
+// others.
+func TestRedactorRemove(t *testing.T) {
+	t.Parallel()
+	r := NewRedactor(`keep-this-one`, `drop"this-one`)
+	r.Remove(`drop"this-one`)
+	if got := r.String(`keep-this-one drop"this-one drop\"this-one`); got != `[redacted] drop"this-one drop\"this-one` {
+		t.Errorf("got %q", got)
 	}
 }

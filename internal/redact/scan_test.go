@@ -1,22 +1,22 @@
-package proxmoxsafe
+package redact
 
 import (
 	"strings"
 	"testing"
 )
 
-// redactSecretArgsPlain is redactSecretArgs as it was written before the
+// secretArgsPlain is SecretArgs as it was written before the
 // candidate scan: both expressions over the whole text, unanchored.
-func redactSecretArgsPlain(s string) string {
+func secretArgsPlain(s string) string {
 	if !mayNameSecret(s) {
 		return s
 	}
-	s = secretFlagArgs.re.ReplaceAllString(s, "${1}"+RedactedValue)
+	s = secretFlagArgs.re.ReplaceAllString(s, "${1}"+Value)
 	return secretPairArgs.re.ReplaceAllStringFunc(s, func(m string) string {
-		if strings.HasSuffix(m, RedactedValue) {
+		if strings.HasSuffix(m, Value) {
 			return m
 		}
-		return secretPairArgs.re.ReplaceAllString(m, "${1}"+RedactedValue)
+		return secretPairArgs.re.ReplaceAllString(m, "${1}"+Value)
 	})
 }
 
@@ -59,8 +59,8 @@ var secretArgsSamples = []string{
 
 func TestSecretArgsMatchesReplaceAll(t *testing.T) {
 	for _, s := range secretArgsSamples {
-		if got, want := redactSecretArgs(s), redactSecretArgsPlain(s); got != want {
-			t.Errorf("redactSecretArgs(%q)\n got  %q\n want %q (the expressions over the whole text)", s, got, want)
+		if got, want := SecretArgs(s), secretArgsPlain(s); got != want {
+			t.Errorf("SecretArgs(%q)\n got  %q\n want %q (the expressions over the whole text)", s, got, want)
 		}
 	}
 }
@@ -70,8 +70,8 @@ func FuzzSecretArgs(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := redactSecretArgs(s), redactSecretArgsPlain(s); got != want {
-			t.Errorf("redactSecretArgs(%q)\n got  %q\n want %q", s, got, want)
+		if got, want := SecretArgs(s), secretArgsPlain(s); got != want {
+			t.Errorf("SecretArgs(%q)\n got  %q\n want %q", s, got, want)
 		}
 	})
 }
@@ -86,21 +86,21 @@ func logWithNeedles() string {
 	return sb.String()
 }
 
-// go test -run '^$' -bench 'RedactSecretArgs' ./proxmoxsafe
-func BenchmarkRedactSecretArgs1MB(b *testing.B) {
+// go test -run '^$' -bench 'SecretArgs' ./internal/redact
+func BenchmarkSecretArgs1MB(b *testing.B) {
 	s := logWithNeedles()
 	b.SetBytes(int64(len(s)))
 	for b.Loop() {
-		_ = redactSecretArgs(s)
+		_ = SecretArgs(s)
 	}
 }
 
-// BenchmarkRedactSecretArgsPlain1MB is the same text through the
+// BenchmarkSecretArgsPlain1MB is the same text through the
 // expressions over the whole text, as before the candidate scan.
-func BenchmarkRedactSecretArgsPlain1MB(b *testing.B) {
+func BenchmarkSecretArgsPlain1MB(b *testing.B) {
 	s := logWithNeedles()
 	b.SetBytes(int64(len(s)))
 	for b.Loop() {
-		_ = redactSecretArgsPlain(s)
+		_ = secretArgsPlain(s)
 	}
 }

@@ -1,15 +1,19 @@
-package proxmoxsafe
+package redact
 
 import (
 	"strings"
 	"unicode/utf8"
 )
 
+// Value replaces whatever is redacted: a value under a secret's name, a
+// secret argument in free text, a credential in upstream text.
+const Value = "[redacted]"
+
 // The one list of words that name a secret (docs/SECURITY.md, "Secret
 // names"). It serves both sides: names (config keys, gateway answer
-// members and gateway write parameters, secretName) and free text that
+// members and gateway write parameters, [SecretName]) and free text that
 // quotes command lines or settings (task logs and every string of a
-// gateway answer, redactSecretArgs). A word added here is redacted and
+// gateway answer, [SecretArgs]). A word added here is redacted and
 // refused everywhere at once.
 var (
 	// secretInfixes name a secret wherever they stand in a name:
@@ -29,7 +33,7 @@ var (
 
 // secretSegmentSet holds the secretSegments as single segments ("pass",
 // "apikey") and secretSegmentPairs the ones written as two ("api", "key"),
-// so that secretName looks names up without allocating.
+// so that SecretName looks names up without allocating.
 var secretSegmentSet, secretSegmentPairs = func() (map[string]bool, map[[2]string]bool) {
 	set, pairs := map[string]bool{}, map[[2]string]bool{}
 	for _, w := range secretSegments {
@@ -42,11 +46,11 @@ var secretSegmentSet, secretSegmentPairs = func() (map[string]bool, map[[2]strin
 	return set, pairs
 }()
 
-// secretName reports whether a name (a config key, a member of an
+// SecretName reports whether a name (a config key, a member of an
 // answer, a write parameter) names a secret by the list above: it
 // contains a secretInfixes word, or a segment, or two adjacent segments,
 // spell a secretSegments word. Case is ignored.
-func secretName(name string) bool {
+func SecretName(name string) bool {
 	k := strings.ToLower(name)
 	for _, w := range secretInfixes {
 		if strings.Contains(k, w) {
@@ -73,7 +77,7 @@ func secretName(name string) bool {
 }
 
 // secretTextName is the part of the free-text expressions that matches
-// a name naming a secret, built from the same list as secretName: an
+// a name naming a secret, built from the same list as SecretName: an
 // infix anywhere in a run of name characters, or a segment word between
 // segment boundaries ("\b" before the name, so "bypass" does not match
 // at "pass"; "-" or "_" and more name characters after it, so
@@ -99,25 +103,25 @@ var (
 	secretPairArgs = newSecretArgs(`(?i)(` + secretTextName + `["']?\s*[=:]\s*)("[^"]*"|'[^']*'|\S+)`)
 )
 
-// redactSecretArgs replaces the values of secret-looking arguments
-// (--password X, api_token=X, password: X, psk=X) by [RedactedValue]:
-// task logs and other free text quote command lines, which Proxmox does
-// not mask. Text without one is returned as it is.
-func redactSecretArgs(s string) string {
+// SecretArgs replaces the values of secret-looking arguments
+// (--password X, api_token=X, password: X, psk=X) by [Value]: task logs
+// and other free text quote command lines, which Proxmox does not mask.
+// Text without one is returned as it is.
+func SecretArgs(s string) string {
 	if !mayNameSecret(s) {
 		return s
 	}
 	s = secretFlagArgs.replaceAll(s, func(s string, loc []int) string {
-		return s[loc[2]:loc[3]] + RedactedValue
+		return s[loc[2]:loc[3]] + Value
 	})
 	return secretPairArgs.replaceAll(s, func(s string, loc []int) string {
 		m := s[loc[0]:loc[1]]
-		if strings.HasSuffix(m, RedactedValue) {
+		if strings.HasSuffix(m, Value) {
 			return m
 		}
 		// What running the expression on m again would give (the match
 		// spans m), without the second run.
-		return s[loc[2]:loc[3]] + RedactedValue
+		return s[loc[2]:loc[3]] + Value
 	})
 }
 

@@ -1,4 +1,4 @@
-package pve
+package redact
 
 import (
 	"bytes"
@@ -11,9 +11,6 @@ import (
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
-
-// Redacted replaces every credential found in upstream text.
-const Redacted = "[redacted]"
 
 // minLiteral is the shortest secret redacted by value: real token secrets
 // are UUIDs, and replacing a very short string everywhere would mangle the
@@ -39,8 +36,9 @@ var markers = [][]byte{[]byte("PVEAPIToken"), []byte("PVEAuthCookie"), []byte("C
 // Redactor removes credentials from text that came from upstream before it
 // reaches any caller, log or audit record: the configured secrets by value
 // (raw and JSON-escaped) and any token header, ticket cookie or CSRF token
-// by pattern. It is the one place upstream text enters: the Client applies
-// it to every body, reason phrase and transport error. The zero value
+// by pattern. It is the one place upstream text enters: the HTTP client
+// (internal/pve) applies it to every body, reason phrase and transport
+// error. The zero value
 // redacts by pattern only; a nil *Redactor redacts nothing.
 type Redactor struct {
 	mu       sync.RWMutex
@@ -107,7 +105,7 @@ func (r *Redactor) Bytes(b []byte) []byte {
 	// rather than keeping the token id in front of a redacted secret.
 	for _, m := range markers {
 		if bytes.Contains(b, m) {
-			b = credentialRe.ReplaceAll(b, []byte("${1}"+Redacted))
+			b = credentialRe.ReplaceAll(b, []byte("${1}"+Value))
 			break
 		}
 	}
@@ -115,7 +113,7 @@ func (r *Redactor) Bytes(b []byte) []byte {
 	defer r.mu.RUnlock()
 	for _, l := range r.literals {
 		if bytes.Contains(b, l) {
-			b = bytes.ReplaceAll(b, l, []byte(Redacted))
+			b = bytes.ReplaceAll(b, l, []byte(Value))
 		}
 	}
 	return b
@@ -133,9 +131,11 @@ func (r *Redactor) String(s string) string {
 }
 
 // Error returns err unchanged when its text holds no credential, else an
-// error with the redacted text that still matches the context errors (the
-// original, which would print the secret, is not reachable through Unwrap).
-func (r *Redactor) Error(err error) error {
+// error with the redacted text that still matches (errors.Is) the context
+// errors, os.ErrDeadlineExceeded and each of keep, the conditions callers
+// branch on (the original, which would print the secret, is not reachable
+// through Unwrap).
+func (r *Redactor) Error(err error, keep ...error) error {
 	if r == nil || err == nil {
 		return err
 	}
@@ -144,12 +144,13 @@ func (r *Redactor) Error(err error) error {
 	if red == msg {
 		return err
 	}
-	return &redactedError{msg: red, cause: err}
+	return &redactedError{msg: red, cause: err, keep: keep}
 }
 
 type redactedError struct {
 	msg   string
 	cause error
+	keep  []error
 }
 
 func (e *redactedError) Error() string { return e.msg }
@@ -158,8 +159,8 @@ func (e *redactedError) Error() string { return e.msg }
 // exposing the unredacted error.
 func (e *redactedError) Is(target error) bool {
 	switch target {
-	case context.Canceled, context.DeadlineExceeded, os.ErrDeadlineExceeded, ErrBodyTooLarge:
+	case context.Canceled, context.DeadlineExceeded, os.ErrDeadlineExceeded:
 		return errors.Is(e.cause, target)
 	}
-	return false
+	return slices.Contains(e.keep, target) && errors.Is(e.cause, target)
 }
