@@ -352,7 +352,7 @@ func buildHTTPClient(cfg Config, base *url.URL, pol *policy, login bool) (*http.
 			return nil, configError("HTTPClient", "HTTPClient: TLS settings cannot be applied to a custom Transport of type %T", t)
 		}
 	}
-	hc.Transport = &guard{next: rt, basePath: base.Path, allow: pol.allowedRoutes(), login: login}
+	hc.Transport = newGuard(rt, base.Path, pol, login)
 	hc.Timeout = 0 // requestTimeout, enforced by pve.Client
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error {
 		return errors.New("refusing to follow a redirect from Proxmox")

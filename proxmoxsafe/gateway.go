@@ -47,8 +47,8 @@ var apiRequestOp = operation{info: OperationInfo{
 
 // The generic API gateway: [Client.APIGet] (class gateway) and
 // [Client.APIRequest] (class gateway-write), for what no dedicated
-// operation covers, under the same contract: the path rules
-// (gateway_path.go), the deny list (gateway_deny.go), the node allowlist,
+// operation covers, under the same contract: the path rules and the deny
+// list (gateway_rules.go, tables in internal/routes), the node allowlist,
 // protected guests for writes, approval bound to method, path and a digest
 // of the parameters, audit before sending, and a bounded, sanitized,
 // redacted answer (gateway_response.go).
@@ -537,7 +537,7 @@ func appendID(ids []int, s string) []int {
 // pathGuest returns the guest a path names (/nodes/{node}/{qemu|lxc}/{vmid}
 // and below), or the zero Target.
 func pathGuest(segs []string) Target {
-	if len(segs) < 4 || !strings.EqualFold(segs[0], "nodes") || !anyFold(strings.Split(guestTypes, "|"), segs[2]) {
+	if len(segs) < 4 || !strings.EqualFold(segs[0], "nodes") || !strings.EqualFold(segs[2], "qemu") && !strings.EqualFold(segs[2], "lxc") {
 		return Target{}
 	}
 	id, err := strconv.Atoi(segs[3])

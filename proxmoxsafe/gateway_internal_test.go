@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/routes"
 )
 
 // captureTransport stands in for the network and keeps the escaped path
@@ -97,12 +98,12 @@ func TestGatewayGuardDenyTable(t *testing.T) {
 	t.Parallel()
 	c, net := gatewayClient(t, false)
 	n := 0
-	for _, r := range gatewayDeny {
+	for _, r := range routes.DenyRules() {
 		methods := []string{http.MethodPost, http.MethodPut, http.MethodDelete}
-		if r.scope == denyAll {
+		if r.Scope == routes.DenyAll {
 			methods = append(methods, http.MethodGet)
 		}
-		for _, p := range expand(r.pattern) {
+		for _, p := range expand(r.Pattern) {
 			for _, m := range methods {
 				n++
 				err := c.api.Do(t.Context(), m, pve.Path(strings.Split(p[1:], "/")...), url.Values{}, nil)
@@ -280,7 +281,7 @@ func FuzzGatewayPath(f *testing.F) {
 			if gatewayCanonical(segs) != p {
 				t.Fatalf("canonical %q != input %q", gatewayCanonical(segs), p)
 			}
-			got, why := guardSegments(pve.Path(segs...))
+			got, why := routes.Segments(pve.Path(segs...))
 			if why != "" || !slices.Equal(got, segs) {
 				t.Fatalf("escaped %q splits to %q (%s), want %q", pve.Path(segs...), got, why, segs)
 			}
@@ -304,12 +305,12 @@ func FuzzGatewayPath(f *testing.F) {
 			}
 			gotMethod, escaped, _ := strings.Cut(sent[0], " ")
 			rest, ok := strings.CutPrefix(escaped, "/api2/json")
-			got, why := guardSegments(rest)
+			got, why := routes.Segments(rest)
 			if gotMethod != m || !ok || why != "" || !slices.Equal(got, segs) {
 				t.Fatalf("%s %q went out as %q, segments %q, want %q", m, p, sent[0], got, segs)
 			}
 			if r := deniedBy(m, got); r != nil {
-				t.Fatalf("%s %q went out although %s denies it", m, p, r.pattern)
+				t.Fatalf("%s %q went out although %s denies it", m, p, r.Pattern)
 			}
 		}
 	})

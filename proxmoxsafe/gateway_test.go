@@ -114,7 +114,7 @@ func assertGatewayRefused(t *testing.T, e *env, err error, kind error, mention s
 // denyCase is one request the deny list must stop.
 type denyCase struct{ method, path string }
 
-// deniedRequests covers every row of the deny list (gateway_deny.go) with
+// deniedRequests covers every row of the deny list (internal/routes) with
 // a concrete request; TestGatewayDenyTableCovered checks none is missing.
 var deniedRequests = []denyCase{
 	{"POST", "/access/users"}, {"PUT", "/access/acl"}, {"DELETE", "/access/users/u@pve/token/t"},

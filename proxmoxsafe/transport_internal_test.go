@@ -4,10 +4,11 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"regexp"
-	"strings"
+	"slices"
 	"sync/atomic"
 	"testing"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/routes"
 )
 
 // countingTransport stands in for the network: it counts what got past the guard.
@@ -71,60 +72,18 @@ func TestTransportGuard(t *testing.T) {
 	runGuardCases(t, tests)
 }
 
-// TestRoutePatternsCompile: the guard compiles its patterns on its first
-// request (not at init, issue 14), so a pattern that does not compile must
-// be caught here rather than by a panic at a user's first request.
-func TestRoutePatternsCompile(t *testing.T) {
+// TestGuardKnowsEveryClass: the route tables (internal/routes) name the
+// classes by string; a class they do not know would open nothing, and a
+// name they know that is no class would be a table nobody can enable.
+func TestGuardKnowsEveryClass(t *testing.T) {
 	t.Parallel()
-	routes := append([]route{loginRoute}, readRoutes...)
-	for _, rs := range classRoutes {
-		routes = append(routes, rs...)
+	var ours []string
+	for _, cl := range classOrder {
+		ours = append(ours, string(cl))
 	}
-	for _, r := range routes {
-		if r.re() == nil {
-			t.Errorf("%s route has no pattern", r.method)
-		}
-	}
-}
-
-// TestRoutePrefixes: the guard passes over a route whose literal prefix
-// a path lacks without compiling its pattern (issue 14). That is sound
-// only if every path the pattern matches starts with the prefix: each
-// route's prefix must begin the compiled pattern's own LiteralPrefix
-// ("a literal string that must begin any match"). Every route must have
-// one, or the shortcut would buy nothing; and literalPrefix stops before
-// an optional character and gives none for a top-level alternative.
-func TestRoutePrefixes(t *testing.T) {
-	t.Parallel()
-	routes := append([]route{loginRoute}, readRoutes...)
-	for _, rs := range classRoutes {
-		routes = append(routes, rs...)
-	}
-	// LiteralPrefix of the pattern without the anchors the route adds:
-	// the anchored form reports none when the pattern is not one-pass.
-	literal := func(pattern string) string {
-		lit, _ := regexp.MustCompile(pattern).LiteralPrefix()
-		return lit
-	}
-	for _, r := range routes {
-		pattern := strings.TrimSuffix(strings.TrimPrefix(r.re().String(), "^"), "$")
-		if lit := literal(pattern); !strings.HasPrefix(lit, r.prefix) {
-			t.Errorf("route %s %s: prefix %q is not where every match begins (%q)", r.method, pattern, r.prefix, lit)
-		}
-		if r.prefix == "" {
-			t.Errorf("route %s %s has no prefix", r.method, pattern)
-		}
-	}
-	for pattern, want := range map[string]string{
-		`/version`: "/version", `/ab*c`: "/a", `/ab?c`: "/a", `/ab{0,2}`: "/a", `/ab+`: "/ab",
-		`/a(b|c)`: "/a", `a|b`: "", `/x(a)|b`: "", `/a[|]b`: "/a", `/a\|b`: "/a", `/a\.b`: "/a",
-	} {
-		if got := literalPrefix(pattern); got != want {
-			t.Errorf("literalPrefix(%q) = %q, want %q", pattern, got, want)
-		}
-		if lit := literal(pattern); !strings.HasPrefix(lit, literalPrefix(pattern)) {
-			t.Errorf("literalPrefix(%q) = %q, not a prefix of the compiled %q", pattern, literalPrefix(pattern), lit)
-		}
+	slices.Sort(ours)
+	if got := routes.Classes(); !slices.Equal(got, ours) {
+		t.Errorf("the route tables know the classes %q, the library %q", got, ours)
 	}
 }
 

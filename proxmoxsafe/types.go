@@ -68,7 +68,7 @@ const (
 	// [Policy.ConfigKeys]).
 	ClassConfig Class = "config"
 	// ClassGateway covers [Client.APIGet]: a GET of any API path the token
-	// can read, outside the gateway's deny list (gateway_deny.go). It
+	// can read, outside the gateway's deny list (internal/routes). It
 	// changes nothing, so read-only mode keeps it and it needs no audit
 	// sink or approval beyond being enabled.
 	ClassGateway Class = "gateway"

@@ -1,4 +1,4 @@
-package proxmoxsafe
+package routes
 
 import (
 	"net/url"
@@ -6,24 +6,25 @@ import (
 	"strings"
 )
 
-// Bounds of a gateway path ([APIGetInput.Path], [APIRequestInput.Path]).
+// Bounds of a gateway path (the library's APIGetInput.Path and
+// APIRequestInput.Path).
 const (
-	// MaxGatewayPathLen caps a path in bytes; the longest real API paths
-	// (a task log with a token user's UPID) are under 200.
-	MaxGatewayPathLen = 256
-	// MaxGatewaySegments caps the number of segments; Proxmox's deepest
-	// paths have 9.
-	MaxGatewaySegments = 12
+	// MaxPathLen caps a path in bytes; the longest real API paths (a task
+	// log with a token user's UPID) are under 200.
+	MaxPathLen = 256
+	// MaxSegments caps the number of segments; Proxmox's deepest paths
+	// have 9.
+	MaxSegments = 12
 )
 
-// segmentByte[c] is true for the bytes a gateway path segment may hold:
+// SegmentByte[c] is true for the bytes a gateway path segment may hold:
 // what Proxmox's own path parameters are made of (node and storage ids,
 // VMIDs, UPIDs with ':' and a token user's '@' and '!', HA ids "vm:100",
 // user ids "u@pve", pool and snapshot names). Everything else — '%' and
 // '\', spaces, quotes, ';', '?', '#', control bytes and any non-ASCII byte
 // (look-alike slashes and dots, BiDi controls) — is refused rather than
 // escaped, so a caller cannot hide one path inside another.
-var segmentByte = func() (t [256]bool) {
+var SegmentByte = func() (t [256]bool) {
 	for c := 'a'; c <= 'z'; c++ {
 		t[c], t[c-'a'+'A'] = true, true
 	}
@@ -36,22 +37,21 @@ var segmentByte = func() (t [256]bool) {
 	return t
 }()
 
-// parseGatewayPath checks a caller's API path and returns its segments,
+// ParsePath checks a caller's API path and returns its segments,
 // unescaped (the caller gives them unescaped: the gateway escapes each one
 // before sending). It enforces the path rules of docs/SECURITY.md: a path
 // relative to /api2/json starting with "/", no scheme, host, query or
 // fragment, no percent-encoding (so no encoded dot, dot-dot or slash,
 // however often encoded), no empty, "." or ".." segment, only the bytes of
-// segmentByte, and the length bounds. The error says what was wrong.
-func parseGatewayPath(p string) ([]string, error) {
-	bad := func(why string) ([]string, error) {
-		return nil, &ValidationError{Fields: []FieldError{{Field: "path", Problem: why}}}
-	}
+// [SegmentByte], and the length bounds. When it does not, problem says
+// what was wrong, as the end of a sentence that begins with "path".
+func ParsePath(p string) (segs []string, problem string) {
+	bad := func(why string) ([]string, string) { return nil, why }
 	switch {
 	case p == "":
 		return bad("is empty; give an API path relative to /api2/json, e.g. /cluster/resources")
-	case len(p) > MaxGatewayPathLen:
-		return bad("is longer than " + strconv.Itoa(MaxGatewayPathLen) + " bytes")
+	case len(p) > MaxPathLen:
+		return bad("is longer than " + strconv.Itoa(MaxPathLen) + " bytes")
 	case strings.Contains(p, "://") || !strings.HasPrefix(p, "/") && strings.Contains(p, ":"):
 		return bad("is a full URL; give only the API path relative to /api2/json (the server's address comes from the operator's configuration)")
 	case !strings.HasPrefix(p, "/"):
@@ -77,13 +77,13 @@ func parseGatewayPath(p string) ([]string, error) {
 			return bad("contains a non-ASCII character (API paths are plain ASCII; look-alike characters are refused)")
 		case c == '%':
 			return bad(percentProblem(p))
-		case c != '/' && !segmentByte[c]:
+		case c != '/' && !SegmentByte[c]:
 			return bad("contains " + quoteByte(c) + ", which no Proxmox API path segment holds (allowed: letters, digits and - _ . : @ ! = , + ~)")
 		}
 	}
-	segs := strings.Split(p[1:], "/")
-	if len(segs) > MaxGatewaySegments {
-		return bad("has more than " + strconv.Itoa(MaxGatewaySegments) + " segments")
+	segs = strings.Split(p[1:], "/")
+	if len(segs) > MaxSegments {
+		return bad("has more than " + strconv.Itoa(MaxSegments) + " segments")
 	}
 	for _, s := range segs {
 		switch {
@@ -93,7 +93,7 @@ func parseGatewayPath(p string) ([]string, error) {
 			return bad("has a \".\" or \"..\" segment; give the path without dot segments")
 		}
 	}
-	return segs, nil
+	return segs, ""
 }
 
 // percentProblem names what a percent-encoded path hides, decoding up to
@@ -135,7 +135,7 @@ func quoteByte(c byte) string {
 	return "\"" + string(rune(c)) + "\""
 }
 
-// gatewayCanonical is the path as the approval phrase, the audit record
-// and the result name it: "/" + the segments joined. Every segment holds
-// only segmentByte bytes, so it reads unambiguously.
-func gatewayCanonical(segs []string) string { return "/" + strings.Join(segs, "/") }
+// Canonical is the path as the approval phrase, the audit record and the
+// result name it: "/" + the segments joined. Every segment [ParsePath]
+// returns holds only [SegmentByte] bytes, so it reads unambiguously.
+func Canonical(segs []string) string { return "/" + strings.Join(segs, "/") }

@@ -1,0 +1,36 @@
+package routes
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestClasses: the names the tables know, gateway classes included, and a
+// route list for every class that is not the gateway's.
+func TestClasses(t *testing.T) {
+	t.Parallel()
+	want := []string{"config", "destroy", "gateway", "gateway-write", "migrate", "power", "power-extra", "provision", "responder", "snapshot", "snapshot-admin"}
+	if got := Classes(); !slices.Equal(got, want) {
+		t.Errorf("Classes() = %q, want %q", got, want)
+	}
+	for cl, rs := range classRoutes {
+		if len(rs) == 0 {
+			t.Errorf("class %q has no route", cl)
+		}
+	}
+	if _, ok := classRoutes[classGateway]; ok {
+		t.Error("the gateway's routes are gatewayRoute's, not a pattern list")
+	}
+}
+
+// TestReadRoutesAreGets: every route open to every policy is a GET, so
+// read-only mode (no class) sends nothing else; the one GET a class owns
+// (migrate's precheck, config's pending) is in its class.
+func TestReadRoutesAreGets(t *testing.T) {
+	t.Parallel()
+	for _, r := range readRoutes {
+		if r.method != "GET" {
+			t.Errorf("read route %s %s is not a GET", r.method, r.prefix)
+		}
+	}
+}
