@@ -12,7 +12,7 @@ import (
 )
 
 // setGuestConfigOp declares [Client.SetGuestConfig].
-var setGuestConfigOp = operation{info: OperationInfo{
+var setGuestConfigOp = operation{verify: configVerifier, info: OperationInfo{
 	Name:            OpSetGuestConfig,
 	Class:           ClassConfig,
 	Method:          "POST",

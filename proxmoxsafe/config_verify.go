@@ -15,6 +15,19 @@ import (
 // gone or its deletion is pending; a grown disk when its size= is at
 // least the new size.
 
+// configVerifier proves a config change (resize, config): every change
+// of the receipt reads back from the guest's config.
+var configVerifier = &verifier{needs: "their changes", proof: func(_ *Client, r *Receipt, _ TaskRef) (proof, error) {
+	if len(r.Changes) == 0 {
+		return proof{}, &ValidationError{Fields: []FieldError{{Field: "receipt.changes", Problem: "is required to verify a " + r.Action}}}
+	}
+	observe := func(ctx context.Context, w *waiter) (bool, error) { return w.observeConfig(ctx) }
+	if r.Action == "resize" {
+		observe = func(ctx context.Context, w *waiter) (bool, error) { return w.observeResize(ctx) }
+	}
+	return proof{what: r.Action + " of " + r.Target.guestString(), expected: "the changes read back from the guest's config", observe: observe}, nil
+}}
+
 // pendingEntry is one entry of GET …/pending, values as config text.
 type pendingEntry struct {
 	value, pending         string
@@ -52,9 +65,6 @@ func (c *Client) readPending(ctx context.Context, t Target) (map[string]pendingE
 
 // observeConfig is one fresh read of a config-class receipt's changes.
 func (w *waiter) observeConfig(ctx context.Context) (bool, error) {
-	if w.r.Action == "resize" {
-		return w.observeResize(ctx)
-	}
 	entries, err := w.c.readPending(ctx, w.r.Target)
 	if err != nil {
 		return false, err

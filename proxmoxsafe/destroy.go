@@ -8,7 +8,7 @@ import (
 )
 
 // destroyGuestOp declares [Client.DestroyGuest].
-var destroyGuestOp = operation{info: OperationInfo{
+var destroyGuestOp = operation{verify: destroyVerifier, info: OperationInfo{
 	Name:         OpDestroyGuest,
 	Class:        ClassDestroy,
 	Method:       "DELETE",
@@ -280,3 +280,20 @@ func (f destroyFacts) effect(t Target, s GuestState, in DestroyGuestInput) strin
 	}
 	return b.String()
 }
+
+// destroyVerifier proves a destroy: no entry for the VMID in
+// /cluster/resources.
+var destroyVerifier = &verifier{proof: func(_ *Client, r *Receipt, _ TaskRef) (proof, error) {
+	return proof{what: r.Action + " of " + r.Target.guestString(), expected: "the guest gone from /cluster/resources",
+		observe: func(ctx context.Context, w *waiter) (bool, error) {
+			listed, err := w.c.guestListed(ctx, w.r.Target)
+			if err != nil {
+				return false, err
+			}
+			w.out.Observed = "gone from /cluster/resources"
+			if listed != "" {
+				w.out.Observed = "still in /cluster/resources (" + listed + ")"
+			}
+			return listed == "", nil
+		}}, nil
+}}

@@ -9,7 +9,7 @@ import (
 )
 
 // resizeDiskOp declares [Client.ResizeDisk].
-var resizeDiskOp = operation{info: OperationInfo{
+var resizeDiskOp = operation{verify: configVerifier, info: OperationInfo{
 	Name:         OpResizeDisk,
 	Class:        ClassConfig,
 	Method:       "PUT",

@@ -7,7 +7,7 @@ import (
 )
 
 // migrateGuestOp declares [Client.MigrateGuest].
-var migrateGuestOp = operation{info: OperationInfo{
+var migrateGuestOp = operation{verify: migrateVerifier, info: OperationInfo{
 	Name:         OpMigrateGuest,
 	Class:        ClassMigrate,
 	Method:       "POST",

@@ -14,17 +14,20 @@ type migrateTargetCheck struct {
 	TargetNode string `json:"target_node" validate:"required,pve_node"`
 }
 
-// expectMigration is the expectation of a migration receipt.
-func (c *Client) expectMigration(r *Receipt) (expectation, error) {
+// migrateVerifier proves a migration: /cluster/resources shows the
+// guest on the receipt's target node.
+var migrateVerifier = &verifier{needs: "a target node", proof: func(c *Client, r *Receipt, _ TaskRef) (proof, error) {
 	if err := c.check(migrateTargetCheck{TargetNode: r.TargetNode}); err != nil {
-		return expectation{}, err
+		return proof{}, err
 	}
-	return expectation{node: r.TargetNode}, nil
-}
+	node := r.TargetNode
+	return proof{what: r.Action + " of " + r.Target.guestString(), expected: "the guest on node " + node,
+		observe: func(ctx context.Context, w *waiter) (bool, error) { return w.observeNode(ctx, node) }}, nil
+}}
 
 // observeNode reads where the guest is and reports whether that is the
 // target node.
-func (w *waiter) observeNode(ctx context.Context) (bool, error) {
+func (w *waiter) observeNode(ctx context.Context, target string) (bool, error) {
 	raw, err := w.c.vmResources(ctx)
 	if err != nil {
 		return false, err
@@ -36,7 +39,7 @@ func (w *waiter) observeNode(ctx context.Context) (bool, error) {
 		}
 		node := line(string(r.Node), MaxNodeLen)
 		w.out.Observed = "on node " + node + " (" + line(string(r.Status), 16) + ")"
-		return node == w.exp.node, nil
+		return node == target, nil
 	}
 	w.out.Observed = "not in the cluster resource list"
 	return false, nil

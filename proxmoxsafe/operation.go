@@ -70,6 +70,10 @@ type Privilege struct {
 // with it: the completion verifier of a mutation that returns receipts.
 type operation struct {
 	info OperationInfo
+	// verify proves a receipt's effect (verify.go); nil for the reads and
+	// for the mutations that return no receipt (CleanupSnapshots waits
+	// for each deletion itself; APIRequest proves nothing).
+	verify *verifier
 }
 
 // Operations returns every operation's declaration, in the order of the

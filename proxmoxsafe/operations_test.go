@@ -590,3 +590,29 @@ func TestOperationsListed(t *testing.T) {
 		t.Error("Operations() shares its slices")
 	}
 }
+
+// TestPowerVerifyReadsOnlyItsState: the proof of a power action reads the
+// task and the guest's status/current, nothing another operation's proof
+// reads (snapshots, /cluster/resources, config).
+func TestPowerVerifyReadsOnlyItsState(t *testing.T) {
+	t.Parallel()
+	e := opsEnv(t)
+	in := proxmoxsafe.GuestPowerInput{Node: "pve1", Type: "qemu", VMID: 101, Action: proxmoxsafe.ActionStart}
+	in.Approval = in.ApprovalPhrase()
+	r, err := e.client.GuestPower(t.Context(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, receipt := range []*proxmoxsafe.Receipt{r, {UPID: r.UPID, Action: r.Action, Target: r.Target}} {
+		e.fake.ResetRequests()
+		out, err := e.client.Verify(t.Context(), receipt, &proxmoxsafe.WaitOptions{Interval: 1})
+		if err != nil || !out.Verified {
+			t.Fatalf("Verify = %+v, %v", out, err)
+		}
+		for _, line := range reqLines(e.requests()) {
+			if !strings.HasSuffix(line, "/status/current") && !strings.Contains(line, "/tasks/") {
+				t.Errorf("the proof of a start read %s", line)
+			}
+		}
+	}
+}

@@ -2,11 +2,13 @@ package proxmoxsafe
 
 import (
 	"context"
+	"fmt"
 	"net/url"
+	"time"
 )
 
 // guestPowerOp declares [Client.GuestPower].
-var guestPowerOp = operation{info: OperationInfo{
+var guestPowerOp = operation{verify: powerVerifier, info: OperationInfo{
 	Name:         OpGuestPower,
 	Class:        ClassPower,
 	Method:       "POST",
@@ -149,4 +151,77 @@ func powerEffect(a PowerAction, t Target, s GuestState) string {
 		e += "; the HA manager carries it out"
 	}
 	return e
+}
+
+// powerVerifier proves a power action from the guest's fresh
+// status/current: start → running, shutdown and stop → stopped, reboot
+// and reset (a reset restarts the guest like a reboot, only without asking
+// it) → running with an uptime younger than the task.
+var powerVerifier = &verifier{proof: func(_ *Client, r *Receipt, _ TaskRef) (proof, error) {
+	switch r.Action {
+	case string(ActionStart):
+		return stateProof(r, stateWant{status: "running"}), nil
+	case string(ActionReboot), "reset":
+		return stateProof(r, stateWant{status: "running", reboot: true}), nil
+	case string(ActionShutdown), string(ActionStop):
+		return stateProof(r, stateWant{status: "stopped"}), nil
+	}
+	return proof{}, errUnknownAction
+}}
+
+// stateWant is what the guest's fresh status/current must show.
+type stateWant struct {
+	status string // "running" or "stopped"
+	reboot bool   // also an uptime younger than the task
+	paused bool   // running and paused (suspend)
+	lock   string // a lock the state must show ("suspended" after a hibernation)
+}
+
+func (want stateWant) String() string {
+	switch {
+	case want.reboot:
+		return "the guest running again after the reboot"
+	case want.paused:
+		return "the guest paused"
+	case want.lock != "":
+		return "the guest " + want.status + " and locked (" + want.lock + ")"
+	}
+	return "the guest " + want.status
+}
+
+// stateProof waits until the guest's status/current shows want.
+func stateProof(r *Receipt, want stateWant) proof {
+	return proof{what: r.Action + " of " + r.Target.guestString(), expected: want.String(),
+		observe: func(ctx context.Context, w *waiter) (bool, error) { return w.observeState(ctx, want) }}
+}
+
+// observeState is one read of status/current against want.
+func (w *waiter) observeState(ctx context.Context, want stateWant) (bool, error) {
+	s, uptime, err := w.c.readState(ctx, w.r.Target)
+	if err != nil {
+		return false, err
+	}
+	w.out.After, w.out.Uptime = &s, uptime
+	w.out.Observed = s.Status
+	if s.Paused() {
+		w.out.Observed += " (paused)"
+	}
+	if want.lock != "" && s.Lock != "" {
+		w.out.Observed += ", locked (" + s.Lock + ")"
+	}
+	if s.Status != want.status || (want.status == "running" && s.Paused() != want.paused) || (want.lock != "" && s.Lock != want.lock) {
+		return false, nil
+	}
+	if want.reboot && uptime > 0 {
+		// A guest that restarted after the task began has an uptime no
+		// larger than the time since then. Uptime 0 while running means
+		// Proxmox did not report it: then "running" is all we can check.
+		since := time.Since(w.ref.StartTime) + rebootClockSlack
+		if time.Duration(uptime)*time.Second > since {
+			w.out.Observed = fmt.Sprintf("running, but its uptime (%d s) predates the reboot", uptime)
+			return false, nil
+		}
+		w.out.Observed = fmt.Sprintf("running again (uptime %d s)", uptime)
+	}
+	return true, nil
 }

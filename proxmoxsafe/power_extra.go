@@ -6,7 +6,7 @@ import (
 )
 
 // suspendGuestOp declares [Client.SuspendGuest].
-var suspendGuestOp = operation{info: OperationInfo{
+var suspendGuestOp = operation{verify: suspendVerifier, info: OperationInfo{
 	Name:         OpSuspendGuest,
 	Class:        ClassPowerExtra,
 	Method:       "POST",
@@ -28,7 +28,7 @@ var suspendGuestOp = operation{info: OperationInfo{
 }}
 
 // resumeGuestOp declares [Client.ResumeGuest].
-var resumeGuestOp = operation{info: OperationInfo{
+var resumeGuestOp = operation{verify: resumeVerifier, info: OperationInfo{
 	Name:         OpResumeGuest,
 	Class:        ClassPowerExtra,
 	Method:       "POST",
@@ -211,3 +211,18 @@ func resumePrecondition(t Target, s GuestState) error {
 	}
 	return refuse(ErrPrecondition, "%s is %s and not suspended; resume only continues a paused or hibernated VM (start it instead)", who, s.Status)
 }
+
+// suspendVerifier proves a suspend by its task type: a qmpause task
+// pauses the VM (running, paused), a qmsuspend task hibernates it
+// (stopped, locked "suspended").
+var suspendVerifier = &verifier{proof: func(_ *Client, r *Receipt, ref TaskRef) (proof, error) {
+	if ref.Type == "qmsuspend" {
+		return stateProof(r, stateWant{status: "stopped", lock: "suspended"}), nil
+	}
+	return stateProof(r, stateWant{status: "running", paused: true}), nil
+}}
+
+// resumeVerifier proves a resume: the VM runs and is not paused.
+var resumeVerifier = &verifier{proof: func(_ *Client, r *Receipt, _ TaskRef) (proof, error) {
+	return stateProof(r, stateWant{status: "running"}), nil
+}}

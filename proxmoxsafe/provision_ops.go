@@ -8,7 +8,7 @@ import (
 )
 
 // cloneGuestOp declares [Client.CloneGuest].
-var cloneGuestOp = operation{info: OperationInfo{
+var cloneGuestOp = operation{verify: provisionVerifier, info: OperationInfo{
 	Name:         OpCloneGuest,
 	Class:        ClassProvision,
 	Method:       "POST",
@@ -36,7 +36,7 @@ var cloneGuestOp = operation{info: OperationInfo{
 }}
 
 // createVMOp declares [Client.CreateVM].
-var createVMOp = operation{info: OperationInfo{
+var createVMOp = operation{verify: provisionVerifier, info: OperationInfo{
 	Name:         OpCreateVM,
 	Class:        ClassProvision,
 	Method:       "POST",
@@ -65,7 +65,7 @@ var createVMOp = operation{info: OperationInfo{
 }}
 
 // createContainerOp declares [Client.CreateContainer].
-var createContainerOp = operation{info: OperationInfo{
+var createContainerOp = operation{verify: provisionVerifier, info: OperationInfo{
 	Name:         OpCreateContainer,
 	Class:        ClassProvision,
 	Method:       "POST",

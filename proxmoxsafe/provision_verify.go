@@ -13,12 +13,18 @@ import (
 // holds "create" or "clone" while the task runs), in the requested pool,
 // and its configuration reads back what the request set.
 
-// checkNewGuest validates the receipt's new guest: required for clone and
-// create, and its node must be allowlisted like the target's.
+// provisionVerifier proves a clone or a create: the new guest exists,
+// unlocked, with its configuration.
+var provisionVerifier = &verifier{needs: "a new guest", receipt: (*Client).checkNewGuest,
+	proof: func(_ *Client, r *Receipt, _ TaskRef) (proof, error) {
+		return proof{what: r.Action + " of " + r.Target.guestString(),
+			expected: "the new guest " + r.NewGuest.String() + " unlocked with the requested configuration",
+			observe:  func(ctx context.Context, w *waiter) (bool, error) { return w.observeCreated(ctx) }}, nil
+	}}
+
+// checkNewGuest validates the receipt's new guest: required, and its node
+// must be allowlisted like the target's.
 func (c *Client) checkNewGuest(r *Receipt) error {
-	if r.Action != "clone" && r.Action != "create" {
-		return nil
-	}
 	ng := r.NewGuest
 	if ng == nil {
 		return &ValidationError{Fields: []FieldError{{Field: "new_guest", Problem: "is required to verify a clone or create"}}}

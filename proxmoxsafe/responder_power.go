@@ -9,7 +9,7 @@ import (
 )
 
 // startGuestOp declares [Client.StartGuest].
-var startGuestOp = operation{info: OperationInfo{
+var startGuestOp = operation{verify: powerVerifier, info: OperationInfo{
 	Name:         OpStartGuest,
 	Class:        ClassResponder,
 	Method:       "POST",
@@ -27,7 +27,7 @@ var startGuestOp = operation{info: OperationInfo{
 }}
 
 // rebootGuestOp declares [Client.RebootGuest].
-var rebootGuestOp = operation{info: OperationInfo{
+var rebootGuestOp = operation{verify: powerVerifier, info: OperationInfo{
 	Name:         OpRebootGuest,
 	Class:        ClassResponder,
 	Method:       "POST",
@@ -45,7 +45,7 @@ var rebootGuestOp = operation{info: OperationInfo{
 }}
 
 // resetGuestOp declares [Client.ResetGuest].
-var resetGuestOp = operation{info: OperationInfo{
+var resetGuestOp = operation{verify: powerVerifier, info: OperationInfo{
 	Name:         OpResetGuest,
 	Class:        ClassResponder,
 	Method:       "POST",

@@ -8,7 +8,7 @@ import (
 )
 
 // snapshotGuestOp declares [Client.SnapshotGuest].
-var snapshotGuestOp = operation{info: OperationInfo{
+var snapshotGuestOp = operation{verify: snapshotVerifier, info: OperationInfo{
 	Name:         OpSnapshotGuest,
 	Class:        ClassSnapshot,
 	Method:       "POST",
@@ -137,4 +137,57 @@ func (c *Client) snapshotPrecondition(ctx context.Context, t Target, s GuestStat
 		}
 	}
 	return nil
+}
+
+// snapshotVerifier proves a snapshot by the name in the guest's snapshot
+// list.
+var snapshotVerifier = &verifier{needs: "a snapshot name", proof: func(_ *Client, r *Receipt, _ TaskRef) (proof, error) {
+	return snapshotListProof(r, true)
+}}
+
+// snapshotListProof waits until the receipt's snapshot is listed (listed
+// true) or gone from the list (false).
+func snapshotListProof(r *Receipt, listed bool) (proof, error) {
+	name := r.Target.Snapshot
+	if name == "" {
+		return proof{}, errUnknownAction
+	}
+	expected := "snapshot " + name + " in the snapshot list"
+	if !listed {
+		expected = "snapshot " + name + " gone from the snapshot list"
+	}
+	return proof{what: snapshotWhat(r), expected: expected, ofSnapshot: true,
+		observe: func(ctx context.Context, w *waiter) (bool, error) {
+			present, err := w.c.snapshotPresent(ctx, w.r.Target)
+			if err != nil {
+				return false, err
+			}
+			if present {
+				w.out.Observed = "snapshot " + name + " present"
+			} else {
+				w.out.Observed = "snapshot " + name + " not in the snapshot list"
+			}
+			return present == listed, nil
+		}}, nil
+}
+
+// snapshotWhat names a snapshot action's subject: "snapshot s1 of
+// pve1/qemu/101".
+func snapshotWhat(r *Receipt) string {
+	return "snapshot " + r.Target.Snapshot + " of " + r.Target.guestString()
+}
+
+// snapshotPresent reports whether the guest's snapshot list names t.Snapshot
+// (compared exactly, like Proxmox's config sections).
+func (c *Client) snapshotPresent(ctx context.Context, t Target) (bool, error) {
+	var snaps []rawSnapshot
+	if err := c.get(ctx, guestPath(t, "snapshot"), nil, &snaps); err != nil {
+		return false, err
+	}
+	for _, s := range snaps {
+		if string(s.Name) == t.Snapshot {
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // deleteSnapshotOp declares [Client.DeleteSnapshot].
-var deleteSnapshotOp = operation{info: OperationInfo{
+var deleteSnapshotOp = operation{verify: deleteSnapshotVerifier, info: OperationInfo{
 	Name:         OpDeleteSnapshot,
 	Class:        ClassSnapshotAdmin,
 	Method:       "DELETE",
@@ -115,3 +115,9 @@ func snapshotAdminPrecondition(t Target, s GuestState) error {
 	}
 	return nil
 }
+
+// deleteSnapshotVerifier proves a deletion: the snapshot is gone from the
+// guest's snapshot list.
+var deleteSnapshotVerifier = &verifier{needs: "a snapshot name", proof: func(_ *Client, r *Receipt, _ TaskRef) (proof, error) {
+	return snapshotListProof(r, false)
+}}

@@ -6,7 +6,7 @@ import (
 )
 
 // rollbackSnapshotOp declares [Client.RollbackSnapshot].
-var rollbackSnapshotOp = operation{info: OperationInfo{
+var rollbackSnapshotOp = operation{verify: rollbackVerifier, info: OperationInfo{
 	Name:         OpRollbackSnapshot,
 	Class:        ClassSnapshotAdmin,
 	Method:       "POST",
@@ -153,3 +153,24 @@ func (c *Client) currentParent(ctx context.Context, t Target) (string, error) {
 	}
 	return "", nil
 }
+
+// rollbackVerifier proves a rollback: the guest's current state is based
+// on the snapshot (the parent of the snapshot list's "current" entry).
+var rollbackVerifier = &verifier{needs: "a snapshot name", proof: func(_ *Client, r *Receipt, _ TaskRef) (proof, error) {
+	name := r.Target.Snapshot
+	if name == "" {
+		return proof{}, errUnknownAction
+	}
+	return proof{what: snapshotWhat(r), expected: "the current state based on snapshot " + name, ofSnapshot: true,
+		observe: func(ctx context.Context, w *waiter) (bool, error) {
+			parent, err := w.c.currentParent(ctx, w.r.Target)
+			if err != nil {
+				return false, err
+			}
+			w.out.Observed = "current state based on " + parent
+			if parent == "" {
+				w.out.Observed = "current state based on no snapshot"
+			}
+			return parent == name, nil
+		}}, nil
+}}

@@ -2,76 +2,103 @@ package proxmoxsafe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// expectation is what the fresh state must show for an action to count as
-// done.
-type expectation struct {
-	status   string // "running" or "stopped" for power actions
-	reboot   bool   // also require an uptime younger than the task
-	snapshot string // snapshot name that must be listed
-	paused   bool   // running and paused (suspend)
-	// snapOp is "rollback" (the current state's parent must be snapshot)
-	// or "delsnapshot" (snapshot must be gone); "" means snapshot must be
-	// listed.
-	snapOp string
-	lock   string // a lock the state must show ("suspended" after a hibernation)
-	gone   bool   // the guest must be gone from /cluster/resources (destroy)
-	// created: the receipt's NewGuest must exist with its configuration
-	// (clone, create; provision_verify.go).
-	created bool
-	node    string // the node /cluster/resources must show the guest on (migrate)
-	// config: the receipt's Changes must read back (config_verify.go).
-	config bool
+// verifier is how an operation proves a receipt's effect from fresh
+// reads; each mutation that returns receipts declares its own
+// (operation.verify), so no receipt passes through another operation's
+// proof.
+type verifier struct {
+	// needs names what a receipt must carry beyond its action ("a
+	// snapshot name"), for the refusal that lists the actions Verify
+	// knows; "" for nothing.
+	needs string
+	// receipt, when set, checks what the receipt must carry before its
+	// task is read (a clone's new guest).
+	receipt func(c *Client, r *Receipt) error
+	// proof returns what the wait polls for r, whose task is ref. It
+	// returns errUnknownAction for an action it does not prove (a
+	// snapshot action without a snapshot name).
+	proof func(c *Client, r *Receipt, ref TaskRef) (proof, error)
 }
 
-func expectFor(action string, t Target) (expectation, error) {
-	switch action {
-	case string(ActionStart):
-		return expectation{status: "running"}, nil
-	case string(ActionReboot), "reset":
-		// A reset restarts the guest like a reboot, only without asking it.
-		return expectation{status: "running", reboot: true}, nil
-	case string(ActionShutdown), string(ActionStop):
-		return expectation{status: "stopped"}, nil
-	case "resume":
-		return expectation{status: "running"}, nil
-	case "destroy":
-		return expectation{gone: true}, nil
-	case "rollback", "delsnapshot":
-		if t.Snapshot == "" {
-			break
-		}
-		return expectation{snapshot: t.Snapshot, snapOp: action}, nil
-	case "snapshot":
-		if t.Snapshot == "" {
-			break
-		}
-		return expectation{snapshot: t.Snapshot}, nil
-	case "clone", "create":
-		return expectation{created: true}, nil
-	case "resize", "config":
-		return expectation{config: true}, nil
-	}
-	return expectation{}, &ValidationError{Fields: []FieldError{{Field: "action", Problem: "is not an action Verify knows (start, shutdown, reboot, reset, stop, suspend, resume, destroy; snapshot, rollback, delsnapshot with a snapshot name; clone, create with a new guest; migrate with a target node)"}}}
+// proof is what one verification waits for.
+type proof struct {
+	// what names the mutation in messages: "start of pve1/qemu/101",
+	// "snapshot s1 of pve1/qemu/101".
+	what string
+	// expected says what the fresh state must show: "the guest running".
+	expected string
+	// observe does one fresh read, records what it saw in w.out and
+	// reports whether it shows the expected result.
+	observe func(ctx context.Context, w *waiter) (bool, error)
+	// ofSnapshot marks the proofs of snapshot actions: the audit record of
+	// a receipt built by hand names [OpSnapshotGuest] for them and
+	// [OpGuestPower] for the others, as it always did.
+	ofSnapshot bool
 }
 
-// expectForTask refines expectFor by the task type where one action has
-// two effects: a suspend task qmpause pauses the VM, qmsuspend (todisk)
-// hibernates it (stopped, locked "suspended").
-func expectForTask(action string, t Target, ref TaskRef) (expectation, error) {
-	if action == "suspend" {
-		if ref.Type == "qmsuspend" {
-			return expectation{status: "stopped", lock: "suspended"}, nil
+// errUnknownAction is what a proof returns for an action it does not
+// prove; verify turns it into the refusal listing what Verify knows.
+var errUnknownAction = errors.New("unknown action")
+
+// verifierFor returns the verifier of r: its operation's, when the
+// receipt names one that declares its action, else the first operation's
+// that declares the action (a receipt from elsewhere); nil when none does.
+func verifierFor(r *Receipt) *verifier {
+	for _, op := range operations {
+		if op.info.Name == r.op && op.verify != nil {
+			if _, ok := op.info.Action(r.Action); ok {
+				return op.verify
+			}
 		}
-		return expectation{status: "running", paused: true}, nil
 	}
-	return expectFor(action, t)
+	for _, op := range operations {
+		if op.verify == nil {
+			continue
+		}
+		if _, ok := op.info.Action(r.Action); ok {
+			return op.verify
+		}
+	}
+	return nil
+}
+
+// unknownActionError is the refusal of a receipt whose action Verify
+// cannot prove. It lists the actions of every operation with a verifier,
+// grouped by what their receipts must carry.
+func unknownActionError() error {
+	var needs []string
+	groups := map[string][]string{}
+	for _, op := range operations {
+		if op.verify == nil {
+			continue
+		}
+		n := op.verify.needs
+		if _, seen := groups[n]; !seen {
+			needs = append(needs, n)
+		}
+		for _, a := range op.info.Actions {
+			if !slices.Contains(groups[n], a.Name) {
+				groups[n] = append(groups[n], a.Name)
+			}
+		}
+	}
+	parts := make([]string, len(needs))
+	for i, n := range needs {
+		parts[i] = strings.Join(groups[n], ", ")
+		if n != "" {
+			parts[i] += " with " + n
+		}
+	}
+	return &ValidationError{Fields: []FieldError{{Field: "action", Problem: "is not an action Verify knows (" + strings.Join(parts, "; ") + ")"}}}
 }
 
 // Verify waits for the task of a receipt and checks its effect from fresh
@@ -122,7 +149,7 @@ type waiter struct {
 	c       *Client
 	r       *Receipt
 	ref     TaskRef
-	exp     expectation
+	proof   proof
 	opts    WaitOptions
 	start   time.Time
 	timeout time.Duration
@@ -138,25 +165,24 @@ func (c *Client) verify(ctx context.Context, r *Receipt, opts *WaitOptions, star
 	if err != nil {
 		return nil, err
 	}
-	ref, err := c.checkReceipt(r)
+	v := verifierFor(r)
+	ref, err := c.checkReceipt(r, v)
 	if err != nil {
 		return nil, err
 	}
-	var exp expectation
-	if r.Action == "migrate" {
-		exp, err = c.expectMigration(r) // migrate_verify.go
-	} else {
-		exp, err = expectForTask(r.Action, r.Target, ref)
+	if v == nil {
+		return nil, unknownActionError()
 	}
-	if err == nil && exp.config && len(r.Changes) == 0 {
-		err = &ValidationError{Fields: []FieldError{{Field: "receipt.changes", Problem: "is required to verify a " + r.Action}}}
+	p, err := v.proof(c, r, ref)
+	if errors.Is(err, errUnknownAction) {
+		err = unknownActionError()
 	}
 	if err != nil {
 		return nil, err
 	}
 	timeout, clamped := c.effectiveTimeout(o.Timeout)
 	w := &waiter{
-		c: c, r: r, ref: ref, exp: exp, opts: o, start: start, timeout: timeout,
+		c: c, r: r, ref: ref, proof: p, opts: o, start: start, timeout: timeout,
 		out: &Outcome{Status: OutcomeSubmitted, UPID: r.UPID, Timeout: timeout, TimeoutClamped: clamped},
 	}
 	// The timeout is a child context so the caller's ctx stays usable for
@@ -192,8 +218,9 @@ type syncReceiptCheck struct {
 }
 
 // checkReceipt validates a receipt: the UPID must parse, the task node and
-// the target node must be allowlisted, and the target must be a guest.
-func (c *Client) checkReceipt(r *Receipt) (TaskRef, error) {
+// the target node must be allowlisted, the target must be a guest, and
+// what its verifier v (nil: none) needs must be there.
+func (c *Client) checkReceipt(r *Receipt, v *verifier) (TaskRef, error) {
 	t := r.Target
 	if r.Synchronous && r.UPID == "" {
 		// Applied before Proxmox answered: no task, only the guest to read.
@@ -208,8 +235,10 @@ func (c *Client) checkReceipt(r *Receipt) (TaskRef, error) {
 	if err := c.policy.checkNode(t.Node); err != nil {
 		return TaskRef{}, err
 	}
-	if err := c.checkNewGuest(r); err != nil { // provision_verify.go
-		return TaskRef{}, err
+	if v != nil && v.receipt != nil {
+		if err := v.receipt(c, r); err != nil {
+			return TaskRef{}, err
+		}
 	}
 	return c.checkTask(TaskStatusInput{Node: taskRefOf(r.UPID).Node, UPID: r.UPID})
 }
@@ -325,80 +354,11 @@ func (w *waiter) pollState(wctx context.Context) (bool, error) {
 	}
 }
 
-// observe does one fresh read and records it; it reports whether the
-// expected result is there.
+// observe does one fresh read through the operation's proof and records
+// it; it reports whether the expected result is there.
 func (w *waiter) observe(ctx context.Context) (bool, error) {
 	w.out.StatePolls++
-	if w.exp.created {
-		return w.observeCreated(ctx)
-	}
-	if w.exp.node != "" {
-		return w.observeNode(ctx) // migrate_verify.go
-	}
-	if w.exp.config {
-		return w.observeConfig(ctx) // config_verify.go
-	}
-	if w.exp.snapOp == "rollback" {
-		parent, err := w.c.currentParent(ctx, w.r.Target)
-		if err != nil {
-			return false, err
-		}
-		w.out.Observed = "current state based on " + parent
-		if parent == "" {
-			w.out.Observed = "current state based on no snapshot"
-		}
-		return parent == w.exp.snapshot, nil
-	}
-	if w.exp.gone {
-		listed, err := w.c.guestListed(ctx, w.r.Target)
-		if err != nil {
-			return false, err
-		}
-		w.out.Observed = "gone from /cluster/resources"
-		if listed != "" {
-			w.out.Observed = "still in /cluster/resources (" + listed + ")"
-		}
-		return listed == "", nil
-	}
-	if w.exp.snapshot != "" {
-		present, err := w.c.snapshotPresent(ctx, w.r.Target)
-		if err != nil {
-			return false, err
-		}
-		if present {
-			w.out.Observed = "snapshot " + w.exp.snapshot + " present"
-		} else {
-			w.out.Observed = "snapshot " + w.exp.snapshot + " not in the snapshot list"
-		}
-		return present == (w.exp.snapOp != "delsnapshot"), nil
-	}
-	s, uptime, err := w.c.readState(ctx, w.r.Target)
-	if err != nil {
-		return false, err
-	}
-	w.out.After, w.out.Uptime = &s, uptime
-	w.out.Observed = s.Status
-	if s.Paused() {
-		w.out.Observed += " (paused)"
-	}
-	if w.exp.lock != "" && s.Lock != "" {
-		w.out.Observed += ", locked (" + s.Lock + ")"
-	}
-	if s.Status != w.exp.status || (w.exp.status == "running" && s.Paused() != w.exp.paused) || (w.exp.lock != "" && s.Lock != w.exp.lock) {
-		return false, nil
-	}
-	if w.exp.reboot && uptime > 0 {
-		// A guest that restarted after the task began has an uptime no
-		// larger than the time since then. Uptime 0 while running means
-		// Proxmox did not report it: then "running" is all we can check.
-		since := time.Since(w.ref.StartTime) + rebootClockSlack
-		if time.Duration(uptime)*time.Second > since {
-			w.out.Observed = fmt.Sprintf("running, but its uptime (%d s) predates the reboot", uptime)
-			return false, nil
-		}
-		w.out.Observed = fmt.Sprintf("running again (uptime %d s)", uptime)
-	}
-	return true, nil
+	return w.proof.observe(ctx, w)
 }
 
 // failed records a task that stopped with an error: its log tail and the
@@ -440,38 +400,9 @@ func (w *waiter) interrupted(ctx context.Context, err error) error {
 	return err
 }
 
-func (w *waiter) what() string {
-	if w.exp.snapshot != "" {
-		return "snapshot " + w.exp.snapshot + " of " + w.r.Target.guestString()
-	}
-	return w.r.Action + " of " + w.r.Target.guestString()
-}
+func (w *waiter) what() string { return w.proof.what }
 
-func (w *waiter) expected() string {
-	switch {
-	case w.exp.created:
-		return "the new guest " + w.r.NewGuest.String() + " unlocked with the requested configuration"
-	case w.exp.node != "":
-		return "the guest on node " + w.exp.node
-	case w.exp.config:
-		return "the changes read back from the guest's config"
-	case w.exp.snapOp == "rollback":
-		return "the current state based on snapshot " + w.exp.snapshot
-	case w.exp.gone:
-		return "the guest gone from /cluster/resources"
-	case w.exp.snapOp == "delsnapshot":
-		return "snapshot " + w.exp.snapshot + " gone from the snapshot list"
-	case w.exp.snapshot != "":
-		return "snapshot " + w.exp.snapshot + " in the snapshot list"
-	case w.exp.reboot:
-		return "the guest running again after the reboot"
-	case w.exp.paused:
-		return "the guest paused"
-	case w.exp.lock != "":
-		return "the guest " + w.exp.status + " and locked (" + w.exp.lock + ")"
-	}
-	return "the guest " + w.exp.status
-}
+func (w *waiter) expected() string { return w.proof.expected }
 
 func (w *waiter) progress(phase ProgressPhase, msg string) {
 	if w.opts.OnProgress == nil {
@@ -503,7 +434,7 @@ func (w *waiter) audit(ctx context.Context) {
 	op := w.r.op
 	switch {
 	case op != "":
-	case w.exp.snapshot != "":
+	case w.proof.ofSnapshot:
 		op = OpSnapshotGuest
 	default:
 		op = OpGuestPower
@@ -519,21 +450,6 @@ func (w *waiter) audit(ctx context.Context) {
 func (t Target) guestString() string {
 	t.Snapshot = ""
 	return t.String()
-}
-
-// snapshotPresent reports whether the guest's snapshot list names t.Snapshot
-// (compared exactly, like Proxmox's config sections).
-func (c *Client) snapshotPresent(ctx context.Context, t Target) (bool, error) {
-	var snaps []rawSnapshot
-	if err := c.get(ctx, guestPath(t, "snapshot"), nil, &snaps); err != nil {
-		return false, err
-	}
-	for _, s := range snaps {
-		if string(s.Name) == t.Snapshot {
-			return true, nil
-		}
-	}
-	return false, nil
 }
 
 // taskLogTail returns the last n lines of a task log through
