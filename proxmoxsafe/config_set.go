@@ -2,7 +2,6 @@ package proxmoxsafe
 
 import (
 	"context"
-	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -197,10 +196,8 @@ func (c *Client) SetGuestConfig(ctx context.Context, in SetGuestConfigInput) (*R
 	var changes []ConfigChange
 	var digest string
 	form, planForm := url.Values{}, url.Values{}
-	m := &mutation{
-		op:       OpSetGuestConfig,
+	m := &mutation{decl: &setGuestConfigOp, mutationCall: mutationCall{
 		planOnly: in.Plan,
-		class:    ClassConfig,
 		action:   "config",
 		input:    in,
 		target:   t,
@@ -239,10 +236,7 @@ func (c *Client) SetGuestConfig(ctx context.Context, in SetGuestConfigInput) (*R
 		// and a POST that finished within background_delay).
 		answersNull: true,
 		changes:     func() []ConfigChange { return slices.Clone(changes) },
-	}
-	if t.Type == TypeLXC {
-		m.method = http.MethodPut // pve-container has no POST …/config
-	}
+	}}
 	return c.waitIfAsked(ctx, in.Wait, m)
 }
 

@@ -3,7 +3,6 @@ package proxmoxsafe
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 )
@@ -133,32 +132,6 @@ func (w *waiter) observeResize(ctx context.Context) (bool, error) {
 	}
 	w.out.Observed = strings.Join(parts, ", ")
 	return ok, nil
-}
-
-// runSync verifies a receipt Proxmox answered without a task: only the
-// read-back remains.
-func (w *waiter) runSync(ctx, wctx context.Context) error {
-	reached, err := w.pollState(wctx)
-	if err == nil && ctx.Err() != nil {
-		err = ctx.Err()
-	}
-	if err != nil {
-		w.out.Status = OutcomeSubmitted
-		if ctx.Err() != nil {
-			err = ctx.Err()
-		}
-		w.out.Message = fmt.Sprintf("%s was applied by Proxmox, but reading it back failed (%v); read the guest's config", w.what(), err)
-		return err
-	}
-	if !reached {
-		w.out.Status = OutcomeTimeout
-		w.out.Message = fmt.Sprintf("%s was applied by Proxmox, but after %s s the config does not show it (%s); read the guest's config later",
-			w.what(), strconv.FormatFloat(w.timeout.Seconds(), 'f', -1, 64), w.out.Observed)
-		return nil
-	}
-	w.out.Verified, w.out.Status = true, OutcomeCompleted
-	w.out.Message = fmt.Sprintf("%s completed OK: %s", w.what(), w.out.Observed)
-	return nil
 }
 
 // readRawConfig reads GET …/config as key → config text (values as

@@ -2,7 +2,6 @@ package proxmoxsafe
 
 import (
 	"context"
-	"net/http"
 	"strconv"
 	"strings"
 )
@@ -96,10 +95,8 @@ func (in DestroyGuestInput) ApprovalPhrase() string {
 func (c *Client) DestroyGuest(ctx context.Context, in DestroyGuestInput) (*Receipt, error) {
 	t := in.Target()
 	var facts destroyFacts
-	return c.waitIfAsked(ctx, in.Wait, &mutation{
-		op:       OpDestroyGuest,
+	return c.waitIfAsked(ctx, in.Wait, &mutation{decl: &destroyGuestOp, mutationCall: mutationCall{
 		planOnly: in.Plan,
-		class:    ClassDestroy,
 		action:   "destroy",
 		input:    in,
 		target:   t,
@@ -117,10 +114,9 @@ func (c *Client) DestroyGuest(ctx context.Context, in DestroyGuestInput) (*Recei
 			return f.refusal(t, s)
 		},
 		effect: func(s GuestState) string { return facts.effect(t, s, in) },
-		method: http.MethodDelete,
 		path:   guestPath(t),
 		form:   paramForm(in.approvalParams()), // exactly the approved choices
-	})
+	}})
 }
 
 // destroyStatePrecondition refuses from status/current alone.

@@ -116,10 +116,8 @@ func (c *Client) ResizeDisk(ctx context.Context, in ResizeDiskInput) (*Receipt, 
 	form := url.Values{"disk": {in.Disk}, "size": {in.Size}}
 	var change ConfigChange
 	var digest string
-	return c.waitIfAsked(ctx, in.Wait, &mutation{
-		op:         OpResizeDisk,
+	return c.waitIfAsked(ctx, in.Wait, &mutation{decl: &resizeDiskOp, mutationCall: mutationCall{
 		planOnly:   in.Plan,
-		class:      ClassConfig,
 		action:     "resize",
 		input:      in,
 		checkInput: in.check,
@@ -143,11 +141,10 @@ func (c *Client) ResizeDisk(ctx context.Context, in ResizeDiskInput) (*Receipt, 
 			return "grow disk " + in.Disk + " of " + describe(t, s) + " from " + change.Current + " to " + change.New +
 				"; a disk cannot be shrunk again, and the partitions and file systems inside the guest must be grown there"
 		},
-		method:  "PUT",
 		path:    guestPath(t, "resize"),
 		form:    form,
 		changes: func() []ConfigChange { return []ConfigChange{change} },
-	})
+	}})
 }
 
 // configPrecondition is what both config operations refuse from the

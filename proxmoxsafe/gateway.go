@@ -170,7 +170,7 @@ func (c *Client) APIGet(ctx context.Context, in APIGetInput) (*APIResult, error)
 func (c *Client) APIRequest(ctx context.Context, in APIRequestInput) (*APIResult, error) {
 	const op = OpAPIRequest
 	start := time.Now()
-	m := &mutation{op: op}
+	m := &mutation{decl: &apiRequestOp}
 	r, err := c.gatewayAdmit(ctx, in, in.Method, in.Path, in.Params, ClassGatewayWrite)
 	if r != nil {
 		// The input is valid: the records name the request.
@@ -234,7 +234,7 @@ func (c *Client) APIRequest(ctx context.Context, in APIRequestInput) (*APIResult
 	if aerr := c.record(sent, m, AuditSubmitted, "", res.UPID); aerr != nil {
 		c.log.ErrorContext(sent, "audit record of a submitted mutation could not be written", slog.String("error", aerr.Error()))
 	}
-	res.Approver, res.Note = m.approvedBy, coveredBy(r)
+	res.Approver, res.Note = m.state.approvedBy, coveredBy(r)
 	err = nil
 	if ctx.Err() != nil {
 		err = &SentBeforeCancelError{UPID: res.UPID, Err: context.Cause(ctx)}
@@ -562,8 +562,8 @@ func (r *gatewayReq) mutation(given string) *mutation {
 	for _, k := range sortedKeys(r.params) {
 		ps = append(ps, ApprovalParam{Name: k, Value: r.shownParam(k, 128)})
 	}
-	return &mutation{op: OpAPIRequest, class: ClassGatewayWrite, action: r.method, target: r.target,
-		params: ps, given: given, method: r.method, apiPath: r.path()}
+	return &mutation{decl: &apiRequestOp, mutationCall: mutationCall{action: r.method, target: r.target,
+		params: ps, given: given, requestMethod: r.method, apiPath: r.path()}}
 }
 
 // shownParam is a parameter's value as audit records show it: one

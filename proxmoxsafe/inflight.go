@@ -43,7 +43,7 @@ func (c *Client) claim(m *mutation) error {
 		return err
 	}
 	c.busy.guests[m.target.VMID] = m.action
-	m.release = sync.OnceFunc(func() {
+	m.state.release = sync.OnceFunc(func() {
 		unlockHost()
 		c.busy.mu.Lock()
 		defer c.busy.mu.Unlock()

@@ -116,10 +116,8 @@ func (in MigrateGuestInput) form() url.Values { return paramForm(in.approvalPara
 func (c *Client) MigrateGuest(ctx context.Context, in MigrateGuestInput) (*Receipt, error) {
 	t := in.Target()
 	var pre *MigratePrecheck
-	return c.waitIfAsked(ctx, in.Wait, &mutation{
-		op:        OpMigrateGuest,
+	return c.waitIfAsked(ctx, in.Wait, &mutation{decl: &migrateGuestOp, mutationCall: mutationCall{
 		planOnly:  in.Plan,
-		class:     ClassMigrate,
 		action:    "migrate",
 		input:     in,
 		target:    t,
@@ -157,7 +155,7 @@ func (c *Client) MigrateGuest(ctx context.Context, in MigrateGuestInput) (*Recei
 		},
 		path: guestPath(t, "migrate"),
 		form: in.form(),
-	})
+	}})
 }
 
 // migratePrecondition checks the fresh state against the requested mode.

@@ -1,7 +1,5 @@
 package proxmoxsafe
 
-import "net/http"
-
 // Plan is what a mutation would do, returned instead of doing it when
 // the input asks for a plan (its Plan field): every step up to the
 // approval ran (validation, policy, fresh state, preconditions, the
@@ -30,17 +28,13 @@ type Plan struct {
 
 // plan builds the plan of a mutation that passed admit.
 func (c *Client) plan(m *mutation, s GuestState) *Receipt {
-	method := m.method
-	if method == "" {
-		method = http.MethodPost
-	}
 	p := &Plan{
-		Class:          m.class,
-		Method:         method,
+		Class:          m.class(),
+		Method:         m.method(),
 		Path:           m.path,
 		Effect:         m.effect(s),
 		Approval:       ApprovalPhrase(m.action, m.target, m.params...),
-		ApprovalLevels: c.policy.approvalsFor(m.class),
+		ApprovalLevels: c.policy.approvalsFor(m.class()),
 	}
 	form := m.form
 	if m.planForm != nil {
@@ -52,7 +46,7 @@ func (c *Client) plan(m *mutation, s GuestState) *Receipt {
 		}
 		p.Params[k] = form.Get(k)
 	}
-	r := &Receipt{Action: m.action, Target: m.target, Before: s, HAManaged: s.HAManaged, NewGuest: m.newGuest, Plan: p, op: m.op}
+	r := &Receipt{Action: m.action, Target: m.target, Before: s, HAManaged: s.HAManaged, NewGuest: m.newGuest, Plan: p, op: m.name()}
 	if m.changes != nil {
 		r.Changes = m.changes()
 	}

@@ -82,10 +82,8 @@ func (in GuestPowerInput) ApprovalPhrase() string {
 // error: Outcome.Status says "timeout".
 func (c *Client) GuestPower(ctx context.Context, in GuestPowerInput) (*Receipt, error) {
 	t := in.Target()
-	return c.waitIfAsked(ctx, in.Wait, &mutation{
-		op:       "GuestPower",
+	return c.waitIfAsked(ctx, in.Wait, &mutation{decl: &guestPowerOp, mutationCall: mutationCall{
 		planOnly: in.Plan,
-		class:    ClassPower,
 		action:   string(in.Action),
 		input:    in,
 		target:   t,
@@ -102,7 +100,7 @@ func (c *Client) GuestPower(ctx context.Context, in GuestPowerInput) (*Receipt, 
 		effect: func(s GuestState) string { return powerEffect(in.Action, t, s) },
 		path:   guestPath(t, "status", string(in.Action)),
 		form:   url.Values{},
-	})
+	}})
 }
 
 func powerPrecondition(a PowerAction, t Target, s GuestState) error {

@@ -124,10 +124,8 @@ func (c *Client) SuspendGuest(ctx context.Context, in SuspendGuestInput) (*Recei
 	if in.ToDisk {
 		form.Set("todisk", "1")
 	}
-	return c.waitIfAsked(ctx, in.Wait, &mutation{
-		op:       OpSuspendGuest,
+	return c.waitIfAsked(ctx, in.Wait, &mutation{decl: &suspendGuestOp, mutationCall: mutationCall{
 		planOnly: in.Plan,
-		class:    ClassPowerExtra,
 		action:   "suspend",
 		input:    in,
 		target:   t,
@@ -144,7 +142,7 @@ func (c *Client) SuspendGuest(ctx context.Context, in SuspendGuestInput) (*Recei
 		},
 		path: guestPath(t, "status", "suspend"),
 		form: form,
-	})
+	}})
 }
 
 // ResumeGuest resumes a paused or hibernated QEMU VM (class
@@ -153,10 +151,8 @@ func (c *Client) SuspendGuest(ctx context.Context, in SuspendGuestInput) (*Recei
 // and a VM locked for anything else.
 func (c *Client) ResumeGuest(ctx context.Context, in ResumeGuestInput) (*Receipt, error) {
 	t := in.Target()
-	return c.waitIfAsked(ctx, in.Wait, &mutation{
-		op:       OpResumeGuest,
+	return c.waitIfAsked(ctx, in.Wait, &mutation{decl: &resumeGuestOp, mutationCall: mutationCall{
 		planOnly: in.Plan,
-		class:    ClassPowerExtra,
 		action:   "resume",
 		input:    in,
 		target:   t,
@@ -172,7 +168,7 @@ func (c *Client) ResumeGuest(ctx context.Context, in ResumeGuestInput) (*Receipt
 		},
 		path: guestPath(t, "status", "resume"),
 		form: url.Values{},
-	})
+	}})
 }
 
 // hibernated reports a VM suspended to disk: stopped, locked "suspended".

@@ -113,16 +113,14 @@ var createContainerOp = operation{verify: provisionVerifier, info: OperationInfo
 func (c *Client) CloneGuest(ctx context.Context, in CloneGuestInput) (*Receipt, error) {
 	t := in.Target()
 	var newid int
-	m := &mutation{
-		op:       OpCloneGuest,
+	m := &mutation{decl: &cloneGuestOp, mutationCall: mutationCall{
 		planOnly: in.Plan,
-		class:    ClassProvision,
 		action:   "clone",
 		input:    in,
 		target:   t,
 		given:    in.Approval,
 		path:     guestPath(t, "clone"),
-	}
+	}}
 	if tn := in.targetNode(); tn != "" {
 		m.alsoNodes = []string{tn} // checked by the policy step, like a migration's target
 	}
@@ -202,7 +200,7 @@ func cloneEffect(in CloneGuestInput, s GuestState, newid int) string {
 // configuration.
 func (c *Client) CreateVM(ctx context.Context, in CreateVMInput) (*Receipt, error) {
 	return c.create(ctx, createSpec{
-		op: OpCreateVM, typ: TypeQEMU, node: in.Node, vmid: in.VMID, name: in.Name, pool: in.Pool,
+		decl: &createVMOp, typ: TypeQEMU, node: in.Node, vmid: in.VMID, name: in.Name, pool: in.Pool,
 		plan: in.Plan, given: in.Approval, wait: in.Wait, input: in, params: in.params,
 		storage: in.DiskStorage, content: "images", volume: in.ISO, volumeContent: "iso",
 	})
@@ -219,7 +217,7 @@ func (c *Client) CreateVM(ctx context.Context, in CreateVMInput) (*Receipt, erro
 // unlocked, with the requested configuration.
 func (c *Client) CreateContainer(ctx context.Context, in CreateContainerInput) (*Receipt, error) {
 	return c.create(ctx, createSpec{
-		op: OpCreateContainer, typ: TypeLXC, node: in.Node, vmid: in.VMID, name: in.Hostname, pool: in.Pool,
+		decl: &createContainerOp, typ: TypeLXC, node: in.Node, vmid: in.VMID, name: in.Hostname, pool: in.Pool,
 		plan: in.Plan, given: in.Approval, wait: in.Wait, input: in, params: in.params,
 		storage: in.RootfsStorage, content: "rootdir", volume: in.OSTemplate, volumeContent: "vztmpl",
 	})
@@ -227,7 +225,7 @@ func (c *Client) CreateContainer(ctx context.Context, in CreateContainerInput) (
 
 // createSpec is what CreateVM and CreateContainer share.
 type createSpec struct {
-	op                    Operation
+	decl                  *operation
 	typ                   GuestType
 	node                  string
 	vmid                  int
@@ -244,16 +242,14 @@ type createSpec struct {
 func (c *Client) create(ctx context.Context, sp createSpec) (*Receipt, error) {
 	t := Target{Node: sp.node, Type: sp.typ, VMID: sp.vmid}
 	var sent []ApprovalParam
-	m := &mutation{
-		op:       sp.op,
+	m := &mutation{decl: sp.decl, mutationCall: mutationCall{
 		planOnly: sp.plan,
-		class:    ClassProvision,
 		action:   "create",
 		input:    sp.input,
 		target:   t,
 		given:    sp.given,
 		path:     pve.Path("nodes", sp.node, string(sp.typ)),
-	}
+	}}
 	m.prepare = func(ctx context.Context, m *mutation) error {
 		id, err := c.resolveVMID(ctx, sp.vmid)
 		if err != nil {

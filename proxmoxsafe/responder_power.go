@@ -94,7 +94,7 @@ func (in GuardedPowerInput) Target() Target {
 // protected guest, a guest that is running or paused, a template, and a
 // locked guest; otherwise it runs the pipeline of [Client.GuestPower].
 func (c *Client) StartGuest(ctx context.Context, in GuardedPowerInput) (*Receipt, error) {
-	return c.guardedPower(ctx, in, ActionStart, OpStartGuest)
+	return c.guardedPower(ctx, in, ActionStart, &startGuestOp)
 }
 
 // RebootGuest reboots a running guest cleanly (class "responder"). Besides
@@ -102,15 +102,13 @@ func (c *Client) StartGuest(ctx context.Context, in GuardedPowerInput) (*Receipt
 // for less than [Policy.MinUptime] (default one hour): a responder that
 // reacts to the same alert twice must not reboot a guest in a loop.
 func (c *Client) RebootGuest(ctx context.Context, in GuardedPowerInput) (*Receipt, error) {
-	return c.guardedPower(ctx, in, ActionReboot, OpRebootGuest)
+	return c.guardedPower(ctx, in, ActionReboot, &rebootGuestOp)
 }
 
-func (c *Client) guardedPower(ctx context.Context, in GuardedPowerInput, a PowerAction, op Operation) (*Receipt, error) {
+func (c *Client) guardedPower(ctx context.Context, in GuardedPowerInput, a PowerAction, op *operation) (*Receipt, error) {
 	t := in.Target()
-	return c.waitIfAsked(ctx, in.Wait, &mutation{
-		op:       op,
+	return c.waitIfAsked(ctx, in.Wait, &mutation{decl: op, mutationCall: mutationCall{
 		planOnly: in.Plan,
-		class:    ClassResponder,
 		action:   string(a),
 		input:    in,
 		target:   t,
@@ -127,7 +125,7 @@ func (c *Client) guardedPower(ctx context.Context, in GuardedPowerInput, a Power
 		effect: func(s GuestState) string { return powerEffect(a, t, s) },
 		path:   guestPath(t, "status", string(a)),
 		form:   url.Values{},
-	})
+	}})
 }
 
 // DefaultAgentPingTimeout bounds the guest-agent ping of
@@ -176,10 +174,8 @@ func (c *Client) ResetGuest(ctx context.Context, in ResetGuestInput) (*Receipt, 
 	if timeout == 0 {
 		timeout = DefaultAgentPingTimeout
 	}
-	return c.waitIfAsked(ctx, in.Wait, &mutation{
-		op:       OpResetGuest,
+	return c.waitIfAsked(ctx, in.Wait, &mutation{decl: &resetGuestOp, mutationCall: mutationCall{
 		planOnly: in.Plan,
-		class:    ClassResponder,
 		action:   "reset",
 		input:    in,
 		target:   t,
@@ -198,7 +194,7 @@ func (c *Client) ResetGuest(ctx context.Context, in ResetGuestInput) (*Receipt, 
 		},
 		path: guestPath(t, "status", "reset"),
 		form: url.Values{},
-	})
+	}})
 }
 
 func resetPrecondition(t Target, s GuestState) error {

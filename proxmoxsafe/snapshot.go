@@ -94,10 +94,8 @@ func (c *Client) SnapshotGuest(ctx context.Context, in SnapshotGuestInput) (*Rec
 	if in.VMState {
 		form.Set("vmstate", "1")
 	}
-	return c.waitIfAsked(ctx, in.Wait, &mutation{
-		op:       "SnapshotGuest",
+	return c.waitIfAsked(ctx, in.Wait, &mutation{decl: &snapshotGuestOp, mutationCall: mutationCall{
 		planOnly: in.Plan,
-		class:    ClassSnapshot,
 		action:   "snapshot",
 		input:    in,
 		target:   t,
@@ -115,7 +113,7 @@ func (c *Client) SnapshotGuest(ctx context.Context, in SnapshotGuestInput) (*Rec
 		},
 		path: guestPath(t, "snapshot"),
 		form: form,
-	})
+	}})
 }
 
 func (c *Client) snapshotPrecondition(ctx context.Context, t Target, s GuestState) error {

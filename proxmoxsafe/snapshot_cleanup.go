@@ -21,6 +21,8 @@ var cleanupSnapshotsOp = operation{info: OperationInfo{
 	NodeTargeted: true,
 	Actions: []ActionInfo{
 		{Name: "snapshot-cleanup", Risk: riskDelete},
+		// Each deletion's records name the action it sends.
+		{Name: "delsnapshot", Risk: riskDelete},
 	},
 	ApprovalFormat: "APPROVE snapshot-cleanup <node>/<type>/<vmid>",
 	Privileges: []Privilege{
@@ -125,9 +127,7 @@ func (c *Client) CleanupSnapshots(ctx context.Context, in CleanupSnapshotsInput)
 	start := time.Now()
 	t := in.Target()
 	var plan retention.Result
-	m := &mutation{
-		op:     op,
-		class:  ClassResponder,
+	m := &mutation{decl: &cleanupSnapshotsOp, mutationCall: mutationCall{
 		action: "snapshot-cleanup",
 		input:  in,
 		target: t,
@@ -153,10 +153,10 @@ func (c *Client) CleanupSnapshots(ctx context.Context, in CleanupSnapshotsInput)
 			}
 			return fmt.Sprintf("delete %d snapshot(s) of %s by the retention policy, one at a time: %s", len(names), describe(t, s), strings.Join(names, ", "))
 		},
-	}
+	}}
 	res, err := c.cleanup(ctx, m, in.Apply, &plan)
-	if m.release != nil {
-		m.release()
+	if m.state.release != nil {
+		m.state.release()
 	}
 	var attrs []slog.Attr
 	attrs = append(attrs, guestAttrs(t)...)
@@ -225,8 +225,8 @@ func (r *CleanupResult) count() {
 func (c *Client) cleanupStep(ctx context.Context, parent *mutation, state GuestState, step *CleanupStep, recheck bool) error {
 	t := parent.target
 	t.Snapshot = step.Name
-	sub := c.deleteSnapshotMutation(parent.op, parent.class, nil, t, "")
-	sub.approvedBy = parent.approvedBy // the run's approval covers each deletion
+	sub := c.deleteSnapshotMutation(parent.decl, nil, t, "")
+	sub.state.approvedBy = parent.state.approvedBy // the run's approval covers each deletion
 	if recheck {
 		snaps, err := c.retentionView(ctx, parent.target)
 		if err != nil {

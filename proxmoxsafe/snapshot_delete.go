@@ -2,7 +2,6 @@ package proxmoxsafe
 
 import (
 	"context"
-	"net/http"
 	"net/url"
 )
 
@@ -62,7 +61,7 @@ func (in DeleteSnapshotInput) Target() Target {
 // With in.Force the phrase ends in " force=1". With in.Wait set it waits
 // for the task and verifies that the snapshot is gone.
 func (c *Client) DeleteSnapshot(ctx context.Context, in DeleteSnapshotInput) (*Receipt, error) {
-	m := c.deleteSnapshotMutation(OpDeleteSnapshot, ClassSnapshotAdmin, in, in.Target(), in.Approval)
+	m := c.deleteSnapshotMutation(&deleteSnapshotOp, in, in.Target(), in.Approval)
 	m.planOnly = in.Plan
 	if in.Force {
 		m.params = []ApprovalParam{{Name: "force", Value: "1"}}
@@ -73,10 +72,8 @@ func (c *Client) DeleteSnapshot(ctx context.Context, in DeleteSnapshotInput) (*R
 
 // deleteSnapshotMutation is the one DELETE of a snapshot, shared by
 // DeleteSnapshot and each step of CleanupSnapshots.
-func (c *Client) deleteSnapshotMutation(op Operation, class Class, input any, t Target, given string) *mutation {
-	return &mutation{
-		op:     op,
-		class:  class,
+func (c *Client) deleteSnapshotMutation(op *operation, input any, t Target, given string) *mutation {
+	return &mutation{decl: op, mutationCall: mutationCall{
 		action: "delsnapshot",
 		input:  input,
 		target: t,
@@ -97,10 +94,9 @@ func (c *Client) deleteSnapshotMutation(op Operation, class Class, input any, t 
 		effect: func(s GuestState) string {
 			return "delete snapshot " + t.Snapshot + " of " + describe(t, s) + " (it cannot be restored afterwards)"
 		},
-		method: http.MethodDelete,
-		path:   guestPath(t, "snapshot", t.Snapshot),
-		form:   url.Values{},
-	}
+		path: guestPath(t, "snapshot", t.Snapshot),
+		form: url.Values{},
+	}}
 }
 
 // snapshotAdminPrecondition refuses snapshot deletion where Proxmox would

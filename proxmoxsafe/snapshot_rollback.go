@@ -81,10 +81,8 @@ func (c *Client) RollbackSnapshot(ctx context.Context, in RollbackSnapshotInput)
 		form.Set("start", "1")
 	}
 	var hasRAM bool
-	return c.waitIfAsked(ctx, in.Wait, &mutation{
-		op:       OpRollbackSnapshot,
+	return c.waitIfAsked(ctx, in.Wait, &mutation{decl: &rollbackSnapshotOp, mutationCall: mutationCall{
 		planOnly: in.Plan,
-		class:    ClassSnapshotAdmin,
 		action:   "rollback",
 		input:    in,
 		target:   t,
@@ -121,7 +119,7 @@ func (c *Client) RollbackSnapshot(ctx context.Context, in RollbackSnapshotInput)
 		},
 		path: guestPath(t, "snapshot", t.Snapshot, "rollback"),
 		form: form,
-	})
+	}})
 }
 
 // findSnapshot returns the named snapshot from the fresh snapshot list,

@@ -246,7 +246,7 @@ func (c *Client) checkReceipt(r *Receipt, v *verifier) (TaskRef, error) {
 // run fills w.out. wctx carries the timeout; ctx is the caller's.
 func (w *waiter) run(ctx, wctx context.Context) error {
 	if w.r.Synchronous && w.r.UPID == "" {
-		return w.runSync(ctx, wctx) // config_verify.go
+		return w.runSync(ctx, wctx)
 	}
 	st, err := w.pollTask(wctx)
 	if err == nil && ctx.Err() != nil {
@@ -257,8 +257,8 @@ func (w *waiter) run(ctx, wctx context.Context) error {
 	}
 	if st == nil {
 		// No status poll answered in time: whether the task ended is not
-		// known (issue 15 §4: an unknown status is not "ended", nor
-		// "running").
+		// known, and an unknown status is neither "ended" nor "running":
+		// the outcome says so instead of guessing.
 		w.timedOut(ctx, "the task's status could not be read")
 		w.out.Message = fmt.Sprintf("%s: the task's status could not be read within %s s; it may still be running: check task %s later",
 			w.what(), strconv.FormatFloat(w.timeout.Seconds(), 'f', -1, 64), w.r.UPID)
@@ -296,6 +296,32 @@ func (w *waiter) run(ctx, wctx context.Context) error {
 		w.out.Status = OutcomeCompleted
 		w.out.Message = fmt.Sprintf("%s completed OK: %s", w.what(), w.out.Observed)
 	}
+	return nil
+}
+
+// runSync verifies a receipt Proxmox answered without a task: only the
+// read-back remains.
+func (w *waiter) runSync(ctx, wctx context.Context) error {
+	reached, err := w.pollState(wctx)
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		w.out.Status = OutcomeSubmitted
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		w.out.Message = fmt.Sprintf("%s was applied by Proxmox, but reading it back failed (%v); read the guest's config", w.what(), err)
+		return err
+	}
+	if !reached {
+		w.out.Status = OutcomeTimeout
+		w.out.Message = fmt.Sprintf("%s was applied by Proxmox, but after %s s the config does not show it (%s); read the guest's config later",
+			w.what(), strconv.FormatFloat(w.timeout.Seconds(), 'f', -1, 64), w.out.Observed)
+		return nil
+	}
+	w.out.Verified, w.out.Status = true, OutcomeCompleted
+	w.out.Message = fmt.Sprintf("%s completed OK: %s", w.what(), w.out.Observed)
 	return nil
 }
 
@@ -439,7 +465,7 @@ func (w *waiter) audit(ctx context.Context) {
 	default:
 		op = OpGuestPower
 	}
-	m := &mutation{op: op, action: w.r.Action, target: w.r.Target}
+	m := &mutation{decl: declared(op), mutationCall: mutationCall{action: w.r.Action, target: w.r.Target}}
 	if err := w.c.record(ctx, m, ev, line(reason, maxErrorText), w.r.UPID); err != nil {
 		w.c.log.ErrorContext(ctx, "audit record of a verified outcome could not be written",
 			slog.String("upid", w.r.UPID), slog.String("error", err.Error()))
@@ -476,28 +502,4 @@ func warningCount(exit string) (int, bool) {
 	}
 	n, err := strconv.Atoi(s)
 	return n, err == nil
-}
-
-// waitIfAsked runs the mutation and, when wait is set, verifies it. Once a
-// request was submitted the receipt is returned even with an error, so the
-// caller always learns the UPID of something that was sent.
-func (c *Client) waitIfAsked(ctx context.Context, wait *WaitOptions, m *mutation) (*Receipt, error) {
-	if m.planOnly {
-		wait = nil // nothing is submitted, nothing to wait for
-	}
-	// With a wait, the guest stays claimed until the outcome is known.
-	m.holdClaim = wait != nil
-	r, err := c.run(ctx, m)
-	if m.release != nil {
-		defer m.release()
-	}
-	if err != nil || wait == nil {
-		return r, err
-	}
-	out, err := c.Verify(ctx, r, wait)
-	r.Outcome = out
-	if err != nil {
-		return r, err
-	}
-	return r, out.Err()
 }

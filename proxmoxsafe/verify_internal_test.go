@@ -12,6 +12,9 @@ import (
 func TestVerifierChosenByDeclaration(t *testing.T) {
 	t.Parallel()
 	for _, op := range operations {
+		if op.verify == nil {
+			continue
+		}
 		for _, a := range op.info.Actions {
 			got := verifierFor(&Receipt{Action: a.Name, op: op.info.Name})
 			if got != op.verify {

@@ -6,20 +6,29 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/upid"
 )
 
-// mutation is one request travelling through the safety pipeline:
-// validate → policy → preconditions → approval → audit → one POST.
-// Each step is its own function so the order is visible in run().
+// mutation is one call of a mutation travelling through the safety
+// pipeline: validate → policy → preconditions → approval → audit → one
+// request. Each step is its own function so the order is visible in
+// runSteps. Its three parts change at different times: the declaration
+// never, the call's input when the call is made (prepare may complete
+// it), the run state as the steps go.
 type mutation struct {
-	op     Operation
-	class  Class
+	// decl is what the operation declares: its name, class and method.
+	decl *operation
+	// mutationCall is what this call asks.
+	mutationCall
+	// state is what the run learned on the way.
+	state runState
+}
+
+// mutationCall is one call's input: the action, the target and the
+// request, and the call's own hooks into the steps.
+type mutationCall struct {
 	action string
 	input  any // the validated input struct
 	target Target
@@ -28,15 +37,57 @@ type mutation struct {
 	params []ApprovalParam
 	// given is the caller's approval text.
 	given string
-	// precondition checks the fresh state and returns a refusal or nil.
+	// planOnly stops before the approval and returns the plan (see Plan).
+	planOnly bool
+	// path and form are the single request the mutation sends, with the
+	// declaration's method (see mutation.method).
+	path string
+	form url.Values
+	// planForm, when set, is what a plan shows instead of form (free
+	// text bound by digest).
+	planForm url.Values
+	// requestMethod and apiPath are a gateway write's method and API
+	// path, the caller's, for the request and the audit record; "" for
+	// every other mutation.
+	requestMethod string
+	apiPath       string
+	// alsoNodes are other nodes the mutation touches (a migration's
+	// or a clone's target); the policy step requires each on the allowlist too.
+	alsoNodes []string
+	// newGuest is the guest the mutation creates (provision), kept in
+	// receipts and plans for the completion proof.
+	newGuest *NewGuest
+	// answersNull marks an endpoint that may apply the change and answer
+	// null instead of a task id (PUT …/config): the receipt then says it
+	// was applied synchronously, with no UPID.
+	answersNull bool
+
+	// The call's hooks, in the order the steps call them. checkInput,
+	// when set, checks what the validate tags cannot (e.g. config values
+	// against the schema) right after them: still before any I/O. allow,
+	// when set, is the operation's own policy check after the class's
+	// (e.g. the config key allowlist). prepare runs after the policy step
+	// and before the claim, and may complete the call from the cluster
+	// (the next free VMID). fresh replaces the read of the target's
+	// status/current in the fresh-state step and its recheck: a guest to
+	// be created has none. precondition checks the fresh state and
+	// returns a refusal or nil; effect describes what approving will do,
+	// for the approver. decorate, when set, adds the mutation's own
+	// details to the plan or the receipt (a migration's target node,
+	// precheck and HA note); changes are the config changes the receipt
+	// carries ([Receipt.Changes]).
+	checkInput   func() error
+	allow        func(p *policy) error
+	prepare      func(ctx context.Context, m *mutation) error
+	fresh        func(ctx context.Context) (GuestState, error)
 	precondition func(ctx context.Context, s GuestState) error
-	// effect describes what approving will do, for the approver.
-	effect func(s GuestState) string
-	// method, path and form are the single request the mutation sends;
-	// method "" means POST.
-	method string
-	path   string
-	form   url.Values
+	effect       func(s GuestState) string
+	decorate     func(r *Receipt)
+	changes      func() []ConfigChange
+}
+
+// runState is what a run learns on the way.
+type runState struct {
 	// approvedBy names the approver that approved, for the audit record.
 	approvedBy string
 	// shownEffect is the effect the approvers were shown; the re-check
@@ -48,49 +99,69 @@ type mutation struct {
 	release func()
 	// holdClaim keeps the claim after run returns, for a wait that follows.
 	holdClaim bool
-	// planOnly stops before the approval and returns the plan (see Plan).
-	planOnly bool
-	// apiPath is the API path of a gateway write, for the audit record;
-	// "" for every other mutation.
-	apiPath string
-	// The hooks of mutations that bring a guest into being (provision.go);
-	// all nil for the others. prepare runs after the policy step and
-	// before the claim, and may complete m from the cluster (the next free
-	// VMID). fresh replaces the read of the target's status/current in the
-	// fresh-state step and its recheck: a guest to be created has none.
-	// newGuest is the guest the mutation creates, kept in receipts and
-	// plans for the completion proof.
-	prepare  func(ctx context.Context, m *mutation) error
-	fresh    func(ctx context.Context) (GuestState, error)
-	newGuest *NewGuest
-	// alsoNodes are other nodes the mutation touches (a migration's
-	// or a clone's target); the policy step requires each on the allowlist too.
-	alsoNodes []string
-	// decorate, when set, adds the mutation's own details to the plan or
-	// the receipt (a migration's target node, precheck and HA note).
-	decorate func(r *Receipt)
-	// checkInput, when set, checks what the validate tags cannot (e.g.
-	// config values against the schema) right after them: still before
-	// any I/O. allow, when set, is the operation's own policy check after
-	// the class's (e.g. the config key allowlist).
-	checkInput func() error
-	allow      func(p *policy) error
-	// planForm, when set, is what a plan shows instead of form (free
-	// text bound by digest).
-	planForm url.Values
-	// answersNull marks an endpoint that may apply the change and answer
-	// null instead of a task id (PUT …/config): the receipt then says it
-	// was applied synchronously, with no UPID.
-	answersNull bool
-	// changes are the config changes the receipt carries ([Receipt.Changes]).
-	changes func() []ConfigChange
+}
+
+// name is the operation's name, as the audit records give it.
+func (m *mutation) name() Operation { return m.decl.info.Name }
+
+// class is the operation's mutation class.
+func (m *mutation) class() Class { return m.decl.info.Class }
+
+// method is the request's method: the gateway caller's, else the
+// declaration's (a container's where it differs), else POST.
+func (m *mutation) method() string {
+	switch info := m.decl.info; {
+	case m.requestMethod != "":
+		return m.requestMethod
+	case m.target.Type == TypeLXC && info.ContainerMethod != "":
+		return info.ContainerMethod
+	case info.Method != "":
+		return info.Method
+	}
+	return http.MethodPost
+}
+
+// declared returns the declaration of the operation named op; a name the
+// list does not have (an adapter's refusal record) gets a declaration of
+// its name alone.
+func declared(op Operation) *operation {
+	for _, d := range operations {
+		if d.info.Name == op {
+			return d
+		}
+	}
+	return &operation{info: OperationInfo{Name: op}}
+}
+
+// waitIfAsked runs the mutation and, when wait is set, verifies it. Once a
+// request was submitted the receipt is returned even with an error, so the
+// caller always learns the UPID of something that was sent.
+func (c *Client) waitIfAsked(ctx context.Context, wait *WaitOptions, m *mutation) (*Receipt, error) {
+	if m.planOnly {
+		wait = nil // nothing is submitted, nothing to wait for
+	}
+	// With a wait, the guest stays claimed until the outcome is known.
+	m.state.holdClaim = wait != nil
+	r, err := c.run(ctx, m)
+	if m.state.release != nil {
+		defer m.state.release()
+	}
+	if err != nil || wait == nil {
+		return r, err
+	}
+	out, err := c.Verify(ctx, r, wait)
+	r.Outcome = out
+	if err != nil {
+		return r, err
+	}
+	return r, out.Err()
 }
 
 func (c *Client) run(ctx context.Context, m *mutation) (*Receipt, error) {
 	start := time.Now()
 	rec, err := c.runSteps(ctx, m)
-	if m.release != nil && (err != nil || !m.holdClaim) {
-		m.release()
+	if m.state.release != nil && (err != nil || !m.state.holdClaim) {
+		m.state.release()
 	}
 	attrs := []slog.Attr{
 		slog.String("action", m.action),
@@ -100,7 +171,7 @@ func (c *Client) run(ctx context.Context, m *mutation) (*Receipt, error) {
 	if rec != nil {
 		attrs = append(attrs, slog.String("upid", rec.UPID))
 	}
-	return rec, c.logged(ctx, m.op, start, err, attrs...)
+	return rec, c.logged(ctx, m.name(), start, err, attrs...)
 }
 
 func (c *Client) runSteps(ctx context.Context, m *mutation) (*Receipt, error) {
@@ -137,16 +208,16 @@ func (m *mutation) decorated(r *Receipt) *Receipt {
 func (c *Client) admit(ctx context.Context, m *mutation) (GuestState, error) {
 	if err := c.check(m.input); err != nil {
 		// The target may be garbage: record only what the refusal says.
-		c.auditRefusal(ctx, &mutation{op: m.op}, err)
+		c.auditRefusal(ctx, &mutation{decl: m.decl}, err)
 		return GuestState{}, err
 	}
 	if m.checkInput != nil {
 		if err := m.checkInput(); err != nil {
-			c.auditRefusal(ctx, &mutation{op: m.op}, err)
+			c.auditRefusal(ctx, &mutation{decl: m.decl}, err)
 			return GuestState{}, err
 		}
 	}
-	if err := c.policy.checkMutation(m.class, m.target); err != nil {
+	if err := c.policy.checkMutation(m.class(), m.target); err != nil {
 		c.auditRefusal(ctx, m, err)
 		return GuestState{}, err
 	}
@@ -230,10 +301,7 @@ func (c *Client) submit(ctx context.Context, m *mutation, state GuestState) (*Re
 		return nil, refuse(ErrAudit, "the audit record could not be written (%v)", err)
 	}
 	var id string
-	method := m.method
-	if method == "" {
-		method = http.MethodPost
-	}
+	method := m.method()
 	// An endpoint that may answer null decodes into a pointer: null leaves
 	// it nil (applied, no task), a string is the task id.
 	var out any = &id
@@ -269,7 +337,7 @@ func (c *Client) submit(ctx context.Context, m *mutation, state GuestState) (*Re
 		// The request went out; we cannot take it back. Say so loudly.
 		c.log.ErrorContext(sent, "audit record of a submitted mutation could not be written", slog.String("upid", id), slog.String("error", aerr.Error()))
 	}
-	r := &Receipt{UPID: id, Task: ref, Action: m.action, Target: m.target, Before: state, HAManaged: state.HAManaged, NewGuest: m.newGuest, op: m.op}
+	r := &Receipt{UPID: id, Task: ref, Action: m.action, Target: m.target, Before: state, HAManaged: state.HAManaged, NewGuest: m.newGuest, op: m.name()}
 	if m.changes != nil {
 		r.Changes = m.changes()
 	}
@@ -285,134 +353,12 @@ func (c *Client) appliedSync(ctx context.Context, m *mutation, state GuestState)
 	if aerr := c.record(ctx, m, AuditSubmitted, "Proxmox applied the request before answering (no task)", ""); aerr != nil {
 		c.log.ErrorContext(ctx, "audit record of a submitted mutation could not be written", slog.String("error", aerr.Error()))
 	}
-	r := &Receipt{Action: m.action, Target: m.target, Before: state, HAManaged: state.HAManaged, Synchronous: true, op: m.op,
+	r := &Receipt{Action: m.action, Target: m.target, Before: state, HAManaged: state.HAManaged, Synchronous: true, op: m.name(),
 		Note: "Proxmox applied this request before answering: there is no task (no UPID); read the guest's config to see the result"}
 	if m.changes != nil {
 		r.Changes = m.changes()
 	}
 	return r
-}
-
-// approve asks the class's approval levels in order; the first approver
-// that is available decides. It returns the approver that approved (nil
-// for level "none") and records its name in m.
-func (c *Client) approve(ctx context.Context, m *mutation, s GuestState) (Approver, error) {
-	args, err := ArgumentsDigest(m.op, m.input)
-	if err != nil {
-		return nil, refuse(ErrApprovalRequired, "the arguments could not be digested for the approval (%v)", err)
-	}
-	req := ApprovalRequest{
-		Action:    m.action,
-		Target:    m.target,
-		Params:    m.params,
-		Arguments: args,
-		Phrase:    ApprovalPhrase(m.action, m.target, m.params...),
-		Given:     m.given,
-		State:     s,
-		Effect:    m.effect(s),
-	}
-	m.shownEffect = req.Effect
-	if m.path != "" { // one request: the plan says which
-		req.Plan = m.decorated(c.plan(m, s)).Plan
-	}
-	approver, err := c.askApprovers(ctx, m, req)
-	return approver, c.phraseIgnored(m, withPlan(err, req.Plan))
-}
-
-// askApprovers asks the class's approval levels in order (see approve).
-func (c *Client) askApprovers(ctx context.Context, m *mutation, req ApprovalRequest) (Approver, error) {
-	var unavailable []string
-	for _, level := range c.policy.approvalsFor(m.class) {
-		if level == LevelNone {
-			m.approvedBy = string(LevelNone)
-			return nil, nil
-		}
-		a := c.approvers[level]
-		note := &ApprovalNote{}
-		err := a.Approve(withApprovalNote(ctx, note), req) // approval_note.go
-		switch {
-		case err == nil:
-			m.approvedBy, m.approvalNote = a.Name(), *note
-			return a, nil
-		case errors.Is(err, ErrApproverUnavailable):
-			unavailable = append(unavailable, string(level)+" ("+err.Error()+")")
-			continue
-		}
-		var ae *ApprovalError
-		if errors.As(err, &ae) || errors.Is(err, ErrApprovalRequired) {
-			return nil, err
-		}
-		// An approver's own error still means "not approved".
-		return nil, &RefusalError{Kind: ErrApprovalRequired, Reason: err.Error()}
-	}
-	return nil, refuse(ErrApprovalRequired, "no approval level the operator allows for the %q class can serve this request: %s%s", m.class, strings.Join(unavailable, "; "), c.approvalHint(m))
-}
-
-// approvalHint says what the operator can do when no level could serve a
-// request of a class left at its human-only default (DefaultApprovals).
-func (c *Client) approvalHint(m *mutation) string {
-	if _, explicit := c.policy.approvals[m.class]; explicit || !humanOnlyClasses[m.class] {
-		return ""
-	}
-	return "; the class destroys without a way back, so by default only a person approves it: use an MCP client that can answer an elicitation, " +
-		"or have the operator approve the grant out of band (proxmox-safe-mcp approve CODE), " +
-		"or set the class's approval levels explicitly (Policy.Approvals; the binary: PROXMOX_SAFE_APPROVALS, e.g. " + string(m.class) + "=phrase to accept the typed phrase)"
-}
-
-// phraseIgnored prefixes an approval refusal with the reason a phrase the
-// caller gave did not count: the class's levels do not include the
-// phrase. The refusal itself (a grant code, an elicitation, the levels
-// that could not serve) follows unchanged.
-func (c *Client) phraseIgnored(m *mutation, err error) error {
-	levels := c.policy.approvalsFor(m.class)
-	if err == nil || m.given == "" || slices.Contains(levels, LevelPhrase) || !errors.Is(err, ErrApprovalRequired) {
-		return err
-	}
-	return &phraseIgnoredError{msg: "the approval phrase given does not approve the " + strconv.Quote(string(m.class)) + " class, whose levels are " + joinLevels(levels), err: err}
-}
-
-type phraseIgnoredError struct {
-	msg string
-	err error
-}
-
-func (e *phraseIgnoredError) Error() string { return e.msg + "; " + e.err.Error() }
-func (e *phraseIgnoredError) Unwrap() error { return e.err }
-
-// joinLevels renders levels as "elicit, grant".
-func joinLevels(levels []ApprovalLevel) string {
-	out := make([]string, len(levels))
-	for i, l := range levels {
-		out[i] = string(l)
-	}
-	return strings.Join(out, ", ")
-}
-
-// withPlan returns an approval refusal of this package's types carrying
-// plan, so the caller sees what it is asked to approve: the same plan a
-// call with plan: true returns. The error is copied, never changed in
-// place: an approver may return a shared value. Errors of other types
-// pass as they are: an approver with its own refusal type (the grant
-// store's) carries ApprovalRequest.Plan itself.
-func withPlan(err error, plan *Plan) error {
-	if plan == nil {
-		return err
-	}
-	switch e := err.(type) {
-	case *ApprovalError:
-		if e.Plan == nil {
-			cp := *e
-			cp.Plan = plan
-			return &cp
-		}
-	case *RefusalError:
-		if e.Plan == nil && e.Kind == ErrApprovalRequired {
-			cp := *e
-			cp.Plan = plan
-			return &cp
-		}
-	}
-	return err
 }
 
 // recheck reads the guest's state again after an approval that may have
@@ -441,9 +387,9 @@ func (c *Client) recheck(ctx context.Context, m *mutation, approved GuestState) 
 	// The precondition may read more than the state (the disks a destroy
 	// loses, Proxmox's migration precheck): the person approved the effect
 	// they were shown, not whatever the fresh reads say now.
-	if effect := m.effect(now); effect != m.shownEffect {
+	if effect := m.effect(now); effect != m.state.shownEffect {
 		return now, refuse(ErrPrecondition, "what approving does changed while the approval was pending (approved: %q; now: %q); ask for approval again",
-			m.shownEffect, effect)
+			m.state.shownEffect, effect)
 	}
 	return now, nil
 }
@@ -456,61 +402,6 @@ func (c *Client) freshState(ctx context.Context, m *mutation) (GuestState, error
 	}
 	s, _, err := c.readState(ctx, m.target)
 	return s, err
-}
-
-// RecordRefusal writes a "refused" audit record for a mutation request that
-// an adapter refused before it reached this package (for example, arguments
-// that failed an MCP input schema). op names the operation
-// ([OpGuestPower], [OpSnapshotGuest]); reason should not quote the refused input. It does
-// nothing when no audit sink is configured.
-func (c *Client) RecordRefusal(ctx context.Context, op Operation, reason error) {
-	c.auditRefusal(ctx, &mutation{op: op}, reason)
-}
-
-func (c *Client) auditRefusal(ctx context.Context, m *mutation, reason error) {
-	if c.audit == nil {
-		return
-	}
-	if err := c.record(ctx, m, AuditRefused, reason.Error(), ""); err != nil {
-		c.log.ErrorContext(ctx, "audit record of a refusal could not be written", slog.String("error", err.Error()))
-	}
-}
-
-func (c *Client) record(ctx context.Context, m *mutation, ev AuditEvent, reason, id string) error {
-	if c.audit == nil {
-		return errors.New("no audit sink configured")
-	}
-	rec := AuditRecord{
-		Time:     time.Now().UTC(),
-		Event:    ev,
-		Op:       m.op,
-		Action:   m.action,
-		Node:     m.target.Node,
-		Type:     string(m.target.Type),
-		VMID:     m.target.VMID,
-		Snapshot: m.target.Snapshot,
-		Params:   paramStrings(m.params),
-		Reason:   reason,
-		Path:     m.apiPath,
-		UPID:     id,
-	}
-	if m.apiPath != "" {
-		rec.Method = m.method
-	}
-	if ev == AuditApproved || ev == AuditSubmitted {
-		rec.Approver = m.approvedBy
-		rec.Grant, rec.Operator = m.approvalNote.Grant, m.approvalNote.Operator
-	}
-	return c.audit.Record(ctx, rec)
-}
-
-// paramStrings renders approval parameters as "name=value".
-func paramStrings(ps []ApprovalParam) []string {
-	var out []string
-	for _, p := range ps {
-		out = append(out, p.Name+"="+p.Value)
-	}
-	return out
 }
 
 func parseUPID(s string) (TaskRef, error) {
