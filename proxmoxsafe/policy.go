@@ -74,9 +74,6 @@ const (
 	// behind the protection rules): for an automated responder with no
 	// human in the loop.
 	ProfileResponder Profile = "responder"
-	// ProfileClaptrap is another name of [ProfileResponder], the one its
-	// users know.
-	ProfileClaptrap Profile = "claptrap"
 	// ProfileAdmin enables the interactive admin surface: power,
 	// snapshot, snapshot-admin, power-extra, provision, destroy, migrate and
 	// config, each operation behind its class's approval, and the
@@ -86,6 +83,12 @@ const (
 	ProfileAdmin Profile = "admin"
 )
 
+// Profiles returns the profiles this version knows, in order from the
+// fewest classes to the most.
+func Profiles() []Profile {
+	return []Profile{ProfileReadOnly, ProfileSafe, ProfileResponder, ProfileAdmin}
+}
+
 // Classes returns the mutation classes the profile enables.
 func (p Profile) Classes() ([]Class, error) {
 	switch p {
@@ -93,12 +96,12 @@ func (p Profile) Classes() ([]Class, error) {
 		return nil, nil
 	case ProfileSafe:
 		return []Class{ClassPower, ClassSnapshot}, nil
-	case ProfileResponder, ProfileClaptrap:
+	case ProfileResponder:
 		return []Class{ClassResponder}, nil
 	case ProfileAdmin:
 		return []Class{ClassPower, ClassSnapshot, ClassSnapshotAdmin, ClassPowerExtra, ClassProvision, ClassDestroy, ClassMigrate, ClassConfig, ClassGateway}, nil
 	}
-	return nil, fmt.Errorf("unknown profile %q (known: %s, %s, %s or its alias %s, %s)", p, ProfileReadOnly, ProfileSafe, ProfileResponder, ProfileClaptrap, ProfileAdmin)
+	return nil, fmt.Errorf("unknown profile %q (known: %s, %s, %s, %s)", p, ProfileReadOnly, ProfileSafe, ProfileResponder, ProfileAdmin)
 }
 
 // policy is the compiled form of Policy: sets for O(1) checks.

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/keyfile"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog"
@@ -37,7 +39,7 @@ func (a *app) close() {
 
 // setup builds the client from cfg. Every error is a configuration error
 // that names the variable to fix.
-func setup(cfg *config, logger, warn *slog.Logger, stderr io.Writer) (*app, error) {
+func setup(cfg *settings.Config, logger, warn *slog.Logger, stderr io.Writer) (*app, error) {
 	a := &app{log: logger, listed: make(chan struct{})}
 	ok := false
 	defer func() {
@@ -46,10 +48,10 @@ func setup(cfg *config, logger, warn *slog.Logger, stderr io.Writer) (*app, erro
 		}
 	}()
 
-	if _, err := proxmoxsafe.Profile(cfg.Profile).Classes(); err != nil { // parseConfig checked it already
-		return nil, cfgErr("PROXMOX_SAFE_PROFILE (--profile): %v", err)
+	if err := cfg.CheckProfile(); err != nil { // Parse checked it already
+		return nil, err
 	}
-	classes := cfg.classes()
+	classes := cfg.Classes()
 	var err error
 	var lib proxmoxsafe.Config
 	if cfg.Demo {
@@ -60,9 +62,9 @@ func setup(cfg *config, logger, warn *slog.Logger, stderr io.Writer) (*app, erro
 		lib = proxmoxsafe.Config{
 			URL:                cfg.URL,
 			TokenID:            cfg.TokenID,
-			TokenSecret:        cfg.TokenSecret.reveal(),
+			TokenSecret:        cfg.TokenSecret.Reveal(),
 			Username:           cfg.Username,
-			Password:           cfg.Password.reveal(),
+			Password:           cfg.Password.Reveal(),
 			Realm:              cfg.Realm,
 			Fingerprint:        cfg.Fingerprint,
 			InsecureSkipVerify: cfg.TLSInsecure,
@@ -72,7 +74,7 @@ func setup(cfg *config, logger, warn *slog.Logger, stderr io.Writer) (*app, erro
 		if cfg.CAFile != "" {
 			pem, err := os.ReadFile(cfg.CAFile)
 			if err != nil {
-				return nil, cfgErr("PVE_CA_FILE (--ca-file): %v", pathErr(err))
+				return nil, settings.Errorf("PVE_CA_FILE (--ca-file): %v", keyfile.PathError(err))
 			}
 			lib.CACertPEM = pem
 		}
@@ -84,7 +86,7 @@ func setup(cfg *config, logger, warn *slog.Logger, stderr io.Writer) (*app, erro
 	if lib.Approvers, err = approvers(cfg, classes, stderr); err != nil { // approvals.go
 		return nil, err
 	}
-	applyGuards(&lib.Policy, cfg.Guards) // responder.go; after Approvals: it fills the responder class's default
+	settings.ApplyProtect(&lib.Policy, cfg.Protect) // after Approvals: it fills the responder class's default
 	lib.Policy.ConfigKeys = cfg.ConfigKeys
 	lib.Logger = logger
 	lib.MaxWait = cfg.MaxWait
@@ -92,14 +94,14 @@ func setup(cfg *config, logger, warn *slog.Logger, stderr io.Writer) (*app, erro
 	lib.LockDir = cfg.LockDir
 
 	switch {
-	case cfg.AuditLog != "" && !sendsNoMutation(cfg.Command):
+	case cfg.AuditLog != "" && !settings.SendsNoMutation(cfg.Command):
 		al, closeAudit, err := openAudit(cfg, stderr) // audit_setup.go
 		if err != nil {
 			return nil, err
 		}
 		a.closers = append(a.closers, closeAudit)
 		lib.Audit, a.audit = al, al
-	case sendsNoMutation(cfg.Command):
+	case settings.SendsNoMutation(cfg.Command):
 		// "tools" never runs a tool; a sink that refuses keeps the library's
 		// fail-closed rule without asking for an audit log just to list.
 		lib.Audit = refusingSink{}
@@ -107,12 +109,12 @@ func setup(cfg *config, logger, warn *slog.Logger, stderr io.Writer) (*app, erro
 
 	client, err := proxmoxsafe.New(lib)
 	if err != nil {
-		return nil, libConfigError(err, cfg)
+		return nil, cfg.LibraryError(err)
 	}
 	if len(cfg.AllowedNodes) == 0 && !cfg.Demo {
 		warn.Warn("PVE_ALLOWED_NODES is empty: node-targeted reads are refused and the mutation tools are not offered; set it to the nodes this server may act on")
 	}
-	if from := cfg.source("PVE_TLS_INSECURE"); cfg.TLSInsecure && from != "PVE_TLS_INSECURE" {
+	if from := cfg.Source("PVE_TLS_INSECURE"); cfg.TLSInsecure && from != "PVE_TLS_INSECURE" {
 		// Always: the library's own warning cannot name the alias the user wrote.
 		warn.Warn(from + " turns certificate verification off (it is the alias of PVE_TLS_INSECURE=true): the Proxmox certificate is NOT verified; pin it with PVE_TLS_FINGERPRINT instead (doctor prints it), or use PVE_CA_FILE")
 	} else if cfg.TLSInsecure && cfg.LogLevel > slog.LevelWarn { // else the library already warned
@@ -137,65 +139,6 @@ type refusingSink struct{}
 
 func (refusingSink) Record(context.Context, proxmoxsafe.AuditRecord) error {
 	return errors.New("no audit log is configured (PROXMOX_SAFE_AUDIT_LOG)")
-}
-
-// libFields maps the field a proxmoxsafe config error starts with to the
-// variable the operator sets.
-var libFields = []struct{ field, setting string }{
-	{"URL", "PVE_URL (--url)"},
-	{"TokenID", "PVE_API_TOKEN_ID (--token-id)"},
-	{"TokenSecret", ""}, // filled from cfg.secretFrom
-	{"Username", "PVE_USERNAME (--username)"},
-	{"Password", ""}, // filled from cfg.passwordFrom
-	{"Realm", "PVE_REALM (--realm)"},
-	{"Fingerprint", "PVE_TLS_FINGERPRINT (--tls-fingerprint)"},
-	{"CACertPEM", "PVE_CA_FILE (--ca-file)"},
-	{"InsecureSkipVerify", "PVE_TLS_INSECURE (--tls-insecure)"},
-	{"Policy.AllowedNodes", "PVE_ALLOWED_NODES (--allowed-nodes)"},
-	{"Policy.Classes", "PROXMOX_SAFE_PROFILE (--profile)"},
-	{"Policy.ProtectedNames", "PROXMOX_SAFE_PROTECTED (--protected)"},
-	{"Policy.ProtectedTags", "PROXMOX_SAFE_PROTECTED (--protected)"},
-	{"Policy.ProtectedPools", "PROXMOX_SAFE_PROTECTED (--protected)"},
-	{"Policy.ProtectedGuests", "PROXMOX_SAFE_PROTECTED (--protected)"},
-	{"Policy.Retention", "PROXMOX_SAFE_SNAPSHOT_MAX_AGE, PROXMOX_SAFE_SNAPSHOT_MAX_COUNT or PROXMOX_SAFE_AUTOSNAP_MARKER"},
-	{"Audit", "PROXMOX_SAFE_AUDIT_LOG (--audit-log)"},
-	{"Policy.Approvals", "PROXMOX_SAFE_APPROVALS (--approvals)"},
-	{"Approvers", "PROXMOX_SAFE_APPROVALS (--approvals)"},
-	{"MaxWait", "PROXMOX_SAFE_MAX_WAIT (--max-wait)"},
-	{"LockDir", "PROXMOX_SAFE_LOCK_DIR (--lock-dir)"},
-}
-
-// settingNames rewrites the Go field names a library message may mention
-// into the settings an operator of the binary uses.
-var settingNames = strings.NewReplacer(
-	"set AllowInsecureHTTP", "set PVE_ALLOW_INSECURE_HTTP=true (--allow-insecure-http)",
-	"InsecureSkipVerify", "PVE_TLS_INSECURE",
-	"CACertPEM", "PVE_CA_FILE",
-)
-
-// libConfigError prefixes a proxmoxsafe.New error with the variable that
-// caused it. The library never includes the secret in its errors.
-func libConfigError(err error, cfg *config) error {
-	var ce *proxmoxsafe.ConfigError
-	if !errors.As(err, &ce) {
-		return cfgErr("invalid configuration: %s", err)
-	}
-	for _, f := range libFields {
-		if ce.Field == f.field {
-			name := f.setting
-			if name == "" {
-				name = cfg.secretFrom
-				if ce.Field == "Password" {
-					name = cfg.passwordFrom
-				}
-			}
-			if cfg.Demo {
-				name = "--demo"
-			}
-			return cfgErr("%s: %s", name, settingNames.Replace(ce.Problem))
-		}
-	}
-	return cfgErr("invalid configuration: %s", ce.Problem)
 }
 
 // describeNodes formats node names for messages.

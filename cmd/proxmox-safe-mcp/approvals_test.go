@@ -4,43 +4,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
-
-// TestParseApprovals: PROXMOX_SAFE_APPROVALS is read into per-class levels
-// in order; malformed values are refused with a message naming the problem.
-func TestParseApprovals(t *testing.T) {
-	t.Parallel()
-	c := &config{}
-	if err := parseApprovals(c, " power=elicit, phrase ; snapshot=elicit;"); err != nil {
-		t.Fatal(err)
-	}
-	want := map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{
-		proxmoxsafe.ClassPower:    {proxmoxsafe.LevelElicit, proxmoxsafe.LevelPhrase},
-		proxmoxsafe.ClassSnapshot: {proxmoxsafe.LevelElicit},
-	}
-	if !reflect.DeepEqual(c.Approvals, want) {
-		t.Errorf("got %v, want %v", c.Approvals, want)
-	}
-	for in, msg := range map[string]string{
-		"power":                    "is not CLASS=LEVEL",
-		"power=":                   "is not CLASS=LEVEL",
-		"=elicit":                  "is not CLASS=LEVEL",
-		"power=elicit;power=none":  "listed twice",
-		"power=token":              `unknown approval level "token"`,
-		"power=elicit,,phrase":     `unknown approval level ""`,
-		"snapshot=ELICIT":          `unknown approval level "ELICIT"`,
-		"power=elicit;snapshot=pw": `unknown approval level "pw"`,
-	} {
-		if err := parseApprovals(&config{}, in); err == nil || !strings.Contains(err.Error(), msg) {
-			t.Errorf("%q: error %v, want one saying %q", in, err, msg)
-		}
-	}
-}
 
 // TestApprovalsProfileDefaults: the safe profile keeps the phrase when
 // PROXMOX_SAFE_APPROVALS is unset (existing users do not break); with
@@ -135,7 +104,7 @@ func TestAdminProfileDefaults(t *testing.T) {
 	// audit log.
 	dir := t.TempDir()
 	// (destroy, whose default is elicit,grant, set to grant here).
-	c := &config{AuditLog: filepath.Join(dir, "audit.jsonl"), Command: cmdServe,
+	c := &settings.Config{AuditLog: filepath.Join(dir, "audit.jsonl"), Command: settings.CmdServe,
 		Approvals: map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassSnapshotAdmin: {proxmoxsafe.LevelGrant}, proxmoxsafe.ClassDestroy: {proxmoxsafe.LevelGrant}}}
 	classes, _ := proxmoxsafe.ProfileAdmin.Classes()
 	aps, err := approvers(c, classes, io.Discard)
@@ -152,7 +121,7 @@ func TestAdminProfileDefaults(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(dir, "grants")); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Errorf("grant directory: %v %v", fi, err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, elicitKeyName)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, settings.ElicitKeyName)); !os.IsNotExist(err) {
 		t.Errorf("an elicitation key was made though no class uses elicit: %v", err)
 	}
 	// A class that uses elicit outside the demo gets the persistent key
@@ -161,7 +130,7 @@ func TestAdminProfileDefaults(t *testing.T) {
 	if _, err := approvers(c, classes, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	if fi, err := os.Stat(filepath.Join(dir, elicitKeyName)); err != nil || fi.Mode().Perm() != 0o600 {
+	if fi, err := os.Stat(filepath.Join(dir, settings.ElicitKeyName)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("elicitation key beside the audit log: %v %v", fi, err)
 	}
 }

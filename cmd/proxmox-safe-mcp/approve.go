@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
 )
 
@@ -48,8 +49,8 @@ func grantDirFrom(lookup func(string) (string, bool)) string {
 	explicit, _ := lookup("PROXMOX_SAFE_GRANT_DIR")
 	auditLog, _ := lookup("PROXMOX_SAFE_AUDIT_LOG")
 	auditLog = strings.TrimSpace(auditLog)
-	if d := stateDir(lookup); auditLog == "" && d != "" {
-		auditLog = filepath.Join(d, defaultAuditLogName)
+	if d := settings.StateDir(lookup); auditLog == "" && d != "" {
+		auditLog = filepath.Join(d, settings.DefaultAuditLogName)
 	}
 	return grantDirFor(strings.TrimSpace(explicit), auditLog)
 }
@@ -170,7 +171,7 @@ func operatorName(lookup func(string) (string, bool)) string {
 // grantStore opens the server's grant store: PROXMOX_SAFE_GRANT_DIR, else
 // "grants" beside the audit log (for the demo, a private temporary
 // directory: see setupDemo).
-func grantStore(c *config) (*grant.Store, error) {
+func grantStore(c *settings.Config) (*grant.Store, error) {
 	dir := serverGrantDir(c)
 	if dir == "" {
 		return nil, errors.New("the grant level needs a grant directory: set PROXMOX_SAFE_GRANT_DIR or PROXMOX_SAFE_AUDIT_LOG")
@@ -180,7 +181,7 @@ func grantStore(c *config) (*grant.Store, error) {
 
 // serverGrantDir is the grant directory of the server; "" when there is
 // none to derive.
-func serverGrantDir(c *config) string {
+func serverGrantDir(c *settings.Config) string {
 	if c.Demo {
 		return c.GrantDir
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
 )
@@ -187,7 +188,7 @@ func TestGrantDirAgrees(t *testing.T) {
 		{"PROXMOX_SAFE_AUDIT_LOG", "/srv/audit/log.jsonl", "PROXMOX_SAFE_GRANT_DIR", "/srv/grants"},
 	} {
 		lookup := env(append(with("PROXMOX_SAFE_READ_ONLY", "false"), kv...)...)
-		c, err := parseConfig(nil, lookup)
+		c, err := settings.Parse(nil, lookup)
 		if err != nil {
 			t.Fatalf("%v: %v", kv, err)
 		}

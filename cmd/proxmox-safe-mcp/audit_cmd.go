@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/keyfile"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog"
 )
 
@@ -74,7 +76,7 @@ func auditCommand(args []string, lookup func(string) (string, bool), stdout, std
 			fmt.Fprint(stdout, auditUsage)
 			return exitOK
 		}
-		fmt.Fprintf(stderr, "proxmox-safe-mcp: audit %s: %s\n", sub, flagError(err))
+		fmt.Fprintf(stderr, "proxmox-safe-mcp: audit %s: %s\n", sub, settings.FlagError(err))
 		return exitUsage
 	}
 	if fs.NArg() > 1 {
@@ -85,7 +87,7 @@ func auditCommand(args []string, lookup func(string) (string, bool), stdout, std
 	if path == "" {
 		if v, ok := lookup("PROXMOX_SAFE_AUDIT_LOG"); ok && strings.TrimSpace(v) != "" {
 			path = strings.TrimSpace(v)
-		} else if dir := stateDir(lookup); dir != "" {
+		} else if dir := settings.StateDir(lookup); dir != "" {
 			path = dir + string(os.PathSeparator) + "audit.jsonl"
 		} else {
 			fmt.Fprintf(stderr, "proxmox-safe-mcp: audit %s: name the log file (PROXMOX_SAFE_AUDIT_LOG is not set and there is no default)\n", sub)
@@ -106,11 +108,11 @@ func auditCommand(args []string, lookup func(string) (string, bool), stdout, std
 	case errors.Is(err, os.ErrNotExist) && !explicitKey:
 		key = nil // an unkeyed or earlier-version log; verify says which
 	case err != nil:
-		fmt.Fprintf(stderr, "proxmox-safe-mcp: audit %s: key: %v\n", sub, pathErr(err))
+		fmt.Fprintf(stderr, "proxmox-safe-mcp: audit %s: key: %v\n", sub, keyfile.PathError(err))
 		return exitUsage
 	}
 	if _, err := os.Stat(path); err != nil {
-		fmt.Fprintf(stderr, "proxmox-safe-mcp: audit %s: %v\n", sub, pathErr(err))
+		fmt.Fprintf(stderr, "proxmox-safe-mcp: audit %s: %v\n", sub, keyfile.PathError(err))
 		return exitUsage
 	}
 	if sub == "repair" {

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/syslog"
-	"strings"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
 )
 
 // auditSyslogTag is the syslog tag of audit records; the journal's
@@ -14,30 +15,11 @@ import (
 // prints exactly the log's lines.
 const auditSyslogTag = "proxmox-safe-mcp-audit"
 
-// parseAuditSyslog splits a PROXMOX_SAFE_AUDIT_SYSLOG value into what
-// syslog.Dial takes: "local" is the local syslog socket (journald's or
-// rsyslog's /dev/log), the others name a network and address.
-func parseAuditSyslog(v string) (network, addr string, err error) {
-	switch {
-	case v == "local":
-		return "", "", nil
-	case strings.HasPrefix(v, "udp://"), strings.HasPrefix(v, "tcp://"):
-		network, addr, _ = strings.Cut(v, "://")
-		if !strings.Contains(addr, ":") {
-			return "", "", fmt.Errorf("%q needs a port, e.g. %s://logs.example.com:514", v, network)
-		}
-		return network, addr, nil
-	case strings.HasPrefix(v, "unix:///"):
-		return "unixgram", strings.TrimPrefix(v, "unix://"), nil
-	}
-	return "", "", fmt.Errorf("must be local, udp://HOST:PORT, tcp://HOST:PORT or unix:///PATH (got %q)", v)
-}
-
 // dialAuditSyslog connects to syslog with facility authpriv (readable only
 // by administrators on most systems) and severity info. Each Write is one
 // message: the audit log (auditlog.Log) writes one record per call.
 func dialAuditSyslog(v string) (io.Writer, func(), error) {
-	network, addr, err := parseAuditSyslog(v)
+	network, addr, err := settings.ParseAuditSyslog(v)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -3,15 +3,12 @@
 package main
 
 import (
-	"errors"
 	"io"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
 )
 
-func parseAuditSyslog(string) (string, string, error) {
-	return "", "", errors.New("syslog is not available on this platform")
-}
-
 func dialAuditSyslog(v string) (io.Writer, func(), error) {
-	_, _, err := parseAuditSyslog(v)
+	_, _, err := settings.ParseAuditSyslog(v)
 	return nil, nil, err
 }

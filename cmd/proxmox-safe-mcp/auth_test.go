@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
@@ -169,22 +170,22 @@ func TestPasswordSettings(t *testing.T) {
 		}
 		return m
 	}
-	parse := func(args []string, env map[string]string) (*config, error) {
-		return parseConfig(args, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	parse := func(args []string, env map[string]string) (*settings.Config, error) {
+		return settings.Parse(args, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	}
 
 	c, err := parse([]string{"tools"}, with("PVE_USERNAME", "root@pam", "PVE_PASSWORD_FILE", pwFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Password.reveal() != doctorPassword || c.passwordFrom != "PVE_PASSWORD_FILE" {
-		t.Errorf("password from file = %q (from %s)", c.Password.reveal(), c.passwordFrom)
+	if c.Password.Reveal() != doctorPassword || c.PasswordFrom != "PVE_PASSWORD_FILE" {
+		t.Errorf("password from file = %q (from %s)", c.Password.Reveal(), c.PasswordFrom)
 	}
 	c, err = parse([]string{"--username", "root", "--realm", "pam", "--password-file", pwFile, "tools"}, with("PVE_PASSWORD", "from-the-environment"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Username != "root" || c.Realm != "pam" || c.Password.reveal() != doctorPassword {
+	if c.Username != "root" || c.Realm != "pam" || c.Password.Reveal() != doctorPassword {
 		t.Errorf("flags: user %q realm %q; --password-file must win over PVE_PASSWORD", c.Username, c.Realm)
 	}
 

@@ -15,13 +15,14 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
 )
 
 // listTools prints the tools the configuration exposes: one line per tool
 // (name, class "read" or the mutation class, first sentence), or with
 // cfg.Tool one tool's parameters; with cfg.JSON the same as JSON.
-func listTools(a *app, cfg *config, stdout, stderr io.Writer) int {
+func listTools(a *app, cfg *settings.Config, stdout, stderr io.Writer) int {
 	tools := mcpserver.Tools(a.client, a.opts)
 	if cfg.Tool != "" {
 		i := slices.IndexFunc(tools, func(t mcpserver.ToolInfo) bool { return t.Name == cfg.Tool })
@@ -166,7 +167,7 @@ func writeJSON(w io.Writer, v any) {
 // missingTool explains why a tool name is not offered: it does not exist,
 // or this configuration hides it (read-only, class not enabled, no node
 // allowed), and what would offer it.
-func missingTool(a *app, cfg *config, name string) string {
+func missingTool(a *app, cfg *settings.Config, name string) string {
 	for _, t := range mcpserver.Tools(nil, nil) {
 		if t.Name != name {
 			continue
@@ -193,7 +194,7 @@ func missingTool(a *app, cfg *config, name string) string {
 // only text goes to stdout. With "wait": true, progress goes to stderr
 // (rewritten in place on a terminal, one line per update otherwise).
 // Exit codes: see the constants in main.go.
-func callTool(ctx context.Context, a *app, cfg *config, stdout, stderr io.Writer) int {
+func callTool(ctx context.Context, a *app, cfg *settings.Config, stdout, stderr io.Writer) int {
 	raw := json.RawMessage(strings.TrimSpace(cfg.ToolArgs))
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {

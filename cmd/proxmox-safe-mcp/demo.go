@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
@@ -26,7 +27,7 @@ const demoTaskDuration = 3 * time.Second
 // setupDemo starts the simulated cluster and returns a library config that
 // talks to it over real TLS, pinned by fingerprint, with the fake's token.
 // It reads no PVE_* variable: demo mode must never reach a real cluster.
-func setupDemo(a *app, cfg *config, stderr io.Writer) (proxmoxsafe.Config, error) {
+func setupDemo(a *app, cfg *settings.Config, stderr io.Writer) (proxmoxsafe.Config, error) {
 	cluster := proxmoxtest.DemoCluster()
 	// The demo token holds what the README's quick start grants, not an
 	// administrator's privileges: `--demo doctor` then shows a clean
@@ -53,10 +54,10 @@ func setupDemo(a *app, cfg *config, stderr io.Writer) (proxmoxsafe.Config, error
 	srv.StartTLS()
 	a.closers = append(a.closers, srv.Close)
 
-	if cfg.AuditLog == "" && !sendsNoMutation(cfg.Command) {
+	if cfg.AuditLog == "" && !settings.SendsNoMutation(cfg.Command) {
 		f, err := os.CreateTemp("", "proxmox-safe-mcp-demo-audit-*.jsonl")
 		if err != nil {
-			return proxmoxsafe.Config{}, cfgErr("--demo: creating a temporary audit log: %v", err)
+			return proxmoxsafe.Config{}, settings.Errorf("--demo: creating a temporary audit log: %v", err)
 		}
 		f.Close()
 		cfg.AuditLog = f.Name()
@@ -64,7 +65,7 @@ func setupDemo(a *app, cfg *config, stderr io.Writer) (proxmoxsafe.Config, error
 		a.closers = append(a.closers, func() {
 			// One-shot calls clean up after themselves (pass --audit-log to
 			// keep one); serve keeps a log that recorded something.
-			if b, err := os.ReadFile(name); cfg.Command == cmdCall || (err == nil && bytes.Count(b, []byte("\n")) <= 1) {
+			if b, err := os.ReadFile(name); cfg.Command == settings.CmdCall || (err == nil && bytes.Count(b, []byte("\n")) <= 1) {
 				os.Remove(name) // a log with only its anchor recorded nothing
 				os.Remove(name + ".seal")
 				os.Remove(name + ".key")
@@ -72,31 +73,31 @@ func setupDemo(a *app, cfg *config, stderr io.Writer) (proxmoxsafe.Config, error
 		})
 	}
 
-	classes := cfg.classes()
+	classes := cfg.Classes()
 	if cfg.ReadOnly {
 		classes = nil
 	}
 	if cfg.GrantDir == "" && cfg.ElicitKeyFile != "" {
 		// The used nonces must last as long as the key, or an answered
 		// elicitation could be answered again after a restart.
-		return proxmoxsafe.Config{}, cfgErr("%s: in the demo it needs PROXMOX_SAFE_GRANT_DIR (--grant-dir), where the used elicitation nonces are kept across restarts", elicitKeySetting)
+		return proxmoxsafe.Config{}, settings.Errorf("%s: in the demo it needs PROXMOX_SAFE_GRANT_DIR (--grant-dir), where the used elicitation nonces are kept across restarts", settings.ElicitKeySetting)
 	}
-	if cfg.GrantDir == "" && usesLevel(cfg, classes, proxmoxsafe.LevelGrant) {
+	if cfg.GrantDir == "" && cfg.UsesLevel(classes, proxmoxsafe.LevelGrant) {
 		// A private directory for this run: the demo's grants must never
 		// sit where a real server's are (a grant is bound to a target, and
 		// pve1/qemu/100 may exist for real). The banner names it.
 		dir, err := os.MkdirTemp("", "proxmox-safe-mcp-demo-grants-*")
 		if err != nil {
-			return proxmoxsafe.Config{}, cfgErr("--demo: creating a temporary grant directory: %v", err)
+			return proxmoxsafe.Config{}, settings.Errorf("--demo: creating a temporary grant directory: %v", err)
 		}
 		cfg.GrantDir = dir
 		a.closers = append(a.closers, func() { os.RemoveAll(dir) })
 	}
-	if cfg.Command == cmdServe && cfg.HTTP.Addr == "" { // HTTP prints its own line (http.go)
+	if cfg.Command == settings.CmdServe && cfg.HTTP.Addr == "" { // HTTP prints its own line (http.go)
 		printDemoBanner(stderr, srv.URL, nodes, guests, cfg, classes, example)
 	} else {
 		audit := ""
-		if cfg.Command == cmdCall {
+		if cfg.Command == settings.CmdCall {
 			audit = "; audit log " + cfg.AuditLog
 			if !strings.Contains(cfg.AuditLog, "proxmox-safe-mcp-demo-audit-") {
 				audit += " (kept)"
@@ -130,7 +131,7 @@ func demoExample(c *proxmoxtest.Cluster) string {
 
 // printDemoBanner tells a newcomer what is running and how to connect a
 // client. It goes to stderr: stdout is the MCP channel.
-func printDemoBanner(w io.Writer, url string, nodes []string, guests int, cfg *config, classes []proxmoxsafe.Class, example string) {
+func printDemoBanner(w io.Writer, url string, nodes []string, guests int, cfg *settings.Config, classes []proxmoxsafe.Class, example string) {
 	command, args := demoCommand()
 	cmdJSON, _ := json.Marshal(command)
 	argsJSON, _ := json.Marshal(args)
@@ -159,7 +160,7 @@ func printDemoBanner(w io.Writer, url string, nodes []string, guests int, cfg *c
 // demoApprovals says how each enabled class is approved (the levels in
 // force, with --approvals), with what each level asks of the user; one
 // line each, indented like the banner.
-func demoApprovals(cfg *config, classes []proxmoxsafe.Class, example string) string {
+func demoApprovals(cfg *settings.Config, classes []proxmoxsafe.Class, example string) string {
 	if len(classes) == 0 {
 		return "  No mutation class is enabled: only read tools are offered.\n"
 	}
@@ -167,7 +168,7 @@ func demoApprovals(cfg *config, classes []proxmoxsafe.Class, example string) str
 	b.WriteString("  Approval per class (levels in order; --approvals changes them):\n")
 	used := map[proxmoxsafe.ApprovalLevel]bool{}
 	for _, cl := range classes {
-		levels := effectiveLevels(cfg, cl)
+		levels := cfg.EffectiveLevels(cl)
 		if cl != proxmoxsafe.ClassGateway {
 			for _, l := range levels {
 				used[l] = true
@@ -219,9 +220,9 @@ func demoCommand() (string, []string) {
 // destroy needs VM.Allocate, which the README's role leaves out on
 // purpose), so each profile's demo behaves like a setup granted what
 // doctor asks for.
-func demoPrivileges(cfg *config) []string {
+func demoPrivileges(cfg *settings.Config) []string {
 	out := slices.Clone(readmeRolePrivileges)
-	classes := cfg.classes()
+	classes := cfg.Classes()
 	for _, r := range proxmoxsafe.Requirements() {
 		if r.Class != "" && !r.Optional && slices.Contains(classes, r.Class) && !slices.Contains(out, r.Privilege) {
 			out = append(out, r.Privilege)

@@ -19,12 +19,13 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
 
 // cmdDoctor checks a setup and prints a report.
-const cmdDoctor = "doctor"
+const cmdDoctor = settings.CmdDoctor
 
 // Exit codes of doctor, beyond exitOK and exitUsage.
 const (
@@ -42,10 +43,6 @@ const (
 	doctorStepTimeout   = 15 * time.Second
 	startupCheckTimeout = 5 * time.Second
 )
-
-// sendsNoMutation reports whether a command can never run a mutation, so
-// it needs no audit log and gets a sink that refuses every record.
-func sendsNoMutation(command string) bool { return command == cmdTools || command == cmdDoctor }
 
 // trustConfig is how the Proxmox certificate is verified.
 type trustConfig struct {
@@ -108,7 +105,7 @@ func (r *report) detail(format string, args ...any) {
 // privileges of every enabled tool. It stops early when going on would be
 // pointless or unsafe: the token is never sent to a server whose
 // certificate is not trusted.
-func doctor(ctx context.Context, a *app, cfg *config, w io.Writer) int {
+func doctor(ctx context.Context, a *app, cfg *settings.Config, w io.Writer) int {
 	r := &report{w: w, json: cfg.JSON}
 	base, err := url.Parse(a.client.BaseURL())
 	if err != nil { // New validated it
@@ -449,7 +446,7 @@ var startupCheckRun = startupWarnings
 // for a TLS handshake in progress (it made every exit after a prompt stdin
 // close several milliseconds slower, issue 14). done is closed once the
 // check's goroutine has ended (tests wait for it).
-func startupCheck(ctx context.Context, a *app, cfg *config, warn *slog.Logger) (stop func(), done <-chan struct{}) {
+func startupCheck(ctx context.Context, a *app, cfg *settings.Config, warn *slog.Logger) (stop func(), done <-chan struct{}) {
 	ended := make(chan struct{})
 	if cfg.Demo {
 		close(ended)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/keyfile"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog"
 )
 
@@ -14,11 +16,11 @@ import (
 // path is a regular file that is writable and verifies with its key and
 // seal, or does not exist yet and can be created. It writes nothing: it opens the
 // log for appending without appending, and creates no directory.
-func checkAudit(r *report, cfg *config) {
+func checkAudit(r *report, cfg *settings.Config) {
 	switch {
 	case cfg.Demo:
 		return // the demo's serve and call make a temporary log
-	case !cfg.mutating():
+	case !cfg.Mutating():
 		r.info("audit log: not needed (no mutation is enabled)")
 		return
 	case cfg.AuditLog == "":
@@ -26,7 +28,7 @@ func checkAudit(r *report, cfg *config) {
 	}
 	path := cfg.AuditLog
 	where := path
-	if cfg.auditDefault {
+	if cfg.AuditDefault {
 		where += " (the default)"
 	}
 	st, err := os.Stat(path)
@@ -47,7 +49,7 @@ func checkAudit(r *report, cfg *config) {
 		r.ok("audit log: %s does not exist yet; serve creates it (0600, missing directories 0700) with a new key", where)
 		return
 	case err != nil:
-		r.fail("audit log: %s: %v", where, pathErr(err))
+		r.fail("audit log: %s: %v", where, keyfile.PathError(err))
 		return
 	case !st.Mode().IsRegular():
 		r.fail("audit log: %s is not a regular file (%s): serve refuses it; point PROXMOX_SAFE_AUDIT_LOG at a plain file", where, st.Mode().Type())
@@ -55,13 +57,13 @@ func checkAudit(r *report, cfg *config) {
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		r.fail("audit log: %s is not writable: %v", where, pathErr(err))
+		r.fail("audit log: %s is not writable: %v", where, keyfile.PathError(err))
 		return
 	}
 	f.Close()
-	key, err := readAuditKey(auditKeyFile(cfg))
+	key, err := readAuditKey(cfg.AuditKeyPath())
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		r.fail("audit log: key file: %v", pathErr(err))
+		r.fail("audit log: key file: %v", keyfile.PathError(err))
 		return
 	}
 	sum, err := auditlog.VerifyFile(path, &auditlog.VerifyOptions{Key: key})

@@ -4,13 +4,14 @@ import (
 	"os"
 	"strings"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
 
 // checkPolicy reports what the operator policy means in practice, before
 // anything is sent (issue 8: doctor said "ok" and the next command failed,
 // or a setup offered no mutation without saying why).
-func checkPolicy(r *report, cfg *config, pol proxmoxsafe.Policy) {
+func checkPolicy(r *report, cfg *settings.Config, pol proxmoxsafe.Policy) {
 	switch {
 	case pol.ReadOnly:
 		r.info("policy: read-only: no mutation tool is offered and only GET requests reach Proxmox")
@@ -33,8 +34,8 @@ func checkPolicy(r *report, cfg *config, pol proxmoxsafe.Policy) {
 		return
 	}
 	serve := *cfg
-	serve.Command = cmdServe
-	if err := checkConfigRest(&serve); err != nil {
+	serve.Command = settings.CmdServe
+	if err := settings.CheckRest(&serve); err != nil {
 		r.fail("configuration: `serve` (and `call`) would refuse to start: %v", err)
 	}
 }
@@ -42,7 +43,7 @@ func checkPolicy(r *report, cfg *config, pol proxmoxsafe.Policy) {
 // checkApprovals reports the approval levels in force for each enabled
 // class (the library's view: the setting, else the class's default) and
 // what each level used needs on this host.
-func checkApprovals(r *report, cfg *config, pol proxmoxsafe.Policy) {
+func checkApprovals(r *report, cfg *settings.Config, pol proxmoxsafe.Policy) {
 	var parts []string
 	used := map[proxmoxsafe.ApprovalLevel]bool{}
 	for _, cl := range pol.Classes {
@@ -59,7 +60,7 @@ func checkApprovals(r *report, cfg *config, pol proxmoxsafe.Policy) {
 		r.detail("phrase: a floor, not proof that a person agreed (a model can type it); for classes that destroy, prefer elicit,grant (docs/SECURITY.md)")
 	}
 	if used[proxmoxsafe.LevelElicit] {
-		switch path := elicitKeyPath(cfg, true); {
+		switch path := cfg.ElicitKeyPath(true); {
 		case path == "":
 			r.detail("elicit: the key is made at every start: an elicitation pending across a restart is refused (set PROXMOX_SAFE_ELICIT_KEY_FILE to keep one)")
 		case fileExists(path):

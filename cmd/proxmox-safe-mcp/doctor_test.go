@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/testutil"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
@@ -250,7 +251,7 @@ func TestStartupWarnings(t *testing.T) {
 		"PVE_URL": srv.URL, "PVE_API_TOKEN_ID": doctorToken, "PVE_API_TOKEN_SECRET": "d0c70000-0000-4000-8000-000000000000",
 		"PVE_TLS_FINGERPRINT": srv.Fingerprint(), "PVE_ALLOWED_NODES": "pve1", "PROXMOX_SAFE_READ_ONLY": "true",
 	}
-	cfg, err := parseConfig(nil, func(k string) (string, bool) { v, ok := m[k]; return v, ok })
+	cfg, err := settings.Parse(nil, func(k string) (string, bool) { v, ok := m[k]; return v, ok })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +307,7 @@ func TestStartupCheckStopDoesNotWait(t *testing.T) {
 			sawCancel = ctx.Err() != nil
 		}
 		a := &app{listed: make(chan struct{})}
-		stop, done := startupCheck(t.Context(), a, &config{}, slog.New(slog.DiscardHandler))
+		stop, done := startupCheck(t.Context(), a, &settings.Config{}, slog.New(slog.DiscardHandler))
 		close(a.listed) // the first tools/list was answered
 		<-entered
 		stop() // must return while the check is still running
@@ -331,7 +332,7 @@ func TestStartupCheckSettles(t *testing.T) {
 		var ran atomic.Bool
 		startupCheckRun = func(context.Context, *app, *slog.Logger) { ran.Store(true) }
 		a := &app{listed: make(chan struct{})}
-		stop, done := startupCheck(t.Context(), a, &config{}, slog.New(slog.DiscardHandler))
+		stop, done := startupCheck(t.Context(), a, &settings.Config{}, slog.New(slog.DiscardHandler))
 		defer func() { stop(); <-done }()
 		close(a.listed)
 		synctest.Wait()
@@ -350,7 +351,7 @@ func TestStartupCheckSettles(t *testing.T) {
 		// A client that went away before the settle time: never started.
 		ran.Store(false)
 		a = &app{listed: make(chan struct{})}
-		stop2, done2 := startupCheck(t.Context(), a, &config{}, slog.New(slog.DiscardHandler))
+		stop2, done2 := startupCheck(t.Context(), a, &settings.Config{}, slog.New(slog.DiscardHandler))
 		close(a.listed)
 		synctest.Wait()
 		stop2()
@@ -544,7 +545,7 @@ func TestStartupCheckAfterFirstList(t *testing.T) {
 		"PVE_URL": srv.URL, "PVE_API_TOKEN_ID": doctorToken, "PVE_API_TOKEN_SECRET": "d0c70000-0000-4000-8000-000000000000",
 		"PVE_TLS_FINGERPRINT": srv.Fingerprint(), "PVE_ALLOWED_NODES": "pve1", "PROXMOX_SAFE_READ_ONLY": "true",
 	}
-	cfg, err := parseConfig(nil, func(k string) (string, bool) { v, ok := m[k]; return v, ok })
+	cfg, err := settings.Parse(nil, func(k string) (string, bool) { v, ok := m[k]; return v, ok })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/keyfile"
 )
 
 // The elicitation key seals the request state an MCP client echoes back
@@ -17,60 +18,41 @@ import (
 // file owned by the user running the server (whoever can replace it can
 // forge the state of an elicitation), unless it comes from systemd's
 // credentials directory, which systemd owns. Its mode follows the rule
-// of every secret and key file (checkLooseFile, keyfile.go): write access
+// of every secret and key file (internal/settings, secretfile.go): write access
 // by group or others is refused, read access draws a warning at start. A missing file is created
 // (0600) at the first start that needs it; a file that breaks a rule is
 // refused at start, never used.
 
-// elicitKeyName is the default key file, beside the audit log.
-const elicitKeyName = "elicit.key"
-
 // elicitKeyBytes is the key's size: AES-256.
 const elicitKeyBytes = 32
-
-// elicitKeySetting names the setting in errors.
-const elicitKeySetting = "PROXMOX_SAFE_ELICIT_KEY_FILE (--elicit-key-file)"
-
-// elicitKeyPath is the key file the server uses: the setting, else
-// elicit.key beside the audit log when a class uses the elicit level
-// (never in the demo, whose state is temporary), else "" (a random key).
-func elicitKeyPath(c *config, usesElicit bool) string {
-	if c.ElicitKeyFile != "" {
-		return c.ElicitKeyFile
-	}
-	if usesElicit && !c.Demo && c.AuditLog != "" {
-		return filepath.Join(filepath.Dir(c.AuditLog), elicitKeyName)
-	}
-	return ""
-}
 
 // loadElicitKey reads the key file, creating it when it is missing and
 // create is set. created reports a new key. credentialsDir is systemd's
 // credentials directory ("" for none).
 func loadElicitKey(path string, create bool, credentialsDir string) (key []byte, created bool, err error) {
-	read := func(path string) ([]byte, error) { return readElicitKey(path, inDir(path, credentialsDir)) }
+	read := func(path string) ([]byte, error) { return readElicitKey(path, keyfile.InDir(path, credentialsDir)) }
 	key, err = read(path)
 	if !errors.Is(err, os.ErrNotExist) || !create {
 		return key, false, err
 	}
-	return createKeyFile(path, elicitKeyBytes, read) // keyfile.go
+	return keyfile.Create(path, elicitKeyBytes, read)
 }
 
 // readElicitKey reads and checks a key file; a credential (from systemd's
 // credentials directory) may have another owner. The key never appears in
 // an error.
 func readElicitKey(path string, credential bool) ([]byte, error) {
-	key, err := readHexKeyFile(path, func(st os.FileInfo) error {
+	key, err := keyfile.ReadHex(path, func(st os.FileInfo) error {
 		if credential {
 			return nil
 		}
-		return ownedByMe(path, st) // keyfile_*.go
+		return keyfile.OwnedByMe(path, st) // keyfile_*.go
 	})
-	if err != nil && !errors.Is(err, errKeyNotHex) {
+	if err != nil && !errors.Is(err, keyfile.ErrNotHex) {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, err
 		}
-		return nil, pathErr(err)
+		return nil, keyfile.PathError(err)
 	}
 	if err != nil || len(key) != elicitKeyBytes {
 		return nil, fmt.Errorf("%s must hold exactly %d random bytes as %d hex digits and nothing else (e.g. openssl rand -hex 32 > %s; chmod 600 %s; value not shown)", path, elicitKeyBytes, 2*elicitKeyBytes, path, path)

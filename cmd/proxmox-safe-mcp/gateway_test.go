@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
 )
 
 // TestGatewayFlags: the admin profile lists api_get (read-only mode keeps
@@ -60,11 +62,11 @@ func TestGatewayWriteUsesGrant(t *testing.T) {
 		{[]string{"--demo", "--profile", "readonly"}, false},
 		{[]string{"--demo", "--profile", "readonly", "--gateway-write"}, true},
 	} {
-		c, err := parseConfig(append(tc.args, "--audit-log", filepath.Join(t.TempDir(), "audit.jsonl")), func(string) (string, bool) { return "", false })
+		c, err := settings.Parse(append(tc.args, "--audit-log", filepath.Join(t.TempDir(), "audit.jsonl")), func(string) (string, bool) { return "", false })
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.ApprovalPage.secret = secret{v: operatorSecret}
+		c.ApprovalPage.Secret = settings.NewSecret(operatorSecret)
 		_, _, err = approvalPage(c, "127.0.0.1:1", slog.New(slog.DiscardHandler))
 		if refused := err != nil && strings.Contains(err.Error(), "no mutation class uses the grant level"); refused == tc.want {
 			t.Errorf("%v: approval page err %v", tc.args, err)

@@ -24,6 +24,7 @@ import (
 	"runtime/debug"
 	"syscall"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpstdio"
 )
@@ -72,10 +73,10 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if len(args) > 0 && args[0] == cmdHealthcheck { // needs no configuration (http.go)
 		return healthcheck(ctx, args[1:], lookup, stdout, stderr)
 	}
-	cfg, err := parseConfig(args, lookup)
+	cfg, err := settings.Parse(args, lookup)
 	switch {
-	case errors.Is(err, errHelp):
-		usage(stdout)
+	case errors.Is(err, settings.ErrHelp):
+		settings.Usage(stdout)
 		return exitOK
 	case err != nil:
 		fmt.Fprintln(stderr, "proxmox-safe-mcp: "+err.Error())
@@ -90,7 +91,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	// Startup warnings (insecure TLS, a loose secret file) are shown even
 	// when the CLI commands' quieter default level would hide them.
 	warn := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: min(cfg.LogLevel, slog.LevelWarn)}))
-	for _, w := range cfg.warnings {
+	for _, w := range cfg.Warnings {
 		warn.Warn(w)
 	}
 	a, err := setup(cfg, logger, warn, stderr)
@@ -101,9 +102,9 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	defer a.close()
 
 	switch cfg.Command {
-	case cmdTools:
+	case settings.CmdTools:
 		return listTools(a, cfg, stdout, stderr)
-	case cmdCall:
+	case settings.CmdCall:
 		return callTool(ctx, a, cfg, stdout, stderr)
 	case cmdDoctor:
 		return doctor(ctx, a, cfg, stdout)

@@ -52,6 +52,19 @@ func TestDocsUpToDate(t *testing.T) {
 		}
 		checkFile(t, "README.md", []byte(want))
 	})
+	t.Run("docs/CONFIGURATION.md", func(t *testing.T) {
+		t.Parallel()
+		path := filepath.Join("docs", "CONFIGURATION.md")
+		old, err := os.ReadFile(filepath.Join(root, path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := renderConfiguration(string(old))
+		if err != nil {
+			t.Fatalf("%s: %v; then run go run ./internal/docgen", path, err)
+		}
+		checkFile(t, path, []byte(want))
+	})
 }
 
 func checkFile(t *testing.T, path string, want []byte) {

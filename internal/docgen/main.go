@@ -1,12 +1,16 @@
 // Command docgen writes docs/TOOLS.md and the tool table of README.md
 // (between the <!-- TOOLS-START --> and <!-- TOOLS-END --> markers) from
-// mcpserver.Tools, the one list of tools. Run it from the module:
+// mcpserver.Tools, the one list of tools, and the settings reference of
+// docs/CONFIGURATION.md (between <!-- SETTINGS-START --> and
+// <!-- SETTINGS-END -->, and <!-- HTTP-SETTINGS-START --> and
+// <!-- HTTP-SETTINGS-END -->) from internal/settings, the table behind the
+// binary's flags, variables and --help. Run it from the module:
 //
 //	go run ./internal/docgen
 //
-// README.md is left alone when it does not exist; when it exists without the
-// markers docgen fails. A test fails when the files drift from what docgen
-// would write.
+// README.md and docs/CONFIGURATION.md are left alone when they do not
+// exist; when one exists without its markers docgen fails. A test fails
+// when the files drift from what docgen would write.
 package main
 
 import (

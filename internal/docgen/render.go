@@ -47,20 +47,41 @@ func generate(root string) ([]output, error) {
 	if err != nil {
 		return outs, fmt.Errorf("README.md: %w", err)
 	}
-	return append(outs, output{path: "README.md", content: []byte(updated)}), nil
+	outs = append(outs, output{path: "README.md", content: []byte(updated)})
+	// The settings reference, when the configuration guide exists.
+	confPath := filepath.Join("docs", "CONFIGURATION.md")
+	conf, err := os.ReadFile(filepath.Join(root, confPath))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return outs, nil
+	case err != nil:
+		return outs, err
+	}
+	updatedConf, err := renderConfiguration(string(conf))
+	if err != nil {
+		return outs, fmt.Errorf("%s: %w", confPath, err)
+	}
+	return append(outs, output{path: confPath, content: []byte(updatedConf)}), nil
 }
 
-// replaceBlock replaces the text between the markers (keeping them).
+// replaceBlock replaces the text between the tool table's markers
+// (keeping them).
 func replaceBlock(doc, block string) (string, error) {
-	if strings.Count(doc, startMarker) != 1 || strings.Count(doc, endMarker) != 1 {
-		return "", fmt.Errorf("want exactly one %s and one %s marker line around the tool table (add them where the table belongs)", startMarker, endMarker)
+	return replaceBetween(doc, startMarker, endMarker, generatedNote, block)
+}
+
+// replaceBetween replaces the text between the start and end markers
+// (keeping them) by the note and block.
+func replaceBetween(doc, start, end, note, block string) (string, error) {
+	if strings.Count(doc, start) != 1 || strings.Count(doc, end) != 1 {
+		return "", fmt.Errorf("want exactly one %s and one %s marker line around the generated table (add them where the table belongs)", start, end)
 	}
-	before, rest, _ := strings.Cut(doc, startMarker)
-	_, after, found := strings.Cut(rest, endMarker)
+	before, rest, _ := strings.Cut(doc, start)
+	_, after, found := strings.Cut(rest, end)
 	if !found {
-		return "", fmt.Errorf("%s must come before %s", startMarker, endMarker)
+		return "", fmt.Errorf("%s must come before %s", start, end)
 	}
-	return before + startMarker + "\n" + generatedNote + "\n\n" + block + "\n" + endMarker + after, nil
+	return before + start + "\n" + note + "\n\n" + block + "\n" + end + after, nil
 }
 
 // renderReadmeTable is the short table for the README.

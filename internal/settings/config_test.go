@@ -1,8 +1,7 @@
-package main
+package settings
 
 import (
 	"fmt"
-	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -61,115 +60,115 @@ func TestParseConfigOK(t *testing.T) {
 		name  string
 		args  []string
 		env   []string
-		check func(t *testing.T, c *config)
+		check func(t *testing.T, c *Config)
 	}{
-		{"defaults", nil, base, func(t *testing.T, c *config) {
-			if c.Command != cmdServe || c.Profile != "safe" || !c.ReadOnly || c.LogLevel != slog.LevelInfo {
+		{"defaults", nil, base, func(t *testing.T, c *Config) {
+			if c.Command != CmdServe || c.Profile != "safe" || !c.ReadOnly || c.LogLevel != slog.LevelInfo {
 				t.Errorf("got command %q profile %q readOnly %t level %v", c.Command, c.Profile, c.ReadOnly, c.LogLevel)
 			}
-			if c.TokenSecret.reveal() != "11111111-2222-4333-8444-555555555555" || c.secretFrom != "PVE_API_TOKEN_SECRET" {
-				t.Errorf("secret not read from env (from %q)", c.secretFrom)
+			if c.TokenSecret.Reveal() != "11111111-2222-4333-8444-555555555555" || c.SecretFrom != "PVE_API_TOKEN_SECRET" {
+				t.Errorf("secret not read from env (from %q)", c.SecretFrom)
 			}
 		}},
-		{"flag overrides env", []string{"--url", "https://other:8006", "--read-only=false", "--audit-log", "/tmp/a.jsonl"}, base, func(t *testing.T, c *config) {
+		{"flag overrides env", []string{"--url", "https://other:8006", "--read-only=false", "--audit-log", "/tmp/a.jsonl"}, base, func(t *testing.T, c *Config) {
 			if c.URL != "https://other:8006" || c.ReadOnly {
 				t.Errorf("URL %q readOnly %t", c.URL, c.ReadOnly)
 			}
 		}},
-		{"flag overrides invalid env", []string{"--read-only"}, with("PROXMOX_SAFE_READ_ONLY", "yes"), func(t *testing.T, c *config) {
+		{"flag overrides invalid env", []string{"--read-only"}, with("PROXMOX_SAFE_READ_ONLY", "yes"), func(t *testing.T, c *Config) {
 			if !c.ReadOnly {
 				t.Error("read-only not set")
 			}
 		}},
-		{"bool 1 and 0", nil, with("PROXMOX_SAFE_READ_ONLY", "0", "PVE_TLS_INSECURE", "1", "PROXMOX_SAFE_AUDIT_LOG", "/tmp/x"), func(t *testing.T, c *config) {
+		{"bool 1 and 0", nil, with("PROXMOX_SAFE_READ_ONLY", "0", "PVE_TLS_INSECURE", "1", "PROXMOX_SAFE_AUDIT_LOG", "/tmp/x"), func(t *testing.T, c *Config) {
 			if c.ReadOnly || !c.TLSInsecure {
 				t.Errorf("readOnly %t insecure %t", c.ReadOnly, c.TLSInsecure)
 			}
 		}},
-		{"empty env is unset", nil, with("PROXMOX_SAFE_PROFILE", "", "PVE_TLS_INSECURE", ""), func(t *testing.T, c *config) {
+		{"empty env is unset", nil, with("PROXMOX_SAFE_PROFILE", "", "PVE_TLS_INSECURE", ""), func(t *testing.T, c *Config) {
 			if c.Profile != "safe" || c.TLSInsecure {
 				t.Errorf("profile %q insecure %t", c.Profile, c.TLSInsecure)
 			}
 		}},
-		{"allowed nodes list", nil, with("PVE_ALLOWED_NODES", " pve1, pve-2 ,,"), func(t *testing.T, c *config) {
+		{"allowed nodes list", nil, with("PVE_ALLOWED_NODES", " pve1, pve-2 ,,"), func(t *testing.T, c *Config) {
 			if !slices.Equal(c.AllowedNodes, []string{"pve1", "pve-2"}) {
 				t.Errorf("nodes %q", c.AllowedNodes)
 			}
 		}},
-		{"readonly profile needs no audit log", nil, with("PROXMOX_SAFE_READ_ONLY", "false", "PROXMOX_SAFE_PROFILE", "readonly"), func(t *testing.T, c *config) {
-			if c.mutating() {
+		{"readonly profile needs no audit log", nil, with("PROXMOX_SAFE_READ_ONLY", "false", "PROXMOX_SAFE_PROFILE", "readonly"), func(t *testing.T, c *Config) {
+			if c.Mutating() {
 				t.Error("readonly profile is mutating")
 			}
 		}},
-		{"tools needs no audit log", []string{"tools"}, with("PROXMOX_SAFE_READ_ONLY", "false"), func(t *testing.T, c *config) {
-			if c.Command != cmdTools || c.LogLevel != slog.LevelError {
+		{"tools needs no audit log", []string{"tools"}, with("PROXMOX_SAFE_READ_ONLY", "false"), func(t *testing.T, c *Config) {
+			if c.Command != CmdTools || c.LogLevel != slog.LevelError {
 				t.Errorf("command %q level %v", c.Command, c.LogLevel)
 			}
 		}},
-		{"secret file, one newline trimmed", []string{"--token-secret-file", secretFile}, with("PVE_API_TOKEN_SECRET", ""), func(t *testing.T, c *config) {
-			if c.TokenSecret.reveal() != "s3cr3t-from-file" || len(c.warnings) != 0 {
-				t.Errorf("secret %q warnings %q", c.TokenSecret.reveal(), c.warnings)
+		{"secret file, one newline trimmed", []string{"--token-secret-file", secretFile}, with("PVE_API_TOKEN_SECRET", ""), func(t *testing.T, c *Config) {
+			if c.TokenSecret.Reveal() != "s3cr3t-from-file" || len(c.Warnings) != 0 {
+				t.Errorf("secret %q Warnings %q", c.TokenSecret.Reveal(), c.Warnings)
 			}
 		}},
-		{"secret file flag beats secret env", []string{"--token-secret-file", crlfFile}, base, func(t *testing.T, c *config) {
-			if c.TokenSecret.reveal() != "s3cr3t-crlf" || c.secretFrom != "PVE_API_TOKEN_SECRET_FILE" {
-				t.Errorf("secret %q from %q", c.TokenSecret.reveal(), c.secretFrom)
+		{"secret file flag beats secret env", []string{"--token-secret-file", crlfFile}, base, func(t *testing.T, c *Config) {
+			if c.TokenSecret.Reveal() != "s3cr3t-crlf" || c.SecretFrom != "PVE_API_TOKEN_SECRET_FILE" {
+				t.Errorf("secret %q from %q", c.TokenSecret.Reveal(), c.SecretFrom)
 			}
 		}},
-		{"loose secret file warns", nil, with("PVE_API_TOKEN_SECRET", "", "PVE_API_TOKEN_SECRET_FILE", loose), func(t *testing.T, c *config) {
-			if len(c.warnings) != 1 || !strings.Contains(c.warnings[0], "0644") {
-				t.Errorf("warnings %q", c.warnings)
+		{"loose secret file warns", nil, with("PVE_API_TOKEN_SECRET", "", "PVE_API_TOKEN_SECRET_FILE", loose), func(t *testing.T, c *Config) {
+			if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "0644") {
+				t.Errorf("Warnings %q", c.Warnings)
 			}
 		}},
 		// systemd's LoadCredential= files are 0440 in a directory only the
 		// service can enter: no warning for them, still one for a loose
 		// file elsewhere, even next to it by name ("<dir>-other").
-		{"loose audit key warns", nil, with("PROXMOX_SAFE_READ_ONLY", "false", "PROXMOX_SAFE_AUDIT_LOG", filepath.Join(filepath.Dir(loose), "audit.jsonl"), "PROXMOX_SAFE_AUDIT_KEY_FILE", loose), func(t *testing.T, c *config) {
-			if len(c.warnings) != 1 || !strings.Contains(c.warnings[0], loose) || !strings.Contains(c.warnings[0], "0644") {
-				t.Errorf("warnings %q", c.warnings)
+		{"loose audit key warns", nil, with("PROXMOX_SAFE_READ_ONLY", "false", "PROXMOX_SAFE_AUDIT_LOG", filepath.Join(filepath.Dir(loose), "audit.jsonl"), "PROXMOX_SAFE_AUDIT_KEY_FILE", loose), func(t *testing.T, c *Config) {
+			if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], loose) || !strings.Contains(c.Warnings[0], "0644") {
+				t.Errorf("Warnings %q", c.Warnings)
 			}
 		}},
-		{"credential file does not warn", nil, with("PVE_API_TOKEN_SECRET", "", "PVE_API_TOKEN_SECRET_FILE", loose, "CREDENTIALS_DIRECTORY", filepath.Dir(loose)), func(t *testing.T, c *config) {
-			if len(c.warnings) != 0 {
-				t.Errorf("warnings %q", c.warnings)
+		{"credential file does not warn", nil, with("PVE_API_TOKEN_SECRET", "", "PVE_API_TOKEN_SECRET_FILE", loose, "CREDENTIALS_DIRECTORY", filepath.Dir(loose)), func(t *testing.T, c *Config) {
+			if len(c.Warnings) != 0 {
+				t.Errorf("Warnings %q", c.Warnings)
 			}
 		}},
-		{"loose file outside the credentials directory warns", nil, with("PVE_API_TOKEN_SECRET", "", "PVE_API_TOKEN_SECRET_FILE", loose, "CREDENTIALS_DIRECTORY", filepath.Dir(loose)[:len(filepath.Dir(loose))-1]), func(t *testing.T, c *config) {
-			if len(c.warnings) != 1 || !strings.Contains(c.warnings[0], "0644") {
-				t.Errorf("warnings %q", c.warnings)
+		{"loose file outside the credentials directory warns", nil, with("PVE_API_TOKEN_SECRET", "", "PVE_API_TOKEN_SECRET_FILE", loose, "CREDENTIALS_DIRECTORY", filepath.Dir(loose)[:len(filepath.Dir(loose))-1]), func(t *testing.T, c *Config) {
+			if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "0644") {
+				t.Errorf("Warnings %q", c.Warnings)
 			}
 		}},
-		{"demo ignores PVE env", []string{"--demo"}, []string{"PVE_URL", "http://bad", "PVE_TLS_INSECURE", "maybe"}, func(t *testing.T, c *config) {
+		{"demo ignores PVE env", []string{"--demo"}, []string{"PVE_URL", "http://bad", "PVE_TLS_INSECURE", "maybe"}, func(t *testing.T, c *Config) {
 			if !c.Demo || c.URL != "" || c.TLSInsecure {
 				t.Errorf("demo %t url %q", c.Demo, c.URL)
 			}
 		}},
-		{"demo honours profile", []string{"--demo", "--read-only"}, []string{"PROXMOX_SAFE_PROFILE", "readonly"}, func(t *testing.T, c *config) {
+		{"demo honours profile", []string{"--demo", "--read-only"}, []string{"PROXMOX_SAFE_PROFILE", "readonly"}, func(t *testing.T, c *Config) {
 			if c.Profile != "readonly" || !c.ReadOnly {
 				t.Errorf("profile %q readOnly %t", c.Profile, c.ReadOnly)
 			}
 		}},
-		{"call with args, flags after command", []string{"call", "node_status", `{"node":"pve1"}`, "--demo"}, nil, func(t *testing.T, c *config) {
-			if c.Command != cmdCall || c.Tool != "node_status" || c.ToolArgs != `{"node":"pve1"}` || !c.Demo {
+		{"call with args, flags after command", []string{"call", "node_status", `{"node":"pve1"}`, "--demo"}, nil, func(t *testing.T, c *Config) {
+			if c.Command != CmdCall || c.Tool != "node_status" || c.ToolArgs != `{"node":"pve1"}` || !c.Demo {
 				t.Errorf("%+v", c)
 			}
 		}},
-		{"call default args", []string{"--demo", "call", "list_guests"}, nil, func(t *testing.T, c *config) {
+		{"call default args", []string{"--demo", "call", "list_guests"}, nil, func(t *testing.T, c *Config) {
 			if c.ToolArgs != "{}" {
 				t.Errorf("args %q", c.ToolArgs)
 			}
 		}},
-		{"double dash ends flags", []string{"--demo", "call", "--", "x", "--y"}, nil, func(t *testing.T, c *config) {
+		{"double dash ends flags", []string{"--demo", "call", "--", "x", "--y"}, nil, func(t *testing.T, c *Config) {
 			if c.Tool != "x" || c.ToolArgs != "--y" {
 				t.Errorf("tool %q args %q", c.Tool, c.ToolArgs)
 			}
 		}},
-		{"log level", []string{"--log-level", "debug", "call", "x"}, base, func(t *testing.T, c *config) {
+		{"log level", []string{"--log-level", "debug", "call", "x"}, base, func(t *testing.T, c *Config) {
 			if c.LogLevel != slog.LevelDebug {
 				t.Errorf("level %v", c.LogLevel)
 			}
 		}},
-		{"version skips checks", []string{"--version"}, nil, func(t *testing.T, c *config) {
+		{"version skips checks", []string{"--version"}, nil, func(t *testing.T, c *Config) {
 			if !c.Version {
 				t.Error("version not set")
 			}
@@ -178,7 +177,7 @@ func TestParseConfigOK(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, err := parseConfig(tt.args, env(tt.env...))
+			c, err := Parse(tt.args, env(tt.env...))
 			if err != nil {
 				t.Fatalf("parseConfig: %v", err)
 			}
@@ -231,7 +230,7 @@ func TestParseConfigErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := parseConfig(tt.args, env(tt.env...))
+			_, err := Parse(tt.args, env(tt.env...))
 			if err == nil {
 				t.Fatalf("want error containing %q, got nil", tt.want)
 			}
@@ -252,14 +251,14 @@ func TestParseConfigErrors(t *testing.T) {
 func TestHelp(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
-		_, err := parseConfig(args, env())
-		if err != errHelp {
-			t.Errorf("%q: err %v, want errHelp", args, err)
+		_, err := Parse(args, env())
+		if err != ErrHelp {
+			t.Errorf("%q: err %v, want ErrHelp", args, err)
 		}
 	}
 	var b strings.Builder
-	usage(&b)
-	for _, s := range settings {
+	Usage(&b)
+	for _, s := range table {
 		if s.flag != "" && !strings.Contains(b.String(), "--"+s.flag) {
 			t.Errorf("--help misses --%s", s.flag)
 		}
@@ -272,8 +271,8 @@ func TestHelp(t *testing.T) {
 // TestSecretNeverFormats guards the secret type against accidental printing.
 func TestSecretNeverFormats(t *testing.T) {
 	t.Parallel()
-	s := secret{"CANARY"}
-	c := config{TokenSecret: s}
+	s := Secret{"CANARY"}
+	c := Config{TokenSecret: s}
 	for _, out := range []string{
 		fmt.Sprint(s), fmt.Sprintf("%v %+v %#v %s %q %x", s, s, s, s, s, s),
 		fmt.Sprintf("%v %+v", c, c), fmt.Sprintf("%#v", c),
@@ -289,33 +288,52 @@ func TestSecretNeverFormats(t *testing.T) {
 	}
 }
 
-// TestLibConfigError checks that real library config errors name our
-// variables.
-func TestLibConfigError(t *testing.T) {
+// TestConfigMessages: the messages a new user meets name the setting to
+// change and the rule that was broken, and never repeat a secret.
+func TestConfigMessages(t *testing.T) {
 	t.Parallel()
-	cfg := &config{secretFrom: "PVE_API_TOKEN_SECRET_FILE"}
-	base := func() proxmoxsafe.Config {
-		return proxmoxsafe.Config{URL: "https://pve:8006", TokenID: "a@pve!tok", TokenSecret: "s"}
-	}
-	tests := []struct {
-		mod  func(*proxmoxsafe.Config)
-		want string
+	const canary = "5ec1e7aa-0000-4000-8000-c0ffee000001"
+	for _, tc := range []struct {
+		name string
+		env  []string
+		args []string
+		want []string
 	}{
-		{func(c *proxmoxsafe.Config) { c.URL = "http://pve:8006" }, "PVE_URL (--url): URL uses plain http://"},
-		{func(c *proxmoxsafe.Config) { c.Fingerprint = "zz" }, "PVE_TLS_FINGERPRINT (--tls-fingerprint): Fingerprint must be"},
-		{func(c *proxmoxsafe.Config) { c.TokenSecret = "a b" }, "PVE_API_TOKEN_SECRET_FILE: TokenSecret contains"},
-		{func(c *proxmoxsafe.Config) { c.Policy.AllowedNodes = []string{"x/y"} }, "PVE_ALLOWED_NODES (--allowed-nodes): Policy.AllowedNodes: "},
-		{func(c *proxmoxsafe.Config) { c.Timeout = -1 }, "invalid configuration: Timeout must not be negative"},
+		{"pasted header", with("PVE_API_TOKEN_ID", "PVEAPIToken=mcp@pve!agent="+canary), nil,
+			[]string{"PVE_API_TOKEN_ID", "value not shown", "PVE_API_TOKEN_ID=mcp@pve!agent,", "PVE_API_TOKEN_SECRET"}},
+		{"pasted id=secret", with("PVE_API_TOKEN_ID", "mcp@pve!agent="+canary), nil,
+			[]string{"PVE_API_TOKEN_ID", "value not shown", "Split it"}},
+		{"token name too short", with("PVE_API_TOKEN_ID", "a@pve!b"), nil,
+			[]string{`the token name "b"`, "2 characters or more"}},
+		{"realm too short", with("PVE_API_TOKEN_ID", "a@p!mcp"), nil,
+			[]string{`the realm "p"`, "2 characters or more"}},
+		{"no realm", with("PVE_API_TOKEN_ID", "automation!mcp"), nil,
+			[]string{"USER@REALM!TOKENNAME", "no '@'"}},
+		{"plain http", with("PVE_URL", "http://pve.example.com:8006"), nil,
+			[]string{"PVE_URL", "PVE_ALLOW_INSECURE_HTTP=true"}},
+		{"unknown command", base, []string{"frobnicate"},
+			[]string{"healthcheck", "doctor"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Parse(tc.args, env(tc.env...))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			msg := err.Error()
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("%q lacks %q", msg, w)
+				}
+			}
+			if strings.Contains(msg, canary) || strings.Contains(msg, "AllowInsecureHTTP") {
+				t.Errorf("message leaks the secret or a Go field name: %q", msg)
+			}
+		})
 	}
-	for _, tc := range tests {
-		c := base()
-		tc.mod(&c)
-		_, err := proxmoxsafe.New(c)
-		if err == nil {
-			t.Fatalf("config accepted: %+v", c)
-		}
-		if got := libConfigError(err, cfg).Error(); !strings.HasPrefix(got, tc.want) {
-			t.Errorf("%v → %q, want prefix %q", err, got, tc.want)
-		}
+	// The library's own check (reached by a library user) must not echo
+	// the secret either, nor name a Go field to a binary user.
+	if _, err := Parse(nil, env(with("PVE_URL", "http://pve:8006", "PVE_ALLOW_INSECURE_HTTP", "1")...)); err != nil {
+		t.Errorf("PVE_ALLOW_INSECURE_HTTP=1 still refused: %v", err)
 	}
 }

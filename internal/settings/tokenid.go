@@ -1,4 +1,4 @@
-package main
+package settings
 
 import (
 	"strings"
@@ -7,7 +7,7 @@ import (
 )
 
 // Checking PVE_API_TOKEN_ID before the library does, to say precisely what
-// is wrong (issue 8). Proxmox shows a new token as the header value
+// is wrong (the library's message cannot name the setting). Proxmox shows a new token as the header value
 // "PVEAPIToken=user@realm!name=SECRET", and users paste all of it into
 // PVE_API_TOKEN_ID: the message must recognise that and never repeat the
 // secret. The rules are Proxmox's (pve-access-control): user
@@ -28,10 +28,10 @@ func checkTokenID(id string) error {
 		} else {
 			msg += " PVE_API_TOKEN_ID=USER@REALM!TOKENNAME,"
 		}
-		return cfgErr("%s and the part after the last '=' goes into PVE_API_TOKEN_SECRET_FILE (or PVE_API_TOKEN_SECRET)", msg)
+		return Errorf("%s and the part after the last '=' goes into PVE_API_TOKEN_SECRET_FILE (or PVE_API_TOKEN_SECRET)", msg)
 	}
 	if problem := checkTokenParts(id); problem != "" {
-		return cfgErr("%s %q: %s", tokenIDSetting, id, problem)
+		return Errorf("%s %q: %s", tokenIDSetting, id, problem)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package settings
 
 import (
 	"os"
@@ -44,7 +44,7 @@ func TestLooseSecretFiles(t *testing.T) {
 		}},
 		// Unset, the key is elicit.key beside the audit log once a class
 		// uses elicit.
-		{"default elicitation key", "PROXMOX_SAFE_ELICIT_KEY_FILE", hexKey, elicitKeyName, func(p string) ([]string, []string) {
+		{"default elicitation key", "PROXMOX_SAFE_ELICIT_KEY_FILE", hexKey, ElicitKeyName, func(p string) ([]string, []string) {
 			return nil, with("PROXMOX_SAFE_READ_ONLY", "false", "PROXMOX_SAFE_AUDIT_LOG", filepath.Join(filepath.Dir(p), "audit.jsonl"), "PROXMOX_SAFE_APPROVALS", "power=elicit")
 		}},
 	} {
@@ -55,7 +55,7 @@ func TestLooseSecretFiles(t *testing.T) {
 				name     string
 				mode     os.FileMode
 				inCreds  bool
-				warnings int
+				Warnings int
 				refused  bool
 			}{
 				{"0600", 0o600, false, 0, false},
@@ -85,7 +85,7 @@ func TestLooseSecretFiles(t *testing.T) {
 				}
 				args, env := kind.config(path)
 				env = append(env, "CREDENTIALS_DIRECTORY", creds)
-				c, err := parseConfig(args, func(k string) (string, bool) {
+				c, err := Parse(args, func(k string) (string, bool) {
 					for i := 0; i+1 < len(env); i += 2 {
 						if env[i] == k {
 							return env[i+1], true
@@ -95,7 +95,7 @@ func TestLooseSecretFiles(t *testing.T) {
 				})
 				if tc.refused {
 					if err == nil {
-						t.Fatalf("%s: started (warnings %q), want it refused: writable by group or others", tc.name, c.warnings)
+						t.Fatalf("%s: started (Warnings %q), want it refused: writable by group or others", tc.name, c.Warnings)
 					}
 					if msg := err.Error(); !strings.Contains(msg, kind.setting) || !strings.Contains(msg, path) || !strings.Contains(msg, "writable by group or others") || !strings.Contains(msg, "chmod 600") || strings.Contains(msg, kind.content) {
 						t.Errorf("%s: refusal %q does not name the setting, the file and the fix, or shows the content", tc.name, msg)
@@ -105,10 +105,10 @@ func TestLooseSecretFiles(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", tc.name, err)
 				}
-				if len(c.warnings) != tc.warnings {
-					t.Fatalf("%s: warnings %q, want %d", tc.name, c.warnings, tc.warnings)
+				if len(c.Warnings) != tc.Warnings {
+					t.Fatalf("%s: Warnings %q, want %d", tc.name, c.Warnings, tc.Warnings)
 				}
-				for _, w := range c.warnings {
+				for _, w := range c.Warnings {
 					if !strings.Contains(w, kind.setting) || !strings.Contains(w, path) || !strings.Contains(w, "chmod 600") {
 						t.Errorf("%s: warning %q does not name the setting, the file and the fix", tc.name, w)
 					}
@@ -139,7 +139,7 @@ func TestSecretFileFIFO(t *testing.T) {
 		{[]string{"--http", "8000"}, with("MCP_AUTH_TOKEN_FILE", fifo), "MCP_AUTH_TOKEN_FILE"},
 		{[]string{"--demo", "--http", "8000", "--operator-token-file", fifo}, nil, "PROXMOX_SAFE_OPERATOR_TOKEN_FILE"},
 	} {
-		_, err := parseConfig(tc.args, env(tc.env...))
+		_, err := Parse(tc.args, env(tc.env...))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "not a regular file") {
 			t.Errorf("%s: %v, want it refused as not a regular file", tc.want, err)
 		}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package keyfile
 
 import (
 	"fmt"
@@ -8,15 +8,14 @@ import (
 	"syscall"
 )
 
-// ownedByMe refuses a key file owned by another user: they could replace
+// OwnedByMe refuses a key file owned by another user: they could replace
 // the key, or read it.
-func ownedByMe(path string, fi os.FileInfo) error {
+func OwnedByMe(path string, fi os.FileInfo) error {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
 		return fmt.Errorf("%s is owned by uid %d, not by the user running the server (uid %d)", path, st.Uid, os.Geteuid())
 	}
 	return nil
 }
 
-// modeBitsAreAccess: on Unix a file's mode bits say who may read it
-// (checkLooseFile).
-const modeBitsAreAccess = true
+// ModeBitsAreAccess: on Unix a file's mode bits say who may read it.
+const ModeBitsAreAccess = true

@@ -1,4 +1,4 @@
-package main
+package settings
 
 import (
 	"slices"
@@ -8,11 +8,11 @@ import (
 
 func TestConfigKeysSetting(t *testing.T) {
 	t.Parallel()
-	c, err := parseConfig(nil, env(with("PROXMOX_SAFE_CONFIG_KEYS", " cores, memory ,tags")...))
+	c, err := Parse(nil, env(with("PROXMOX_SAFE_CONFIG_KEYS", " cores, memory ,tags")...))
 	if err != nil || !slices.Equal(c.ConfigKeys, []string{"cores", "memory", "tags"}) {
 		t.Fatalf("ConfigKeys = %v, %v", c.ConfigKeys, err)
 	}
-	c, err = parseConfig(nil, env(base...))
+	c, err = Parse(nil, env(base...))
 	if err != nil || c.ConfigKeys != nil {
 		t.Errorf("default ConfigKeys = %v, %v; want nil (the library's default)", c.ConfigKeys, err)
 	}
@@ -23,7 +23,7 @@ func TestConfigKeysSetting(t *testing.T) {
 		"net0":                 "not a config key this version can set",
 		" , ":                  "at least one",
 	} {
-		_, err := parseConfig(nil, env(with("PROXMOX_SAFE_CONFIG_KEYS", v)...))
+		_, err := Parse(nil, env(with("PROXMOX_SAFE_CONFIG_KEYS", v)...))
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "PROXMOX_SAFE_CONFIG_KEYS") {
 			t.Errorf("PROXMOX_SAFE_CONFIG_KEYS=%q: %v, want an error naming the setting and %q", v, err, want)
 		}

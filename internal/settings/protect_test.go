@@ -1,4 +1,4 @@
-package main
+package settings
 
 import (
 	"slices"
@@ -12,7 +12,7 @@ import (
 
 func TestResponderSettings(t *testing.T) {
 	t.Parallel()
-	c, err := parseConfig(nil, env(with(
+	c, err := Parse(nil, env(with(
 		"PROXMOX_SAFE_PROTECTED", " 101, db.example.com ,tag:critical, pool:prod, name:cache, vmid:102 ",
 		"PROXMOX_SAFE_MIN_UPTIME", "90m",
 		"PROXMOX_SAFE_SNAPSHOT_MAX_AGE", "168h",
@@ -24,7 +24,7 @@ func TestResponderSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := c.Guards
+	g := c.Protect
 	if !slices.Equal(g.ProtectedIDs, []int{101, 102}) || !slices.Equal(g.ProtectedNames, []string{"db.example.com", "cache"}) ||
 		!slices.Equal(g.ProtectedTags, []string{"critical"}) || !slices.Equal(g.ProtectedPools, []string{"prod"}) {
 		t.Errorf("protected = %+v", g)
@@ -35,25 +35,25 @@ func TestResponderSettings(t *testing.T) {
 	}
 	// PROXMOX_SAFE_APPROVALS may ask for the phrase.
 	p := proxmoxsafe.Policy{Approvals: c.Approvals}
-	applyGuards(&p, g)
+	ApplyProtect(&p, g)
 	if p.MinUptime != 90*time.Minute || !slices.Equal(p.Approvals[proxmoxsafe.ClassResponder], []proxmoxsafe.ApprovalLevel{proxmoxsafe.LevelPhrase}) {
 		t.Errorf("policy = %+v", p)
 	}
 	// Defaults: the library's; the responder class needs no phrase.
-	c, err = parseConfig(nil, env(base...))
+	c, err = Parse(nil, env(base...))
 	if err != nil {
 		t.Fatal(err)
 	}
 	p = proxmoxsafe.Policy{}
-	applyGuards(&p, c.Guards)
+	ApplyProtect(&p, c.Protect)
 	if p.MinUptime != 0 || p.Retention != (retention.Policy{}) ||
 		!slices.Equal(p.Approvals[proxmoxsafe.ClassResponder], []proxmoxsafe.ApprovalLevel{proxmoxsafe.LevelNone}) {
 		t.Errorf("default policy = %+v", p)
 	}
 	// 0 turns the uptime guard off.
-	c, err = parseConfig(nil, env(with("PROXMOX_SAFE_MIN_UPTIME", "0")...))
-	if err != nil || c.Guards.MinUptime >= 0 {
-		t.Errorf("MIN_UPTIME=0: %+v %v", c.Guards, err)
+	c, err = Parse(nil, env(with("PROXMOX_SAFE_MIN_UPTIME", "0")...))
+	if err != nil || c.Protect.MinUptime >= 0 {
+		t.Errorf("MIN_UPTIME=0: %+v %v", c.Protect, err)
 	}
 }
 
@@ -72,7 +72,7 @@ func TestResponderSettingsRefused(t *testing.T) {
 		{[]string{"PROXMOX_SAFE_PROFILE", "claptrap", "MCP_PROXMOX_PROFILE", "responder"}, "both set, to different values"},
 		{[]string{"MCP_PROXMOX_PROFILE", "chaos"}, "MCP_PROXMOX_PROFILE (alias of PROXMOX_SAFE_PROFILE (--profile)): unknown profile \"chaos\""},
 	} {
-		_, err := parseConfig(nil, env(with(tc.kv...)...))
+		_, err := Parse(nil, env(with(tc.kv...)...))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: err = %v, want it to mention %q", tc.kv, err, tc.want)
 		}
@@ -83,14 +83,14 @@ func TestResponderSettingsRefused(t *testing.T) {
 // startup error that names the setting.
 func TestResponderLibraryErrorNamesSetting(t *testing.T) {
 	t.Parallel()
-	c, err := parseConfig(nil, env(with("MCP_PROXMOX_PROTECTED", "tag:bad;tag")...))
+	c, err := Parse(nil, env(with("MCP_PROXMOX_PROTECTED", "tag:bad;tag")...))
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := proxmoxsafe.Policy{}
-	applyGuards(&p, c.Guards)
-	_, err = proxmoxsafe.New(proxmoxsafe.Config{URL: c.URL, TokenID: c.TokenID, TokenSecret: c.TokenSecret.reveal(), Policy: p})
-	if err = libConfigError(err, c); err == nil || !strings.Contains(err.Error(), "PROXMOX_SAFE_PROTECTED (--protected): Policy.ProtectedTags: \"bad;tag\" is not a Proxmox tag") {
+	ApplyProtect(&p, c.Protect)
+	_, err = proxmoxsafe.New(proxmoxsafe.Config{URL: c.URL, TokenID: c.TokenID, TokenSecret: c.TokenSecret.Reveal(), Policy: p})
+	if err = c.LibraryError(err); err == nil || !strings.Contains(err.Error(), "PROXMOX_SAFE_PROTECTED (--protected): Policy.ProtectedTags: \"bad;tag\" is not a Proxmox tag") {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package settings
 
 import (
 	"fmt"
@@ -65,7 +65,7 @@ func (s *setting) lookupEnv(lookup func(string) (string, bool)) (envValue, bool,
 		if a.value != nil {
 			t, err := a.value(v)
 			if err != nil {
-				return envValue{}, false, cfgErr("%s (alias of %s): %v", a.env, s.env, err)
+				return envValue{}, false, Errorf("%s (alias of %s): %v", a.env, s.env, err)
 			}
 			v = t
 		}
@@ -81,7 +81,7 @@ func (s *setting) lookupEnv(lookup func(string) (string, bool)) (envValue, bool,
 			if !s.secret {
 				shown = fmt.Sprintf(" (%q and %q after translation)", strings.TrimSpace(first.v), strings.TrimSpace(other.v))
 			}
-			return envValue{}, false, cfgErr("%s and %s are the same setting and are both set, to different values%s: set only one; nothing was started", first.name, other.name, shown)
+			return envValue{}, false, Errorf("%s and %s are the same setting and are both set, to different values%s: set only one; nothing was started", first.name, other.name, shown)
 		}
 	}
 	return first, true, nil
@@ -103,7 +103,7 @@ func (s *setting) sameValue(a, b string) bool {
 
 // source names where a setting's value came from, by the setting's own
 // variable: an alias's name when the alias supplied it, else env itself.
-func (c *config) source(env string) string {
+func (c *Config) Source(env string) string {
 	if n, ok := c.setFrom[env]; ok {
 		return n
 	}

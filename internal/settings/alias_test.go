@@ -1,4 +1,4 @@
-package main
+package settings
 
 import (
 	"reflect"
@@ -9,10 +9,10 @@ import (
 
 // effective is what a configuration means, without the record of which
 // names supplied it: two spellings of one setting must give equal values.
-func effective(c *config) config {
+func effective(c *Config) Config {
 	e := *c
 	e.setFrom = nil
-	e.warnings = nil
+	e.Warnings = nil
 	e.HTTP.host, e.HTTP.port, e.HTTP.Addr = "", "", ""
 	return e
 }
@@ -67,7 +67,7 @@ var aliasCases = []struct {
 		[]string{"MCP_TRANSPORT", "streamable-http", "MCP_HOST", "localhost", "MCP_PORT", "9123"},
 		[]string{"MCP_TRANSPORT", "streamable-http", "MCP_HTTP_ADDR", "127.0.0.1:9123"},
 		[]string{"MCP_HTTP_ADDR", "127.0.0.2:9123"}},
-	// The responder's MCP_PROXMOX_* names (issue 10).
+	// The responder's MCP_PROXMOX_* names, which its existing deployments use.
 	{"MCP_PROXMOX_PROFILE", nil,
 		[]string{"MCP_PROXMOX_PROFILE", "claptrap"},
 		[]string{"PROXMOX_SAFE_PROFILE", "claptrap"},
@@ -121,18 +121,18 @@ func TestAliasesEquivalent(t *testing.T) {
 				}
 				return out
 			}
-			viaAlias, err := parseConfig(tc.args, env(plus(tc.env)...))
+			viaAlias, err := Parse(tc.args, env(plus(tc.env)...))
 			if err != nil {
 				t.Fatalf("alias form refused: %v", err)
 			}
-			viaOwn, err := parseConfig(tc.args, env(plus(tc.own)...))
+			viaOwn, err := Parse(tc.args, env(plus(tc.own)...))
 			if err != nil {
 				t.Fatalf("own form refused: %v", err)
 			}
 			if a, o := effective(viaAlias), effective(viaOwn); !reflect.DeepEqual(a, o) {
 				t.Errorf("alias and own name differ:\nalias %+v\nown   %+v", a, o)
 			}
-			both, err := parseConfig(tc.args, env(plus(tc.env, tc.own)...))
+			both, err := Parse(tc.args, env(plus(tc.env, tc.own)...))
 			if err != nil {
 				t.Fatalf("alias and own name with the same value refused: %v", err)
 			}
@@ -142,7 +142,7 @@ func TestAliasesEquivalent(t *testing.T) {
 			if tc.differ == nil {
 				return
 			}
-			_, err = parseConfig(tc.args, env(plus(tc.env, tc.differ)...))
+			_, err = Parse(tc.args, env(plus(tc.env, tc.differ)...))
 			if err == nil {
 				t.Fatalf("conflicting values accepted: %q with %q", tc.env, tc.differ)
 			}
@@ -161,7 +161,7 @@ func TestAliasesCovered(t *testing.T) {
 	for _, tc := range aliasCases {
 		covered[tc.alias] = true
 	}
-	for _, s := range settings {
+	for _, s := range table {
 		for _, a := range s.aliases {
 			if !covered[a.env] {
 				t.Errorf("alias %s of %s has no row in aliasCases", a.env, s.env)
@@ -194,7 +194,7 @@ func TestAliasErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := parseConfig(tc.args, env(tc.env...))
+			_, err := Parse(tc.args, env(tc.env...))
 			if err == nil {
 				t.Fatalf("accepted %q", tc.env)
 			}
@@ -208,34 +208,18 @@ func TestAliasErrors(t *testing.T) {
 // TestAliasSource: a warning or message can name the alias the user wrote.
 func TestAliasSource(t *testing.T) {
 	t.Parallel()
-	c, err := parseConfig(nil, env(with("PVE_VERIFY_SSL", "false")...))
+	c, err := Parse(nil, env(with("PVE_VERIFY_SSL", "false")...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !c.TLSInsecure || c.source("PVE_TLS_INSECURE") != "PVE_VERIFY_SSL" {
-		t.Errorf("insecure %t, source %q", c.TLSInsecure, c.source("PVE_TLS_INSECURE"))
+	if !c.TLSInsecure || c.Source("PVE_TLS_INSECURE") != "PVE_VERIFY_SSL" {
+		t.Errorf("insecure %t, source %q", c.TLSInsecure, c.Source("PVE_TLS_INSECURE"))
 	}
-	c, err = parseConfig(nil, env(with("PVE_TLS_INSECURE", "true", "PVE_VERIFY_SSL", "false")...))
+	c, err = Parse(nil, env(with("PVE_TLS_INSECURE", "true", "PVE_VERIFY_SSL", "false")...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.source("PVE_TLS_INSECURE") != "PVE_TLS_INSECURE" {
-		t.Errorf("own name set too, source %q", c.source("PVE_TLS_INSECURE"))
-	}
-}
-
-// TestVerifySSLAliasWarns: PVE_VERIFY_SSL=false gets the same loud warning
-// as PVE_TLS_INSECURE, naming the alias and suggesting the pin instead.
-func TestVerifySSLAliasWarns(t *testing.T) {
-	t.Parallel()
-	var stdout, stderr strings.Builder
-	code := run(t.Context(), []string{"tools"}, env(with("PVE_VERIFY_SSL", "false")...), strings.NewReader(""), &stdout, &stderr)
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr.String())
-	}
-	for _, want := range []string{"level=WARN", "PVE_VERIFY_SSL", "NOT verified", "PVE_TLS_FINGERPRINT"} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("stderr misses %q:\n%s", want, stderr.String())
-		}
+	if c.Source("PVE_TLS_INSECURE") != "PVE_TLS_INSECURE" {
+		t.Errorf("own name set too, source %q", c.Source("PVE_TLS_INSECURE"))
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package settings
 
 import (
 	"strings"
@@ -24,7 +24,7 @@ func TestMaxWait(t *testing.T) {
 		{nil, with("PROXMOX_SAFE_MAX_WAIT", " 1s "), time.Second},
 	}
 	for _, tc := range ok {
-		c, err := parseConfig(tc.args, env(tc.env...))
+		c, err := Parse(tc.args, env(tc.env...))
 		if err != nil {
 			t.Errorf("%v %v: %v", tc.args, tc.env, err)
 			continue
@@ -46,7 +46,7 @@ func TestMaxWait(t *testing.T) {
 		{[]string{"--max-wait", "0"}, base, `(got "0")`},
 	}
 	for _, tc := range bad {
-		_, err := parseConfig(tc.args, env(tc.env...))
+		_, err := Parse(tc.args, env(tc.env...))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%v %v: err %v, want %q", tc.args, tc.env, err, tc.want)
 		}
@@ -54,7 +54,7 @@ func TestMaxWait(t *testing.T) {
 
 	// A library refusal of MaxWait names the variable too.
 	_, err := proxmoxsafe.New(proxmoxsafe.Config{URL: "https://pve:8006", TokenID: "a@pve!tok", TokenSecret: "s", MaxWait: time.Millisecond})
-	if got := libConfigError(err, &config{}).Error(); !strings.HasPrefix(got, "PROXMOX_SAFE_MAX_WAIT (--max-wait): MaxWait must be") {
+	if got := (&Config{}).LibraryError(err).Error(); !strings.HasPrefix(got, "PROXMOX_SAFE_MAX_WAIT (--max-wait): MaxWait must be") {
 		t.Errorf("library error → %q", got)
 	}
 }
