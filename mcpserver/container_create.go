@@ -11,9 +11,8 @@ func containerCreateTool() toolDef {
 			"Refused (nothing is done) unless the operator enabled the provision class, allows the node and does not protect the VMID or the pool, and: the VMID is free, the node is online, the root disk storage exists on the node, is enabled, active and has content rootdir, and the template exists on the node. " +
 			"Needs the approval phrase \"APPROVE create <node>/lxc/<vmid>\" followed by every parameter sent (ostemplate=, hostname=, cores=, memory=, swap=, rootfs=<storage>:<GiB>, net0=name=eth0,bridge=<bridge>,ip=<ip>[,gw=<gw>], unprivileged=<1|0>, then ssh-public-keys=sha256:<digest>, pool=, description=sha256:<digest> where set), exactly as the refusal or a plan: true call states it, unless the operator set another approval level. Pass vmid explicitly on the approving call. " +
 			"Returns a receipt with the task UPID (vzcreate; the container is locked while it runs) and new_guest; with wait: true it waits (timeout_seconds) until the container exists, unlocked, and its configuration reads back as requested.",
-		Class:          proxmoxsafe.ClassProvision,
-		Annotations:    provisionAnnotations,
-		ApprovalFormat: "APPROVE create <node>/lxc/<vmid> ostemplate=<volume> hostname=<name> cores=<n> memory=<MiB> swap=<MiB> rootfs=<storage>:<GiB> net0=name=eth0,bridge=<bridge>,ip=<ip>[,gw=<gw>] unprivileged=<1|0>[ ssh-public-keys=sha256:<12 hex>][ pool=<pool>][ description=sha256:<12 hex>]",
+		Class:       proxmoxsafe.ClassProvision,
+		Annotations: provisionAnnotations,
 	}, ops(proxmoxsafe.OpCreateContainer), (*proxmoxsafe.Client).CreateContainer, func(in proxmoxsafe.CreateContainerInput, r *proxmoxsafe.Receipt) string {
 		return "creation of " + newGuestLabel(r) + " (" + clean(in.Hostname, 64) + ")"
 	})

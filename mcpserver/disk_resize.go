@@ -14,9 +14,8 @@ func diskResizeTool() toolDef {
 			"The request carries the digest of the config read, so Proxmox refuses it if the config changed meanwhile. " +
 			"Needs the approval phrase \"APPROVE resize <node>/<type>/<vmid> disk=<disk> size=<size>\" unless the operator set another approval level: call without approval first and show the user the refusal (current size, new size, exact phrase). " +
 			"Returns a receipt with the task UPID (resize) and changes (the disk's size before and after); with wait: true it waits (timeout_seconds) until the config shows the new size.",
-		Class:          proxmoxsafe.ClassConfig,
-		Annotations:    snapshotAnnotations,
-		ApprovalFormat: "APPROVE resize <node>/<type>/<vmid> disk=<disk> size=<size>",
+		Class:       proxmoxsafe.ClassConfig,
+		Annotations: snapshotAnnotations,
 	}, ops(proxmoxsafe.OpResizeDisk), (*proxmoxsafe.Client).ResizeDisk, func(_ proxmoxsafe.ResizeDiskInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("resize of "+changesText(r.Changes), r)
 	})

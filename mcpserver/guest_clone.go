@@ -13,9 +13,8 @@ func guestCloneTool() toolDef {
 			"Refused (nothing is done) unless the operator enabled the provision class, allows the source's node and the target node and does not protect the source, the new VMID or the pool, and: the new VMID is free, the source exists and is not locked, a linked clone's source is a template, a container to copy in full is stopped, the target node is online, and the storage exists on the node(s), is enabled, active, has content images (VM) or rootdir (container), and is shared when the clone goes to another node. " +
 			"Needs the approval phrase \"APPROVE clone <node>/<type>/<vmid> newid=<id> full=<1|0>\" followed by the parameters given (target=, storage=, name= or hostname=, pool=, description=sha256:<digest>), exactly as the refusal or a plan: true call states it, unless the operator set another approval level. Pass newid explicitly on the approving call. " +
 			"Returns a receipt with the task UPID (qmclone or vzclone; the new guest is locked while it runs) and new_guest; with wait: true it waits (timeout_seconds) until the new guest exists, unlocked, with the requested name, description and pool. The clone stays stopped: start it with guest_power.",
-		Class:          proxmoxsafe.ClassProvision,
-		Annotations:    provisionAnnotations,
-		ApprovalFormat: "APPROVE clone <node>/<type>/<vmid> newid=<id> full=<1|0>[ target=<node>][ storage=<storage>][ name=<name>|hostname=<name>][ pool=<pool>][ description=sha256:<12 hex>]",
+		Class:       proxmoxsafe.ClassProvision,
+		Annotations: provisionAnnotations,
 	}, ops(proxmoxsafe.OpCloneGuest), (*proxmoxsafe.Client).CloneGuest, func(_ proxmoxsafe.CloneGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("clone", r) + " as " + newGuestLabel(r)
 	})

@@ -15,9 +15,8 @@ func guestConfigSetTool() toolDef {
 			"Refused (nothing is done) unless the operator enabled the config class, allows the node and does not protect the guest, and the guest is not locked and not a template; a delete of a key that is not set, a change that changes nothing and a balloon above the memory are refused. The request carries the digest of the config read, so Proxmox refuses it if the config changed meanwhile. " +
 			"Needs the approval phrase \"APPROVE config <node>/<type>/<vmid>\" plus \" <key>=<value>\" for every key set (sorted by key; a description as sha256:<16 hex digits>) and \" delete=<keys>\", unless the operator set another approval level: call without approval first and show the user the refusal (every key's current and new value, exact phrase). " +
 			"Returns a receipt with changes (current, pending, new per key) and the task UPID (VMs: qmconfig; containers: none, Proxmox applies it before answering); with wait: true it verifies that every change reads back. A running guest takes some changes at once; others (a VM's cores, sockets, memory without memory hotplug) wait for its next start and are reported in outcome.pending, not as applied.",
-		Class:          proxmoxsafe.ClassConfig,
-		Annotations:    configSetAnnotations,
-		ApprovalFormat: "APPROVE config <node>/<type>/<vmid> <key>=<value>…[ delete=<key,…>]",
+		Class:       proxmoxsafe.ClassConfig,
+		Annotations: configSetAnnotations,
 	}, ops(proxmoxsafe.OpSetGuestConfig), (*proxmoxsafe.Client).SetGuestConfig, func(_ proxmoxsafe.SetGuestConfigInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("config change ("+changesText(r.Changes)+")", r)
 	})

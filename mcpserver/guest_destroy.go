@@ -15,8 +15,6 @@ func guestDestroyTool() toolDef {
 			"Returns a receipt with the task UPID (qmdestroy or vzdestroy); with wait: true it waits (timeout_seconds) until the guest is gone from the cluster resources.",
 		Class:       proxmoxsafe.ClassDestroy,
 		Annotations: destroyAnnotations,
-		// No "|" here: the format is shown in Markdown tables.
-		ApprovalFormat: "APPROVE destroy <node>/<type>/<vmid> purge=<1/0> destroy-unreferenced-disks=<1/0> (only at the phrase level; default elicit, grant)",
 	}, ops(proxmoxsafe.OpDestroyGuest), (*proxmoxsafe.Client).DestroyGuest, func(_ proxmoxsafe.DestroyGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("destroy", r)
 	})

@@ -11,9 +11,8 @@ func guestResumeTool() toolDef {
 			"Refused (nothing is done) unless the operator enabled the power-extra class, allows the node and does not protect the guest, and the VM is paused or hibernated (a running or simply stopped VM is refused: use guest_power start), not otherwise locked and not a template. " +
 			"Needs the approval phrase \"APPROVE resume <node>/qemu/<vmid>\" unless the operator set another approval level. " +
 			"Returns a receipt with the task UPID (qmresume); with wait: true it waits (timeout_seconds) until the VM runs unpaused.",
-		Class:          proxmoxsafe.ClassPowerExtra,
-		Annotations:    startAnnotations,
-		ApprovalFormat: "APPROVE resume <node>/qemu/<vmid>",
+		Class:       proxmoxsafe.ClassPowerExtra,
+		Annotations: startAnnotations,
 	}, ops(proxmoxsafe.OpResumeGuest), (*proxmoxsafe.Client).ResumeGuest, func(_ proxmoxsafe.ResumeGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("resume", r)
 	})

@@ -14,9 +14,8 @@ func guestSuspendTool() toolDef {
 			"Refused (nothing is done) unless the operator enabled the power-extra class, allows the node and does not protect the guest, and the VM is running, not already paused, not locked and not a template; an HA-managed VM cannot be hibernated. " +
 			"Needs the approval phrase \"APPROVE suspend <node>/qemu/<vmid>\" (plus \" todisk=1\" for a hibernation) unless the operator set another approval level: call without approval first and show the user the refusal (exact phrase, current state, effect). " +
 			"Returns a receipt with the task UPID (qmpause, or qmsuspend for todisk); with wait: true it waits (timeout_seconds) until the VM is paused (or stopped and locked suspended).",
-		Class:          proxmoxsafe.ClassPowerExtra,
-		Annotations:    powerAnnotations,
-		ApprovalFormat: "APPROVE suspend <node>/qemu/<vmid>[ todisk=1]",
+		Class:       proxmoxsafe.ClassPowerExtra,
+		Annotations: powerAnnotations,
 	}, ops(proxmoxsafe.OpSuspendGuest), (*proxmoxsafe.Client).SuspendGuest, func(in proxmoxsafe.SuspendGuestInput, r *proxmoxsafe.Receipt) string {
 		if in.ToDisk {
 			return ofGuest("suspend to disk", r)

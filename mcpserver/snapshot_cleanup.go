@@ -19,15 +19,15 @@ func snapshotCleanupTool() toolDef {
 				"The policy, in order: a snapshot with \"keep\" in its name or description is never deleted; every other one older than the maximum age (default 24h) is deleted, oldest first; while more than the maximum count (default 6) remain, the oldest manual snapshots go first and automatic ones (description holds the autosnap marker, default cv4pve-autosnap) only as a last resort. " +
 				"The dry run returns the exact plan (which snapshot, which rule, why) and changes nothing. With apply: true the deletions run one at a time, each waiting for its Proxmox task; a failed deletion stops the run and the answer says what was deleted, what failed and what was not attempted. " +
 				"Refused (nothing is done) when the operator protects the guest, or it is locked or a template, or a task runs for it. " + responderApproval,
-			Class:          proxmoxsafe.ClassResponder,
-			Annotations:    cleanupAnnotations,
-			ApprovalFormat: "none by default; APPROVE snapshot-cleanup <node>/<type>/<vmid> (apply only) when required",
+			Class:       proxmoxsafe.ClassResponder,
+			Annotations: cleanupAnnotations,
 		},
 		ops:                ops(proxmoxsafe.OpCleanupSnapshots),
 		schemas:            schemasFor[proxmoxsafe.CleanupSnapshotsInput, *proxmoxsafe.CleanupResult],
 		input:              reflect.TypeFor[proxmoxsafe.CleanupSnapshotsInput](),
 		register:           typedPartial(mutating((*adapter).snapshotCleanup)),
 		outputDescriptions: cleanupDescriptions,
+		approvalWhen:       "apply only",
 	}
 }
 

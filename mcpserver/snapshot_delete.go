@@ -11,9 +11,8 @@ func snapshotDeleteTool() toolDef {
 			"Refused (nothing is done) unless the operator enabled the snapshot-admin class, allows the node and does not protect the guest, and the snapshot exists (not current), the guest is not locked and not a template. " +
 			"Needs the approval phrase \"APPROVE delsnapshot <node>/<type>/<vmid>/<snapname>\" (plus \" force=1\" with force) unless the operator set another approval level. " +
 			"Returns a receipt with the task UPID (qmdelsnapshot or vzdelsnapshot); with wait: true it waits (timeout_seconds) until the snapshot is gone from the list.",
-		Class:          proxmoxsafe.ClassSnapshotAdmin,
-		Annotations:    cleanupAnnotations,
-		ApprovalFormat: "APPROVE delsnapshot <node>/<type>/<vmid>/<snapname>[ force=1]",
+		Class:       proxmoxsafe.ClassSnapshotAdmin,
+		Annotations: cleanupAnnotations,
 	}, ops(proxmoxsafe.OpDeleteSnapshot), (*proxmoxsafe.Client).DeleteSnapshot, func(_ proxmoxsafe.DeleteSnapshotInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("deletion of snapshot "+clean(r.Target.Snapshot, 64), r)
 	})

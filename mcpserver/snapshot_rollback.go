@@ -11,9 +11,8 @@ func snapshotRollbackTool() toolDef {
 			"Refused (nothing is done) unless the operator enabled the snapshot-admin class, allows the node and does not protect the guest, and the snapshot exists (not current), the guest is not locked and not a template. " +
 			"Needs the approval phrase \"APPROVE rollback <node>/<type>/<vmid>/<snapname>\" (plus \" start=1\" with start) unless the operator set another approval level: call without approval first and show the user the refusal, which says what will be lost and whether the snapshot has RAM. " +
 			"Returns a receipt with the task UPID (qmrollback or vzrollback); with wait: true it waits (timeout_seconds) until the guest's current state is based on the snapshot.",
-		Class:          proxmoxsafe.ClassSnapshotAdmin,
-		Annotations:    powerAnnotations,
-		ApprovalFormat: "APPROVE rollback <node>/<type>/<vmid>/<snapname>[ start=1]",
+		Class:       proxmoxsafe.ClassSnapshotAdmin,
+		Annotations: powerAnnotations,
 	}, ops(proxmoxsafe.OpRollbackSnapshot), (*proxmoxsafe.Client).RollbackSnapshot, func(_ proxmoxsafe.RollbackSnapshotInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("rollback", r) + " to snapshot " + clean(r.Target.Snapshot, 64)
 	})

@@ -34,7 +34,8 @@ type ToolInfo struct {
 	// "VM.Audit on /vms/{vmid}".
 	Privileges []string
 	// ApprovalFormat is the approval phrase the tool requires, e.g.
-	// "APPROVE <action> <node>/<type>/<vmid>"; "" for read tools.
+	// "APPROVE <action> <node>/<type>/<vmid>", as its operation declares it
+	// (proxmoxsafe.OperationInfo), with when it applies; "" for read tools.
 	ApprovalFormat string
 }
 
@@ -91,6 +92,9 @@ type toolDef struct {
 	// privileges, when set, replace the privileges derived from ops (the
 	// gateway's depend on the path).
 	privileges []string
+	// approvalWhen, when set, says when the approval phrase applies, e.g.
+	// "apply only" ([ToolInfo.ApprovalFormat]).
+	approvalWhen string
 }
 
 // readTool declares a read tool: info (name, title, description; the
@@ -278,6 +282,9 @@ func nonNullArrays(s *jsonschema.Schema) {
 func (d toolDef) build() ToolInfo {
 	info := d.wireInfo()
 	info.Privileges = privilegesOf(d.ops)
+	if decl, ok := d.mutationDecl(); ok {
+		info.ApprovalFormat = approvalFormat(decl, d.approvalWhen)
+	}
 	if d.privileges != nil {
 		info.Privileges = slices.Clone(d.privileges)
 	}
@@ -362,32 +369,6 @@ func ToolOperations(tool string) []proxmoxsafe.Operation {
 		}
 	}
 	return nil
-}
-
-// privilegesOf renders the library's requirement table for operations,
-// e.g. "Datastore.Audit on /storage/{storage}", so the tool documentation
-// and the library cannot drift apart.
-func privilegesOf(ops []proxmoxsafe.Operation) []string {
-	var out []string
-	for _, r := range proxmoxsafe.Requirements() {
-		if !slices.Contains(ops, r.Operation) {
-			continue
-		}
-		s := r.Privilege + " on " + r.Path
-		switch {
-		case r.Optional:
-			s += " (optional: " + r.Note + ")"
-		case r.Note != "":
-			s += " (" + r.Note + ")"
-		}
-		if !slices.Contains(out, s) {
-			out = append(out, s)
-		}
-	}
-	if len(out) == 0 {
-		out = []string{"none (a token may always read its own permissions)"}
-	}
-	return out
 }
 
 // responderApproval is the part of each description about approval: by

@@ -15,9 +15,8 @@ func vmCreateTool() toolDef {
 			"Refused (nothing is done) unless the operator enabled the provision class, allows the node and does not protect the VMID or the pool, and: the VMID is free, the node is online, the disk storage exists on the node, is enabled, active and has content images, and the ISO image exists on the node. " +
 			"Needs the approval phrase \"APPROVE create <node>/qemu/<vmid>\" followed by every parameter sent (name=, cores=, sockets=, memory=, ostype=, scsihw=, scsi0=<storage>:<GiB>, net0=<model>,bridge=<bridge>, then ide2=, pool=, description=sha256:<digest> where set), exactly as the refusal or a plan: true call states it, unless the operator set another approval level. Pass vmid explicitly on the approving call. " +
 			"Returns a receipt with the task UPID (qmcreate; the VM is locked while it runs) and new_guest; with wait: true it waits (timeout_seconds) until the VM exists, unlocked, and its configuration reads back as requested.",
-		Class:          proxmoxsafe.ClassProvision,
-		Annotations:    provisionAnnotations,
-		ApprovalFormat: "APPROVE create <node>/qemu/<vmid> name=<name> cores=<n> sockets=<n> memory=<MiB> ostype=<ostype> scsihw=virtio-scsi-single scsi0=<storage>:<GiB> net0=<model>,bridge=<bridge>[ ide2=<iso>,media=cdrom][ pool=<pool>][ description=sha256:<12 hex>]",
+		Class:       proxmoxsafe.ClassProvision,
+		Annotations: provisionAnnotations,
 	}, ops(proxmoxsafe.OpCreateVM), (*proxmoxsafe.Client).CreateVM, func(in proxmoxsafe.CreateVMInput, r *proxmoxsafe.Receipt) string {
 		return "creation of " + newGuestLabel(r) + " (" + clean(in.Name, 64) + ", " + strconv.Itoa(in.Cores) + " cores, " + strconv.Itoa(in.MemoryMiB) + " MiB)"
 	})

@@ -11,9 +11,8 @@ func vmResetTool() toolDef {
 			"First pings the VM's guest agent: refused (nothing is done) when the agent answers (the guest is alive: use vm_reboot), when no agent is configured (nobody can tell a hung guest from a busy one) unless the operator allows it, when the guest is protected, up for less than the minimum uptime, stopped, paused, locked or a template, or when a task runs for it. " +
 			responderApproval + " " +
 			"Returns a receipt with the task UPID; with wait: true it waits (timeout_seconds) until the VM runs again with a fresh uptime.",
-		Class:          proxmoxsafe.ClassResponder,
-		Annotations:    powerAnnotations,
-		ApprovalFormat: "none by default; APPROVE reset <node>/qemu/<vmid> when required",
+		Class:       proxmoxsafe.ClassResponder,
+		Annotations: powerAnnotations,
 	}, ops(proxmoxsafe.OpResetGuest), (*proxmoxsafe.Client).ResetGuest, func(_ proxmoxsafe.ResetGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("reset", r)
 	})

@@ -11,9 +11,8 @@ func vmStartTool() toolDef {
 			"Refused (nothing is done) when the operator protects the guest (by VMID, name, tag or pool), when it is already running or paused, locked, or a template, or when a task runs for it. " +
 			responderApproval + " " +
 			"Returns a receipt with the task UPID; with wait: true it waits (timeout_seconds) until the guest runs.",
-		Class:          proxmoxsafe.ClassResponder,
-		Annotations:    startAnnotations,
-		ApprovalFormat: "none by default; APPROVE start <node>/<type>/<vmid> when required",
+		Class:       proxmoxsafe.ClassResponder,
+		Annotations: startAnnotations,
 	}, ops(proxmoxsafe.OpStartGuest), (*proxmoxsafe.Client).StartGuest, func(_ proxmoxsafe.GuardedPowerInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("start", r)
 	})
