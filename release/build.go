@@ -29,8 +29,8 @@ type options struct {
 	bundles string
 }
 
-// versionRe is a semantic version with the leading v Go tags use.
-var versionRe = regexp.MustCompile(`^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?$`)
+// versionPattern is a semantic version with the leading v Go tags use.
+const versionPattern = `^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?$`
 
 // extraFiles go into every archive beside the binary.
 var extraFiles = []string{"LICENSE", "README.md", "CHANGELOG.md"}
@@ -75,7 +75,7 @@ func (t target) archiveName(version string) string {
 }
 
 func run(o options) error {
-	if !versionRe.MatchString(o.version) {
+	if ok, _ := regexp.MatchString(versionPattern, o.version); !ok {
 		return fmt.Errorf("-version %q is not a version like v0.1.0", o.version)
 	}
 	var targets []target
