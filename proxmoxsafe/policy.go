@@ -169,7 +169,7 @@ func compilePolicy(p Policy) (*policy, error) {
 		return nil, err
 	}
 	c.protect = pr
-	keys, err := compileConfigKeys(p.ConfigKeys) // config_keys.go
+	keys, err := compileConfigKeys(p.ConfigKeys) // guest_config_keys.go
 	if err != nil {
 		return nil, err
 	}

@@ -88,7 +88,8 @@ var reservedSnapshotNames = map[GuestType][]string{
 // ([NodePattern]: letters and digits, hyphens inside, at most
 // [MaxNodeLen] bytes). It is written out instead of matching the pattern:
 // the binary checks the operator's node allowlist on every start, and
-// compiling the pattern cost more there than the whole check (issue 14).
+// compiling the pattern cost more there than the whole check, which a
+// server pays before it can answer its first request.
 // FuzzValidators and TestValidNodeIsNodePattern hold it to the pattern.
 func ValidNode(s string) bool {
 	if len(s) == 0 || len(s) > MaxNodeLen {
@@ -172,7 +173,7 @@ func newValidator() *validator.Validate {
 			sl.ReportError(name, "snapname", "Name", "pve_snapname_reserved", "")
 		}
 	}, RollbackSnapshotInput{}, DeleteSnapshotInput{})
-	registerProvision(v, must) // provision_validate.go
+	registerProvision(v, must) // guest_provision_validate.go
 	v.RegisterStructValidation(validateMigrate, MigrateGuestInput{})
 	return v
 }

@@ -1,0 +1,80 @@
+package proxmoxsafe
+
+import (
+	"context"
+	"net/url"
+)
+
+// startGuestOp declares [Client.StartGuest].
+var startGuestOp = operation{verify: powerVerifier, info: OperationInfo{
+	Name:         OpStartGuest,
+	Class:        ClassResponder,
+	Method:       "POST",
+	Route:        "/nodes/{node}/{type}/{vmid}/status/start",
+	NodeTargeted: true,
+	Actions: []ActionInfo{
+		{Name: "start", Risk: riskStart},
+	},
+	ApprovalFormat: "APPROVE start <node>/<type>/<vmid>",
+	Privileges: []Privilege{
+		{Path: pathVMs, Name: "VM.Audit",
+			Note: "the preconditions read the guest's state and its running tasks first"},
+		{Path: pathVMs, Name: "VM.PowerMgmt"},
+	},
+}}
+
+// The responder's guarded power operations (class "responder"). Each is
+// narrower than [Client.GuestPower]: one action, and a guard that makes it
+// safe for an agent with no human in the loop.
+
+// GuardedPowerInput names the guest of [Client.StartGuest] and
+// [Client.RebootGuest].
+type GuardedPowerInput struct {
+	Node string    `json:"node" validate:"required,pve_node" jsonschema:"Node the guest runs on. It must be on the operator's node allowlist."`
+	Type GuestType `json:"type" validate:"required,oneof=qemu lxc" jsonschema:"Guest type: qemu (VM) or lxc (container)."`
+	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"The guest's VMID."`
+	// Approval is the approval text when the operator requires one: the
+	// phrase [ApprovalPhrase] for "start" or "reboot" and the guest.
+	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Only when the operator requires approval for these tools: exactly \"APPROVE <start|reboot> <node>/<type>/<vmid>\". By default none is needed: omit it."`
+	// Plan, when true, runs every step up to the approval and returns
+	// the plan ([Receipt.Plan]) without sending any mutating request.
+	Plan bool `json:"plan,omitempty" jsonschema:"Only plan: check everything (policy, fresh state, preconditions) and return what would be sent, the effect and the exact approval required, without changing anything."`
+	// Wait, when set, waits for the task and verifies the guest's power
+	// state before returning, as [GuestPowerInput.Wait] does.
+	Wait *WaitOptions `json:"-"`
+}
+
+// Target returns the guest the input names.
+func (in GuardedPowerInput) Target() Target {
+	return Target{Node: in.Node, Type: in.Type, VMID: in.VMID}
+}
+
+// StartGuest starts a stopped guest (class "responder"). It refuses a
+// protected guest, a guest that is running or paused, a template, and a
+// locked guest; otherwise it runs the pipeline of [Client.GuestPower].
+func (c *Client) StartGuest(ctx context.Context, in GuardedPowerInput) (*Receipt, error) {
+	return c.guardedPower(ctx, in, ActionStart, &startGuestOp)
+}
+
+func (c *Client) guardedPower(ctx context.Context, in GuardedPowerInput, a PowerAction, op *operation) (*Receipt, error) {
+	t := in.Target()
+	return c.waitIfAsked(ctx, in.Wait, &mutation{decl: op, mutationCall: mutationCall{
+		planOnly: in.Plan,
+		action:   string(a),
+		input:    in,
+		target:   t,
+		given:    in.Approval,
+		precondition: func(_ context.Context, s GuestState) error {
+			if err := powerPrecondition(a, t, s); err != nil {
+				return err
+			}
+			if a == ActionReboot {
+				return c.policy.protect.checkUptime(string(a), t, s, s.Uptime)
+			}
+			return nil
+		},
+		effect: func(s GuestState) string { return powerEffect(a, t, s) },
+		path:   guestPath(t, "status", string(a)),
+		form:   url.Values{},
+	}})
+}
