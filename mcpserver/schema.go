@@ -65,6 +65,14 @@ func constrain(s *jsonschema.Schema, t reflect.Type) {
 			applyRule(p, f.Type.Kind(), rule)
 		}
 	}
+	// A mutation input's approval is in its embedded Controls, one type
+	// for every input: the input says how long its approval may be.
+	if _, ok := t.FieldByName("Controls"); ok {
+		if p := s.Properties["approval"]; p != nil {
+			n := proxmoxsafe.MaxApprovalLenOf(reflect.Zero(t).Interface())
+			p.MaxLength = &n
+		}
+	}
 }
 
 func applyRule(p *jsonschema.Schema, kind reflect.Kind, rule string) {

@@ -57,7 +57,7 @@ func TestSlowApprovalActsOnFreshState(t *testing.T) {
 			// state (the snapshot list) fails now.
 			name: "snapshot name taken meanwhile",
 			in: func() (*proxmoxsafe.GuestPowerInput, *proxmoxsafe.SnapshotGuestInput) {
-				in := proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "qemu", VMID: 100, Name: "s1"}
+				in := proxmoxsafe.SnapshotGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 100}, Name: "s1"}
 				in.Approval = in.ApprovalPhrase()
 				return nil, &in
 			},
@@ -123,7 +123,7 @@ func TestApprovalLevels(t *testing.T) {
 	t.Run("none approves without a phrase, and is audited", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, func(c *proxmoxsafe.Config) { levels(c, proxmoxsafe.ClassPower, proxmoxsafe.LevelNone) })
-		in := proxmoxsafe.GuestPowerInput{Node: "pve1", Type: "qemu", VMID: 101, Action: proxmoxsafe.ActionStart}
+		in := proxmoxsafe.GuestPowerInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 101}, Action: proxmoxsafe.ActionStart}
 		if _, err := e.client.GuestPower(t.Context(), in); err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +134,7 @@ func TestApprovalLevels(t *testing.T) {
 			t.Errorf("New did not warn about level none:\n%s", e.logs.String())
 		}
 		// The other class keeps the phrase.
-		snap := proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "lxc", VMID: 200, Name: "s1"}
+		snap := proxmoxsafe.SnapshotGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "lxc", VMID: 200}, Name: "s1"}
 		if _, err := e.client.SnapshotGuest(t.Context(), snap); !errors.Is(err, proxmoxsafe.ErrApprovalRequired) {
 			t.Errorf("snapshot without phrase: err = %v", err)
 		}

@@ -18,7 +18,7 @@ import (
 // depend on.
 func TestArgumentsDigest(t *testing.T) {
 	t.Parallel()
-	in := proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "qemu", VMID: 100, Name: "pre", Description: "a <b>", VMState: true}
+	in := proxmoxsafe.SnapshotGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 100}, Name: "pre", Description: "a <b>", VMState: true}
 	got, err := proxmoxsafe.ArgumentsDigest(proxmoxsafe.OpSnapshotGuest, in)
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +67,7 @@ func TestApprovalRequestCarriesArguments(t *testing.T) {
 			return &proxmoxsafe.RefusalError{Kind: proxmoxsafe.ErrApprovalRequired, Reason: "test says no"}
 		}))
 	})
-	in := proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "qemu", VMID: 100, Name: "pre", Description: "x", Approval: "anything"}
+	in := proxmoxsafe.SnapshotGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 100}, Name: "pre", Description: "x", Controls: proxmoxsafe.Controls{Approval: "anything"}}
 	_, err := e.client.SnapshotGuest(t.Context(), in)
 	want, _ := proxmoxsafe.ArgumentsDigest(proxmoxsafe.OpSnapshotGuest, in)
 	if !errors.Is(err, proxmoxsafe.ErrApprovalRequired) || got.Arguments != want || got.Plan == nil || got.Plan.Path != "/nodes/pve1/qemu/100/snapshot" {
@@ -106,8 +106,8 @@ func TestApprovalRefusalCarriesPlan(t *testing.T) {
 		}
 		return r.Plan
 	}
-	snap := proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "qemu", VMID: 100, Name: "pre", VMState: true}
-	power := proxmoxsafe.GuestPowerInput{Node: "pve1", Type: "qemu", VMID: 100, Action: proxmoxsafe.ActionShutdown}
+	snap := proxmoxsafe.SnapshotGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 100}, Name: "pre", VMState: true}
+	power := proxmoxsafe.GuestPowerInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 100}, Action: proxmoxsafe.ActionShutdown}
 	snapPlan := snap
 	snapPlan.Plan = true
 	powerPlan := power
@@ -148,7 +148,7 @@ func TestApprovalRefusalCarriesPlan(t *testing.T) {
 // BenchmarkArgumentsDigest: the digest every approval computes (once per
 // approval request, not per read).
 func BenchmarkArgumentsDigest(b *testing.B) {
-	in := proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "qemu", VMID: 100, Name: "pre", Description: "before the upgrade", VMState: true}
+	in := proxmoxsafe.SnapshotGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 100}, Name: "pre", Description: "before the upgrade", VMState: true}
 	for b.Loop() {
 		if _, err := proxmoxsafe.ArgumentsDigest(proxmoxsafe.OpSnapshotGuest, in); err != nil {
 			b.Fatal(err)

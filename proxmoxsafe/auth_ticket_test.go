@@ -163,12 +163,12 @@ func TestTicketLogin(t *testing.T) {
 func TestTicketCSRFOnWritesOnly(t *testing.T) {
 	t.Parallel()
 	e := ticketEnv(t, nil, nil)
-	in := proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 100, Name: "viaticket"}
+	in := proxmoxsafe.SnapshotGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 100}, Name: "viaticket"}
 	in.Approval = proxmoxsafe.ApprovalPhrase("snapshot", in.Target())
 	if _, err := e.client.SnapshotGuest(t.Context(), in); err != nil {
 		t.Fatal(err)
 	}
-	ct := proxmoxsafe.GuestPowerInput{Node: "pve1", Type: proxmoxsafe.TypeLXC, VMID: 200, Action: proxmoxsafe.ActionShutdown}
+	ct := proxmoxsafe.GuestPowerInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: proxmoxsafe.TypeLXC, VMID: 200}, Action: proxmoxsafe.ActionShutdown}
 	ct.Approval = proxmoxsafe.ApprovalPhrase(string(ct.Action), ct.Target())
 	if _, err := e.client.GuestPower(t.Context(), ct); err != nil {
 		t.Fatal(err)
@@ -312,7 +312,7 @@ func TestTicketReloginAfterForced401(t *testing.T) {
 	const path = "/nodes/pve1/qemu/100/snapshot"
 	e.fake.InjectFault(proxmoxtest.Fault{Method: "POST", Path: path, Status: 401, Reason: "permission denied - invalid PVE ticket", Times: 1})
 	e.fake.ResetRequests()
-	in := proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 100, Name: "retried"}
+	in := proxmoxsafe.SnapshotGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 100}, Name: "retried"}
 	in.Approval = proxmoxsafe.ApprovalPhrase("snapshot", in.Target())
 	rec, err := e.client.SnapshotGuest(t.Context(), in)
 	if err != nil {
@@ -524,7 +524,7 @@ func TestTicketRefusalsSendNothing(t *testing.T) {
 		{"invalid vmid", powerIn("pve1", proxmoxsafe.TypeQEMU, 5, proxmoxsafe.ActionStop), true},
 		{"node not allowed", powerIn("pve3", proxmoxsafe.TypeQEMU, 300, proxmoxsafe.ActionStop), true},
 		{"protected guest", powerIn("pve1", proxmoxsafe.TypeQEMU, 106, proxmoxsafe.ActionStop), true},
-		{"wrong approval", proxmoxsafe.GuestPowerInput{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 100, Action: proxmoxsafe.ActionStop, Approval: "yes"}, false},
+		{"wrong approval", proxmoxsafe.GuestPowerInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 100}, Action: proxmoxsafe.ActionStop, Controls: proxmoxsafe.Controls{Approval: "yes"}}, false},
 		{"template", powerIn("pve1", proxmoxsafe.TypeQEMU, 103, proxmoxsafe.ActionStart), false},
 		{"locked", powerIn("pve1", proxmoxsafe.TypeQEMU, 104, proxmoxsafe.ActionShutdown), false},
 	} {

@@ -42,13 +42,13 @@ func canaryDemo() *proxmoxtest.Cluster {
 }
 
 func resizeIn(node string, typ proxmoxsafe.GuestType, vmid int, disk, size string) proxmoxsafe.ResizeDiskInput {
-	in := proxmoxsafe.ResizeDiskInput{Node: node, Type: typ, VMID: vmid, Disk: disk, Size: size}
+	in := proxmoxsafe.ResizeDiskInput{GuestRef: proxmoxsafe.GuestRef{Node: node, Type: typ, VMID: vmid}, Disk: disk, Size: size}
 	in.Approval = in.ApprovalPhrase()
 	return in
 }
 
 func configIn(node string, typ proxmoxsafe.GuestType, vmid int, set map[string]string, del ...string) proxmoxsafe.SetGuestConfigInput {
-	in := proxmoxsafe.SetGuestConfigInput{Node: node, Type: typ, VMID: vmid, Set: set, Delete: del}
+	in := proxmoxsafe.SetGuestConfigInput{GuestRef: proxmoxsafe.GuestRef{Node: node, Type: typ, VMID: vmid}, Set: set, Delete: del}
 	in.Approval = in.ApprovalPhrase()
 	return in
 }
@@ -205,7 +205,7 @@ func TestSetGuestConfigHappyPath(t *testing.T) {
 }
 
 func digestOf(s string) string {
-	return proxmoxsafe.SetGuestConfigInput{Type: "qemu", Set: map[string]string{"description": s}}.ApprovalPhrase()[len("APPROVE config /qemu/0 description="):]
+	return proxmoxsafe.SetGuestConfigInput{GuestRef: proxmoxsafe.GuestRef{Type: "qemu"}, Set: map[string]string{"description": s}}.ApprovalPhrase()[len("APPROVE config /qemu/0 description="):]
 }
 
 // TestConfigRefusals: every refusal sends nothing mutating; invalid input
@@ -262,10 +262,14 @@ func TestConfigRefusals(t *testing.T) {
 		{"disk not there", nil, resize(resizeIn("pve2", "qemu", 103, "scsi5", "+1G")), proxmoxsafe.ErrPrecondition, "has no disk scsi5", false},
 		{"resize a locked VM", nil, resize(resizeIn("pve1", "qemu", 102, "scsi0", "+1G")), proxmoxsafe.ErrPrecondition, "locked (backup)", false},
 		{"resize a template", nil, resize(resizeIn("pve2", "qemu", 105, "scsi0", "+1G")), proxmoxsafe.ErrPrecondition, "template", false},
-		{"resize without approval", nil, resize(proxmoxsafe.ResizeDiskInput{Node: "pve2", Type: "qemu", VMID: 103, Disk: "scsi0", Size: "+10G"}),
+		{"resize without approval", nil, resize(proxmoxsafe.ResizeDiskInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve2", Type: "qemu", VMID: 103}, Disk: "scsi0", Size: "+10G"}),
 			proxmoxsafe.ErrApprovalRequired, "APPROVE resize pve2/qemu/103 disk=scsi0 size=+10G", false},
-		{"resize approved for another size", nil, resize(proxmoxsafe.ResizeDiskInput{Node: "pve2", Type: "qemu", VMID: 103, Disk: "scsi0", Size: "+100G",
-			Approval: "APPROVE resize pve2/qemu/103 disk=scsi0 size=+10G"}), proxmoxsafe.ErrApprovalRequired, "does not match", false},
+		{"resize approved for another size", nil, resize(proxmoxsafe.ResizeDiskInput{
+			GuestRef: proxmoxsafe.GuestRef{Node: "pve2", Type: "qemu", VMID: 103},
+			Disk:     "scsi0",
+			Size:     "+100G",
+			Controls: proxmoxsafe.Controls{Approval: "APPROVE resize pve2/qemu/103 disk=scsi0 size=+10G"},
+		}), proxmoxsafe.ErrApprovalRequired, "does not match", false},
 		{"class not enabled", func(c *proxmoxsafe.Config) { c.Policy.Classes = []proxmoxsafe.Class{proxmoxsafe.ClassPower} },
 			resize(resizeIn("pve2", "qemu", 103, "scsi0", "+1G")), proxmoxsafe.ErrNotAllowed, `"config" mutation class`, true},
 		{"node not allowed", nil, resize(resizeIn("pve3", "qemu", 106, "scsi0", "+1G")), proxmoxsafe.ErrNotAllowed, "pve3", true},
@@ -341,11 +345,11 @@ func TestNeverConfigKeys(t *testing.T) {
 	e := newConfigEnv(t, nil)
 	for _, k := range never {
 		for _, typ := range []proxmoxsafe.GuestType{"qemu", "lxc"} {
-			_, err := e.client.SetGuestConfig(t.Context(), proxmoxsafe.SetGuestConfigInput{Node: "pve1", Type: typ, VMID: 100, Set: map[string]string{k: "x"}})
+			_, err := e.client.SetGuestConfig(t.Context(), proxmoxsafe.SetGuestConfigInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: typ, VMID: 100}, Set: map[string]string{k: "x"}})
 			if !errors.Is(err, proxmoxsafe.ErrInvalidInput) || !strings.Contains(err.Error(), "never") {
 				t.Errorf("set %q on %s: %v, want invalid input naming it a never-key", k, typ, err)
 			}
-			_, err = e.client.SetGuestConfig(t.Context(), proxmoxsafe.SetGuestConfigInput{Node: "pve1", Type: typ, VMID: 100, Delete: []string{k}})
+			_, err = e.client.SetGuestConfig(t.Context(), proxmoxsafe.SetGuestConfigInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: typ, VMID: 100}, Delete: []string{k}})
 			if !errors.Is(err, proxmoxsafe.ErrInvalidInput) {
 				t.Errorf("delete %q on %s: %v, want invalid input", k, typ, err)
 			}
@@ -379,7 +383,7 @@ func TestConfigKeysPolicy(t *testing.T) {
 func TestConfigPlanSendsNothing(t *testing.T) {
 	t.Parallel()
 	e := newConfigEnv(t, nil)
-	in := proxmoxsafe.SetGuestConfigInput{Node: "pve1", Type: "qemu", VMID: 100, Set: map[string]string{"memory": "4096", "description": "secret plans"}, Plan: true}
+	in := proxmoxsafe.SetGuestConfigInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 100}, Set: map[string]string{"memory": "4096", "description": "secret plans"}, Controls: proxmoxsafe.Controls{Plan: true}}
 	r, err := e.client.SetGuestConfig(t.Context(), in)
 	if err != nil {
 		t.Fatal(err)
@@ -397,7 +401,7 @@ func TestConfigPlanSendsNothing(t *testing.T) {
 	if len(r.Changes) != 2 {
 		t.Errorf("changes = %+v", r.Changes)
 	}
-	rr, err := e.client.ResizeDisk(t.Context(), proxmoxsafe.ResizeDiskInput{Node: "pve1", Type: "lxc", VMID: 200, Disk: "rootfs", Size: "+2G", Plan: true})
+	rr, err := e.client.ResizeDisk(t.Context(), proxmoxsafe.ResizeDiskInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "lxc", VMID: 200}, Disk: "rootfs", Size: "+2G", Controls: proxmoxsafe.Controls{Plan: true}})
 	if err != nil || rr.Plan == nil || rr.Plan.Method != "PUT" || !strings.Contains(rr.Plan.Effect, "from 8G to 10G") || len(e.fake.MutatingRequests()) != 0 {
 		t.Errorf("resize plan = %+v, %v", rr, err)
 	}
@@ -440,8 +444,12 @@ func TestConfigDigestRefusesConcurrentChange(t *testing.T) {
 	if g, _ := e.fake.Guest(103); g.CPUs != 8 {
 		t.Errorf("cores = %d, want unchanged 8", g.CPUs)
 	}
-	_, err = e.client.ResizeDisk(t.Context(), proxmoxsafe.ResizeDiskInput{Node: "pve2", Type: "qemu", VMID: 103, Disk: "scsi0", Size: "+1G",
-		Approval: "APPROVE resize pve2/qemu/103 disk=scsi0 size=+1G", Wait: fastVerify()})
+	_, err = e.client.ResizeDisk(t.Context(), proxmoxsafe.ResizeDiskInput{
+		GuestRef: proxmoxsafe.GuestRef{Node: "pve2", Type: "qemu", VMID: 103},
+		Disk:     "scsi0",
+		Size:     "+1G",
+		Controls: proxmoxsafe.Controls{Approval: "APPROVE resize pve2/qemu/103 disk=scsi0 size=+1G", Wait: fastVerify()},
+	})
 	if !errors.Is(err, proxmoxsafe.ErrTaskFailed) || !strings.Contains(err.Error(), "checksum mismatch") {
 		t.Errorf("resize err = %v, want the task to fail with Proxmox's checksum mismatch", err)
 	}
@@ -480,7 +488,7 @@ func TestConfigChangeDuringApprovalRefused(t *testing.T) {
 		c.Approvers = []proxmoxsafe.Approver{slow}
 		c.Policy.Approvals = map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassConfig: {"test"}}
 	})
-	_, err := e.client.SetGuestConfig(t.Context(), proxmoxsafe.SetGuestConfigInput{Node: "pve2", Type: "qemu", VMID: 103, Set: map[string]string{"cores": "2"}})
+	_, err := e.client.SetGuestConfig(t.Context(), proxmoxsafe.SetGuestConfigInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve2", Type: "qemu", VMID: 103}, Set: map[string]string{"cores": "2"}})
 	if !errors.Is(err, proxmoxsafe.ErrPrecondition) || !strings.Contains(err.Error(), "changed while the approval was pending") {
 		t.Fatalf("err = %v", err)
 	}

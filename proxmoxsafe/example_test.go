@@ -142,7 +142,7 @@ func ExampleClient_GuestPower() {
 	client := exampleClient(fake)
 	ctx := context.Background()
 
-	in := proxmoxsafe.GuestPowerInput{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 100, Action: proxmoxsafe.ActionShutdown}
+	in := proxmoxsafe.GuestPowerInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 100}, Action: proxmoxsafe.ActionShutdown}
 
 	// Without approval the call is refused and names the exact phrase.
 	_, err := client.GuestPower(ctx, in)
@@ -175,7 +175,7 @@ func ExampleClient_SnapshotGuest() {
 	defer fake.Close()
 	client := exampleClient(fake)
 
-	in := proxmoxsafe.SnapshotGuestInput{Node: "pve2", Type: proxmoxsafe.TypeLXC, VMID: 200, Name: "before-upgrade", Description: "taken by automation"}
+	in := proxmoxsafe.SnapshotGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve2", Type: proxmoxsafe.TypeLXC, VMID: 200}, Name: "before-upgrade", Description: "taken by automation"}
 	in.Approval = in.ApprovalPhrase()
 	fmt.Println(in.Approval)
 	receipt, err := client.SnapshotGuest(context.Background(), in)
@@ -194,7 +194,7 @@ func ExampleClient_TaskStatus() {
 	client := exampleClient(fake)
 	ctx := context.Background()
 
-	in := proxmoxsafe.GuestPowerInput{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 101, Action: proxmoxsafe.ActionStart}
+	in := proxmoxsafe.GuestPowerInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 101}, Action: proxmoxsafe.ActionStart}
 	in.Approval = in.ApprovalPhrase()
 	receipt, err := client.GuestPower(ctx, in)
 	if err != nil {

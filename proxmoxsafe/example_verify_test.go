@@ -17,7 +17,7 @@ func ExampleClient_GuestPower_wait() {
 	defer fake.Close()
 	client := exampleClient(fake)
 
-	in := proxmoxsafe.GuestPowerInput{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 101, Action: proxmoxsafe.ActionStart}
+	in := proxmoxsafe.GuestPowerInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 101}, Action: proxmoxsafe.ActionStart}
 	in.Approval = in.ApprovalPhrase()
 	// Wait up to 30 s (the default; the operator's Config.MaxWait caps it).
 	in.Wait = &proxmoxsafe.WaitOptions{Timeout: 30 * time.Second}
@@ -41,7 +41,7 @@ func ExampleClient_Verify() {
 	defer fake.Close()
 	client := exampleClient(fake)
 
-	in := proxmoxsafe.SnapshotGuestInput{Node: "pve2", Type: proxmoxsafe.TypeLXC, VMID: 200, Name: "before_upgrade"}
+	in := proxmoxsafe.SnapshotGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve2", Type: proxmoxsafe.TypeLXC, VMID: 200}, Name: "before_upgrade"}
 	in.Approval = in.ApprovalPhrase()
 	r, err := client.SnapshotGuest(context.Background(), in)
 	if err != nil {

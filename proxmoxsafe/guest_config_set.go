@@ -37,9 +37,7 @@ var setGuestConfigOp = operation{verify: configVerifier, info: OperationInfo{
 // SetGuestConfigInput names the config keys [Client.SetGuestConfig] sets
 // or deletes on one guest.
 type SetGuestConfigInput struct {
-	Node string    `json:"node" validate:"required,pve_node" jsonschema:"Node the guest is on. It must be on the operator's node allowlist."`
-	Type GuestType `json:"type" validate:"required,oneof=qemu lxc" jsonschema:"Guest type: qemu (VM) or lxc (container)."`
-	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"The guest's VMID."`
+	GuestRef
 	// Set maps config keys to new values, as Proxmox's config API takes
 	// them: numbers as digits, booleans as 0 or 1, tags separated by ";".
 	// Every key must be on the operator's allowlist ([Policy.ConfigKeys]).
@@ -47,15 +45,7 @@ type SetGuestConfigInput struct {
 	// Delete lists config keys to remove (Proxmox's defaults apply
 	// again); each must be on the allowlist and set today.
 	Delete []string `json:"delete,omitempty" validate:"max=32" jsonschema:"Config keys to remove, so Proxmox's default applies again (e.g. tags). Same allowlist as set; a key cannot be both set and deleted."`
-	// Approval is the phrase of [SetGuestConfigInput.ApprovalPhrase].
-	Approval string `json:"approval,omitempty" validate:"max=4096" jsonschema:"Exactly \"APPROVE config <node>/<type>/<vmid>\" followed by \" <key>=<value>\" for every key set (sorted by key; a description as sha256:<16 hex digits>) and \" delete=<key,key>\" when deleting, unless the operator set another approval level. Omit it on the first call: the refusal gives the exact phrase and every key's current and new value."`
-	// Plan, when true, runs every step up to the approval and returns
-	// the plan ([Receipt.Plan], [Receipt.Changes]) without sending any
-	// mutating request.
-	Plan bool `json:"plan,omitempty" jsonschema:"Only plan: check everything (allowlist, values, fresh config) and return the current and new value of every key, what would be sent and the exact approval required, without changing anything."`
-	// Wait, when set, waits for the task (if any) and verifies that every
-	// change reads back: applied, or pending until the next start.
-	Wait *WaitOptions `json:"-"`
+	Controls
 }
 
 // Target returns the guest the input names.
@@ -360,3 +350,6 @@ func configEffect(t Target, s GuestState, changes []ConfigChange) string {
 	}
 	return e
 }
+
+// approvalLimit: the phrase names every key and value.
+func (SetGuestConfigInput) approvalLimit() int { return MaxConfigApprovalLen }

@@ -30,9 +30,7 @@ var destroyGuestOp = operation{verify: destroyVerifier, info: OperationInfo{
 // part of the approval phrase, with their value, so an approval given
 // for one combination never approves another.
 type DestroyGuestInput struct {
-	Node string    `json:"node" validate:"required,pve_node" jsonschema:"Node the guest is on. It must be on the operator's node allowlist."`
-	Type GuestType `json:"type" validate:"required,oneof=qemu lxc" jsonschema:"Guest type: qemu (VM) or lxc (container)."`
-	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"The guest's VMID."`
+	GuestRef
 	// Purge also removes the guest from backup jobs, replication jobs
 	// and HA (Proxmox's purge). Without it Proxmox refuses an HA-managed
 	// guest and a guest with replication jobs, and backup jobs keep
@@ -43,15 +41,7 @@ type DestroyGuestInput struct {
 	// reference (Proxmox's destroy-unreferenced-disks). The zero value is
 	// false: such disks are kept.
 	DestroyUnreferencedDisks bool `json:"destroy_unreferenced_disks" jsonschema:"Required choice. true also destroys every disk on any enabled storage that carries the guest's VMID but is not in its configuration (leftovers, detached disks); false keeps them."`
-	// Approval is the approval text when the operator's level for the
-	// destroy class is the phrase: see [DestroyGuestInput.ApprovalPhrase].
-	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Only when the operator set the destroy class to the phrase level: exactly \"APPROVE destroy <node>/<type>/<vmid> purge=<0|1> destroy-unreferenced-disks=<0|1>\". By default a person must approve (elicitation or an operator grant) and a phrase does not count. Omit it on the first call: the refusal says what will be lost and how to approve."`
-	// Plan, when true, runs every step up to the approval and returns
-	// the plan ([Receipt.Plan]) without sending any mutating request.
-	Plan bool `json:"plan,omitempty" jsonschema:"Only plan: check everything (policy, fresh state, configuration, preconditions) and return what would be sent, what would be lost and the exact approval required, without changing anything."`
-	// Wait, when set, waits for the task and verifies that the guest is
-	// gone from /cluster/resources.
-	Wait *WaitOptions `json:"-"`
+	Controls
 }
 
 // Target returns the guest the input names.

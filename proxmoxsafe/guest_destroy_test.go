@@ -81,14 +81,14 @@ func newDestroyEnv(t *testing.T, mod func(*proxmoxsafe.Config)) *env {
 }
 
 func destroyIn(typ proxmoxsafe.GuestType, vmid int, purge, unref bool) proxmoxsafe.DestroyGuestInput {
-	in := proxmoxsafe.DestroyGuestInput{Node: "pve1", Type: typ, VMID: vmid, Purge: purge, DestroyUnreferencedDisks: unref}
+	in := proxmoxsafe.DestroyGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: typ, VMID: vmid}, Purge: purge, DestroyUnreferencedDisks: unref}
 	in.Approval = in.ApprovalPhrase()
 	return in
 }
 
 func TestDestroyApprovalPhrase(t *testing.T) {
 	t.Parallel()
-	in := proxmoxsafe.DestroyGuestInput{Node: "pve1", Type: "qemu", VMID: 101, Purge: true, DestroyUnreferencedDisks: true}
+	in := proxmoxsafe.DestroyGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 101}, Purge: true, DestroyUnreferencedDisks: true}
 	if got, want := in.ApprovalPhrase(), "APPROVE destroy pve1/qemu/101 purge=1 destroy-unreferenced-disks=1"; got != want {
 		t.Errorf("phrase = %q, want %q", got, want)
 	}
@@ -186,12 +186,12 @@ func TestDestroyRefusals(t *testing.T) {
 		{name: "read-only", in: destroyIn("qemu", 120, false, false), kind: proxmoxsafe.ErrNotAllowed, mention: "read-only", noReq: true,
 			mod: func(c *proxmoxsafe.Config) { c.Policy.ReadOnly = true }},
 		{name: "node not allowed", in: func() proxmoxsafe.DestroyGuestInput {
-			in := proxmoxsafe.DestroyGuestInput{Node: "pve3", Type: "qemu", VMID: 130}
+			in := proxmoxsafe.DestroyGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve3", Type: "qemu", VMID: 130}}
 			in.Approval = in.ApprovalPhrase()
 			return in
 		}(), kind: proxmoxsafe.ErrNotAllowed, mention: "allowlist", noReq: true},
-		{name: "invalid VMID", in: proxmoxsafe.DestroyGuestInput{Node: "pve1", Type: "qemu", VMID: 99}, kind: proxmoxsafe.ErrInvalidInput, mention: "vmid", noReq: true},
-		{name: "invalid type", in: proxmoxsafe.DestroyGuestInput{Node: "pve1", Type: "openvz", VMID: 120}, kind: proxmoxsafe.ErrInvalidInput, mention: "type", noReq: true},
+		{name: "invalid VMID", in: proxmoxsafe.DestroyGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 99}}, kind: proxmoxsafe.ErrInvalidInput, mention: "vmid", noReq: true},
+		{name: "invalid type", in: proxmoxsafe.DestroyGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "openvz", VMID: 120}}, kind: proxmoxsafe.ErrInvalidInput, mention: "type", noReq: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -224,7 +224,7 @@ func TestDestroyApprovalBound(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			e := newDestroyEnv(t, nil)
-			in := proxmoxsafe.DestroyGuestInput{Node: "pve1", Type: "qemu", VMID: 120, Approval: tt.given}
+			in := proxmoxsafe.DestroyGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 120}, Controls: proxmoxsafe.Controls{Approval: tt.given}}
 			_, err := e.client.DestroyGuest(t.Context(), in)
 			var ae *proxmoxsafe.ApprovalError
 			if !errors.As(err, &ae) || ae.Required != "APPROVE destroy pve1/qemu/120 purge=0 destroy-unreferenced-disks=0" {
@@ -325,7 +325,7 @@ func TestDestroyDefaultLevelGrant(t *testing.T) {
 	t.Parallel()
 	store, approvers := humanApprovers(t)
 	e := newDestroyEnv(t, func(c *proxmoxsafe.Config) { c.Policy.Approvals, c.Approvers = nil, approvers })
-	in := proxmoxsafe.DestroyGuestInput{Node: "pve1", Type: "qemu", VMID: 120, Purge: true}
+	in := proxmoxsafe.DestroyGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 120}, Purge: true}
 	_, err := e.client.DestroyGuest(t.Context(), in)
 	var ge *grant.RequiredError
 	if !errors.As(err, &ge) || !strings.Contains(err.Error(), "proxmox-safe-mcp approve "+ge.Grant.Code) {
@@ -364,7 +364,7 @@ func TestDestroyPlan(t *testing.T) {
 	t.Parallel()
 	_, approvers := humanApprovers(t)
 	e := newDestroyEnv(t, func(c *proxmoxsafe.Config) { c.Policy.Approvals, c.Approvers = nil, approvers })
-	in := proxmoxsafe.DestroyGuestInput{Node: "pve1", Type: "lxc", VMID: 210, Purge: true, Plan: true}
+	in := proxmoxsafe.DestroyGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "lxc", VMID: 210}, Purge: true, Controls: proxmoxsafe.Controls{Plan: true}}
 	r, err := e.client.DestroyGuest(t.Context(), in)
 	if err != nil {
 		t.Fatal(err)
@@ -398,7 +398,7 @@ func TestDestroyPlan(t *testing.T) {
 func TestDestroyTaskFails(t *testing.T) {
 	t.Parallel()
 	e := newDestroyEnv(t, nil)
-	plan, err := e.client.DestroyGuest(t.Context(), proxmoxsafe.DestroyGuestInput{Node: "pve1", Type: "qemu", VMID: 129, Plan: true})
+	plan, err := e.client.DestroyGuest(t.Context(), proxmoxsafe.DestroyGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 129}, Controls: proxmoxsafe.Controls{Plan: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

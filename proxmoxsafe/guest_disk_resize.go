@@ -30,9 +30,7 @@ var resizeDiskOp = operation{verify: configVerifier, info: OperationInfo{
 
 // ResizeDiskInput names the disk [Client.ResizeDisk] grows and by how much.
 type ResizeDiskInput struct {
-	Node string    `json:"node" validate:"required,pve_node" jsonschema:"Node the guest is on. It must be on the operator's node allowlist."`
-	Type GuestType `json:"type" validate:"required,oneof=qemu lxc" jsonschema:"Guest type: qemu (VM) or lxc (container)."`
-	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"The guest's VMID."`
+	GuestRef
 	// Disk is the disk's config key: for a VM ide0–ide3, sata0–sata5,
 	// scsi0–scsi30, virtio0–virtio15, efidisk0 or tpmstate0; for a
 	// container rootfs or mp0–mp255 (Proxmox's resize enum).
@@ -42,14 +40,7 @@ type ResizeDiskInput struct {
 	// 1024; no unit means bytes). A disk is never shrunk. The size is
 	// part of the approval phrase exactly as given.
 	Size string `json:"size" validate:"required,min=1,max=24" jsonschema:"How to grow the disk: +<n>[K|M|G|T] adds n (e.g. +10G), <n>[K|M|G|T] is the new total size and must be larger than today's. Disks are never shrunk."`
-	// Approval is the phrase of [ResizeDiskInput.ApprovalPhrase].
-	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Exactly \"APPROVE resize <node>/<type>/<vmid> disk=<disk> size=<size>\" unless the operator set another approval level. Omit it on the first call: the refusal gives the exact phrase, the current size and the new one."`
-	// Plan, when true, runs every step up to the approval and returns
-	// the plan ([Receipt.Plan]) without sending any mutating request.
-	Plan bool `json:"plan,omitempty" jsonschema:"Only plan: check everything (policy, fresh state, the disk's current size) and return what would be sent, the effect and the exact approval required, without changing anything."`
-	// Wait, when set, waits for the task and verifies the disk's new size
-	// in the config.
-	Wait *WaitOptions `json:"-"`
+	Controls
 }
 
 // Target returns the guest the input names.

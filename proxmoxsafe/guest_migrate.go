@@ -36,9 +36,7 @@ const MaxMigrateTimeout = 3600
 // both are refused for a stopped guest, so that the approval names what
 // will really happen.
 type MigrateGuestInput struct {
-	Node string    `json:"node" validate:"required,pve_node" jsonschema:"Node the guest is on now. It must be on the operator's node allowlist."`
-	Type GuestType `json:"type" validate:"required,oneof=qemu lxc" jsonschema:"Guest type: qemu (VM) or lxc (container)."`
-	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"The guest's VMID."`
+	GuestRef
 	// TargetNode is the node to move the guest to: another cluster member,
 	// online and on the allowlist.
 	TargetNode string `json:"target" validate:"required,pve_node" jsonschema:"The node to move the guest to: another online cluster member on the operator's node allowlist."`
@@ -56,15 +54,7 @@ type MigrateGuestInput struct {
 	// down, in seconds; zero means Proxmox's default (180). It is only
 	// accepted with Restart.
 	Timeout int `json:"timeout,omitempty" validate:"min=0,max=3600" jsonschema:"LXC restart mode only: seconds to wait for the container to shut down (default: Proxmox's 180)."`
-	// Approval is the phrase of [MigrateGuestInput.ApprovalPhrase].
-	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Exactly \"APPROVE migrate <node>/<type>/<vmid> target=<target>\" followed by \" online=1\", \" with-local-disks=1\", \" restart=1\" and \" timeout=<n>\" for each option given, in that order, unless the operator set another approval level. Omit it on the first call: the refusal gives the exact phrase, the current state and Proxmox's precheck."`
-	// Plan, when true, runs every step up to the approval, Proxmox's
-	// precheck included, and returns the plan ([Receipt.Plan]) without
-	// sending any mutating request.
-	Plan bool `json:"plan,omitempty" jsonschema:"Only plan: check everything (policy, fresh state, target node, Proxmox's own precheck) and return what would be sent, the precheck's answer, the effect and the exact approval required, without changing anything."`
-	// Wait, when set, waits for the task and verifies that the guest is
-	// on the target node in /cluster/resources.
-	Wait *WaitOptions `json:"-"`
+	Controls
 }
 
 // Target returns the guest the input names (on its present node).

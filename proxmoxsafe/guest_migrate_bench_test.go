@@ -18,7 +18,7 @@ import (
 //	go test -run '^$' -bench BenchmarkMigratePlan -benchmem ./proxmoxsafe
 func BenchmarkMigratePlan(b *testing.B) {
 	fake, c := benchMigrateClient(b)
-	in := proxmoxsafe.MigrateGuestInput{Node: "pve1", Type: "qemu", VMID: 101, TargetNode: "pve2", Online: true, WithLocalDisks: true, Plan: true}
+	in := proxmoxsafe.MigrateGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 101}, TargetNode: "pve2", Online: true, WithLocalDisks: true, Controls: proxmoxsafe.Controls{Plan: true}}
 	before := len(fake.Requests())
 	b.ResetTimer()
 	for b.Loop() {

@@ -66,7 +66,7 @@ func newMigrateEnv(t *testing.T, version string, mod func(*proxmoxsafe.Config)) 
 
 // migrateIn is an approved input (the phrase of its own options).
 func migrateIn(typ proxmoxsafe.GuestType, vmid int, target string, opts func(*proxmoxsafe.MigrateGuestInput)) proxmoxsafe.MigrateGuestInput {
-	in := proxmoxsafe.MigrateGuestInput{Node: "pve1", Type: typ, VMID: vmid, TargetNode: target}
+	in := proxmoxsafe.MigrateGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: typ, VMID: vmid}, TargetNode: target}
 	if opts != nil {
 		opts(&in)
 	}
@@ -275,7 +275,7 @@ func TestMigrateTaskFailed(t *testing.T) {
 func TestMigratePlan(t *testing.T) {
 	t.Parallel()
 	e := newMigrateEnv(t, "", nil)
-	in := proxmoxsafe.MigrateGuestInput{Node: "pve1", Type: "qemu", VMID: 101, TargetNode: "pve2", Online: true, WithLocalDisks: true, Plan: true, Wait: fastVerify()}
+	in := proxmoxsafe.MigrateGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 101}, TargetNode: "pve2", Online: true, WithLocalDisks: true, Controls: proxmoxsafe.Controls{Plan: true, Wait: fastVerify()}}
 	r, err := e.client.MigrateGuest(t.Context(), in)
 	if err != nil {
 		t.Fatal(err)
@@ -300,7 +300,7 @@ func TestMigratePlan(t *testing.T) {
 	}
 
 	old := newMigrateEnv(t, "8.4.1", nil)
-	r, err = old.client.MigrateGuest(t.Context(), proxmoxsafe.MigrateGuestInput{Node: "pve1", Type: "lxc", VMID: 200, TargetNode: "pve2", Restart: true, Plan: true})
+	r, err = old.client.MigrateGuest(t.Context(), proxmoxsafe.MigrateGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "lxc", VMID: 200}, TargetNode: "pve2", Restart: true, Controls: proxmoxsafe.Controls{Plan: true}})
 	if err != nil || r.Plan == nil || r.Plan.Precheck == nil || r.Plan.Precheck.Available || !strings.Contains(r.Plan.Precheck.Note, "no migration precheck for containers") ||
 		!strings.Contains(r.Plan.Effect, "no migration precheck for containers") {
 		t.Fatalf("8.4 container plan = %+v, %v", r, err)

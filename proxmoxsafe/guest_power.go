@@ -30,19 +30,9 @@ var guestPowerOp = operation{verify: powerVerifier, info: OperationInfo{
 
 // GuestPowerInput is a request to change a guest's power state.
 type GuestPowerInput struct {
-	Node   string      `json:"node" validate:"required,pve_node" jsonschema:"Node the guest runs on. It must be on the operator's node allowlist."`
-	Type   GuestType   `json:"type" validate:"required,oneof=qemu lxc" jsonschema:"Guest type: qemu (VM) or lxc (container)."`
-	VMID   int         `json:"vmid" validate:"required,pve_vmid" jsonschema:"The guest's VMID."`
+	GuestRef
 	Action PowerAction `json:"action" validate:"required,oneof=start shutdown reboot stop" jsonschema:"start boots a stopped guest; shutdown asks the guest OS to shut down cleanly; reboot asks it to reboot; stop cuts the power at once (unsaved data may be lost)."`
-	// Approval must be exactly [GuestPowerInput.ApprovalPhrase].
-	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Exactly \"APPROVE <action> <node>/<type>/<vmid>\", e.g. \"APPROVE shutdown pve1/qemu/101\". Omit it on the first call: the refusal gives the exact phrase, the guest's current state and the effect, for the user to approve."`
-	// Plan, when true, runs every step up to the approval and returns
-	// the plan ([Receipt.Plan]) without sending any mutating request.
-	Plan bool `json:"plan,omitempty" jsonschema:"Only plan: check everything (policy, fresh state, preconditions) and return what would be sent, the effect and the exact approval required, without changing anything."`
-	// Wait, when set, makes GuestPower wait for the task and verify the
-	// guest's power state before returning; see [Client.Verify]. nil
-	// returns the receipt at submission.
-	Wait *WaitOptions `json:"-"`
+	Controls
 }
 
 // Target returns the guest the input names.

@@ -104,9 +104,7 @@ func TextDigest(s string) string {
 
 // CloneGuestInput names the guest [Client.CloneGuest] copies and how.
 type CloneGuestInput struct {
-	Node string    `json:"node" validate:"required,pve_node" jsonschema:"Node the source guest is on. It must be on the operator's node allowlist."`
-	Type GuestType `json:"type" validate:"required,oneof=qemu lxc" jsonschema:"Guest type of the source: qemu (VM) or lxc (container)."`
-	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"VMID of the source guest (a VM, a container or a template)."`
+	GuestRef
 	// NewID is the clone's VMID; 0 asks Proxmox for the next free one
 	// (/cluster/nextid), which the refusal and the plan then name.
 	NewID int `json:"newid,omitempty" validate:"omitempty,pve_vmid" jsonschema:"VMID of the clone. Omit it to take the next free VMID; the plan and the approval phrase name it, pass it explicitly on the approving call."`
@@ -128,15 +126,7 @@ type CloneGuestInput struct {
 	// Description is the clone's description (free text; in the phrase
 	// by its [TextDigest]).
 	Description string `json:"description,omitempty" validate:"omitempty,max=8192,pve_text" jsonschema:"Description of the clone (plain text). The approval phrase names it by a digest."`
-	// Approval is the phrase of [CloneGuestInput.ApprovalPhrase] with the
-	// VMID the clone gets.
-	Approval string `json:"approval,omitempty" validate:"max=1024" jsonschema:"Exactly the phrase the refusal or the plan gives, \"APPROVE clone <node>/<type>/<vmid> newid=<id> full=<0|1>\" followed by target=, storage=, name=, pool=, description= where set, unless the operator set another approval level. Omit it on the first call."`
-	// Plan, when true, runs every step up to the approval and returns
-	// the plan ([Receipt.Plan]) without sending any mutating request.
-	Plan bool `json:"plan,omitempty" jsonschema:"Only plan: check everything (policy, fresh state, the new VMID, storages, target node) and return what would be sent, the effect and the exact approval required, without changing anything."`
-	// Wait, when set, waits for the task and verifies that the clone is
-	// in /cluster/resources with the requested name, description and pool.
-	Wait *WaitOptions `json:"-"`
+	Controls
 }
 
 // Target returns the source guest.
@@ -227,14 +217,7 @@ type CreateVMInput struct {
 	Pool string `json:"pool,omitempty" validate:"omitempty,max=64,pve_poolid" jsonschema:"Resource pool the VM joins (it must exist and not be protected by the operator)."`
 	// Description is free text (in the phrase by its [TextDigest]).
 	Description string `json:"description,omitempty" validate:"omitempty,max=8192,pve_text" jsonschema:"Description of the VM (plain text). The approval phrase names it by a digest."`
-	// Approval is the phrase of [CreateVMInput.ApprovalPhrase].
-	Approval string `json:"approval,omitempty" validate:"max=1024" jsonschema:"Exactly the phrase the refusal or the plan gives (\"APPROVE create <node>/qemu/<vmid>\" and every parameter), unless the operator set another approval level. Omit it on the first call."`
-	// Plan, when true, runs every step up to the approval and returns
-	// the plan ([Receipt.Plan]) without sending any mutating request.
-	Plan bool `json:"plan,omitempty" jsonschema:"Only plan: check everything (policy, the VMID, the storage, the ISO) and return what would be sent, the effect and the exact approval required, without changing anything."`
-	// Wait, when set, waits for the task and verifies that the VM exists
-	// with the requested configuration.
-	Wait *WaitOptions `json:"-"`
+	Controls
 }
 
 // form returns the request parameters of the create, in a fixed order
@@ -322,14 +305,7 @@ type CreateContainerInput struct {
 	Pool string `json:"pool,omitempty" validate:"omitempty,max=64,pve_poolid" jsonschema:"Resource pool the container joins (it must exist and not be protected by the operator)."`
 	// Description is free text (in the phrase by its [TextDigest]).
 	Description string `json:"description,omitempty" validate:"omitempty,max=8192,pve_text" jsonschema:"Description of the container (plain text). The approval phrase names it by a digest."`
-	// Approval is the phrase of [CreateContainerInput.ApprovalPhrase].
-	Approval string `json:"approval,omitempty" validate:"max=1024" jsonschema:"Exactly the phrase the refusal or the plan gives (\"APPROVE create <node>/lxc/<vmid>\" and every parameter), unless the operator set another approval level. Omit it on the first call."`
-	// Plan, when true, runs every step up to the approval and returns
-	// the plan ([Receipt.Plan]) without sending any mutating request.
-	Plan bool `json:"plan,omitempty" jsonschema:"Only plan: check everything (policy, the VMID, the storage, the template) and return what would be sent, the effect and the exact approval required, without changing anything."`
-	// Wait, when set, waits for the task and verifies that the container
-	// exists with the requested configuration.
-	Wait *WaitOptions `json:"-"`
+	Controls
 }
 
 // params returns the request parameters of the create in phrase order.
@@ -395,3 +371,10 @@ func boolParam(b bool) string {
 	}
 	return "0"
 }
+
+// approvalLimit: the provision phrases name every parameter.
+func (CloneGuestInput) approvalLimit() int { return MaxProvisionApprovalLen }
+
+func (CreateVMInput) approvalLimit() int { return MaxProvisionApprovalLen }
+
+func (CreateContainerInput) approvalLimit() int { return MaxProvisionApprovalLen }

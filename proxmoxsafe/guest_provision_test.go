@@ -93,21 +93,21 @@ func TestProvisionHappyPath(t *testing.T) {
 			form:     "description=from+the+template&full=1&name=web2&newid=123&pool=dev",
 			observed: "pve1/qemu/123 exists, unlocked, configuration as requested (description, name)",
 			call: func(ctx context.Context, c *proxmoxsafe.Client) (*proxmoxsafe.Receipt, error) {
-				in := approvedClone(proxmoxsafe.CloneGuestInput{Node: "pve1", Type: "qemu", VMID: 9000, NewID: 123, Name: "web2", Pool: "dev", Description: "from the template"})
+				in := approvedClone(proxmoxsafe.CloneGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 9000}, NewID: 123, Name: "web2", Pool: "dev", Description: "from the template"})
 				in.Wait = fastVerify()
 				return c.CloneGuest(ctx, in)
 			}},
 		{name: "linked clone to another node from shared storage", path: "/nodes/pve1/qemu/9001/clone", taskType: "qmclone", newGuest: "pve2/qemu/124",
 			form: "full=0&newid=124&target=pve2", observed: "pve2/qemu/124 exists, unlocked",
 			call: func(ctx context.Context, c *proxmoxsafe.Client) (*proxmoxsafe.Receipt, error) {
-				in := approvedClone(proxmoxsafe.CloneGuestInput{Node: "pve1", Type: "qemu", VMID: 9001, NewID: 124, Linked: true, TargetNode: "pve2"})
+				in := approvedClone(proxmoxsafe.CloneGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 9001}, NewID: 124, Linked: true, TargetNode: "pve2"})
 				in.Wait = fastVerify()
 				return c.CloneGuest(ctx, in)
 			}},
 		{name: "full clone of a stopped container to shared storage on another node", path: "/nodes/pve1/lxc/202/clone", taskType: "vzclone", newGuest: "pve2/lxc/125",
 			form: "full=1&hostname=ct4&newid=125&storage=ceph&target=pve2", observed: "pve2/lxc/125 exists, unlocked, configuration as requested (hostname)",
 			call: func(ctx context.Context, c *proxmoxsafe.Client) (*proxmoxsafe.Receipt, error) {
-				in := approvedClone(proxmoxsafe.CloneGuestInput{Node: "pve1", Type: "lxc", VMID: 202, NewID: 125, TargetNode: "pve2", Storage: "ceph", Name: "ct4"})
+				in := approvedClone(proxmoxsafe.CloneGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "lxc", VMID: 202}, NewID: 125, TargetNode: "pve2", Storage: "ceph", Name: "ct4"})
 				in.Wait = fastVerify()
 				return c.CloneGuest(ctx, in)
 			}},
@@ -169,7 +169,7 @@ func TestProvisionHappyPath(t *testing.T) {
 // text by digest; the audit records carry them.
 func TestProvisionPhraseAndAudit(t *testing.T) {
 	t.Parallel()
-	clone := proxmoxsafe.CloneGuestInput{Node: "pve1", Type: "qemu", VMID: 9000, NewID: 123, TargetNode: "pve2", Storage: "ceph", Name: "web2", Pool: "dev", Description: "x"}
+	clone := proxmoxsafe.CloneGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 9000}, NewID: 123, TargetNode: "pve2", Storage: "ceph", Name: "web2", Pool: "dev", Description: "x"}
 	if got, want := clone.ApprovalPhrase(0), "APPROVE clone pve1/qemu/9000 newid=123 full=1 target=pve2 storage=ceph name=web2 pool=dev description="+proxmoxsafe.TextDigest("x"); got != want {
 		t.Errorf("clone phrase = %q, want %q", got, want)
 	}
@@ -207,7 +207,7 @@ func TestProvisionPhraseAndAudit(t *testing.T) {
 func TestProvisionNextID(t *testing.T) {
 	t.Parallel()
 	e := newProvisionEnv(t, nil)
-	in := proxmoxsafe.CloneGuestInput{Node: "pve1", Type: "qemu", VMID: 9000, Name: "auto"}
+	in := proxmoxsafe.CloneGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 9000}, Name: "auto"}
 	_, err := e.client.CloneGuest(t.Context(), in)
 	var ae *proxmoxsafe.ApprovalError
 	if !errors.As(err, &ae) || ae.Required != "APPROVE clone pve1/qemu/9000 newid=107 full=1 name=auto" {
@@ -254,7 +254,7 @@ func TestProvisionRefusals(t *testing.T) {
 		}
 	}
 	q := func(vmid, newid int) proxmoxsafe.CloneGuestInput {
-		return proxmoxsafe.CloneGuestInput{Node: "pve1", Type: "qemu", VMID: vmid, NewID: newid}
+		return proxmoxsafe.CloneGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: vmid}, NewID: newid}
 	}
 	tests := []struct {
 		name    string
@@ -265,9 +265,9 @@ func TestProvisionRefusals(t *testing.T) {
 		mod     func(*proxmoxsafe.Config)
 	}{
 		// Input (zero requests).
-		{name: "linked clone with a storage", call: clone(proxmoxsafe.CloneGuestInput{Node: "pve1", Type: "qemu", VMID: 9000, NewID: 123, Linked: true, Storage: "ceph"}),
+		{name: "linked clone with a storage", call: clone(proxmoxsafe.CloneGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 9000}, NewID: 123, Linked: true, Storage: "ceph"}),
 			kind: proxmoxsafe.ErrInvalidInput, mention: "not allowed for a linked clone", noReq: true},
-		{name: "name that is no DNS name", call: clone(proxmoxsafe.CloneGuestInput{Node: "pve1", Type: "qemu", VMID: 9000, NewID: 123, Name: "web_2"}),
+		{name: "name that is no DNS name", call: clone(proxmoxsafe.CloneGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 9000}, NewID: 123, Name: "web_2"}),
 			kind: proxmoxsafe.ErrInvalidInput, mention: "DNS name", noReq: true},
 		{name: "a password in the SSH keys", call: ct(func(in *proxmoxsafe.CreateContainerInput) { in.SSHPublicKeys = "hunter2hunter2" }),
 			kind: proxmoxsafe.ErrInvalidInput, mention: "passwords are never accepted", noReq: true},
@@ -290,7 +290,7 @@ func TestProvisionRefusals(t *testing.T) {
 		{name: "read-only", call: vm(func(*proxmoxsafe.CreateVMInput) {}), kind: proxmoxsafe.ErrNotAllowed, mention: "read-only", noReq: true,
 			mod: func(c *proxmoxsafe.Config) { c.Policy.ReadOnly = true }},
 		{name: "node not allowed", call: vm(func(in *proxmoxsafe.CreateVMInput) { in.Node = "pve9" }), kind: proxmoxsafe.ErrNotAllowed, mention: "pve9", noReq: true},
-		{name: "target node not allowed", call: clone(proxmoxsafe.CloneGuestInput{Node: "pve1", Type: "qemu", VMID: 9001, NewID: 123, TargetNode: "pve7"}),
+		{name: "target node not allowed", call: clone(proxmoxsafe.CloneGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 9001}, NewID: 123, TargetNode: "pve7"}),
 			kind: proxmoxsafe.ErrNotAllowed, mention: "pve7", noReq: true},
 		{name: "protected new VMID", call: clone(q(9000, 555)), kind: proxmoxsafe.ErrNotAllowed, mention: "guest 555 is protected", noReq: true},
 		{name: "protected source", call: clone(q(106, 123)), kind: proxmoxsafe.ErrNotAllowed, mention: "guest 106 is protected", noReq: true,
@@ -300,17 +300,17 @@ func TestProvisionRefusals(t *testing.T) {
 		{name: "new VMID in use", call: clone(q(9000, 100)), kind: proxmoxsafe.ErrPrecondition, mention: "VMID 100 is already in use (qemu 100 on pve1)"},
 		{name: "VMID of a create in use", call: vm(func(in *proxmoxsafe.CreateVMInput) { in.VMID = 201 }), kind: proxmoxsafe.ErrPrecondition, mention: "VMID 201 is already in use"},
 		{name: "source locked", call: clone(q(104, 123)), kind: proxmoxsafe.ErrPrecondition, mention: "locked (backup)"},
-		{name: "linked clone of a VM that is no template", call: clone(proxmoxsafe.CloneGuestInput{Node: "pve1", Type: "qemu", VMID: 101, NewID: 123, Linked: true}),
+		{name: "linked clone of a VM that is no template", call: clone(proxmoxsafe.CloneGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 101}, NewID: 123, Linked: true}),
 			kind: proxmoxsafe.ErrPrecondition, mention: "not a template"},
-		{name: "full clone of a running container", call: clone(proxmoxsafe.CloneGuestInput{Node: "pve1", Type: "lxc", VMID: 200, NewID: 123}),
+		{name: "full clone of a running container", call: clone(proxmoxsafe.CloneGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "lxc", VMID: 200}, NewID: 123}),
 			kind: proxmoxsafe.ErrPrecondition, mention: "running"},
-		{name: "target node offline", call: clone(proxmoxsafe.CloneGuestInput{Node: "pve1", Type: "qemu", VMID: 9001, NewID: 123, TargetNode: "pve3"}),
+		{name: "target node offline", call: clone(proxmoxsafe.CloneGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 9001}, NewID: 123, TargetNode: "pve3"}),
 			kind: proxmoxsafe.ErrPrecondition, mention: "node pve3 is not online"},
-		{name: "another node from local storage", call: clone(proxmoxsafe.CloneGuestInput{Node: "pve1", Type: "qemu", VMID: 9000, NewID: 123, TargetNode: "pve2"}),
+		{name: "another node from local storage", call: clone(proxmoxsafe.CloneGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 9000}, NewID: 123, TargetNode: "pve2"}),
 			kind: proxmoxsafe.ErrPrecondition, mention: "storage local-lvm, which is not shared"},
-		{name: "another node to local storage", call: clone(proxmoxsafe.CloneGuestInput{Node: "pve1", Type: "qemu", VMID: 9001, NewID: 123, TargetNode: "pve2", Storage: "local-lvm"}),
+		{name: "another node to local storage", call: clone(proxmoxsafe.CloneGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 9001}, NewID: 123, TargetNode: "pve2", Storage: "local-lvm"}),
 			kind: proxmoxsafe.ErrPrecondition, mention: "storage local-lvm is not shared"},
-		{name: "clone storage without images", call: clone(proxmoxsafe.CloneGuestInput{Node: "pve1", Type: "qemu", VMID: 9000, NewID: 123, Storage: "local"}),
+		{name: "clone storage without images", call: clone(proxmoxsafe.CloneGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 9000}, NewID: 123, Storage: "local"}),
 			kind: proxmoxsafe.ErrPrecondition, mention: `storage local does not hold content "images"`},
 		{name: "storage disabled", call: vm(func(in *proxmoxsafe.CreateVMInput) { in.DiskStorage = "off" }), kind: proxmoxsafe.ErrPrecondition, mention: "storage off is disabled"},
 		{name: "storage inactive", call: vm(func(in *proxmoxsafe.CreateVMInput) { in.DiskStorage = "nfs-down" }), kind: proxmoxsafe.ErrPrecondition, mention: "storage nfs-down is not active"},
@@ -350,7 +350,7 @@ func TestProvisionVMIDHiddenFromResources(t *testing.T) {
 	e := envFor(t, fake, false, func(c *proxmoxsafe.Config) {
 		c.Policy = proxmoxsafe.Policy{AllowedNodes: []string{"pve1"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassProvision}}
 	})
-	_, err := e.client.CloneGuest(t.Context(), approvedClone(proxmoxsafe.CloneGuestInput{Node: "pve1", Type: "qemu", VMID: 9000, NewID: 101}))
+	_, err := e.client.CloneGuest(t.Context(), approvedClone(proxmoxsafe.CloneGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 9000}, NewID: 101}))
 	assertRefusedNothingSent(t, e, err, proxmoxsafe.ErrPrecondition, "VMID 101 is already in use (Proxmox: VM 101 already exists)", false)
 }
 
@@ -358,7 +358,7 @@ func TestProvisionVMIDHiddenFromResources(t *testing.T) {
 // parameter set or another operation is refused, nothing is sent.
 func TestProvisionApprovalBinding(t *testing.T) {
 	t.Parallel()
-	base := proxmoxsafe.CloneGuestInput{Node: "pve1", Type: "qemu", VMID: 9000, NewID: 123, Storage: "ceph"}
+	base := proxmoxsafe.CloneGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 9000}, NewID: 123, Storage: "ceph"}
 	vm := vmIn()
 	tests := []struct {
 		name string
@@ -377,7 +377,7 @@ func TestProvisionApprovalBinding(t *testing.T) {
 			return err
 		}},
 		{name: "a linked clone's phrase for a full one", call: func(ctx context.Context, c *proxmoxsafe.Client) error {
-			in := proxmoxsafe.CloneGuestInput{Node: "pve1", Type: "qemu", VMID: 9000, NewID: 123}
+			in := proxmoxsafe.CloneGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 9000}, NewID: 123}
 			in.Approval = "APPROVE clone pve1/qemu/9000 newid=123 full=0"
 			_, err := c.CloneGuest(ctx, in)
 			return err
@@ -447,7 +447,7 @@ func TestProvisionTaskFailure(t *testing.T) {
 	t.Parallel()
 	e := newProvisionEnv(t, nil)
 	e.fake.FailNextTask("clone failed: storage migration failed: out of space")
-	in := approvedClone(proxmoxsafe.CloneGuestInput{Node: "pve1", Type: "qemu", VMID: 9000, NewID: 123})
+	in := approvedClone(proxmoxsafe.CloneGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 9000}, NewID: 123})
 	in.Wait = fastVerify()
 	r, err := e.client.CloneGuest(t.Context(), in)
 	if !errors.Is(err, proxmoxsafe.ErrTaskFailed) || r == nil || r.Outcome == nil || r.Outcome.Status != proxmoxsafe.OutcomeFailed || r.Outcome.Verified {
@@ -474,7 +474,7 @@ func TestProvisionLockedWhileRunning(t *testing.T) {
 	e := envFor(t, fake, false, func(c *proxmoxsafe.Config) {
 		c.Policy = proxmoxsafe.Policy{AllowedNodes: []string{"pve1"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassProvision}}
 	})
-	r, err := e.client.CloneGuest(t.Context(), approvedClone(proxmoxsafe.CloneGuestInput{Node: "pve1", Type: "qemu", VMID: 9000, NewID: 123}))
+	r, err := e.client.CloneGuest(t.Context(), approvedClone(proxmoxsafe.CloneGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 9000}, NewID: 123}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -482,7 +482,7 @@ func TestProvisionLockedWhileRunning(t *testing.T) {
 		t.Fatalf("guest 123 while the task runs = %+v, %v; want locked clone", g, ok)
 	}
 	// A second clone to the same VMID is refused from the fresh state.
-	_, err = e.client.CloneGuest(t.Context(), approvedClone(proxmoxsafe.CloneGuestInput{Node: "pve1", Type: "qemu", VMID: 9001, NewID: 123}))
+	_, err = e.client.CloneGuest(t.Context(), approvedClone(proxmoxsafe.CloneGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 9001}, NewID: 123}))
 	if !errors.Is(err, proxmoxsafe.ErrPrecondition) || !strings.Contains(err.Error(), "VMID 123 is already in use") {
 		t.Fatalf("second clone: %v", err)
 	}

@@ -40,15 +40,7 @@ type ResetGuestInput struct {
 	// Type must be "qemu": Proxmox has no reset for containers.
 	Type GuestType `json:"type" validate:"required,oneof=qemu" jsonschema:"Must be qemu: containers have no reset (reboot them with vm_reboot)."`
 	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"The VM's VMID."`
-	// Approval is the approval text when the operator requires one: the
-	// phrase [ApprovalPhrase] for "reset" and the VM.
-	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Only when the operator requires approval for these tools: exactly \"APPROVE reset <node>/qemu/<vmid>\". By default none is needed: omit it."`
-	// Plan, when true, runs every step up to the approval and returns
-	// the plan ([Receipt.Plan]) without sending any mutating request.
-	Plan bool `json:"plan,omitempty" jsonschema:"Only plan: check everything (policy, fresh state, preconditions) and return what would be sent, the effect and the exact approval required, without changing anything."`
-	// Wait, when set, waits for the task and verifies that the VM runs
-	// again with a fresh uptime, as [GuestPowerInput.Wait] does for reboot.
-	Wait *WaitOptions `json:"-"`
+	Controls
 	// AgentTimeout bounds the guest-agent ping; zero means
 	// [DefaultAgentPingTimeout]. A ping still unanswered then counts as
 	// "the agent no longer answers".

@@ -29,14 +29,7 @@ type ResumeGuestInput struct {
 	// Type must be "qemu", as for [SuspendGuestInput].
 	Type GuestType `json:"type" validate:"required,oneof=qemu" jsonschema:"Must be qemu: containers cannot be suspended through this server."`
 	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"The VM's VMID."`
-	// Approval is the phrase [ApprovalPhrase] for "resume" and the VM.
-	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Exactly \"APPROVE resume <node>/qemu/<vmid>\" unless the operator set another approval level. Omit it on the first call: the refusal gives the exact phrase, the VM's current state and the effect."`
-	// Plan, when true, runs every step up to the approval and returns
-	// the plan ([Receipt.Plan]) without sending any mutating request.
-	Plan bool `json:"plan,omitempty" jsonschema:"Only plan: check everything (policy, fresh state, preconditions) and return what would be sent, the effect and the exact approval required, without changing anything."`
-	// Wait, when set, waits for the task and verifies that the VM runs
-	// and is no longer paused.
-	Wait *WaitOptions `json:"-"`
+	Controls
 }
 
 // Target returns the VM the input names.

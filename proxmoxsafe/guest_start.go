@@ -30,18 +30,8 @@ var startGuestOp = operation{verify: powerVerifier, info: OperationInfo{
 // GuardedPowerInput names the guest of [Client.StartGuest] and
 // [Client.RebootGuest].
 type GuardedPowerInput struct {
-	Node string    `json:"node" validate:"required,pve_node" jsonschema:"Node the guest runs on. It must be on the operator's node allowlist."`
-	Type GuestType `json:"type" validate:"required,oneof=qemu lxc" jsonschema:"Guest type: qemu (VM) or lxc (container)."`
-	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"The guest's VMID."`
-	// Approval is the approval text when the operator requires one: the
-	// phrase [ApprovalPhrase] for "start" or "reboot" and the guest.
-	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Only when the operator requires approval for these tools: exactly \"APPROVE <start|reboot> <node>/<type>/<vmid>\". By default none is needed: omit it."`
-	// Plan, when true, runs every step up to the approval and returns
-	// the plan ([Receipt.Plan]) without sending any mutating request.
-	Plan bool `json:"plan,omitempty" jsonschema:"Only plan: check everything (policy, fresh state, preconditions) and return what would be sent, the effect and the exact approval required, without changing anything."`
-	// Wait, when set, waits for the task and verifies the guest's power
-	// state before returning, as [GuestPowerInput.Wait] does.
-	Wait *WaitOptions `json:"-"`
+	GuestRef
+	Controls
 }
 
 // Target returns the guest the input names.

@@ -43,14 +43,7 @@ type SuspendGuestInput struct {
 	// started. false pauses it in memory. It is part of the approval
 	// phrase (" todisk=1").
 	ToDisk bool `json:"todisk,omitempty" jsonschema:"Hibernate: write the VM's memory to disk and stop it (it resumes from there). Default false: pause it in memory."`
-	// Approval is the phrase of [SuspendGuestInput.ApprovalPhrase].
-	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Exactly \"APPROVE suspend <node>/qemu/<vmid>\", followed by \" todisk=1\" when todisk is true, unless the operator set another approval level. Omit it on the first call: the refusal gives the exact phrase, the VM's current state and the effect."`
-	// Plan, when true, runs every step up to the approval and returns
-	// the plan ([Receipt.Plan]) without sending any mutating request.
-	Plan bool `json:"plan,omitempty" jsonschema:"Only plan: check everything (policy, fresh state, preconditions) and return what would be sent, the effect and the exact approval required, without changing anything."`
-	// Wait, when set, waits for the task and verifies that the VM is
-	// paused (or, with ToDisk, stopped and locked "suspended").
-	Wait *WaitOptions `json:"-"`
+	Controls
 }
 
 // Target returns the VM the input names.

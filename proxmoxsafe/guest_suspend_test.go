@@ -42,8 +42,12 @@ func suspendIn(vmid int, toDisk bool) proxmoxsafe.SuspendGuestInput {
 }
 
 func resumeIn(vmid int) proxmoxsafe.ResumeGuestInput {
-	return proxmoxsafe.ResumeGuestInput{Node: "pve1", Type: "qemu", VMID: vmid,
-		Approval: proxmoxsafe.ApprovalPhrase("resume", guestTarget("pve1", "qemu", vmid))}
+	return proxmoxsafe.ResumeGuestInput{
+		Node:     "pve1",
+		Type:     "qemu",
+		VMID:     vmid,
+		Controls: proxmoxsafe.Controls{Approval: proxmoxsafe.ApprovalPhrase("resume", guestTarget("pve1", "qemu", vmid))},
+	}
 }
 
 // Suspend (pause and hibernate) and resume: the exact request, the task
@@ -281,7 +285,7 @@ func TestMutationPlan(t *testing.T) {
 		c.Policy.Classes = []proxmoxsafe.Class{proxmoxsafe.ClassPowerExtra, proxmoxsafe.ClassSnapshotAdmin, proxmoxsafe.ClassPower}
 	})
 	ctx := t.Context()
-	in := proxmoxsafe.SuspendGuestInput{Node: "pve1", Type: "qemu", VMID: 100, ToDisk: true, Plan: true, Wait: fastVerify()}
+	in := proxmoxsafe.SuspendGuestInput{Node: "pve1", Type: "qemu", VMID: 100, ToDisk: true, Controls: proxmoxsafe.Controls{Plan: true, Wait: fastVerify()}}
 	r, err := e.client.SuspendGuest(ctx, in)
 	if err != nil {
 		t.Fatal(err)
@@ -292,16 +296,16 @@ func TestMutationPlan(t *testing.T) {
 		p.Class != proxmoxsafe.ClassPowerExtra || !slices.Equal(p.ApprovalLevels, []proxmoxsafe.ApprovalLevel{proxmoxsafe.LevelPhrase}) || r.Before.Status != "running" {
 		t.Errorf("plan receipt = %+v, plan %+v", r, p)
 	}
-	rb, err := e.client.RollbackSnapshot(ctx, proxmoxsafe.RollbackSnapshotInput{Node: "pve1", Type: "qemu", VMID: 107, Name: "auto1", Plan: true})
+	rb, err := e.client.RollbackSnapshot(ctx, proxmoxsafe.RollbackSnapshotInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 107}, Name: "auto1", Controls: proxmoxsafe.Controls{Plan: true}})
 	if err != nil || rb.Plan == nil || !strings.Contains(rb.Plan.Effect, "is lost") || rb.Plan.Path != "/nodes/pve1/qemu/107/snapshot/auto1/rollback" {
 		t.Errorf("rollback plan = %+v, %v", rb, err)
 	}
-	gp, err := e.client.GuestPower(ctx, proxmoxsafe.GuestPowerInput{Node: "pve1", Type: "qemu", VMID: 100, Action: "stop", Plan: true})
+	gp, err := e.client.GuestPower(ctx, proxmoxsafe.GuestPowerInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 100}, Action: "stop", Controls: proxmoxsafe.Controls{Plan: true}})
 	if err != nil || gp.Plan == nil || gp.Plan.Approval != "APPROVE stop pve1/qemu/100" {
 		t.Errorf("power plan = %+v, %v", gp, err)
 	}
 	// A plan whose preconditions fail is refused like the real call.
-	_, err = e.client.ResumeGuest(ctx, proxmoxsafe.ResumeGuestInput{Node: "pve1", Type: "qemu", VMID: 100, Plan: true})
+	_, err = e.client.ResumeGuest(ctx, proxmoxsafe.ResumeGuestInput{Node: "pve1", Type: "qemu", VMID: 100, Controls: proxmoxsafe.Controls{Plan: true}})
 	if !errors.Is(err, proxmoxsafe.ErrPrecondition) {
 		t.Errorf("plan of an impossible resume: %v", err)
 	}

@@ -81,6 +81,15 @@ func TestMaxTagsMatchConstants(t *testing.T) {
 	seen := map[string]bool{}
 	for _, in := range inputs {
 		typ := reflect.TypeOf(in)
+		if _, ok := typ.FieldByName("Controls"); ok {
+			// The shared Controls hold the approval: its limit is the
+			// input's (MaxApprovalLenOf), checked by validateControls.
+			key := typ.Name() + ".Approval"
+			seen[key] = true
+			if c, known := want[key]; !known || proxmoxsafe.MaxApprovalLenOf(in) != c {
+				t.Errorf("%s: limit %d, its constant is %d", key, proxmoxsafe.MaxApprovalLenOf(in), c)
+			}
+		}
 		for _, f := range reflect.VisibleFields(typ) {
 			for rule := range strings.SplitSeq(f.Tag.Get("validate"), ",") {
 				param, ok := strings.CutPrefix(rule, "max=")

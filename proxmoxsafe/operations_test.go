@@ -92,7 +92,7 @@ func receiptPlan(r *proxmoxsafe.Receipt, err error) (*proxmoxsafe.Plan, error) {
 
 // aTask submits a start of guest 101 and returns its UPID, for the task reads.
 func aTask(ctx context.Context, c *proxmoxsafe.Client) (string, error) {
-	in := proxmoxsafe.GuestPowerInput{Node: "pve1", Type: "qemu", VMID: 101, Action: proxmoxsafe.ActionStart}
+	in := proxmoxsafe.GuestPowerInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 101}, Action: proxmoxsafe.ActionStart}
 	in.Approval = in.ApprovalPhrase()
 	r, err := c.GuestPower(ctx, in)
 	if err != nil {
@@ -172,79 +172,79 @@ var opCases = map[proxmoxsafe.Operation][]opCase{
 
 	proxmoxsafe.OpGuestPower: {{env: opsEnv,
 		plan: func(ctx context.Context, c *proxmoxsafe.Client) (*proxmoxsafe.Plan, error) {
-			return receiptPlan(c.GuestPower(ctx, proxmoxsafe.GuestPowerInput{Node: "pve1", Type: "qemu", VMID: 101, Action: proxmoxsafe.ActionStart, Plan: true}))
+			return receiptPlan(c.GuestPower(ctx, proxmoxsafe.GuestPowerInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 101}, Action: proxmoxsafe.ActionStart, Controls: proxmoxsafe.Controls{Plan: true}}))
 		},
 		apply: func(ctx context.Context, c *proxmoxsafe.Client, approval string) error {
-			return receiptErr(c.GuestPower(ctx, proxmoxsafe.GuestPowerInput{Node: "pve1", Type: "qemu", VMID: 101, Action: proxmoxsafe.ActionStart, Approval: approval}))
+			return receiptErr(c.GuestPower(ctx, proxmoxsafe.GuestPowerInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 101}, Action: proxmoxsafe.ActionStart, Controls: proxmoxsafe.Controls{Approval: approval}}))
 		}}},
 	proxmoxsafe.OpSnapshotGuest: {{env: opsEnv,
 		plan: func(ctx context.Context, c *proxmoxsafe.Client) (*proxmoxsafe.Plan, error) {
-			return receiptPlan(c.SnapshotGuest(ctx, proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "qemu", VMID: 101, Name: "pre", VMState: true, Plan: true}))
+			return receiptPlan(c.SnapshotGuest(ctx, proxmoxsafe.SnapshotGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 101}, Name: "pre", VMState: true, Controls: proxmoxsafe.Controls{Plan: true}}))
 		},
 		apply: func(ctx context.Context, c *proxmoxsafe.Client, approval string) error {
-			return receiptErr(c.SnapshotGuest(ctx, proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "qemu", VMID: 101, Name: "pre", VMState: true, Approval: approval}))
+			return receiptErr(c.SnapshotGuest(ctx, proxmoxsafe.SnapshotGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 101}, Name: "pre", VMState: true, Controls: proxmoxsafe.Controls{Approval: approval}}))
 		}}},
 	proxmoxsafe.OpStartGuest: {{env: responderOpsEnv,
 		plan: func(ctx context.Context, c *proxmoxsafe.Client) (*proxmoxsafe.Plan, error) {
-			return receiptPlan(c.StartGuest(ctx, proxmoxsafe.GuardedPowerInput{Node: "pve1", Type: "qemu", VMID: 107, Plan: true}))
+			return receiptPlan(c.StartGuest(ctx, proxmoxsafe.GuardedPowerInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 107}, Controls: proxmoxsafe.Controls{Plan: true}}))
 		},
 		apply: func(ctx context.Context, c *proxmoxsafe.Client, approval string) error {
-			return receiptErr(c.StartGuest(ctx, proxmoxsafe.GuardedPowerInput{Node: "pve1", Type: "qemu", VMID: 107, Approval: approval}))
+			return receiptErr(c.StartGuest(ctx, proxmoxsafe.GuardedPowerInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 107}, Controls: proxmoxsafe.Controls{Approval: approval}}))
 		}}},
 	proxmoxsafe.OpRebootGuest: {{env: responderOpsEnv,
 		plan: func(ctx context.Context, c *proxmoxsafe.Client) (*proxmoxsafe.Plan, error) {
-			return receiptPlan(c.RebootGuest(ctx, proxmoxsafe.GuardedPowerInput{Node: "pve1", Type: "qemu", VMID: 100, Plan: true}))
+			return receiptPlan(c.RebootGuest(ctx, proxmoxsafe.GuardedPowerInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 100}, Controls: proxmoxsafe.Controls{Plan: true}}))
 		},
 		apply: func(ctx context.Context, c *proxmoxsafe.Client, approval string) error {
-			return receiptErr(c.RebootGuest(ctx, proxmoxsafe.GuardedPowerInput{Node: "pve1", Type: "qemu", VMID: 100, Approval: approval}))
+			return receiptErr(c.RebootGuest(ctx, proxmoxsafe.GuardedPowerInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 100}, Controls: proxmoxsafe.Controls{Approval: approval}}))
 		}}},
 	proxmoxsafe.OpResetGuest: {{env: responderOpsEnv,
 		plan: func(ctx context.Context, c *proxmoxsafe.Client) (*proxmoxsafe.Plan, error) {
-			return receiptPlan(c.ResetGuest(ctx, proxmoxsafe.ResetGuestInput{Node: "pve1", Type: "qemu", VMID: 105, Plan: true}))
+			return receiptPlan(c.ResetGuest(ctx, proxmoxsafe.ResetGuestInput{Node: "pve1", Type: "qemu", VMID: 105, Controls: proxmoxsafe.Controls{Plan: true}}))
 		},
 		apply: func(ctx context.Context, c *proxmoxsafe.Client, approval string) error {
-			return receiptErr(c.ResetGuest(ctx, proxmoxsafe.ResetGuestInput{Node: "pve1", Type: "qemu", VMID: 105, Approval: approval}))
+			return receiptErr(c.ResetGuest(ctx, proxmoxsafe.ResetGuestInput{Node: "pve1", Type: "qemu", VMID: 105, Controls: proxmoxsafe.Controls{Approval: approval}}))
 		}}},
 	proxmoxsafe.OpCleanupSnapshots: {{env: responderOpsEnv,
 		// No plan: the dry run is the plan, and names no request.
 		apply: func(ctx context.Context, c *proxmoxsafe.Client, approval string) error {
-			_, err := c.CleanupSnapshots(ctx, proxmoxsafe.CleanupSnapshotsInput{Node: "pve1", Type: "qemu", VMID: 107, Apply: true, Approval: approval})
+			_, err := c.CleanupSnapshots(ctx, proxmoxsafe.CleanupSnapshotsInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 107}, Apply: true, Approval: approval})
 			return err
 		}}},
 	proxmoxsafe.OpDeleteSnapshot: {{env: opsEnv, lxc: true,
 		plan: func(ctx context.Context, c *proxmoxsafe.Client) (*proxmoxsafe.Plan, error) {
-			return receiptPlan(c.DeleteSnapshot(ctx, proxmoxsafe.DeleteSnapshotInput{Node: "pve1", Type: "lxc", VMID: 200, Name: "before", Force: true, Plan: true}))
+			return receiptPlan(c.DeleteSnapshot(ctx, proxmoxsafe.DeleteSnapshotInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "lxc", VMID: 200}, Name: "before", Force: true, Controls: proxmoxsafe.Controls{Plan: true}}))
 		},
 		apply: func(ctx context.Context, c *proxmoxsafe.Client, approval string) error {
-			return receiptErr(c.DeleteSnapshot(ctx, proxmoxsafe.DeleteSnapshotInput{Node: "pve1", Type: "lxc", VMID: 200, Name: "before", Force: true, Approval: approval}))
+			return receiptErr(c.DeleteSnapshot(ctx, proxmoxsafe.DeleteSnapshotInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "lxc", VMID: 200}, Name: "before", Force: true, Controls: proxmoxsafe.Controls{Approval: approval}}))
 		}}},
 	proxmoxsafe.OpRollbackSnapshot: {{env: opsEnv, lxc: true,
 		plan: func(ctx context.Context, c *proxmoxsafe.Client) (*proxmoxsafe.Plan, error) {
-			return receiptPlan(c.RollbackSnapshot(ctx, proxmoxsafe.RollbackSnapshotInput{Node: "pve1", Type: "lxc", VMID: 200, Name: "before", Start: true, Plan: true}))
+			return receiptPlan(c.RollbackSnapshot(ctx, proxmoxsafe.RollbackSnapshotInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "lxc", VMID: 200}, Name: "before", Start: true, Controls: proxmoxsafe.Controls{Plan: true}}))
 		},
 		apply: func(ctx context.Context, c *proxmoxsafe.Client, approval string) error {
-			return receiptErr(c.RollbackSnapshot(ctx, proxmoxsafe.RollbackSnapshotInput{Node: "pve1", Type: "lxc", VMID: 200, Name: "before", Start: true, Approval: approval}))
+			return receiptErr(c.RollbackSnapshot(ctx, proxmoxsafe.RollbackSnapshotInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "lxc", VMID: 200}, Name: "before", Start: true, Controls: proxmoxsafe.Controls{Approval: approval}}))
 		}}},
 	proxmoxsafe.OpSuspendGuest: {{env: opsEnv,
 		plan: func(ctx context.Context, c *proxmoxsafe.Client) (*proxmoxsafe.Plan, error) {
-			return receiptPlan(c.SuspendGuest(ctx, proxmoxsafe.SuspendGuestInput{Node: "pve1", Type: "qemu", VMID: 100, ToDisk: true, Plan: true}))
+			return receiptPlan(c.SuspendGuest(ctx, proxmoxsafe.SuspendGuestInput{Node: "pve1", Type: "qemu", VMID: 100, ToDisk: true, Controls: proxmoxsafe.Controls{Plan: true}}))
 		},
 		apply: func(ctx context.Context, c *proxmoxsafe.Client, approval string) error {
-			return receiptErr(c.SuspendGuest(ctx, proxmoxsafe.SuspendGuestInput{Node: "pve1", Type: "qemu", VMID: 100, ToDisk: true, Approval: approval}))
+			return receiptErr(c.SuspendGuest(ctx, proxmoxsafe.SuspendGuestInput{Node: "pve1", Type: "qemu", VMID: 100, ToDisk: true, Controls: proxmoxsafe.Controls{Approval: approval}}))
 		}}},
 	proxmoxsafe.OpResumeGuest: {{env: opsEnv,
 		plan: func(ctx context.Context, c *proxmoxsafe.Client) (*proxmoxsafe.Plan, error) {
-			return receiptPlan(c.ResumeGuest(ctx, proxmoxsafe.ResumeGuestInput{Node: "pve1", Type: "qemu", VMID: 102, Plan: true}))
+			return receiptPlan(c.ResumeGuest(ctx, proxmoxsafe.ResumeGuestInput{Node: "pve1", Type: "qemu", VMID: 102, Controls: proxmoxsafe.Controls{Plan: true}}))
 		},
 		apply: func(ctx context.Context, c *proxmoxsafe.Client, approval string) error {
-			return receiptErr(c.ResumeGuest(ctx, proxmoxsafe.ResumeGuestInput{Node: "pve1", Type: "qemu", VMID: 102, Approval: approval}))
+			return receiptErr(c.ResumeGuest(ctx, proxmoxsafe.ResumeGuestInput{Node: "pve1", Type: "qemu", VMID: 102, Controls: proxmoxsafe.Controls{Approval: approval}}))
 		}}},
 	proxmoxsafe.OpCloneGuest: {{env: provisionOpsEnv,
 		plan: func(ctx context.Context, c *proxmoxsafe.Client) (*proxmoxsafe.Plan, error) {
-			return receiptPlan(c.CloneGuest(ctx, proxmoxsafe.CloneGuestInput{Node: "pve1", Type: "qemu", VMID: 9000, NewID: 150, Name: "web9", Description: "from the template", Plan: true}))
+			return receiptPlan(c.CloneGuest(ctx, proxmoxsafe.CloneGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 9000}, NewID: 150, Name: "web9", Description: "from the template", Controls: proxmoxsafe.Controls{Plan: true}}))
 		},
 		apply: func(ctx context.Context, c *proxmoxsafe.Client, approval string) error {
-			return receiptErr(c.CloneGuest(ctx, proxmoxsafe.CloneGuestInput{Node: "pve1", Type: "qemu", VMID: 9000, NewID: 150, Name: "web9", Description: "from the template", Approval: approval}))
+			return receiptErr(c.CloneGuest(ctx, proxmoxsafe.CloneGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 9000}, NewID: 150, Name: "web9", Description: "from the template", Controls: proxmoxsafe.Controls{Approval: approval}}))
 		}}},
 	proxmoxsafe.OpCreateVM: {{env: provisionOpsEnv,
 		plan: func(ctx context.Context, c *proxmoxsafe.Client) (*proxmoxsafe.Plan, error) {
@@ -270,39 +270,39 @@ var opCases = map[proxmoxsafe.Operation][]opCase{
 		}}},
 	proxmoxsafe.OpDestroyGuest: {{env: destroyOpsEnv,
 		plan: func(ctx context.Context, c *proxmoxsafe.Client) (*proxmoxsafe.Plan, error) {
-			return receiptPlan(c.DestroyGuest(ctx, proxmoxsafe.DestroyGuestInput{Node: "pve1", Type: "qemu", VMID: 120, Purge: true, Plan: true}))
+			return receiptPlan(c.DestroyGuest(ctx, proxmoxsafe.DestroyGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 120}, Purge: true, Controls: proxmoxsafe.Controls{Plan: true}}))
 		},
 		apply: func(ctx context.Context, c *proxmoxsafe.Client, approval string) error {
-			return receiptErr(c.DestroyGuest(ctx, proxmoxsafe.DestroyGuestInput{Node: "pve1", Type: "qemu", VMID: 120, Purge: true, Approval: approval}))
+			return receiptErr(c.DestroyGuest(ctx, proxmoxsafe.DestroyGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 120}, Purge: true, Controls: proxmoxsafe.Controls{Approval: approval}}))
 		}}},
 	proxmoxsafe.OpMigrateGuest: {{env: migrateOpsEnv,
 		plan: func(ctx context.Context, c *proxmoxsafe.Client) (*proxmoxsafe.Plan, error) {
-			return receiptPlan(c.MigrateGuest(ctx, proxmoxsafe.MigrateGuestInput{Node: "pve1", Type: "qemu", VMID: 100, TargetNode: "pve2", Online: true, Plan: true}))
+			return receiptPlan(c.MigrateGuest(ctx, proxmoxsafe.MigrateGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 100}, TargetNode: "pve2", Online: true, Controls: proxmoxsafe.Controls{Plan: true}}))
 		},
 		apply: func(ctx context.Context, c *proxmoxsafe.Client, approval string) error {
-			return receiptErr(c.MigrateGuest(ctx, proxmoxsafe.MigrateGuestInput{Node: "pve1", Type: "qemu", VMID: 100, TargetNode: "pve2", Online: true, Approval: approval}))
+			return receiptErr(c.MigrateGuest(ctx, proxmoxsafe.MigrateGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 100}, TargetNode: "pve2", Online: true, Controls: proxmoxsafe.Controls{Approval: approval}}))
 		}}},
 	proxmoxsafe.OpResizeDisk: {{env: configOpsEnv,
 		plan: func(ctx context.Context, c *proxmoxsafe.Client) (*proxmoxsafe.Plan, error) {
-			return receiptPlan(c.ResizeDisk(ctx, proxmoxsafe.ResizeDiskInput{Node: "pve2", Type: "qemu", VMID: 103, Disk: "scsi0", Size: "+10G", Plan: true}))
+			return receiptPlan(c.ResizeDisk(ctx, proxmoxsafe.ResizeDiskInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve2", Type: "qemu", VMID: 103}, Disk: "scsi0", Size: "+10G", Controls: proxmoxsafe.Controls{Plan: true}}))
 		},
 		apply: func(ctx context.Context, c *proxmoxsafe.Client, approval string) error {
-			return receiptErr(c.ResizeDisk(ctx, proxmoxsafe.ResizeDiskInput{Node: "pve2", Type: "qemu", VMID: 103, Disk: "scsi0", Size: "+10G", Approval: approval}))
+			return receiptErr(c.ResizeDisk(ctx, proxmoxsafe.ResizeDiskInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve2", Type: "qemu", VMID: 103}, Disk: "scsi0", Size: "+10G", Controls: proxmoxsafe.Controls{Approval: approval}}))
 		}}},
 	proxmoxsafe.OpSetGuestConfig: {
 		{name: "qemu", env: configOpsEnv,
 			plan: func(ctx context.Context, c *proxmoxsafe.Client) (*proxmoxsafe.Plan, error) {
-				return receiptPlan(c.SetGuestConfig(ctx, proxmoxsafe.SetGuestConfigInput{Node: "pve2", Type: "qemu", VMID: 103, Set: map[string]string{"cores": "4", "name": "big"}, Plan: true}))
+				return receiptPlan(c.SetGuestConfig(ctx, proxmoxsafe.SetGuestConfigInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve2", Type: "qemu", VMID: 103}, Set: map[string]string{"cores": "4", "name": "big"}, Controls: proxmoxsafe.Controls{Plan: true}}))
 			},
 			apply: func(ctx context.Context, c *proxmoxsafe.Client, approval string) error {
-				return receiptErr(c.SetGuestConfig(ctx, proxmoxsafe.SetGuestConfigInput{Node: "pve2", Type: "qemu", VMID: 103, Set: map[string]string{"cores": "4", "name": "big"}, Approval: approval}))
+				return receiptErr(c.SetGuestConfig(ctx, proxmoxsafe.SetGuestConfigInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve2", Type: "qemu", VMID: 103}, Set: map[string]string{"cores": "4", "name": "big"}, Controls: proxmoxsafe.Controls{Approval: approval}}))
 			}},
 		{name: "lxc", env: configOpsEnv, lxc: true,
 			plan: func(ctx context.Context, c *proxmoxsafe.Client) (*proxmoxsafe.Plan, error) {
-				return receiptPlan(c.SetGuestConfig(ctx, proxmoxsafe.SetGuestConfigInput{Node: "pve1", Type: "lxc", VMID: 200, Set: map[string]string{"cores": "2"}, Plan: true}))
+				return receiptPlan(c.SetGuestConfig(ctx, proxmoxsafe.SetGuestConfigInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "lxc", VMID: 200}, Set: map[string]string{"cores": "2"}, Controls: proxmoxsafe.Controls{Plan: true}}))
 			},
 			apply: func(ctx context.Context, c *proxmoxsafe.Client, approval string) error {
-				return receiptErr(c.SetGuestConfig(ctx, proxmoxsafe.SetGuestConfigInput{Node: "pve1", Type: "lxc", VMID: 200, Set: map[string]string{"cores": "2"}, Approval: approval}))
+				return receiptErr(c.SetGuestConfig(ctx, proxmoxsafe.SetGuestConfigInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "lxc", VMID: 200}, Set: map[string]string{"cores": "2"}, Controls: proxmoxsafe.Controls{Approval: approval}}))
 			}},
 	},
 	proxmoxsafe.OpAPIRequest: {{env: opsEnv,
@@ -597,7 +597,7 @@ func TestOperationsListed(t *testing.T) {
 func TestPowerVerifyReadsOnlyItsState(t *testing.T) {
 	t.Parallel()
 	e := opsEnv(t)
-	in := proxmoxsafe.GuestPowerInput{Node: "pve1", Type: "qemu", VMID: 101, Action: proxmoxsafe.ActionStart}
+	in := proxmoxsafe.GuestPowerInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 101}, Action: proxmoxsafe.ActionStart}
 	in.Approval = in.ApprovalPhrase()
 	r, err := e.client.GuestPower(t.Context(), in)
 	if err != nil {

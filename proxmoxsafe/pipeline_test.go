@@ -14,7 +14,7 @@ import (
 )
 
 func powerIn(node string, typ proxmoxsafe.GuestType, vmid int, a proxmoxsafe.PowerAction) proxmoxsafe.GuestPowerInput {
-	in := proxmoxsafe.GuestPowerInput{Node: node, Type: typ, VMID: vmid, Action: a}
+	in := proxmoxsafe.GuestPowerInput{GuestRef: proxmoxsafe.GuestRef{Node: node, Type: typ, VMID: vmid}, Action: a}
 	in.Approval = proxmoxsafe.ApprovalPhrase(string(a), in.Target())
 	return in
 }
@@ -29,7 +29,7 @@ func TestApprovalPhrase(t *testing.T) {
 	if got != "APPROVE snapshot pve1/lxc/200/pre-up" {
 		t.Errorf("snapshot phrase = %q", got)
 	}
-	in := proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "qemu", VMID: 100, Name: "s1", VMState: true, Description: "free text"}
+	in := proxmoxsafe.SnapshotGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 100}, Name: "s1", VMState: true, Description: "free text"}
 	if got := in.ApprovalPhrase(); got != "APPROVE snapshot pve1/qemu/100/s1 vmstate=1" {
 		t.Errorf("vmstate phrase = %q", got)
 	}
@@ -44,7 +44,7 @@ func TestApprovalPhrase(t *testing.T) {
 // approver sees the parameters; the approved one is audited with them.
 func TestApprovalBindsParameters(t *testing.T) {
 	t.Parallel()
-	plain := proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "qemu", VMID: 100, Name: "s1"}
+	plain := proxmoxsafe.SnapshotGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 100}, Name: "s1"}
 	withMemory := plain
 	withMemory.VMState = true
 	for _, tc := range []struct {
@@ -175,11 +175,11 @@ func TestSnapshotGuestHappyPaths(t *testing.T) {
 		form map[string]string
 		task string
 	}{
-		{"qemu with vmstate", proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "qemu", VMID: 100, Name: "pre-upgrade", Description: "before the upgrade", VMState: true},
+		{"qemu with vmstate", proxmoxsafe.SnapshotGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 100}, Name: "pre-upgrade", Description: "before the upgrade", VMState: true},
 			map[string]string{"snapname": "pre-upgrade", "description": "before the upgrade", "vmstate": "1"}, "qmsnapshot"},
-		{"qemu plain", proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "qemu", VMID: 101, Name: "s1"},
+		{"qemu plain", proxmoxsafe.SnapshotGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 101}, Name: "s1"},
 			map[string]string{"snapname": "s1"}, "qmsnapshot"},
-		{"lxc", proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "lxc", VMID: 200, Name: "after_fix", Description: "two\nlines"},
+		{"lxc", proxmoxsafe.SnapshotGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "lxc", VMID: 200}, Name: "after_fix", Description: "two\nlines"},
 			map[string]string{"snapname": "after_fix", "description": "two\nlines"}, "vzsnapshot"},
 	}
 	for _, tc := range tests {
@@ -271,7 +271,7 @@ func TestRunningTaskBlocksAnotherMutation(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, nil)
 		e.fake.AddTask(proxmoxtest.Task{Node: "pve1", Type: "vzdump", ID: "100", User: "root@pam"})
-		in := proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "qemu", VMID: 100, Name: "during-backup"}
+		in := proxmoxsafe.SnapshotGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 100}, Name: "during-backup"}
 		in.Approval = in.ApprovalPhrase()
 		_, err := e.client.SnapshotGuest(t.Context(), in)
 		if !errors.Is(err, proxmoxsafe.ErrPrecondition) || !strings.Contains(err.Error(), "vzdump") || !strings.Contains(err.Error(), "no action was taken") {

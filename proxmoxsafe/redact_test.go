@@ -97,7 +97,7 @@ func TestUpstreamEchoNeverLeaksTheSecret(t *testing.T) {
 }
 
 func approvedShutdown100() proxmoxsafe.GuestPowerInput {
-	in := proxmoxsafe.GuestPowerInput{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 100, Action: proxmoxsafe.ActionShutdown}
+	in := proxmoxsafe.GuestPowerInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 100}, Action: proxmoxsafe.ActionShutdown}
 	in.Approval = in.ApprovalPhrase()
 	return in
 }

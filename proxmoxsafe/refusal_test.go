@@ -144,7 +144,7 @@ func TestApprovalErrorTellsTheHuman(t *testing.T) {
 func TestSnapshotGuestRefusals(t *testing.T) {
 	t.Parallel()
 	base := func() proxmoxsafe.SnapshotGuestInput {
-		return proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "qemu", VMID: 100, Name: "pre-upgrade"}
+		return proxmoxsafe.SnapshotGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 100}, Name: "pre-upgrade"}
 	}
 	with := func(f func(*proxmoxsafe.SnapshotGuestInput)) proxmoxsafe.SnapshotGuestInput {
 		in := base()

@@ -79,18 +79,27 @@ func guestTarget(node string, typ proxmoxsafe.GuestType, vmid int) proxmoxsafe.T
 }
 
 func guarded(vmid int, typ proxmoxsafe.GuestType, action string) proxmoxsafe.GuardedPowerInput {
-	return proxmoxsafe.GuardedPowerInput{Node: "pve1", Type: typ, VMID: vmid,
-		Approval: proxmoxsafe.ApprovalPhrase(action, guestTarget("pve1", typ, vmid))}
+	return proxmoxsafe.GuardedPowerInput{
+		GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: typ, VMID: vmid},
+		Controls: proxmoxsafe.Controls{Approval: proxmoxsafe.ApprovalPhrase(action, guestTarget("pve1", typ, vmid))},
+	}
 }
 
 func resetIn(vmid int) proxmoxsafe.ResetGuestInput {
-	return proxmoxsafe.ResetGuestInput{Node: "pve1", Type: "qemu", VMID: vmid,
-		Approval: proxmoxsafe.ApprovalPhrase("reset", guestTarget("pve1", "qemu", vmid))}
+	return proxmoxsafe.ResetGuestInput{
+		Node:     "pve1",
+		Type:     "qemu",
+		VMID:     vmid,
+		Controls: proxmoxsafe.Controls{Approval: proxmoxsafe.ApprovalPhrase("reset", guestTarget("pve1", "qemu", vmid))},
+	}
 }
 
 func cleanupIn(vmid int, typ proxmoxsafe.GuestType, apply bool) proxmoxsafe.CleanupSnapshotsInput {
-	return proxmoxsafe.CleanupSnapshotsInput{Node: "pve1", Type: typ, VMID: vmid, Apply: apply,
-		Approval: proxmoxsafe.ApprovalPhrase("snapshot-cleanup", guestTarget("pve1", typ, vmid))}
+	return proxmoxsafe.CleanupSnapshotsInput{
+		GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: typ, VMID: vmid},
+		Apply:    apply,
+		Approval: proxmoxsafe.ApprovalPhrase("snapshot-cleanup", guestTarget("pve1", typ, vmid)),
+	}
 }
 
 // auditSummary returns the (verified) audit log as "event op action
@@ -132,7 +141,7 @@ func TestResponderGuardsRefuse(t *testing.T) {
 	}{
 		{name: "start protected by short name",
 			call: func(ctx context.Context, c *proxmoxsafe.Client) error {
-				_, err := c.StartGuest(ctx, proxmoxsafe.GuardedPowerInput{Node: "pve2", Type: "lxc", VMID: 201, Approval: proxmoxsafe.ApprovalPhrase("start", guestTarget("pve2", "lxc", 201))})
+				_, err := c.StartGuest(ctx, proxmoxsafe.GuardedPowerInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve2", Type: "lxc", VMID: 201}, Controls: proxmoxsafe.Controls{Approval: proxmoxsafe.ApprovalPhrase("start", guestTarget("pve2", "lxc", 201))}})
 				return err
 			},
 			kind: proxmoxsafe.ErrNotAllowed, mention: `its name "db" matches the protected name "db"`},
@@ -276,20 +285,29 @@ func TestProtectionsApplyToEveryClass(t *testing.T) {
 		c.Policy.Classes = []proxmoxsafe.Class{proxmoxsafe.ClassPower, proxmoxsafe.ClassSnapshot, proxmoxsafe.ClassSnapshotAdmin}
 	})
 	ctx := t.Context()
-	_, err := e.client.GuestPower(ctx, proxmoxsafe.GuestPowerInput{Node: "pve1", Type: "qemu", VMID: 101, Action: "stop",
-		Approval: proxmoxsafe.ApprovalPhrase("stop", guestTarget("pve1", "qemu", 101))})
+	_, err := e.client.GuestPower(ctx, proxmoxsafe.GuestPowerInput{
+		GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 101},
+		Action:   "stop",
+		Controls: proxmoxsafe.Controls{Approval: proxmoxsafe.ApprovalPhrase("stop", guestTarget("pve1", "qemu", 101))},
+	})
 	if !errors.Is(err, proxmoxsafe.ErrNotAllowed) || !strings.Contains(err.Error(), "protected") {
 		t.Errorf("GuestPower of a name-protected guest: %v", err)
 	}
 	snapT := proxmoxsafe.Target{Node: "pve1", Type: "qemu", VMID: 102, Snapshot: "s1"}
-	_, err = e.client.SnapshotGuest(ctx, proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "qemu", VMID: 102, Name: "s1",
-		Approval: proxmoxsafe.ApprovalPhrase("snapshot", snapT)})
+	_, err = e.client.SnapshotGuest(ctx, proxmoxsafe.SnapshotGuestInput{
+		GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 102},
+		Name:     "s1",
+		Controls: proxmoxsafe.Controls{Approval: proxmoxsafe.ApprovalPhrase("snapshot", snapT)},
+	})
 	if !errors.Is(err, proxmoxsafe.ErrNotAllowed) || !strings.Contains(err.Error(), "tag") {
 		t.Errorf("SnapshotGuest of a tag-protected guest: %v", err)
 	}
 	delT := proxmoxsafe.Target{Node: "pve1", Type: "qemu", VMID: 101, Snapshot: "auto1"}
-	_, err = e.client.DeleteSnapshot(ctx, proxmoxsafe.DeleteSnapshotInput{Node: "pve1", Type: "qemu", VMID: 101, Name: "auto1",
-		Approval: proxmoxsafe.ApprovalPhrase("delsnapshot", delT)})
+	_, err = e.client.DeleteSnapshot(ctx, proxmoxsafe.DeleteSnapshotInput{
+		GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 101},
+		Name:     "auto1",
+		Controls: proxmoxsafe.Controls{Approval: proxmoxsafe.ApprovalPhrase("delsnapshot", delT)},
+	})
 	if !errors.Is(err, proxmoxsafe.ErrNotAllowed) {
 		t.Errorf("DeleteSnapshot of a protected guest: %v", err)
 	}
@@ -300,8 +318,11 @@ func TestProtectionsApplyToEveryClass(t *testing.T) {
 		t.Errorf("audit records = %d, want 3 refusals", n)
 	}
 	// And GuestPower reboot has the uptime guard too.
-	_, err = e.client.GuestPower(ctx, proxmoxsafe.GuestPowerInput{Node: "pve1", Type: "qemu", VMID: 104, Action: "reboot",
-		Approval: proxmoxsafe.ApprovalPhrase("reboot", guestTarget("pve1", "qemu", 104))})
+	_, err = e.client.GuestPower(ctx, proxmoxsafe.GuestPowerInput{
+		GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 104},
+		Action:   "reboot",
+		Controls: proxmoxsafe.Controls{Approval: proxmoxsafe.ApprovalPhrase("reboot", guestTarget("pve1", "qemu", 104))},
+	})
 	if !errors.Is(err, proxmoxsafe.ErrPrecondition) || !strings.Contains(err.Error(), "minimum uptime") {
 		t.Errorf("GuestPower reboot under the minimum uptime: %v", err)
 	}
@@ -426,8 +447,11 @@ func TestDeleteSnapshot(t *testing.T) {
 	ctx := t.Context()
 	e := newResponderEnv(t, func(c *proxmoxsafe.Config) { c.Policy.Classes = []proxmoxsafe.Class{proxmoxsafe.ClassSnapshotAdmin} })
 	in := func(name string) proxmoxsafe.DeleteSnapshotInput {
-		return proxmoxsafe.DeleteSnapshotInput{Node: "pve1", Type: "lxc", VMID: 200, Name: name,
-			Approval: proxmoxsafe.ApprovalPhrase("delsnapshot", proxmoxsafe.Target{Node: "pve1", Type: "lxc", VMID: 200, Snapshot: name})}
+		return proxmoxsafe.DeleteSnapshotInput{
+			GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "lxc", VMID: 200},
+			Name:     name,
+			Controls: proxmoxsafe.Controls{Approval: proxmoxsafe.ApprovalPhrase("delsnapshot", proxmoxsafe.Target{Node: "pve1", Type: "lxc", VMID: 200, Snapshot: name})},
+		}
 	}
 	if _, err := e.client.DeleteSnapshot(ctx, in("nope")); !errors.Is(err, proxmoxsafe.ErrPrecondition) || !strings.Contains(err.Error(), "no snapshot named nope") {
 		t.Errorf("missing snapshot: %v", err)
@@ -753,13 +777,13 @@ func TestResponderApprovalNone(t *testing.T) {
 		c.Policy.Approvals = map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassResponder: {proxmoxsafe.LevelNone}}
 	})
 	ctx := t.Context()
-	if _, err := e.client.StartGuest(ctx, proxmoxsafe.GuardedPowerInput{Node: "pve1", Type: "qemu", VMID: 107}); err != nil {
+	if _, err := e.client.StartGuest(ctx, proxmoxsafe.GuardedPowerInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 107}}); err != nil {
 		t.Fatalf("start without a phrase at level none: %v", err)
 	}
-	if _, err := e.client.RebootGuest(ctx, proxmoxsafe.GuardedPowerInput{Node: "pve1", Type: "qemu", VMID: 104}); !errors.Is(err, proxmoxsafe.ErrPrecondition) {
+	if _, err := e.client.RebootGuest(ctx, proxmoxsafe.GuardedPowerInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 104}}); !errors.Is(err, proxmoxsafe.ErrPrecondition) {
 		t.Errorf("the uptime guard at level none: %v", err)
 	}
-	res, err := e.client.CleanupSnapshots(ctx, proxmoxsafe.CleanupSnapshotsInput{Node: "pve1", Type: "lxc", VMID: 200, Apply: true})
+	res, err := e.client.CleanupSnapshots(ctx, proxmoxsafe.CleanupSnapshotsInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "lxc", VMID: 200}, Apply: true})
 	if err != nil || res.Deleted != 1 {
 		t.Fatalf("cleanup at level none: %v %+v", err, res)
 	}

@@ -33,13 +33,13 @@ func newSnapshotAdminEnv(t *testing.T, mod func(*proxmoxsafe.Config)) *env {
 }
 
 func rollbackIn(vmid int, typ proxmoxsafe.GuestType, snap string, start bool) proxmoxsafe.RollbackSnapshotInput {
-	in := proxmoxsafe.RollbackSnapshotInput{Node: "pve1", Type: typ, VMID: vmid, Name: snap, Start: start}
+	in := proxmoxsafe.RollbackSnapshotInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: typ, VMID: vmid}, Name: snap, Start: start}
 	in.Approval = in.ApprovalPhrase()
 	return in
 }
 
 func delSnapIn(vmid int, snap string, force bool) proxmoxsafe.DeleteSnapshotInput {
-	in := proxmoxsafe.DeleteSnapshotInput{Node: "pve1", Type: "qemu", VMID: vmid, Name: snap, Force: force}
+	in := proxmoxsafe.DeleteSnapshotInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: vmid}, Name: snap, Force: force}
 	p := proxmoxsafe.ApprovalPhrase("delsnapshot", proxmoxsafe.Target{Node: "pve1", Type: "qemu", VMID: vmid, Snapshot: snap})
 	if force {
 		p += " force=1"

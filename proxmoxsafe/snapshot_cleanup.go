@@ -35,9 +35,7 @@ var cleanupSnapshotsOp = operation{info: OperationInfo{
 // CleanupSnapshotsInput names the guest whose snapshots
 // [Client.CleanupSnapshots] prunes.
 type CleanupSnapshotsInput struct {
-	Node string    `json:"node" validate:"required,pve_node" jsonschema:"Node the guest runs on. It must be on the operator's node allowlist."`
-	Type GuestType `json:"type" validate:"required,oneof=qemu lxc" jsonschema:"Guest type: qemu (VM) or lxc (container)."`
-	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"The guest's VMID."`
+	GuestRef
 	// Apply executes the plan. Without it the call is a dry run: it
 	// returns the exact plan and sends nothing that changes anything.
 	Apply bool `json:"apply,omitempty" jsonschema:"true deletes the planned snapshots, one at a time. Default false: a dry run that returns the exact plan and changes nothing."`

@@ -27,9 +27,7 @@ var snapshotGuestOp = operation{verify: snapshotVerifier, info: OperationInfo{
 
 // SnapshotGuestInput is a request to take a snapshot of a guest.
 type SnapshotGuestInput struct {
-	Node string    `json:"node" validate:"required,pve_node" jsonschema:"Node the guest runs on. It must be on the operator's node allowlist."`
-	Type GuestType `json:"type" validate:"required,oneof=qemu lxc" jsonschema:"Guest type: qemu (VM) or lxc (container)."`
-	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"The guest's VMID."`
+	GuestRef
 	// Name is the snapshot name: a letter, then 1 to 39 letters, digits,
 	// '_' or '-'; not a name Proxmox reserves.
 	Name string `json:"snapname" validate:"required,pve_snapname" jsonschema:"Name of the new snapshot: a letter, then 1 to 39 letters, digits, '_' or '-'. Reserved: current (any type), pending (qemu), vzdump (lxc)."`
@@ -37,16 +35,7 @@ type SnapshotGuestInput struct {
 	Description string `json:"description,omitempty" validate:"max=1024,pve_text" jsonschema:"Free text stored with the snapshot (no control, zero-width or bidirectional characters)."`
 	// VMState also saves the VM's RAM. QEMU only.
 	VMState bool `json:"vmstate,omitempty" jsonschema:"Also save the VM's memory (qemu only)."`
-	// Approval must be exactly [SnapshotGuestInput.ApprovalPhrase]: "snapshot",
-	// the target including the snapshot name, and " vmstate=1" with VMState.
-	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Exactly \"APPROVE snapshot <node>/<type>/<vmid>/<snapname>\", followed by \" vmstate=1\" when vmstate is true, e.g. \"APPROVE snapshot pve1/qemu/101/before-upgrade\". Omit it on the first call: the refusal gives the exact phrase, the guest's current state and the effect, for the user to approve."`
-	// Plan, when true, runs every step up to the approval and returns
-	// the plan ([Receipt.Plan]) without sending any mutating request.
-	Plan bool `json:"plan,omitempty" jsonschema:"Only plan: check everything (policy, fresh state, preconditions) and return what would be sent, the effect and the exact approval required, without changing anything."`
-	// Wait, when set, makes SnapshotGuest wait for the task and check that
-	// the snapshot is listed before returning; see [Client.Verify]. nil
-	// returns the receipt at submission.
-	Wait *WaitOptions `json:"-"`
+	Controls
 }
 
 // Target returns the snapshot the input names.

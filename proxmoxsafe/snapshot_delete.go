@@ -25,24 +25,14 @@ var deleteSnapshotOp = operation{verify: deleteSnapshotVerifier, info: Operation
 
 // DeleteSnapshotInput names the snapshot [Client.DeleteSnapshot] deletes.
 type DeleteSnapshotInput struct {
-	Node string    `json:"node" validate:"required,pve_node" jsonschema:"Node the guest runs on. It must be on the operator's node allowlist."`
-	Type GuestType `json:"type" validate:"required,oneof=qemu lxc" jsonschema:"Guest type: qemu (VM) or lxc (container)."`
-	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"The guest's VMID."`
+	GuestRef
 	// Name is the snapshot to delete; it must exist.
 	Name string `json:"snapname" validate:"required,pve_snapname" jsonschema:"The snapshot to delete."`
-	// Approval is the approval text when the operator requires one: the
-	// phrase [ApprovalPhrase] for "delsnapshot" and the snapshot's target.
-	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Exactly \"APPROVE delsnapshot <node>/<type>/<vmid>/<snapname>\", followed by \" force=1\" when force is true, unless the operator set another approval level."`
+	Controls
 	// Force removes the snapshot from the configuration even when
 	// removing its disk snapshots fails (Proxmox's force). It is part of
 	// the approval phrase.
 	Force bool `json:"force,omitempty" jsonschema:"Remove the snapshot from the configuration even if removing its disk snapshots fails (they may be left behind on the storage)."`
-	// Plan, when true, runs every step up to the approval and returns
-	// the plan ([Receipt.Plan]) without sending any mutating request.
-	Plan bool `json:"plan,omitempty" jsonschema:"Only plan: check everything (policy, fresh state, preconditions) and return what would be sent, the effect and the exact approval required, without changing anything."`
-	// Wait, when set, waits for the task and verifies that the snapshot
-	// is gone from the snapshot list.
-	Wait *WaitOptions `json:"-"`
 }
 
 // Target returns the snapshot the input names.

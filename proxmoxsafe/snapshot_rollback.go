@@ -29,22 +29,13 @@ var rollbackSnapshotOp = operation{verify: rollbackVerifier, info: OperationInfo
 // RollbackSnapshotInput names the snapshot [Client.RollbackSnapshot]
 // rolls a guest back to.
 type RollbackSnapshotInput struct {
-	Node string    `json:"node" validate:"required,pve_node" jsonschema:"Node the guest runs on. It must be on the operator's node allowlist."`
-	Type GuestType `json:"type" validate:"required,oneof=qemu lxc" jsonschema:"Guest type: qemu (VM) or lxc (container)."`
-	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"The guest's VMID."`
+	GuestRef
 	// Name is the snapshot to roll back to; it must exist.
 	Name string `json:"snapname" validate:"required,pve_snapname" jsonschema:"The snapshot to roll back to."`
 	// Start starts the guest after the rollback. A QEMU snapshot with RAM
 	// starts the VM anyway. It is part of the approval phrase.
 	Start bool `json:"start,omitempty" jsonschema:"Start the guest after the rollback (a VM snapshot that includes RAM starts it anyway)."`
-	// Approval is the phrase of [RollbackSnapshotInput.ApprovalPhrase].
-	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"Exactly \"APPROVE rollback <node>/<type>/<vmid>/<snapname>\", followed by \" start=1\" when start is true, unless the operator set another approval level. Omit it on the first call: the refusal gives the exact phrase, the current state and what will be lost."`
-	// Plan, when true, runs every step up to the approval and returns
-	// the plan ([Receipt.Plan]) without sending any mutating request.
-	Plan bool `json:"plan,omitempty" jsonschema:"Only plan: check everything (policy, fresh state, preconditions) and return what would be sent, the effect and the exact approval required, without changing anything."`
-	// Wait, when set, waits for the task and verifies that the guest's
-	// current state is based on the snapshot.
-	Wait *WaitOptions `json:"-"`
+	Controls
 }
 
 // Target returns the snapshot the input names.

@@ -138,6 +138,7 @@ func newValidator() *validator.Validate {
 			panic(err) // programmer error at start-up
 		}
 	}
+	v.RegisterStructValidation(validateControls, Controls{}) // controls.go
 	must(v.RegisterValidation("pve_node", func(fl validator.FieldLevel) bool { return ValidNode(fl.Field().String()) }))
 	must(v.RegisterValidation("pve_vmid", func(fl validator.FieldLevel) bool { return ValidVMID(int(fl.Field().Int())) }))
 	must(v.RegisterValidation("pve_snapname", func(fl validator.FieldLevel) bool { return snapnameRe.MatchString(fl.Field().String()) }))

@@ -282,7 +282,7 @@ func TestWaitHAManaged(t *testing.T) {
 func TestWaitSnapshot(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	in := proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "lxc", VMID: 200, Name: "pre-upgrade"}
+	in := proxmoxsafe.SnapshotGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "lxc", VMID: 200}, Name: "pre-upgrade"}
 	in.Approval = in.ApprovalPhrase()
 	in.Wait = fastVerify()
 	r, err := e.client.SnapshotGuest(t.Context(), in)
@@ -310,7 +310,7 @@ func TestWaitSnapshotFailed(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	e.fake.FailNextTask("snapshot feature is not available")
-	in := proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "lxc", VMID: 200, Name: "pre-upgrade"}
+	in := proxmoxsafe.SnapshotGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "lxc", VMID: 200}, Name: "pre-upgrade"}
 	in.Approval = in.ApprovalPhrase()
 	in.Wait = fastVerify()
 	r, err := e.client.SnapshotGuest(t.Context(), in)

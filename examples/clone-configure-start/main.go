@@ -112,8 +112,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	// 1. Clone. NewID 0 lets the plan pick the next free VMID; the
 	// approving call names it, so the approval covers exactly that VMID.
-	clone := proxmoxsafe.CloneGuestInput{Node: o.node, Type: proxmoxsafe.TypeQEMU, VMID: o.template, Linked: o.linked,
-		Name: o.name, Description: "made by examples/clone-configure-start"}
+	clone := proxmoxsafe.CloneGuestInput{
+		GuestRef:    proxmoxsafe.GuestRef{Node: o.node, Type: proxmoxsafe.TypeQEMU, VMID: o.template},
+		Linked:      o.linked,
+		Name:        o.name,
+		Description: "made by examples/clone-configure-start",
+	}
 	var newID int
 	_, err = a.step(ctx, "clone", func(plan bool, approval string) (*proxmoxsafe.Receipt, error) {
 		in := clone
@@ -135,8 +139,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	// 2. Cores and memory (the config class shows current → new).
 	if _, err := a.step(ctx, "configure", func(plan bool, approval string) (*proxmoxsafe.Receipt, error) {
-		in := proxmoxsafe.SetGuestConfigInput{Node: vm.Node, Type: vm.Type, VMID: vm.VMID, Plan: plan, Approval: approval,
-			Set: map[string]string{"cores": strconv.Itoa(o.cores), "memory": strconv.Itoa(o.memory)}}
+		in := proxmoxsafe.SetGuestConfigInput{
+			GuestRef: proxmoxsafe.GuestRef{Node: vm.Node, Type: vm.Type, VMID: vm.VMID},
+			Controls: proxmoxsafe.Controls{Plan: plan, Approval: approval},
+			Set:      map[string]string{"cores": strconv.Itoa(o.cores), "memory": strconv.Itoa(o.memory)},
+		}
 		if !plan {
 			in.Wait = wait
 		}
@@ -147,7 +154,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	// 3. Grow the disk (never shrinks: a smaller size is refused).
 	if _, err := a.step(ctx, "resize", func(plan bool, approval string) (*proxmoxsafe.Receipt, error) {
-		in := proxmoxsafe.ResizeDiskInput{Node: vm.Node, Type: vm.Type, VMID: vm.VMID, Disk: o.disk, Size: o.grow, Plan: plan, Approval: approval}
+		in := proxmoxsafe.ResizeDiskInput{GuestRef: proxmoxsafe.GuestRef{Node: vm.Node, Type: vm.Type, VMID: vm.VMID}, Disk: o.disk, Size: o.grow, Controls: proxmoxsafe.Controls{Plan: plan, Approval: approval}}
 		if !plan {
 			in.Wait = wait
 		}
@@ -158,7 +165,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	// 4. Start it.
 	if _, err := a.step(ctx, "start", func(plan bool, approval string) (*proxmoxsafe.Receipt, error) {
-		in := proxmoxsafe.GuestPowerInput{Node: vm.Node, Type: vm.Type, VMID: vm.VMID, Action: proxmoxsafe.ActionStart, Plan: plan, Approval: approval}
+		in := proxmoxsafe.GuestPowerInput{GuestRef: proxmoxsafe.GuestRef{Node: vm.Node, Type: vm.Type, VMID: vm.VMID}, Action: proxmoxsafe.ActionStart, Controls: proxmoxsafe.Controls{Plan: plan, Approval: approval}}
 		if !plan {
 			in.Wait = wait
 		}

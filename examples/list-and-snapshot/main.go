@@ -88,7 +88,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var failed int
 	for _, g := range guests {
 		in := proxmoxsafe.SnapshotGuestInput{
-			Node: g.Node, Type: g.Type, VMID: g.VMID, Name: *snapname,
+			GuestRef:    proxmoxsafe.GuestRef{Node: g.Node, Type: g.Type, VMID: g.VMID},
+			Name:        *snapname,
 			Description: "taken by examples/list-and-snapshot",
 		}
 		in.Approval = in.ApprovalPhrase()

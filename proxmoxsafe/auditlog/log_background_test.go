@@ -123,7 +123,7 @@ func newMutationEnv(t *testing.T, audit proxmoxsafe.AuditSink) *mutationEnv {
 
 // stopIn stops pve1/qemu/100 with its approval phrase.
 func stopIn() proxmoxsafe.GuestPowerInput {
-	in := proxmoxsafe.GuestPowerInput{Node: "pve1", Type: "qemu", VMID: 100, Action: proxmoxsafe.ActionStop}
+	in := proxmoxsafe.GuestPowerInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 100}, Action: proxmoxsafe.ActionStop}
 	in.Approval = proxmoxsafe.ApprovalPhrase(string(in.Action), in.Target())
 	return in
 }

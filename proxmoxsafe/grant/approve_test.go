@@ -204,7 +204,7 @@ func TestGrantBindsArguments(t *testing.T) {
 		c.Policy.Approvals = map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassSnapshot: {proxmoxsafe.LevelGrant}}
 	})
 	ask := func(desc string) (string, error) {
-		_, err := e.client.SnapshotGuest(t.Context(), proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "qemu", VMID: 100, Name: "pre", Description: desc})
+		_, err := e.client.SnapshotGuest(t.Context(), proxmoxsafe.SnapshotGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 100}, Name: "pre", Description: desc})
 		var gr *grant.RequiredError
 		if errors.As(err, &gr) {
 			return gr.Grant.Code, err
@@ -219,7 +219,7 @@ func TestGrantBindsArguments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want, _ := proxmoxsafe.ArgumentsDigest(proxmoxsafe.OpSnapshotGuest, proxmoxsafe.SnapshotGuestInput{Node: "pve1", Type: "qemu", VMID: 100, Name: "pre", Description: "before the upgrade"}); g.Arguments != want {
+	if want, _ := proxmoxsafe.ArgumentsDigest(proxmoxsafe.OpSnapshotGuest, proxmoxsafe.SnapshotGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 100}, Name: "pre", Description: "before the upgrade"}); g.Arguments != want {
 		t.Errorf("grant arguments %q, want %q", g.Arguments, want)
 	}
 	other, err := ask("something else")

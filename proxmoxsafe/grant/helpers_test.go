@@ -132,7 +132,7 @@ func askGrant(t *testing.T, e *env, in proxmoxsafe.GuestPowerInput) string {
 // powerIn is a power input with its phrase, which the grant level
 // ignores (the refusal says so before the grant's code).
 func powerIn(node string, typ proxmoxsafe.GuestType, vmid int, a proxmoxsafe.PowerAction) proxmoxsafe.GuestPowerInput {
-	in := proxmoxsafe.GuestPowerInput{Node: node, Type: typ, VMID: vmid, Action: a}
+	in := proxmoxsafe.GuestPowerInput{GuestRef: proxmoxsafe.GuestRef{Node: node, Type: typ, VMID: vmid}, Action: a}
 	in.Approval = proxmoxsafe.ApprovalPhrase(string(a), in.Target())
 	return in
 }
