@@ -70,7 +70,7 @@ var classRoutes = map[string][]Route{
 		mkRoute(http.MethodPost, `/nodes/`+segNode+`/`+segType+`/`+segVMID+`/snapshot/`+segSnap+`/rollback`),
 	},
 	// Suspend and resume exist for containers too, but only QEMU is
-	// offered (see the library's power_extra.go).
+	// offered (see the library's guest_suspend.go).
 	"power-extra": {
 		mkRoute(http.MethodPost, `/nodes/`+segNode+`/qemu/`+segVMID+`/status/(suspend|resume)`),
 	},
