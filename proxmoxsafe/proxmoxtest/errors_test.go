@@ -153,16 +153,3 @@ func TestKeepsWorkingAfterErrors(t *testing.T) {
 		}
 	}
 }
-
-func TestPlainHTTP(t *testing.T) {
-	t.Parallel()
-	s := NewUnstartedServer(nil)
-	s.Start()
-	defer s.Close()
-	if !strings.HasPrefix(s.URL, "http://") {
-		t.Fatalf("URL = %q", s.URL)
-	}
-	if a := get(t, s, "/nodes/pve1/lxc/100/status/current"); a.status != "500 Configuration file 'nodes/pve1/lxc/100.conf' does not exist" {
-		t.Fatalf("status = %q", a.status)
-	}
-}

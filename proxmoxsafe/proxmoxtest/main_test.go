@@ -96,3 +96,22 @@ func newDemo(t *testing.T) *Server {
 	t.Cleanup(s.Close)
 	return s
 }
+
+func tokenAuth(id, secret string) string { return "PVEAPIToken=" + id + "=" + secret }
+
+func listOf(t *testing.T, a answer) []map[string]any {
+	t.Helper()
+	if a.code != http.StatusOK {
+		t.Fatalf("status %s: %s", a.status, a.raw)
+	}
+	var out []map[string]any
+	for _, e := range a.body["data"].([]any) {
+		out = append(out, e.(map[string]any))
+	}
+	return out
+}
+
+func del(t *testing.T, s *Server, path string) answer {
+	t.Helper()
+	return call(t, s, http.MethodDelete, path, nil, "")
+}

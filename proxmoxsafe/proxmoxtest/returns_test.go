@@ -3,6 +3,7 @@ package proxmoxtest
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"testing"
 )
 
@@ -85,6 +86,38 @@ func TestWriteReturnsType(t *testing.T) {
 		}
 		if up, ok := data.(string); ok && !upidRE.MatchString(up) {
 			t.Errorf("%s %s: data %q is not a UPID", rt.method, req.path, up)
+		}
+	}
+}
+
+// TestInfraReturnsDeclared: what our storage, Ceph and HA endpoints return
+// is declared by the 9.1 schema, apart from the documented real extras.
+func TestInfraReturnsDeclared(t *testing.T) {
+	t.Parallel()
+	schema := loadSchema(t)
+	s := newDemo(t)
+	extras := map[string][]string{
+		// pve-storage list_volumes also returns these (rec6 storage-content-backup.json has content).
+		"/nodes/{node}/storage/{storage}/content": {"content", "subtype"},
+		// The 9.1 index declares only sid; real entries are the resources.cfg sections (Resources.pm api_copy_config).
+		"/cluster/ha/resources": {"type", "state", "max_restart", "max_relocate", "failback", "digest"},
+	}
+	for tmpl, p := range map[string]string{
+		"/nodes/{node}/storage":                   "/nodes/pve1/storage",
+		"/nodes/{node}/storage/{storage}/content": "/nodes/pve1/storage/local/content",
+		"/cluster/ha/status/current":              "/cluster/ha/status/current",
+		"/cluster/ha/resources":                   "/cluster/ha/resources",
+	} {
+		declared := schema["GET "+tmpl].Returns
+		if declared == nil {
+			t.Errorf("GET %s: the schema facts declare no properties", tmpl)
+		}
+		for _, e := range listOf(t, get(t, s, p)) {
+			for k := range e {
+				if !slices.Contains(declared, k) && !slices.Contains(extras[tmpl], k) {
+					t.Errorf("GET %s returns %q, not declared by the schema", p, k)
+				}
+			}
 		}
 	}
 }

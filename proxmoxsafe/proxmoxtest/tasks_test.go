@@ -1,10 +1,12 @@
 package proxmoxtest
 
 import (
+	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // upidFACTS is the decode regex from FACTS §4 (pve-common UPID.pm).
@@ -57,25 +59,6 @@ func pollUntilStopped(t *testing.T, s *Server, node, upid string) (map[string]an
 	}
 	t.Fatal("task never stopped")
 	return nil, 0
-}
-
-func TestUPIDFormat(t *testing.T) {
-	t.Parallel()
-	s := newDemo(t)
-	upid := upidOf(t, post(t, s, "/nodes/pve2/qemu/103/status/start", nil))
-	m := upidFACTS.FindStringSubmatch(upid)
-	if m[1] != "pve2" || m[6] != "qmstart" || m[7] != "103" || m[8] != DefaultTokenID {
-		t.Errorf("UPID parts = %q", m[1:])
-	}
-	for _, hex := range m[3:6] {
-		if hex != strings.ToUpper(hex) || len(hex) != 8 {
-			t.Errorf("hex field %q is not 8 upper-case digits", hex)
-		}
-	}
-	st := taskStatus(t, s, "pve2", upid)
-	if st["user"] != "automation@pve" || st["tokenid"] != "mcp" || st["upid"] != upid || st["node"] != "pve2" || st["id"] != "103" {
-		t.Errorf("token task status = %v", st)
-	}
 }
 
 func TestTaskLifecycle(t *testing.T) {
@@ -173,80 +156,6 @@ func TestFailNextTask(t *testing.T) {
 	}
 }
 
-func TestHADelay(t *testing.T) {
-	t.Parallel()
-	for _, delay := range []int{0, 1, 3, -1} {
-		t.Run("", func(t *testing.T) {
-			t.Parallel()
-			s := NewUnstartedServer(DemoCluster())
-			s.HADelayPolls = delay
-			s.TaskPolls = 5 // ha tasks ignore it
-			s.StartTLS()
-			defer s.Close()
-			upid := upidOf(t, post(t, s, "/nodes/pve1/qemu/101/status/shutdown", nil))
-			if !strings.Contains(upid, ":hastop:101:") {
-				t.Fatalf("UPID %q is not an hastop task", upid)
-			}
-			st := taskStatus(t, s, "pve1", upid)
-			if st["status"] != "stopped" || st["exitstatus"] != "OK" {
-				t.Fatalf("ha task = %v, want stopped OK on first poll", st)
-			}
-			want := map[int]int{0: 2, -1: 0}[delay]
-			if delay > 0 {
-				want = delay
-			}
-			for i := range want + 1 {
-				a := get(t, s, "/nodes/pve1/qemu/101/status/current")
-				d := a.body["data"].(map[string]any)
-				wantStatus := "running"
-				if i == want {
-					wantStatus = "stopped"
-				}
-				if d["status"] != wantStatus {
-					t.Fatalf("read %d: status %v, want %s", i+1, d["status"], wantStatus)
-				}
-				ha := d["ha"].(map[string]any)
-				if ha["managed"] != 1.0 || ha["state"] != "stopped" {
-					t.Errorf("ha = %v", ha)
-				}
-			}
-			up := upidOf(t, post(t, s, "/nodes/pve1/qemu/101/status/start", nil))
-			if !strings.Contains(up, ":hastart:") {
-				t.Errorf("start of HA guest gave %q", up)
-			}
-		})
-	}
-}
-
-func TestTaskListAndLog(t *testing.T) {
-	t.Parallel()
-	s := newDemo(t)
-	up := upidOf(t, post(t, s, "/nodes/pve2/qemu/103/status/start", nil))
-	a := get(t, s, "/nodes/pve2/tasks?source=all")
-	list := a.body["data"].([]any)
-	if a.body["total"] != 1.0 || len(list) != 1 || list[0].(map[string]any)["status"] != "RUNNING" {
-		t.Fatalf("active list = %s", a.raw)
-	}
-	if log := get(t, s, "/nodes/pve2/tasks/"+url.PathEscape(up)+"/log"); log.body["total"] != 1.0 ||
-		log.body["data"].([]any)[0].(map[string]any)["t"] != "no content" {
-		t.Errorf("running task log = %s", log.raw)
-	}
-	pollUntilStopped(t, s, "pve2", up)
-	a = get(t, s, "/nodes/pve2/tasks")
-	e := a.body["data"].([]any)[0].(map[string]any)
-	if e["status"] != "OK" || e["endtime"] == nil || e["upid"] != up {
-		t.Errorf("archive entry = %v", e)
-	}
-	if got := len(s.Tasks()); got != 1 {
-		t.Errorf("Tasks() has %d entries", got)
-	}
-	// Another token without Sys.Audit cannot read the task.
-	s.AddToken("other@pve!t", &Token{Secret: "x", Privileges: map[string][]string{"/vms": {"VM.Audit"}}})
-	if a := call(t, s, "GET", "/nodes/pve2/tasks/"+url.PathEscape(up)+"/status", nil, "PVEAPIToken=other@pve!t=x"); a.status != "403 Permission check failed (/nodes/pve2, Sys.Audit)" {
-		t.Errorf("foreign task status = %q", a.status)
-	}
-}
-
 func TestFinishTasks(t *testing.T) {
 	t.Parallel()
 	s := newDemo(t)
@@ -254,5 +163,39 @@ func TestFinishTasks(t *testing.T) {
 	s.FinishTasks()
 	if g, _ := s.Guest(103); g.Status != "running" {
 		t.Errorf("status = %q after FinishTasks", g.Status)
+	}
+}
+
+// TaskDuration ends tasks by elapsed time; the clock is passed in, so the
+// test needs no sleep.
+func TestTaskDurationEndsTasksWithoutPolls(t *testing.T) {
+	t.Parallel()
+	s := NewUnstartedServer(DemoCluster())
+	s.TaskDuration = 5 * time.Second
+	s.StartTLS()
+	defer s.Close()
+	if a := post(t, s, "/nodes/pve1/qemu/100/status/stop", nil); a.code != http.StatusOK {
+		t.Fatalf("stop: %s", a.status)
+	}
+	tasks := s.Tasks()
+	if len(tasks) != 1 || tasks[0].Status != "running" {
+		t.Fatalf("tasks = %+v", tasks)
+	}
+	start := time.Unix(tasks[0].StartTime, 0)
+	s.mu.Lock()
+	s.finishDueTasks(start.Add(4 * time.Second))
+	s.mu.Unlock()
+	if st := s.Tasks()[0].Status; st != "running" {
+		t.Fatalf("after 4s the task is %s, want running", st)
+	}
+	s.mu.Lock()
+	s.finishDueTasks(start.Add(5 * time.Second))
+	s.mu.Unlock()
+	got := s.Tasks()[0]
+	if got.Status != "stopped" || got.ExitStatus != "OK" || !strings.HasSuffix(got.Log[len(got.Log)-1], "TASK OK") {
+		t.Fatalf("after 5s the task is %+v, want stopped OK", got)
+	}
+	if g, _ := s.Guest(100); g.Status != "stopped" {
+		t.Errorf("guest 100 is %s; the task's effect was not applied", g.Status)
 	}
 }

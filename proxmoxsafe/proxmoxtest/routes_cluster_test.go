@@ -3,7 +3,6 @@ package proxmoxtest
 import (
 	"io"
 	"net/http"
-	"reflect"
 	"testing"
 )
 
@@ -80,69 +79,6 @@ func TestStandalone(t *testing.T) {
 	}
 }
 
-func TestAccessPermissions(t *testing.T) {
-	t.Parallel()
-	s := newDemo(t)
-	s.AddToken("ops@pve!few", &Token{Secret: "x", Privileges: map[string][]string{"/vms": {"VM.Audit"}, "/vms/100": {"VM.PowerMgmt"}}})
-	p := call(t, s, "GET", "/access/permissions", nil, "PVEAPIToken=ops@pve!few=x").body["data"].(map[string]any)
-	vm := p["/vms/100"].(map[string]any)
-	if vm["VM.Audit"] != 1.0 || vm["VM.PowerMgmt"] != 1.0 || len(p) != 2 {
-		t.Errorf("permissions = %v", p)
-	}
-	root := get(t, s, "/access/permissions?path=/").body["data"].(map[string]any)["/"].(map[string]any)
-	if len(root) != len(AllPrivileges()) {
-		t.Errorf("default token has %d privileges on /", len(root))
-	}
-}
-
-func TestDemoCluster(t *testing.T) {
-	t.Parallel()
-	c := DemoCluster()
-	var ha, tmpl, locked, snaps, injection int
-	for _, g := range c.Guests {
-		if g.HAManaged && g.Status == "running" && g.HAState == "started" {
-			ha++
-		}
-		if g.Template && g.Status == "stopped" {
-			tmpl++
-		}
-		if g.Lock == "backup" {
-			locked++
-		}
-		if len(g.Snapshots) > 0 {
-			snaps++
-		}
-		if g.Description == InjectionDescription {
-			injection++
-		}
-	}
-	if len(c.Nodes) != 3 || c.Name != "demo" || ha != 1 || tmpl < 1 || locked != 1 || snaps < 1 || injection != 1 {
-		t.Errorf("demo cluster: ha=%d tmpl=%d locked=%d snaps=%d injection=%d", ha, tmpl, locked, snaps, injection)
-	}
-	if DemoCluster().Guests[0] == c.Guests[0] {
-		t.Error("DemoCluster must return a fresh copy")
-	}
-}
-
-func TestGenerateCluster(t *testing.T) {
-	t.Parallel()
-	a, b := GenerateCluster(100, 100, 1), GenerateCluster(100, 100, 1)
-	if len(a.Guests) != 10000 {
-		t.Fatalf("%d guests", len(a.Guests))
-	}
-	for i := range a.Guests {
-		if !reflect.DeepEqual(a.Guests[i], b.Guests[i]) {
-			t.Fatal("not deterministic")
-		}
-	}
-	s := NewServer(a)
-	defer s.Close()
-	res := get(t, s, "/cluster/resources").body["data"].([]any)
-	if len(res) < 10100 {
-		t.Errorf("%d resources", len(res))
-	}
-}
-
 func BenchmarkClusterResources10k(b *testing.B) {
 	s := NewServer(GenerateCluster(100, 100, 1))
 	defer s.Close()
@@ -157,5 +93,18 @@ func BenchmarkClusterResources10k(b *testing.B) {
 		}
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
+	}
+}
+
+func TestPoolInResources(t *testing.T) {
+	t.Parallel()
+	s := NewServer(agentCluster())
+	t.Cleanup(s.Close)
+	for _, e := range get(t, s, "/cluster/resources?type=vm").body["data"].([]any) {
+		m := e.(map[string]any)
+		want := map[float64]any{200: "prod-pool"}[m["vmid"].(float64)]
+		if m["pool"] != want {
+			t.Errorf("guest %v: pool %v, want %v", m["vmid"], m["pool"], want)
+		}
 	}
 }
