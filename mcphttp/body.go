@@ -26,6 +26,7 @@ const DefaultBodyReadTimeout = 30 * time.Second
 type message struct {
 	Method string          `json:"method"`
 	ID     json.RawMessage `json:"id"`
+	Params json.RawMessage `json:"params"` // read by honourCancel
 }
 
 // call reports whether m is a request that expects an answer (it has an

@@ -51,6 +51,13 @@
 // authentication; the origin of the loopback address the connection
 // arrived on is accepted without being listed.
 //
+// A call the client cancels (notifications/cancelled) while the server
+// serves it gets no answer, as the MCP specification asks (go-sdk would
+// answer it with its handler's error): on a stateful streamable HTTP
+// endpoint its POST's event stream ends without it, and on the legacy
+// SSE transport the session's stream never carries it. A stateless
+// endpoint has no session for a notification to name a call of.
+//
 // [Handler.Shutdown] stops taking requests, waits for the ones in flight and
 // closes the sessions this handler created; use it together with
 // [http.Server.Shutdown].

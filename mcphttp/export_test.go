@@ -7,3 +7,7 @@ func SetSSEConnected(f func()) (restore func()) {
 	sseConnected = f
 	return func() { sseConnected = old }
 }
+
+// CallSessions is how many sessions have calls in flight recorded for
+// honouring cancellations (none once their POSTs are over).
+func (h *Handler) CallSessions() int { return h.cancels.sessions() }

@@ -163,6 +163,7 @@ type Handler struct {
 	sessions    *sessions
 	stateful    bool
 	sse         *sseHandler // LegacySSE; nil otherwise
+	cancels     callCancels // stateful streamable HTTP: calls a client may cancel
 	pages       http.Handler
 	pagesPath   string
 	log         *slog.Logger
@@ -291,6 +292,9 @@ func New(server *mcp.Server, opts *Options) (*Handler, error) {
 			// go-sdk's own check would also refuse the AllowedHosts.
 			DisableLocalhostProtection: true,
 		})
+		if h.stateful {
+			inner = h.honourCancel(inner)
+		}
 		inner = h.methodNotFound(inner)
 		if h.stateful {
 			inner = h.refuseDiscover(inner)

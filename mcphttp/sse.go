@@ -91,7 +91,9 @@ func (s *sseHandler) open(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no") // a proxy must not hold events back
-	ss, err := s.h.server.Connect(r.Context(), c.t, nil)
+	// The connection holds back the answers to requests the client
+	// cancelled (cancel.go).
+	ss, err := s.h.server.Connect(r.Context(), cancelTransport{c.t}, nil)
 	if err != nil {
 		s.h.log.Warn("SSE session failed to start", "error", err.Error())
 		writeError(w, http.StatusInternalServerError, "the session could not be started")
