@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/demo"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/doctor"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/keyfile"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
@@ -23,7 +25,7 @@ type app struct {
 	log     *slog.Logger
 	closers []func()
 	// trust is how the Proxmox certificate is verified, for doctor.
-	trust trustConfig
+	trust doctor.Trust
 	// audit is the audit log file, if one was opened.
 	audit *auditlog.Log
 	// listed is closed once the server answered its first tools/list
@@ -55,7 +57,10 @@ func setup(cfg *settings.Config, logger, warn *slog.Logger, stderr io.Writer) (*
 	var err error
 	var lib proxmoxsafe.Config
 	if cfg.Demo {
-		if lib, err = setupDemo(a, cfg, stderr); err != nil {
+		var closers []func()
+		lib, closers, err = demo.Start(cfg, versionString(), stderr)
+		a.closers = append(a.closers, closers...)
+		if err != nil {
 			return nil, err
 		}
 	} else {
@@ -79,7 +84,7 @@ func setup(cfg *settings.Config, logger, warn *slog.Logger, stderr io.Writer) (*
 			lib.CACertPEM = pem
 		}
 	}
-	a.trust = trustConfig{pin: lib.Fingerprint, caPEM: lib.CACertPEM, caFile: cfg.CAFile, insecure: lib.InsecureSkipVerify} // for doctor
+	a.trust = doctor.Trust{Pin: lib.Fingerprint, CAPEM: lib.CACertPEM, CAFile: cfg.CAFile, Insecure: lib.InsecureSkipVerify} // for doctor
 	lib.Policy.Classes = classes
 	lib.Policy.ReadOnly = cfg.ReadOnly
 	lib.Policy.Approvals = cfg.Approvals
@@ -139,23 +144,4 @@ type refusingSink struct{}
 
 func (refusingSink) Record(context.Context, proxmoxsafe.AuditRecord) error {
 	return errors.New("no audit log is configured (PROXMOX_SAFE_AUDIT_LOG)")
-}
-
-// describeNodes formats node names for messages.
-func describeNodes(nodes []string) string {
-	if len(nodes) == 0 {
-		return "none"
-	}
-	return strings.Join(nodes, ", ")
-}
-
-func classNames(cs []proxmoxsafe.Class) string {
-	if len(cs) == 0 {
-		return "none"
-	}
-	s := make([]string, len(cs))
-	for i, c := range cs {
-		s[i] = string(c)
-	}
-	return strings.Join(s, ", ")
 }

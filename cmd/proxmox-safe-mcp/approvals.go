@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
@@ -53,17 +52,4 @@ func approvers(c *settings.Config, classes []proxmoxsafe.Class, stderr io.Writer
 		out = append(out, gs)
 	}
 	return out, nil
-}
-
-// levelsText shows a class's levels for people: "elicit, grant", or for
-// the gateway's reads, which no level is asked for, "none asked (reads)".
-func levelsText(class proxmoxsafe.Class, levels []proxmoxsafe.ApprovalLevel, sep string) string {
-	if class == proxmoxsafe.ClassGateway {
-		return "none asked (reads)"
-	}
-	names := make([]string, len(levels))
-	for i, l := range levels {
-		names[i] = string(l)
-	}
-	return strings.Join(names, sep)
 }

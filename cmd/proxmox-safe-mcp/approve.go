@@ -170,7 +170,7 @@ func operatorName(lookup func(string) (string, bool)) string {
 
 // grantStore opens the server's grant store: PROXMOX_SAFE_GRANT_DIR, else
 // "grants" beside the audit log (for the demo, a private temporary
-// directory: see setupDemo).
+// directory: see internal/demo).
 func grantStore(c *settings.Config) (*grant.Store, error) {
 	dir := serverGrantDir(c)
 	if dir == "" {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/doctor"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
@@ -351,9 +352,9 @@ func TestDoctorAuditLog(t *testing.T) {
 	}{
 		{"healthy", good, exitOK, []string{"[ok]   audit log: " + good + " is writable; 3 records verify (keyed, sealed)"}},
 		{"new", filepath.Join(t.TempDir(), "sub", "audit.jsonl"), exitOK, []string{"does not exist yet; serve creates it"}},
-		{"torn", torn, exitDoctorProblems, []string{"[FAIL] audit log: " + torn + " does not verify", "run: proxmox-safe-mcp audit repair " + torn}},
-		{"fifo", fifo, exitDoctorProblems, []string{"is not a regular file"}},
-		{"under a file", "/dev/null/x/audit.jsonl", exitDoctorProblems, []string{"[FAIL] audit log: /dev/null/x/audit.jsonl", "not a directory"}},
+		{"torn", torn, doctor.ExitProblems, []string{"[FAIL] audit log: " + torn + " does not verify", "run: proxmox-safe-mcp audit repair " + torn}},
+		{"fifo", fifo, doctor.ExitProblems, []string{"is not a regular file"}},
+		{"under a file", "/dev/null/x/audit.jsonl", doctor.ExitProblems, []string{"[FAIL] audit log: /dev/null/x/audit.jsonl", "not a directory"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/doctor"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
@@ -111,8 +112,8 @@ func TestDoctorPasswordRefused(t *testing.T) {
 			srv := proxmoxtest.NewServer(passwordCluster(wellScopedPrivileges()))
 			defer srv.Close()
 			out, errOut, code := runDoctor(t, srv, tc.env...)
-			if code != exitDoctorProblems {
-				t.Fatalf("exit %d, want %d\n%s", code, exitDoctorProblems, out)
+			if code != doctor.ExitProblems {
+				t.Fatalf("exit %d, want %d\n%s", code, doctor.ExitProblems, out)
 			}
 			wantLines(t, out, tc.want...)
 			for _, s := range []string{doctorPassword, "not-the-password-at-all", "PVE:"} {

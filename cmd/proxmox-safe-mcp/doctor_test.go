@@ -17,6 +17,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/demo"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/doctor"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/testutil"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
@@ -106,8 +108,8 @@ func TestDoctorOverPrivileged(t *testing.T) {
 	srv := proxmoxtest.NewServer(doctorCluster(map[string][]string{"/": proxmoxtest.AllPrivileges()}))
 	defer srv.Close()
 	out, _, code := runDoctor(t, srv)
-	if code != exitDoctorDangerous {
-		t.Fatalf("exit %d, want %d\n%s", code, exitDoctorDangerous, out)
+	if code != doctor.ExitDangerous {
+		t.Fatalf("exit %d, want %d\n%s", code, doctor.ExitDangerous, out)
 	}
 	wantLines(t, out,
 		"[ok]   privileges: every enabled tool",
@@ -123,8 +125,8 @@ func TestDoctorMissingPrivileges(t *testing.T) {
 	srv := proxmoxtest.NewServer(doctorCluster(map[string][]string{"/vms": {"VM.Audit"}}))
 	defer srv.Close()
 	out, _, code := runDoctor(t, srv, "PROXMOX_SAFE_READ_ONLY", "true")
-	if code != exitDoctorProblems {
-		t.Fatalf("exit %d, want %d\n%s", code, exitDoctorProblems, out)
+	if code != doctor.ExitProblems {
+		t.Fatalf("exit %d, want %d\n%s", code, doctor.ExitProblems, out)
 	}
 	wantLines(t, out,
 		"[ok]   token: accepted",
@@ -152,7 +154,7 @@ func TestDoctorWrongCA(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, _, code := runDoctor(t, srv, "PVE_TLS_FINGERPRINT", "", "PVE_CA_FILE", ca)
-	if code != exitDoctorProblems {
+	if code != doctor.ExitProblems {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 	wantLines(t, out,
@@ -179,13 +181,13 @@ func TestDoctorSystemRootsAndPinMismatch(t *testing.T) {
 	srv := proxmoxtest.NewServer(doctorCluster(wellScopedPrivileges()))
 	defer srv.Close()
 	out, _, code := runDoctor(t, srv, "PVE_TLS_FINGERPRINT", "")
-	if code != exitDoctorProblems || !strings.Contains(out, "[FAIL] TLS: NOT trusted by the system's root CAs") ||
+	if code != doctor.ExitProblems || !strings.Contains(out, "[FAIL] TLS: NOT trusted by the system's root CAs") ||
 		!strings.Contains(out, srv.Fingerprint()) {
 		t.Errorf("system roots: exit %d\n%s", code, out)
 	}
 	wrong := strings.Repeat("AB:", 31) + "AB"
 	out, _, code = runDoctor(t, srv, "PVE_TLS_FINGERPRINT", wrong)
-	if code != exitDoctorProblems || !strings.Contains(out, "does not match PVE_TLS_FINGERPRINT") {
+	if code != doctor.ExitProblems || !strings.Contains(out, "does not match PVE_TLS_FINGERPRINT") {
 		t.Errorf("pin mismatch: exit %d\n%s", code, out)
 	}
 	if n := len(srv.Requests()); n != 0 {
@@ -201,7 +203,7 @@ func TestDoctorUnreachable(t *testing.T) {
 	srv := proxmoxtest.NewServer(nil)
 	defer srv.Close()
 	out, _, code := runDoctor(t, srv, "PVE_URL", "https://"+addr)
-	if code != exitDoctorProblems {
+	if code != doctor.ExitProblems {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 	wantLines(t, out, "[FAIL] reachable: cannot open a TCP connection to "+addr, "check PVE_URL")
@@ -215,7 +217,7 @@ func TestDoctorTokenRejectedAndNodes(t *testing.T) {
 	srv := proxmoxtest.NewServer(doctorCluster(wellScopedPrivileges()))
 	defer srv.Close()
 	out, errOut, code := runDoctor(t, srv, "PVE_API_TOKEN_SECRET", "99999999-0000-4000-8000-000000000000")
-	if code != exitDoctorProblems {
+	if code != doctor.ExitProblems {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 	wantLines(t, out, "[FAIL] token: rejected by Proxmox (401)", "has not expired")
@@ -224,7 +226,7 @@ func TestDoctorTokenRejectedAndNodes(t *testing.T) {
 	}
 	srv.SetNodeOnline("pve2", false)
 	out, _, code = runDoctor(t, srv, "PVE_ALLOWED_NODES", "pve1,pve2,pve9")
-	if code != exitDoctorProblems {
+	if code != doctor.ExitProblems {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 	wantLines(t, out, "[ok]   node pve1: member, online", "[FAIL] node pve2: offline",
@@ -408,8 +410,8 @@ func TestDoctorPolicy(t *testing.T) {
 
 	out, _, code = runDoctor(t, srv, "PROXMOX_SAFE_AUDIT_LOG", "")
 	wantLines(t, out, "[FAIL] configuration: `serve` (and `call`) would refuse to start: PROXMOX_SAFE_AUDIT_LOG")
-	if code != exitDoctorProblems {
-		t.Errorf("no audit log: exit %d, want %d\n%s", code, exitDoctorProblems, out)
+	if code != doctor.ExitProblems {
+		t.Errorf("no audit log: exit %d, want %d\n%s", code, doctor.ExitProblems, out)
 	}
 
 	out, _, code = runDoctor(t, srv, "PROXMOX_SAFE_PROFILE", "readonly", "PROXMOX_SAFE_AUDIT_LOG", "")
@@ -449,7 +451,7 @@ func TestDoctorJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("stdout is not one JSON document: %v\n%s\n%s", err, out, errOut)
 	}
-	if code != exitDoctorDangerous || rep.ExitCode != code || !rep.Dangerous || rep.Warnings == 0 {
+	if code != doctor.ExitDangerous || rep.ExitCode != code || !rep.Dangerous || rep.Warnings == 0 {
 		t.Errorf("exit %d, report %+v", code, rep)
 	}
 	statuses := map[string]int{}
@@ -486,7 +488,7 @@ func TestReadmeRole(t *testing.T) {
 	}
 	privs := strings.Fields(m[2])
 	slices.Sort(privs)
-	want := slices.Sorted(slices.Values(readmeRolePrivileges))
+	want := slices.Sorted(slices.Values(demo.ReadmeRolePrivileges))
 	if !slices.Equal(privs, want) {
 		t.Errorf("README role privileges %v, demo token %v", privs, want)
 	}

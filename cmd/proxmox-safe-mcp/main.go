@@ -107,7 +107,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	case settings.CmdCall:
 		return callTool(ctx, a, cfg, stdout, stderr)
 	case cmdDoctor:
-		return doctor(ctx, a, cfg, stdout)
+		return doctorCommand(ctx, a, cfg, stdout)
 	default:
 		// Privileges are checked in the background and only logged: a
 		// slow or unreachable Proxmox must not delay or fail startup, and

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/demo"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
@@ -83,7 +84,7 @@ func TestReadmeFromFreshClone(t *testing.T) {
 	const secret = "3c0ffee0-1111-4222-8333-444455556666"
 	cluster := proxmoxtest.DemoCluster()
 	cluster.Tokens = map[string]*proxmoxtest.Token{tokenID: {Secret: secret,
-		Privileges: map[string][]string{"/": readmeRolePrivileges}}}
+		Privileges: map[string][]string{"/": demo.ReadmeRolePrivileges}}}
 	fake := proxmoxtest.NewServer(cluster)
 	defer fake.Close()
 

@@ -1,4 +1,4 @@
-package main
+package doctor
 
 import (
 	"errors"
@@ -16,7 +16,7 @@ import (
 // path is a regular file that is writable and verifies with its key and
 // seal, or does not exist yet and can be created. It writes nothing: it opens the
 // log for appending without appending, and creates no directory.
-func checkAudit(r *report, cfg *settings.Config) {
+func checkAudit(r *report, cfg *settings.Config, readKey func(string) ([]byte, error)) {
 	switch {
 	case cfg.Demo:
 		return // the demo's serve and call make a temporary log
@@ -61,7 +61,7 @@ func checkAudit(r *report, cfg *settings.Config) {
 		return
 	}
 	f.Close()
-	key, err := readAuditKey(cfg.AuditKeyPath())
+	key, err := readKey(cfg.AuditKeyPath())
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		r.fail("audit log: key file: %v", keyfile.PathError(err))
 		return

@@ -1,4 +1,4 @@
-package main
+package doctor
 
 import (
 	"os"
@@ -9,9 +9,9 @@ import (
 )
 
 // checkPolicy reports what the operator policy means in practice, before
-// anything is sent (issue 8: doctor said "ok" and the next command failed,
-// or a setup offered no mutation without saying why).
-func checkPolicy(r *report, cfg *settings.Config, pol proxmoxsafe.Policy) {
+// anything is sent: otherwise doctor could say "ok" and the next command
+// fail, or a setup offer no mutation without saying why.
+func checkPolicy(r *report, cfg *settings.Config, pol proxmoxsafe.Policy, grantDir string) {
 	switch {
 	case pol.ReadOnly:
 		r.info("policy: read-only: no mutation tool is offered and only GET requests reach Proxmox")
@@ -19,13 +19,13 @@ func checkPolicy(r *report, cfg *settings.Config, pol proxmoxsafe.Policy) {
 		r.info("policy: profile %s enables no mutation class: only read tools are offered", cfg.Profile)
 	case len(pol.AllowedNodes) == 0:
 		r.warn("policy: profile %s enables mutation classes %s, but PVE_ALLOWED_NODES is empty: every mutation needs an allowed node, so no mutation tool is offered and node-targeted reads are refused",
-			cfg.Profile, classNames(pol.Classes))
+			cfg.Profile, settings.ClassNames(pol.Classes))
 		r.detail("set PVE_ALLOWED_NODES=pve1,pve2 (the nodes this server may act on), or PROXMOX_SAFE_PROFILE=%s to say that reads are all you want", proxmoxsafe.ProfileReadOnly)
 	default:
-		r.ok("policy: mutation classes %s on nodes %s, each action needing its approval", classNames(pol.Classes), describeNodes(pol.AllowedNodes))
+		r.ok("policy: mutation classes %s on nodes %s, each action needing its approval", settings.ClassNames(pol.Classes), settings.DescribeNodes(pol.AllowedNodes))
 	}
 	if !pol.ReadOnly && len(pol.Classes) > 0 {
-		checkApprovals(r, cfg, pol)
+		checkApprovals(r, cfg, pol, grantDir)
 	}
 	// doctor needs no audit log, but serve does: say so here rather than
 	// let the next command fail after "everything checked is fine". (The
@@ -43,7 +43,7 @@ func checkPolicy(r *report, cfg *settings.Config, pol proxmoxsafe.Policy) {
 // checkApprovals reports the approval levels in force for each enabled
 // class (the library's view: the setting, else the class's default) and
 // what each level used needs on this host.
-func checkApprovals(r *report, cfg *settings.Config, pol proxmoxsafe.Policy) {
+func checkApprovals(r *report, cfg *settings.Config, pol proxmoxsafe.Policy, grantDir string) {
 	var parts []string
 	used := map[proxmoxsafe.ApprovalLevel]bool{}
 	for _, cl := range pol.Classes {
@@ -53,7 +53,7 @@ func checkApprovals(r *report, cfg *settings.Config, pol proxmoxsafe.Policy) {
 				used[l] = true
 			}
 		}
-		parts = append(parts, string(cl)+"="+levelsText(cl, levels, ","))
+		parts = append(parts, string(cl)+"="+settings.LevelsText(cl, levels, ","))
 	}
 	r.info("approvals: %s", strings.Join(parts, "; "))
 	if used[proxmoxsafe.LevelPhrase] {
@@ -64,13 +64,13 @@ func checkApprovals(r *report, cfg *settings.Config, pol proxmoxsafe.Policy) {
 		case path == "":
 			r.detail("elicit: the key is made at every start: an elicitation pending across a restart is refused (set PROXMOX_SAFE_ELICIT_KEY_FILE to keep one)")
 		case fileExists(path):
-			r.detail("elicit: key file %s (checked at start), used nonces in the grant directory %s", path, serverGrantDir(cfg))
+			r.detail("elicit: key file %s (checked at start), used nonces in the grant directory %s", path, grantDir)
 		default:
 			r.detail("elicit: key file %s does not exist yet; serve creates it (0600)", path)
 		}
 	}
 	if used[proxmoxsafe.LevelGrant] {
-		r.detail("grant: the operator runs proxmox-safe-mcp approve CODE on this host (grant directory %s)", serverGrantDir(cfg))
+		r.detail("grant: the operator runs proxmox-safe-mcp approve CODE on this host (grant directory %s)", grantDir)
 	}
 	if used[proxmoxsafe.LevelNone] {
 		r.detail("none: no approval; only the class's guards and the audit log stand between a caller and the action")

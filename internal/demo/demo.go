@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"bytes"
@@ -16,53 +16,56 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
-// readmeRolePrivileges are the privileges of the role the README's quick
+// ReadmeRolePrivileges are the privileges of the role the README's quick
 // start creates (proxmoxsafe.RoleName), granted on "/". A test keeps them
 // equal to the README's pveum command.
-var readmeRolePrivileges = []string{"Sys.Audit", "VM.Audit", "Datastore.Audit", "VM.PowerMgmt", "VM.Snapshot"}
+var ReadmeRolePrivileges = []string{"Sys.Audit", "VM.Audit", "Datastore.Audit", "VM.PowerMgmt", "VM.Snapshot"}
 
-// demoTaskDuration is how long a demo task runs when nobody polls it.
-const demoTaskDuration = 3 * time.Second
+// taskDuration is how long a demo task runs when nobody polls it.
+const taskDuration = 3 * time.Second
 
-// setupDemo starts the simulated cluster and returns a library config that
-// talks to it over real TLS, pinned by fingerprint, with the fake's token.
-// It reads no PVE_* variable: demo mode must never reach a real cluster.
-func setupDemo(a *app, cfg *settings.Config, stderr io.Writer) (proxmoxsafe.Config, error) {
+// Start starts the simulated cluster and returns a library config that
+// talks to it over real TLS, pinned by fingerprint, with the fake's token,
+// and what must be closed on exit (also when it fails: close them then
+// too). It reads no PVE_* variable: demo mode must never reach a real
+// cluster. It fills in cfg's temporary audit log and grant directory, and
+// tells the user on stderr what runs (version is the binary's).
+func Start(cfg *settings.Config, version string, stderr io.Writer) (lib proxmoxsafe.Config, closers []func(), err error) {
 	cluster := proxmoxtest.DemoCluster()
 	// The demo token holds what the README's quick start grants, not an
 	// administrator's privileges: `--demo doctor` then shows a clean
 	// least-privilege setup, and the demo behaves like a recommended one.
 	cluster.Tokens = map[string]*proxmoxtest.Token{proxmoxtest.DefaultTokenID: {
 		Secret:     proxmoxtest.DefaultTokenSecret,
-		Privileges: map[string][]string{"/": demoPrivileges(cfg)},
+		Privileges: map[string][]string{"/": privileges(cfg)},
 	}}
 	// Read the model before NewServer takes ownership of it.
 	var nodes []string
 	for _, n := range cluster.Nodes {
 		nodes = append(nodes, n.Name)
 	}
-	example := demoExample(cluster)
+	example := examplePhrase(cluster)
 	guests := len(cluster.Guests)
 
 	srv := proxmoxtest.NewUnstartedServer(cluster)
 	// Real tasks end on their own; without this a demo task would run until
 	// someone polled it, and block the next action on that guest.
-	srv.TaskDuration = demoTaskDuration
+	srv.TaskDuration = taskDuration
 	// Nothing reads the fake's request log here; unbounded, it grew by
 	// about 2 KiB per tool call (bench/soak).
 	srv.RequestLogLimit = 100
 	srv.StartTLS()
-	a.closers = append(a.closers, srv.Close)
+	closers = append(closers, srv.Close)
 
 	if cfg.AuditLog == "" && !settings.SendsNoMutation(cfg.Command) {
 		f, err := os.CreateTemp("", "proxmox-safe-mcp-demo-audit-*.jsonl")
 		if err != nil {
-			return proxmoxsafe.Config{}, settings.Errorf("--demo: creating a temporary audit log: %v", err)
+			return proxmoxsafe.Config{}, closers, settings.Errorf("--demo: creating a temporary audit log: %v", err)
 		}
 		f.Close()
 		cfg.AuditLog = f.Name()
 		name := f.Name()
-		a.closers = append(a.closers, func() {
+		closers = append(closers, func() {
 			// One-shot calls clean up after themselves (pass --audit-log to
 			// keep one); serve keeps a log that recorded something.
 			if b, err := os.ReadFile(name); cfg.Command == settings.CmdCall || (err == nil && bytes.Count(b, []byte("\n")) <= 1) {
@@ -80,7 +83,7 @@ func setupDemo(a *app, cfg *settings.Config, stderr io.Writer) (proxmoxsafe.Conf
 	if cfg.GrantDir == "" && cfg.ElicitKeyFile != "" {
 		// The used nonces must last as long as the key, or an answered
 		// elicitation could be answered again after a restart.
-		return proxmoxsafe.Config{}, settings.Errorf("%s: in the demo it needs PROXMOX_SAFE_GRANT_DIR (--grant-dir), where the used elicitation nonces are kept across restarts", settings.ElicitKeySetting)
+		return proxmoxsafe.Config{}, closers, settings.Errorf("%s: in the demo it needs PROXMOX_SAFE_GRANT_DIR (--grant-dir), where the used elicitation nonces are kept across restarts", settings.ElicitKeySetting)
 	}
 	if cfg.GrantDir == "" && cfg.UsesLevel(classes, proxmoxsafe.LevelGrant) {
 		// A private directory for this run: the demo's grants must never
@@ -88,13 +91,13 @@ func setupDemo(a *app, cfg *settings.Config, stderr io.Writer) (proxmoxsafe.Conf
 		// pve1/qemu/100 may exist for real). The banner names it.
 		dir, err := os.MkdirTemp("", "proxmox-safe-mcp-demo-grants-*")
 		if err != nil {
-			return proxmoxsafe.Config{}, settings.Errorf("--demo: creating a temporary grant directory: %v", err)
+			return proxmoxsafe.Config{}, closers, settings.Errorf("--demo: creating a temporary grant directory: %v", err)
 		}
 		cfg.GrantDir = dir
-		a.closers = append(a.closers, func() { os.RemoveAll(dir) })
+		closers = append(closers, func() { os.RemoveAll(dir) })
 	}
-	if cfg.Command == settings.CmdServe && cfg.HTTP.Addr == "" { // HTTP prints its own line (http.go)
-		printDemoBanner(stderr, srv.URL, nodes, guests, cfg, classes, example)
+	if cfg.Command == settings.CmdServe && cfg.HTTP.Addr == "" { // HTTP prints its own line (the binary's HTTP serving)
+		printBanner(stderr, version, srv.URL, nodes, guests, cfg, classes, example)
 	} else {
 		audit := ""
 		if cfg.Command == settings.CmdCall {
@@ -105,7 +108,7 @@ func setupDemo(a *app, cfg *settings.Config, stderr io.Writer) (proxmoxsafe.Conf
 				audit += " (removed on exit; pass --audit-log to keep one)"
 			}
 		}
-		fmt.Fprintf(stderr, "proxmox-safe-mcp: demo mode: simulated cluster (nodes %s), nothing real is touched%s\n", describeNodes(nodes), audit)
+		fmt.Fprintf(stderr, "proxmox-safe-mcp: demo mode: simulated cluster (nodes %s), nothing real is touched%s\n", settings.DescribeNodes(nodes), audit)
 	}
 	return proxmoxsafe.Config{
 		URL:         srv.URL,
@@ -113,12 +116,12 @@ func setupDemo(a *app, cfg *settings.Config, stderr io.Writer) (proxmoxsafe.Conf
 		TokenSecret: proxmoxtest.DefaultTokenSecret,
 		Fingerprint: srv.Fingerprint(),
 		Policy:      proxmoxsafe.Policy{AllowedNodes: nodes},
-	}, nil
+	}, closers, nil
 }
 
-// demoExample returns an approval phrase for a running, unlocked,
+// examplePhrase returns an approval phrase for a running, unlocked,
 // non-template guest, to show in the banner.
-func demoExample(c *proxmoxtest.Cluster) string {
+func examplePhrase(c *proxmoxtest.Cluster) string {
 	for _, g := range c.Guests {
 		if g.Status == "running" && g.Lock == "" && !g.Template && !g.HAManaged {
 			return proxmoxsafe.ApprovalPhrase("shutdown", proxmoxsafe.Target{
@@ -129,10 +132,10 @@ func demoExample(c *proxmoxtest.Cluster) string {
 	return "APPROVE shutdown <node>/<type>/<vmid>"
 }
 
-// printDemoBanner tells a newcomer what is running and how to connect a
+// printBanner tells a newcomer what is running and how to connect a
 // client. It goes to stderr: stdout is the MCP channel.
-func printDemoBanner(w io.Writer, url string, nodes []string, guests int, cfg *settings.Config, classes []proxmoxsafe.Class, example string) {
-	command, args := demoCommand()
+func printBanner(w io.Writer, version, url string, nodes []string, guests int, cfg *settings.Config, classes []proxmoxsafe.Class, example string) {
+	command, args := clientCommand()
 	cmdJSON, _ := json.Marshal(command)
 	argsJSON, _ := json.Marshal(args)
 	claude := fmt.Sprintf(`    {"mcpServers": {"proxmox-safe-demo": {"command": %s, "args": %s}}}`, cmdJSON, argsJSON)
@@ -152,15 +155,15 @@ func printDemoBanner(w io.Writer, url string, nodes []string, guests int, cfg *s
   From a shell, without a client:
     proxmox-safe-mcp --demo tools
     proxmox-safe-mcp --demo call list_guests
-`, versionString(), url, describeNodes(nodes), guests,
-		cfg.Profile, classNames(classes), cfg.ReadOnly, describeNodes(nodes),
-		cfg.AuditLog, demoApprovals(cfg, classes, example), claude, vscode)
+`, version, url, settings.DescribeNodes(nodes), guests,
+		cfg.Profile, settings.ClassNames(classes), cfg.ReadOnly, settings.DescribeNodes(nodes),
+		cfg.AuditLog, approvals(cfg, classes, example), claude, vscode)
 }
 
-// demoApprovals says how each enabled class is approved (the levels in
+// approvals says how each enabled class is approved (the levels in
 // force, with --approvals), with what each level asks of the user; one
 // line each, indented like the banner.
-func demoApprovals(cfg *settings.Config, classes []proxmoxsafe.Class, example string) string {
+func approvals(cfg *settings.Config, classes []proxmoxsafe.Class, example string) string {
 	if len(classes) == 0 {
 		return "  No mutation class is enabled: only read tools are offered.\n"
 	}
@@ -174,7 +177,7 @@ func demoApprovals(cfg *settings.Config, classes []proxmoxsafe.Class, example st
 				used[l] = true
 			}
 		}
-		fmt.Fprintf(&b, "    %-15s %s\n", cl, levelsText(cl, levels, ", "))
+		fmt.Fprintf(&b, "    %-15s %s\n", cl, settings.LevelsText(cl, levels, ", "))
 	}
 	if used[proxmoxsafe.LevelPhrase] {
 		fmt.Fprintf(&b, "  phrase: pass the exact approval phrase, e.g. %q.\n", example)
@@ -191,10 +194,10 @@ func demoApprovals(cfg *settings.Config, classes []proxmoxsafe.Class, example st
 	return b.String()
 }
 
-// demoCommand returns how a client should start this demo: the binary's
+// clientCommand returns how a client should start this demo: the binary's
 // absolute path, or `go run` from the module root when running under
 // `go run` (whose binary lives in a temporary directory).
-func demoCommand() (string, []string) {
+func clientCommand() (string, []string) {
 	exe, err := os.Executable()
 	if err == nil && !strings.Contains(exe, "go-build") {
 		if abs, err := filepath.Abs(exe); err == nil {
@@ -215,13 +218,13 @@ func demoCommand() (string, []string) {
 	return "go", []string{"-C", dir, "run", "./cmd/proxmox-safe-mcp", "--demo"}
 }
 
-// demoPrivileges are the README role's privileges plus the ones the
+// privileges are the README role's privileges plus the ones the
 // profile's other classes cannot work without (the admin profile's
 // destroy needs VM.Allocate, which the README's role leaves out on
 // purpose), so each profile's demo behaves like a setup granted what
 // doctor asks for.
-func demoPrivileges(cfg *settings.Config) []string {
-	out := slices.Clone(readmeRolePrivileges)
+func privileges(cfg *settings.Config) []string {
+	out := slices.Clone(ReadmeRolePrivileges)
 	classes := cfg.Classes()
 	for _, r := range proxmoxsafe.Requirements() {
 		if r.Class != "" && !r.Optional && slices.Contains(classes, r.Class) && !slices.Contains(out, r.Privilege) {
