@@ -154,31 +154,6 @@ func TestClusterStatusWithoutSysAudit(t *testing.T) {
 	}
 }
 
-func TestAPIErrorNamesForwardingStatuses(t *testing.T) {
-	t.Parallel()
-	for code, want := range map[int]string{
-		595: "595 No route to host (Proxmox could not connect to the node it forwarded the request to: the node is offline or unreachable)",
-		596: "596 Broken pipe (Proxmox could not send the request to the node it forwarded it to",
-		597: "597 x (the node Proxmox forwarded the request to stopped answering",
-		500: "500 x",
-	} {
-		msg := map[int]string{595: "No route to host", 596: "Broken pipe"}[code]
-		if msg == "" {
-			msg = "x"
-		}
-		e := &proxmoxsafe.APIError{Method: "GET", Path: "/nodes/pve3/status", StatusCode: code, Message: msg}
-		if got := e.Error(); !strings.Contains(got, want) || (code == 500 && strings.Contains(got, "(")) {
-			t.Errorf("%d: %q, want %q", code, got, want)
-		}
-	}
-	// And from the fake: a node-targeted read of an offline node.
-	e := newEnv(t, func(c *proxmoxsafe.Config) { c.Policy.AllowedNodes = append(c.Policy.AllowedNodes, "pve3") })
-	_, err := e.client.GuestStatus(t.Context(), proxmoxsafe.GuestStatusInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve3", Type: proxmoxsafe.TypeQEMU, VMID: 300}})
-	if err == nil || !strings.Contains(err.Error(), "595 No route to host (Proxmox could not connect") {
-		t.Errorf("err = %v", err)
-	}
-}
-
 // TestClusterStatusReadsAtOnce: the three independent reads are in flight
 // together. /cluster/status is held by the fake until the caller gives up;
 // /version and /cluster/resources must arrive meanwhile (sent one after
@@ -210,5 +185,50 @@ func TestClusterStatusReadsAtOnce(t *testing.T) {
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestClusterStatus(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	res, err := e.client.ClusterStatus(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Name != "lab" || !res.Clustered || !res.Quorate || res.Version != "9.1.1" {
+		t.Errorf("result = %+v", res)
+	}
+	var names []string
+	for _, n := range res.Nodes {
+		names = append(names, n.Name)
+		if n.Name == "pve3" && n.Online {
+			t.Error("pve3 should be offline")
+		}
+		if n.Name == "pve1" && (!n.Online || n.IP != "10.0.0.1" || !n.Local) {
+			t.Errorf("pve1 = %+v", n)
+		}
+	}
+	if strings.Join(names, ",") != "pve1,pve2,pve3" {
+		t.Errorf("nodes = %v", names)
+	}
+	got := reqLines(e.requests())
+	slices.Sort(got) // sent at once: any order
+	if !slices.Equal(got, []string{"GET /cluster/resources", "GET /cluster/status", "GET /version"}) {
+		t.Errorf("requests = %v", got)
+	}
+}
+
+func TestClusterStatusStandalone(t *testing.T) {
+	t.Parallel()
+	c := testCluster()
+	c.Name = ""
+	c.Nodes = c.Nodes[:1]
+	e := newEnvWith(t, c, nil)
+	res, err := e.client.ClusterStatus(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Clustered || res.Name != "" || !res.Quorate || len(res.Nodes) != 1 {
+		t.Errorf("standalone result = %+v", res)
 	}
 }

@@ -132,3 +132,55 @@ func TestListSnapshotsParentCycle(t *testing.T) {
 		t.Errorf("names %v, running %v, current %q", names, r.Running, r.Current)
 	}
 }
+
+func TestListSnapshotsRetentionVerdicts(t *testing.T) {
+	t.Parallel()
+	e := newResponderEnv(t, func(c *proxmoxsafe.Config) { c.Policy.Retention.MaxCount = 3 })
+	res, err := e.client.ListSnapshots(t.Context(), proxmoxsafe.ListSnapshotsInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "lxc", VMID: 200}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range res.Snapshots {
+		if s.Cleanup == nil {
+			t.Fatalf("%s has no cleanup verdict", s.Name)
+		}
+		got[s.Name] = strings.Join([]string{boolWord(s.Keep, "keep"), boolWord(s.Autosnap, "auto"), boolWord(s.Cleanup.WouldDelete, "delete"), string(s.Cleanup.Rule)}, ",")
+		if s.Cleanup.Reason == "" {
+			t.Errorf("%s: no reason", s.Name)
+		}
+	}
+	want := map[string]string{
+		"keep-golden": "keep,-,-,keep-marker",
+		"old-manual":  "-,-,delete,max-age",
+		"auto1":       "-,auto,delete,max-count",
+		"auto2":       "-,auto,-,within-limits",
+		"manual1":     "-,-,delete,max-count",
+		"auto3":       "-,auto,-,within-limits",
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %s, want %s", k, got[k], v)
+		}
+	}
+	// A protected guest: the policy's verdict is shown, but nothing would go.
+	res, err = e.client.ListSnapshots(t.Context(), proxmoxsafe.ListSnapshotsInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 101}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range res.Snapshots {
+		if s.Cleanup.WouldDelete {
+			t.Errorf("protected guest: %s would be deleted", s.Name)
+		}
+		if s.Name == "old-manual" && !strings.Contains(s.Cleanup.Reason, "protected") {
+			t.Errorf("old-manual reason = %q", s.Cleanup.Reason)
+		}
+	}
+}
+
+func boolWord(b bool, w string) string {
+	if b {
+		return w
+	}
+	return "-"
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -67,68 +66,6 @@ func statusReadsAfterPost(e *env, vmid string) int {
 		}
 	}
 	return n
-}
-
-func TestWaitPowerCompleted(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		node     string
-		typ      proxmoxsafe.GuestType
-		vmid     int
-		action   proxmoxsafe.PowerAction
-		want     string
-		observed string
-	}{
-		{"pve1", "qemu", 101, proxmoxsafe.ActionStart, "running", "running"},
-		{"pve1", "qemu", 100, proxmoxsafe.ActionShutdown, "stopped", "stopped"},
-		{"pve1", "qemu", 100, proxmoxsafe.ActionStop, "stopped", "stopped"},
-		{"pve1", "qemu", 100, proxmoxsafe.ActionReboot, "running", "running again (uptime 1 s)"},
-		{"pve1", "lxc", 200, proxmoxsafe.ActionReboot, "running", "running again (uptime 1 s)"},
-		{"pve2", "lxc", 201, proxmoxsafe.ActionStart, "running", "running"},
-	}
-	for _, tc := range tests {
-		t.Run(string(tc.typ)+"/"+string(tc.action), func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, nil)
-			in := powerIn(tc.node, tc.typ, tc.vmid, tc.action)
-			in.Wait = fastVerify()
-			r, err := e.client.GuestPower(t.Context(), in)
-			if err != nil {
-				t.Fatalf("GuestPower: %v", err)
-			}
-			o := r.Outcome
-			if o == nil {
-				t.Fatal("no outcome")
-			}
-			if o.Status != proxmoxsafe.OutcomeCompleted || !o.Verified || o.ExitStatus != "OK" || o.TaskStatus != "stopped" {
-				t.Errorf("outcome = %+v", o)
-			}
-			if o.After == nil || o.After.Status != tc.want || o.Observed != tc.observed {
-				t.Errorf("after = %+v, observed %q", o.After, o.Observed)
-			}
-			if o.UPID != r.UPID || o.TaskPolls < 2 || o.StatePolls < 1 || o.Timeout != 30*time.Second || o.TimeoutClamped {
-				t.Errorf("bookkeeping = %+v", o)
-			}
-			if !strings.Contains(o.Message, "completed OK") {
-				t.Errorf("message = %q", o.Message)
-			}
-			if g, _ := e.fake.Guest(tc.vmid); g.Status != tc.want {
-				t.Errorf("fake guest is %s", g.Status)
-			}
-			recs := auditEvents(t, e)
-			if got := eventNames(recs); !slices.Equal(got, []string{"approved", "submitted", "completed"}) {
-				t.Fatalf("audit events = %v", got)
-			}
-			c := recs[2]
-			if c.UPID != r.UPID || c.Op != "GuestPower" || c.Action != string(tc.action) || c.VMID != tc.vmid || !strings.HasPrefix(c.Reason, "verified: ") {
-				t.Errorf("completed record = %+v", c)
-			}
-			// Waiting never sends another mutating request.
-			if m := e.fake.MutatingRequests(); len(m) != 1 {
-				t.Errorf("mutating requests = %v", reqLines(m))
-			}
-		})
-	}
 }
 
 func TestWaitWarnings(t *testing.T) {
@@ -229,99 +166,6 @@ func TestWaitTimeout(t *testing.T) {
 	}
 }
 
-// TestWaitHAManaged: an hastop task stops OK at once, and the guest only
-// stops after a few status reads (the HA manager acting later). The wait
-// must not call that completed until the guest is stopped.
-func TestWaitHAManaged(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
-	var mu sync.Mutex
-	var phases []proxmoxsafe.ProgressPhase
-	var stillRunning []bool
-	in := powerIn("pve2", "qemu", 105, proxmoxsafe.ActionShutdown)
-	in.Wait = fastVerify()
-	in.Wait.OnProgress = func(p proxmoxsafe.Progress) {
-		g, _ := e.fake.Guest(105)
-		mu.Lock()
-		defer mu.Unlock()
-		phases = append(phases, p.Phase)
-		stillRunning = append(stillRunning, g.Status == "running")
-	}
-	r, err := e.client.GuestPower(t.Context(), in)
-	if err != nil {
-		t.Fatalf("GuestPower: %v", err)
-	}
-	if r.Task.Type != "hastop" || !r.HAManaged {
-		t.Fatalf("receipt = %+v, want an hastop task", r)
-	}
-	o := r.Outcome
-	if o.Status != proxmoxsafe.OutcomeCompleted || o.After == nil || o.After.Status != "stopped" || !o.After.HAManaged {
-		t.Errorf("outcome = %+v", o)
-	}
-	if n := statusReadsAfterPost(e, "105"); n < 2 || o.StatePolls != n {
-		t.Errorf("status/current read %d times after the POST (outcome says %d); want more than one", n, o.StatePolls)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(phases) < 2 || phases[len(phases)-1] != proxmoxsafe.ProgressDone || !slices.Contains(phases, proxmoxsafe.ProgressWaitingForHA) {
-		t.Fatalf("progress phases = %v", phases)
-	}
-	for i, p := range phases {
-		if p == proxmoxsafe.ProgressWaitingForHA && !stillRunning[i] {
-			t.Errorf("progress %d said waiting for HA while the guest was already stopped", i)
-		}
-	}
-	if stillRunning[len(stillRunning)-1] {
-		t.Error("the wait reported done while the fake guest was still running")
-	}
-	if g, _ := e.fake.Guest(105); g.Status != "stopped" {
-		t.Errorf("fake guest is %s", g.Status)
-	}
-}
-
-func TestWaitSnapshot(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
-	in := proxmoxsafe.SnapshotGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "lxc", VMID: 200}, Name: "pre-upgrade"}
-	in.Approval = in.ApprovalPhrase()
-	in.Wait = fastVerify()
-	r, err := e.client.SnapshotGuest(t.Context(), in)
-	if err != nil {
-		t.Fatalf("SnapshotGuest: %v", err)
-	}
-	o := r.Outcome
-	if o.Status != proxmoxsafe.OutcomeCompleted || !o.Verified || o.Observed != "snapshot pre-upgrade present" || o.After != nil {
-		t.Errorf("outcome = %+v", o)
-	}
-	recs := auditEvents(t, e)
-	if last := recs[len(recs)-1]; last.Event != proxmoxsafe.AuditCompleted || last.Op != "SnapshotGuest" || last.Snapshot != "pre-upgrade" {
-		t.Errorf("last record = %+v", last)
-	}
-	var listed bool
-	for _, q := range e.requests() {
-		listed = listed || (q.Method == "GET" && q.Path == "/nodes/pve1/lxc/200/snapshot")
-	}
-	if !listed {
-		t.Error("the snapshot list was never read")
-	}
-}
-
-func TestWaitSnapshotFailed(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
-	e.fake.FailNextTask("snapshot feature is not available")
-	in := proxmoxsafe.SnapshotGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "lxc", VMID: 200}, Name: "pre-upgrade"}
-	in.Approval = in.ApprovalPhrase()
-	in.Wait = fastVerify()
-	r, err := e.client.SnapshotGuest(t.Context(), in)
-	if !errors.Is(err, proxmoxsafe.ErrTaskFailed) || r == nil {
-		t.Fatalf("err = %v, receipt %v", err, r)
-	}
-	if o := r.Outcome; o.Status != proxmoxsafe.OutcomeFailed || o.Observed != "snapshot pre-upgrade not in the snapshot list" {
-		t.Errorf("outcome = %+v", o)
-	}
-}
-
 func TestWaitContextCancel(t *testing.T) {
 	t.Parallel()
 	fake := proxmoxtest.NewUnstartedServer(testCluster())
@@ -348,56 +192,6 @@ func TestWaitContextCancel(t *testing.T) {
 		t.Errorf("task polls = %d, want 3 (cancelled on the third)", r.Outcome.TaskPolls)
 	}
 	// goleak (TestMain) checks that no poller goroutine is left behind.
-}
-
-func TestWaitTimeoutClamped(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, func(c *proxmoxsafe.Config) { c.MaxWait = 2 * time.Second })
-	if got := e.client.MaxWait(); got != 2*time.Second {
-		t.Fatalf("MaxWait = %v", got)
-	}
-	in := powerIn("pve1", "qemu", 101, proxmoxsafe.ActionStart)
-	in.Wait = fastVerify()
-	in.Wait.Timeout = time.Hour
-	r, err := e.client.GuestPower(t.Context(), in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o := r.Outcome; o.Timeout != 2*time.Second || !o.TimeoutClamped || o.Status != proxmoxsafe.OutcomeCompleted {
-		t.Errorf("outcome = %+v", o)
-	}
-
-	// The default 30 s above a smaller cap is clamped without blaming the caller.
-	e = newEnv(t, func(c *proxmoxsafe.Config) { c.MaxWait = 2 * time.Second })
-	in.Wait.Timeout = 0
-	r, err = e.client.GuestPower(t.Context(), in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o := r.Outcome; o.Timeout != 2*time.Second || o.TimeoutClamped {
-		t.Errorf("outcome = %+v", o)
-	}
-}
-
-func TestMaxWaitConfig(t *testing.T) {
-	t.Parallel()
-	base := proxmoxsafe.Config{URL: "https://pve:8006", TokenID: "a@pve!tok", TokenSecret: "s"}
-	c, err := proxmoxsafe.New(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.MaxWait() != proxmoxsafe.DefaultMaxWait {
-		t.Fatalf("default MaxWait = %v", c.MaxWait())
-	}
-	for _, d := range []time.Duration{-time.Second, 500 * time.Millisecond, 2 * time.Hour} {
-		cfg := base
-		cfg.MaxWait = d
-		_, err := proxmoxsafe.New(cfg)
-		var ce *proxmoxsafe.ConfigError
-		if !errors.As(err, &ce) || ce.Field != "MaxWait" {
-			t.Errorf("MaxWait %v: err = %v", d, err)
-		}
-	}
 }
 
 // TestWaitRefusals: a Verify that cannot run reads nothing, and a bad Wait

@@ -1,93 +1,12 @@
 package proxmoxsafe_test
 
 import (
-	"errors"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
-
-func TestClusterStatus(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
-	res, err := e.client.ClusterStatus(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Name != "lab" || !res.Clustered || !res.Quorate || res.Version != "9.1.1" {
-		t.Errorf("result = %+v", res)
-	}
-	var names []string
-	for _, n := range res.Nodes {
-		names = append(names, n.Name)
-		if n.Name == "pve3" && n.Online {
-			t.Error("pve3 should be offline")
-		}
-		if n.Name == "pve1" && (!n.Online || n.IP != "10.0.0.1" || !n.Local) {
-			t.Errorf("pve1 = %+v", n)
-		}
-	}
-	if strings.Join(names, ",") != "pve1,pve2,pve3" {
-		t.Errorf("nodes = %v", names)
-	}
-	got := reqLines(e.requests())
-	slices.Sort(got) // sent at once: any order
-	if !slices.Equal(got, []string{"GET /cluster/resources", "GET /cluster/status", "GET /version"}) {
-		t.Errorf("requests = %v", got)
-	}
-}
-
-func TestClusterStatusStandalone(t *testing.T) {
-	t.Parallel()
-	c := testCluster()
-	c.Name = ""
-	c.Nodes = c.Nodes[:1]
-	e := newEnvWith(t, c, nil)
-	res, err := e.client.ClusterStatus(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Clustered || res.Name != "" || !res.Quorate || len(res.Nodes) != 1 {
-		t.Errorf("standalone result = %+v", res)
-	}
-}
-
-func TestNodeStatus(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
-	res, err := e.client.NodeStatus(t.Context(), proxmoxsafe.NodeStatusInput{Node: "pve1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Node != "pve1" || res.Uptime != 3600 || res.CPUs != 8 || res.Memory.Total != 64<<30 || res.Memory.Used != 8<<30 {
-		t.Errorf("result = %+v", res)
-	}
-	if res.LoadAvg != [3]float64{0.5, 0.25, 0.12} {
-		t.Errorf("loadavg = %v (Proxmox sends strings; they must be parsed)", res.LoadAvg)
-	}
-	if res.Kernel != "6.17.2-1-pve" || !strings.HasPrefix(res.PVEVersion, "pve-manager/9.1.1") {
-		t.Errorf("kernel %q, version %q", res.Kernel, res.PVEVersion)
-	}
-	if res.RootFS.Total != 100<<30 || res.RootFS.Used != 10<<30 {
-		t.Errorf("rootfs = %+v", res.RootFS)
-	}
-	if got := reqLines(e.requests()); !slices.Equal(got, []string{"GET /nodes/pve1/status"}) {
-		t.Errorf("requests = %v", got)
-	}
-}
-
-func TestNodeStatusOfflineNode(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, func(c *proxmoxsafe.Config) { c.Policy.AllowedNodes = append(c.Policy.AllowedNodes, "pve3") })
-	_, err := e.client.NodeStatus(t.Context(), proxmoxsafe.NodeStatusInput{Node: "pve3"})
-	var ae *proxmoxsafe.APIError
-	if !errors.As(err, &ae) || ae.StatusCode != 595 {
-		t.Fatalf("err = %v, want a 595 APIError", err)
-	}
-}
 
 func TestListGuests(t *testing.T) {
 	t.Parallel()
@@ -232,5 +151,26 @@ func TestListGuestsSanitizesNames(t *testing.T) {
 	}
 	if res.Guests[0].Name != "web1" {
 		t.Errorf("name = %q, want the sanitized %q", res.Guests[0].Name, "web1")
+	}
+}
+
+func TestListGuestsProtected(t *testing.T) {
+	t.Parallel()
+	e := newResponderEnv(t, func(c *proxmoxsafe.Config) { c.Policy.ProtectedGuests = []int{106} })
+	res, err := e.client.ListGuests(t.Context(), proxmoxsafe.ListGuestsInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var protected []int
+	for _, g := range res.Guests {
+		if g.Protected {
+			protected = append(protected, g.VMID)
+			if g.Manageable {
+				t.Errorf("protected guest %d is manageable", g.VMID)
+			}
+		}
+	}
+	if want := []int{101, 102, 103, 106, 201}; !slices.Equal(protected, want) {
+		t.Errorf("protected = %v, want %v", protected, want)
 	}
 }
