@@ -15,6 +15,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcphttp"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
 // addSlow adds "slow", which reports on started and then waits for its
@@ -299,5 +303,112 @@ func TestCancelledCallGetsNoAnswerOnItsStream(t *testing.T) {
 	}
 	if r := f.do(t, http.MethodDelete, f.url, "", session); r.status != http.StatusNoContent && r.status != http.StatusOK {
 		t.Errorf("DELETE: %d %q", r.status, r.body)
+	}
+}
+
+// TestCancelledMutationStaysAudited, end to end over stateful streamable
+// HTTP with the real server: a client that reads its call's event stream
+// cancels a guest_power call while the fake Proxmox holds its POST. The
+// stream ends without an answer, a later call is answered, exactly one
+// mutating request went out, and the audit log records it as approved
+// and submitted with its task.
+func TestCancelledMutationStaysAudited(t *testing.T) {
+	t.Parallel()
+	fake := proxmoxtest.NewServer(proxmoxtest.DemoCluster())
+	t.Cleanup(fake.Close)
+	var audit syncBuffer
+	client, err := proxmoxsafe.New(proxmoxsafe.Config{
+		URL: fake.URL, TokenID: proxmoxtest.DefaultTokenID, TokenSecret: proxmoxtest.DefaultTokenSecret, Fingerprint: fake.Fingerprint(),
+		Policy: proxmoxsafe.Policy{AllowedNodes: []string{"pve1", "pve2"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassPower}},
+		Audit:  auditlog.New(&audit, nil),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const path = "/nodes/pve2/qemu/103/status/start"
+	hold := make(chan struct{})
+	fake.InjectFault(proxmoxtest.Fault{Method: "POST", Path: path, Hold: hold, Times: 1})
+	var once sync.Once
+	release := func() { once.Do(func() { close(hold) }) }
+	t.Cleanup(release)
+	h, err := mcphttp.New(mcpserver.New(client, nil), &mcphttp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		h.Shutdown(ctx)
+		ts.Close()
+	})
+	f := &fixture{ts: ts, url: ts.URL + mcphttp.DefaultPath, seen: &syncBuffer{}}
+
+	r := f.do(t, http.MethodPost, f.url, initBody, nil)
+	sid := r.header.Get("Mcp-Session-Id")
+	if r.status != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %d %q", r.status, r.body)
+	}
+	session := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"}
+	f.do(t, http.MethodPost, f.url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, session)
+	stream := make(chan string, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, f.url, strings.NewReader(
+			`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"guest_power","arguments":{"node":"pve2","type":"qemu","vmid":103,"action":"start","approval":"APPROVE start pve2/qemu/103"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range session {
+			req.Header.Set(k, v)
+		}
+		resp, err := ts.Client().Do(req)
+		if err != nil {
+			stream <- "error: " + err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		stream <- string(b)
+	}()
+	deadline := time.Now().Add(30 * time.Second) // a bound for a hung test
+	for len(fake.MutatingRequests()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the POST never reached the fake")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if r := f.do(t, http.MethodPost, f.url, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`, session); r.status != http.StatusAccepted {
+		t.Fatalf("cancel: %d %q", r.status, r.body)
+	}
+	release()
+	got := <-stream // ends once the server has finished the call
+	for _, m := range messages(got) {
+		if _, isRequest := m["method"]; !isRequest && string(m["id"]) == "5" {
+			t.Errorf("the cancelled call got an answer: %q", got)
+		}
+	}
+	r = f.do(t, http.MethodPost, f.url, `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"list_guests","arguments":{}}}`, session)
+	if ms := messages(r.body); len(ms) != 1 || string(ms[0]["id"]) != "6" || ms[0]["result"] == nil {
+		t.Errorf("the call after the cancelled one: %d %q", r.status, r.body)
+	}
+	f.do(t, http.MethodDelete, f.url, "", session)
+
+	if m := fake.MutatingRequests(); len(m) != 1 {
+		t.Errorf("%d mutating requests, want 1", len(m))
+	}
+	var events []string
+	for line := range strings.Lines(audit.String()) {
+		var rec proxmoxsafe.AuditRecord
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Event != proxmoxsafe.AuditAnchor { // the log's first record
+			events = append(events, string(rec.Event))
+		}
+		if rec.Event == proxmoxsafe.AuditSubmitted && !strings.HasPrefix(rec.UPID, "UPID:pve2:") {
+			t.Errorf("submitted without its task: %+v", rec)
+		}
+	}
+	if strings.Join(events, ",") != "approved,submitted" {
+		t.Errorf("audit events %q, want approved then submitted", events)
 	}
 }
