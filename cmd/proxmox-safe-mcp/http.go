@@ -92,7 +92,7 @@ func serveHTTP(ctx context.Context, a *app, cfg *settings.Config, warn *slog.Log
 	handler, err := mcphttp.New(srv, opts)
 	if err != nil {
 		ln.Close()
-		fmt.Fprintln(stderr, "proxmox-safe-mcp: "+httpOptionError(err))
+		fmt.Fprintln(stderr, "proxmox-safe-mcp: "+settings.HTTPOptionError(err))
 		return exitUsage
 	}
 
@@ -156,24 +156,6 @@ func serveHTTP(ctx context.Context, a *app, cfg *settings.Config, warn *slog.Log
 	}
 	a.log.Info("stopped")
 	return exitOK
-}
-
-// httpOptionError names the setting behind an mcphttp option error.
-func httpOptionError(err error) string {
-	msg := strings.TrimPrefix(err.Error(), "mcphttp: ")
-	switch {
-	case strings.HasPrefix(msg, "allowed origin"):
-		return "MCP_ALLOWED_ORIGINS (--allowed-origins): " + msg
-	case strings.HasPrefix(msg, "allowed host"):
-		return "MCP_ALLOWED_HOSTS (--allowed-hosts): " + msg
-	case strings.HasPrefix(msg, "Path"):
-		return "MCP_HTTP_PATH (--http-path): " + msg
-	case strings.Contains(msg, "ResourceMetadata.Resource"):
-		return "MCP_PUBLIC_URL (--public-url): " + msg
-	case strings.Contains(msg, "authorization server"):
-		return "MCP_AUTH_SERVER (--auth-server): " + msg
-	}
-	return "invalid HTTP configuration: " + msg
 }
 
 // slogWriter routes net/http's internal error log (TLS handshake noise,

@@ -65,3 +65,22 @@ func (cfg *Config) LibraryError(err error) error {
 	}
 	return Errorf("invalid configuration: %s", ce.Problem)
 }
+
+// HTTPOptionError names the setting behind an mcphttp option error (New
+// checks what Parse cannot: the origins, hosts, path and metadata URLs).
+func HTTPOptionError(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "mcphttp: ")
+	switch {
+	case strings.HasPrefix(msg, "allowed origin"):
+		return "MCP_ALLOWED_ORIGINS (--allowed-origins): " + msg
+	case strings.HasPrefix(msg, "allowed host"):
+		return "MCP_ALLOWED_HOSTS (--allowed-hosts): " + msg
+	case strings.HasPrefix(msg, "Path"):
+		return "MCP_HTTP_PATH (--http-path): " + msg
+	case strings.Contains(msg, "ResourceMetadata.Resource"):
+		return "MCP_PUBLIC_URL (--public-url): " + msg
+	case strings.Contains(msg, "authorization server"):
+		return "MCP_AUTH_SERVER (--auth-server): " + msg
+	}
+	return "invalid HTTP configuration: " + msg
+}

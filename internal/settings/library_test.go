@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -34,6 +35,23 @@ func TestLibConfigError(t *testing.T) {
 		}
 		if got := cfg.LibraryError(err).Error(); !strings.HasPrefix(got, tc.want) {
 			t.Errorf("%v → %q, want prefix %q", err, got, tc.want)
+		}
+	}
+}
+
+// TestHTTPOptionError: an mcphttp option error names the setting to fix.
+func TestHTTPOptionError(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ msg, want string }{
+		{"mcphttp: allowed origin \"x\": bad", "MCP_ALLOWED_ORIGINS (--allowed-origins): allowed origin"},
+		{"mcphttp: allowed host \"x\": bad", "MCP_ALLOWED_HOSTS (--allowed-hosts): allowed host"},
+		{"mcphttp: Path must start with /", "MCP_HTTP_PATH (--http-path): Path must"},
+		{"mcphttp: ResourceMetadata.Resource is bad", "MCP_PUBLIC_URL (--public-url): "},
+		{"mcphttp: the authorization server is bad", "MCP_AUTH_SERVER (--auth-server): "},
+		{"mcphttp: other", "invalid HTTP configuration: other"},
+	} {
+		if got := HTTPOptionError(errors.New(tc.msg)); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%q → %q, want prefix %q", tc.msg, got, tc.want)
 		}
 	}
 }
