@@ -114,7 +114,7 @@ func TestGuestToolsHappyPath(t *testing.T) {
 			},
 			wantText: []string{"Task qmstart 100 on pve1 failed: start failed: QEMU exited with code 1 (last 2 of 3 log lines attached)"},
 			check: func(t *testing.T, _ *fixture, res *mcp.CallToolResult) {
-				var out proxmoxsafe.TaskReportResult
+				var out proxmoxsafe.TaskStatusReport
 				structured(t, res, &out)
 				if !out.Failed || out.Status != "stopped" || len(out.Log.Lines) != 2 || out.Log.Lines[0].Text != "qm start 100 --password [redacted]" {
 					t.Errorf("report = %+v", out)

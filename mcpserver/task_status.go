@@ -24,8 +24,8 @@ func taskStatusTool() toolDef {
 	})
 }
 
-func (a *adapter) taskStatus(ctx context.Context, in proxmoxsafe.TaskLogInput) (string, *proxmoxsafe.TaskReportResult, error) {
-	res, err := a.client.TaskReport(ctx, in)
+func (a *adapter) taskStatus(ctx context.Context, in proxmoxsafe.TaskLogInput) (string, *proxmoxsafe.TaskStatusReport, error) {
+	res, err := a.client.TaskStatus(ctx, in)
 	if err != nil {
 		return "", nil, err
 	}

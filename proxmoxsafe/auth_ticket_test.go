@@ -318,7 +318,7 @@ func TestTicketReloginAfterForced401(t *testing.T) {
 	if err != nil {
 		t.Fatalf("snapshot after a 401: %v", err)
 	}
-	if _, err := e.client.TaskStatus(t.Context(), proxmoxsafe.TaskStatusInput{Node: "pve1", UPID: rec.UPID}); err != nil { // ends the task
+	if _, err := e.client.TaskState(t.Context(), proxmoxsafe.TaskStateInput{Node: "pve1", UPID: rec.UPID}); err != nil { // ends the task
 		t.Fatal(err)
 	}
 	var posts []proxmoxtest.Request

@@ -4,8 +4,8 @@
 // A [Client] offers typed, context-first operations: reads
 // ([Client.ClusterStatus], [Client.NodeStatus], [Client.ListGuests],
 // [Client.GuestStatus], [Client.GuestConfig] (secrets redacted),
-// [Client.ListSnapshots], [Client.TaskStatus], [Client.TaskLog],
-// [Client.TaskReport], [Client.ListTasks], [Client.WaitTask]) and mutations
+// [Client.ListSnapshots], [Client.TaskStatus], [Client.TaskState],
+// [Client.TaskLog], [Client.ListTasks], [Client.WaitTask]) and mutations
 // ([Client.GuestPower], [Client.SnapshotGuest]). Every mutation runs the
 // same pipeline, in this order:
 //

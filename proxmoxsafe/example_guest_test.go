@@ -111,7 +111,7 @@ func ExampleClient_TaskLog() {
 	// 201 TASK OK
 }
 
-func ExampleClient_TaskReport() {
+func ExampleClient_TaskStatus() {
 	fake := proxmoxtest.NewServer(exampleGuestCluster())
 	defer fake.Close()
 	client := exampleClient(fake)
@@ -119,7 +119,7 @@ func ExampleClient_TaskReport() {
 	task := fake.AddTask(proxmoxtest.Task{Node: "pve1", Type: "qmstart", ID: "101", ExitStatus: "start failed: QEMU exited with code 1",
 		Log: []string{"kvm: -drive file=/dev/pve/vm-101-disk-0: Could not open '/dev/pve/vm-101-disk-0': No such file or directory"}})
 
-	rep, err := client.TaskReport(context.Background(), proxmoxsafe.TaskLogInput{Node: "pve1", UPID: task.UPID, Lines: 1})
+	rep, err := client.TaskStatus(context.Background(), proxmoxsafe.TaskLogInput{Node: "pve1", UPID: task.UPID, Lines: 1})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -188,7 +188,7 @@ func ExampleClient_SnapshotGuest() {
 	// vzsnapshot
 }
 
-func ExampleClient_TaskStatus() {
+func ExampleClient_TaskState() {
 	fake := proxmoxtest.NewServer(exampleCluster())
 	defer fake.Close()
 	client := exampleClient(fake)
@@ -200,7 +200,7 @@ func ExampleClient_TaskStatus() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	st, err := client.TaskStatus(ctx, proxmoxsafe.TaskStatusInput{Node: receipt.Task.Node, UPID: receipt.UPID})
+	st, err := client.TaskState(ctx, proxmoxsafe.TaskStateInput{Node: receipt.Task.Node, UPID: receipt.UPID})
 	if err != nil {
 		log.Fatal(err)
 	}

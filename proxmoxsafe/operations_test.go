@@ -130,7 +130,7 @@ var opCases = map[proxmoxsafe.Operation][]opCase{
 		return err
 	}}},
 	proxmoxsafe.OpTaskStatus: {{env: opsEnv, read: func(ctx context.Context, c *proxmoxsafe.Client) error {
-		_, err := c.TaskStatus(ctx, proxmoxsafe.TaskStatusInput{Node: "pve1", UPID: ctx.Value(upidKey{}).(string)})
+		_, err := c.TaskStatus(ctx, proxmoxsafe.TaskLogInput{Node: "pve1", UPID: ctx.Value(upidKey{}).(string)})
 		return err
 	}}},
 	proxmoxsafe.OpTaskLog: {{env: opsEnv, read: func(ctx context.Context, c *proxmoxsafe.Client) error {

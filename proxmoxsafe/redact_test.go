@@ -46,7 +46,7 @@ func TestUpstreamEchoNeverLeaksTheSecret(t *testing.T) {
 			{"success body", proxmoxtest.Fault{Method: "GET", Path: "/nodes/pve1/tasks/*", Status: 200, Echo: true,
 				Body: []byte(`{"data":{"upid":"` + upid + `","node":"pve1","pid":4660,"pstart":22136,"starttime":1694498816,"type":"qmstart","id":"100","user":"root@pam","status":"stopped","exitstatus":"rejected {{auth}}"}}`)},
 				func(e *env) (any, error) {
-					return e.client.TaskStatus(t.Context(), proxmoxsafe.TaskStatusInput{Node: "pve1", UPID: upid})
+					return e.client.TaskState(t.Context(), proxmoxsafe.TaskStateInput{Node: "pve1", UPID: upid})
 				}, false},
 			{"task log line", proxmoxtest.Fault{Method: "GET", Path: "/nodes/pve1/tasks/*", Status: 200, Echo: true,
 				Body: []byte(`{"data":[{"n":1,"t":"curl -H '{{auth}}' https://pve"}],"total":1}`)},

@@ -54,15 +54,15 @@ func TestReadRefusals(t *testing.T) {
 			return err
 		}, proxmoxsafe.ErrInvalidInput},
 		{"task bad upid", func() error {
-			_, err := e.client.TaskStatus(ctx, proxmoxsafe.TaskStatusInput{Node: "pve1", UPID: "UPID:../../etc"})
+			_, err := e.client.TaskState(ctx, proxmoxsafe.TaskStateInput{Node: "pve1", UPID: "UPID:../../etc"})
 			return err
 		}, proxmoxsafe.ErrInvalidInput},
 		{"task node mismatch", func() error {
-			_, err := e.client.TaskStatus(ctx, proxmoxsafe.TaskStatusInput{Node: "pve2", UPID: "UPID:pve1:00001234:00005678:5FBE5E6D:qmstart:100:root@pam:"})
+			_, err := e.client.TaskState(ctx, proxmoxsafe.TaskStateInput{Node: "pve2", UPID: "UPID:pve1:00001234:00005678:5FBE5E6D:qmstart:100:root@pam:"})
 			return err
 		}, proxmoxsafe.ErrInvalidInput},
 		{"task node not allowlisted", func() error {
-			_, err := e.client.TaskStatus(ctx, proxmoxsafe.TaskStatusInput{Node: "pve3", UPID: "UPID:pve3:00001234:00005678:5FBE5E6D:qmstart:100:root@pam:"})
+			_, err := e.client.TaskState(ctx, proxmoxsafe.TaskStateInput{Node: "pve3", UPID: "UPID:pve3:00001234:00005678:5FBE5E6D:qmstart:100:root@pam:"})
 			return err
 		}, proxmoxsafe.ErrNotAllowed},
 		{"wait bad upid", func() error {

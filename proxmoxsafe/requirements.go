@@ -15,7 +15,6 @@ const (
 	OpListSnapshots Operation = "ListSnapshots"
 	OpTaskStatus    Operation = "TaskStatus"
 	OpTaskLog       Operation = "TaskLog"
-	OpTaskReport    Operation = "TaskReport"
 	OpWaitTask      Operation = "WaitTask"
 	OpListTasks     Operation = "ListTasks"
 	OpListStorage   Operation = "ListStorage"

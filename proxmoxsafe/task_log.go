@@ -135,42 +135,6 @@ func (c *Client) taskLog(ctx context.Context, in TaskLogInput, ref TaskRef) (*Ta
 	return res, nil
 }
 
-// TaskReportResult is a task's status with the end of its log.
-type TaskReportResult struct {
-	TaskStatusResult
-	// Log is the end of the task's log.
-	Log TaskLogResult `json:"log"`
-	// Failed is true when the task stopped with an error exit status
-	// (neither "OK" nor "WARNINGS: n").
-	Failed bool `json:"failed"`
-}
-
-// TaskReport reads a task's status and then the last lines of its log
-// (the log is read second, so a stopped task's log includes its final
-// "TASK …" line). It is what the task_status tool shows. At most three
-// requests; the node must be allowlisted and match the UPID.
-func (c *Client) TaskReport(ctx context.Context, in TaskLogInput) (*TaskReportResult, error) {
-	const op = "TaskReport"
-	start := time.Now()
-	ref, err := c.checkTask(in)
-	attrs := []slog.Attr{slog.String("node", in.Node), slog.String("upid", line(in.UPID, maxUPIDLen))}
-	if err != nil {
-		return nil, c.logged(ctx, op, start, err, attrs...)
-	}
-	st, err := c.taskStatus(ctx, in.UPID, ref)
-	if err != nil {
-		return nil, c.logged(ctx, op, start, err, attrs...)
-	}
-	log, err := c.taskLog(ctx, in, ref)
-	if err != nil {
-		return nil, c.logged(ctx, op, start, err, attrs...)
-	}
-	res := &TaskReportResult{TaskStatusResult: *st, Log: *log, Failed: !st.Running() && !st.Succeeded()}
-	attrs = append(attrs, slog.String("status", st.Status))
-	c.logged(ctx, op, start, nil, attrs...)
-	return res, nil
-}
-
 // getTotal is get for the list endpoints that also answer a top-level
 // "total"; it returns -1 as the total when the answer has none.
 func (c *Client) getTotal(ctx context.Context, path string, query url.Values, out any) (int, error) {

@@ -128,37 +128,6 @@ func TestTaskLogEmptyLog(t *testing.T) {
 	}
 }
 
-func TestTaskReport(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
-	failed := e.fake.AddTask(proxmoxtest.Task{Node: "pve1", Type: "qmstart", ID: "101", ExitStatus: "start failed: QEMU exited with code 1", Log: numbered(80)})
-	r, err := e.client.TaskReport(t.Context(), proxmoxsafe.TaskLogInput{Node: "pve1", UPID: failed.UPID, Lines: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Status != "stopped" || r.ExitStatus != "start failed: QEMU exited with code 1" || !r.Failed || r.Succeeded() {
-		t.Errorf("status = %+v", r.TaskStatusResult)
-	}
-	if r.Log.Total != 81 || len(r.Log.Lines) != 3 || r.Log.Lines[2].Text != "TASK ERROR: start failed: QEMU exited with code 1" {
-		t.Errorf("log = %+v", r.Log)
-	}
-	want := []string{"GET /nodes/pve1/tasks/" + failed.UPID + "/status", "GET /nodes/pve1/tasks/" + failed.UPID + "/log", "GET /nodes/pve1/tasks/" + failed.UPID + "/log"}
-	if got := reqLines(e.requests()); !slices.Equal(got, want) {
-		t.Errorf("requests = %v", got)
-	}
-
-	warn := e.fake.AddTask(proxmoxtest.Task{Node: "pve1", ExitStatus: "WARNINGS: 2"})
-	r, err = e.client.TaskReport(t.Context(), proxmoxsafe.TaskLogInput{Node: "pve1", UPID: warn.UPID})
-	if err != nil || r.Failed || !r.Succeeded() {
-		t.Errorf("warnings: %+v, %v", r, err)
-	}
-	running := e.fake.AddTask(proxmoxtest.Task{Node: "pve1", Log: []string{"starting"}})
-	r, err = e.client.TaskReport(t.Context(), proxmoxsafe.TaskLogInput{Node: "pve1", UPID: running.UPID})
-	if err != nil || r.Failed || !r.Running() || r.Log.Lines[0].Text != "starting" {
-		t.Errorf("running: %+v, %v", r, err)
-	}
-}
-
 func TestTaskLogRefusesWithoutRequests(t *testing.T) {
 	t.Parallel()
 	good := "UPID:pve1:00001F41:0000D072:6553F100:qmstart:100:root@pam:"
@@ -182,7 +151,7 @@ func TestTaskLogRefusesWithoutRequests(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, nil)
 			_, err := e.client.TaskLog(t.Context(), tc.in)
-			_, err2 := e.client.TaskReport(t.Context(), tc.in)
+			_, err2 := e.client.TaskStatus(t.Context(), tc.in)
 			for _, err := range []error{err, err2} {
 				if !errors.Is(err, tc.want) {
 					t.Errorf("err = %v, want %v", err, tc.want)

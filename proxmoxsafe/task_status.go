@@ -62,18 +62,19 @@ const MaxUPIDLen = upid.MaxLen
 // maxUPIDLen is MaxUPIDLen for this package's own caps.
 const maxUPIDLen = MaxUPIDLen
 
-// TaskStatusInput names one task for [Client.TaskStatus].
-type TaskStatusInput struct {
+// TaskStateInput names one task for [Client.TaskState].
+type TaskStateInput struct {
 	// Node must be on the allowlist and be the node the UPID names.
 	Node string `json:"node" validate:"required,pve_node" jsonschema:"Node the task ran on: the node named in the UPID. It must be on the operator's node allowlist."`
 	// UPID is the task id, e.g. from a [Receipt] or [Client.ListTasks].
 	UPID string `json:"upid" validate:"required,max=255,pve_upid" jsonschema:"The task id, e.g. from a guest_power or snapshot_guest receipt or from task_list."`
 }
 
-// TaskStatus reads the status of one task. The node must be on the
+// TaskState reads the status of one task, and nothing else (one GET;
+// [Client.TaskStatus] adds the end of its log). The node must be on the
 // allowlist and must be the node the UPID names; nothing is sent otherwise.
-func (c *Client) TaskStatus(ctx context.Context, in TaskStatusInput) (*TaskStatusResult, error) {
-	const op = OpTaskStatus
+func (c *Client) TaskState(ctx context.Context, in TaskStateInput) (*TaskStatusResult, error) {
+	const op = "TaskState"
 	start := time.Now()
 	ref, err := c.checkTask(in)
 	if err != nil {
@@ -91,7 +92,7 @@ func (c *Client) checkTask(in any) (TaskRef, error) {
 	}
 	var node, id string
 	switch in := in.(type) {
-	case TaskStatusInput:
+	case TaskStateInput:
 		node, id = in.Node, in.UPID
 	case TaskLogInput:
 		node, id = in.Node, in.UPID
@@ -144,7 +145,7 @@ func (c *Client) WaitTask(ctx context.Context, in WaitTaskInput, opts *WaitOptio
 		return nil, c.logged(ctx, op, start, err)
 	}
 	ref := taskRefOf(in.UPID)
-	ref, err := c.checkTask(TaskStatusInput{Node: ref.Node, UPID: in.UPID})
+	ref, err := c.checkTask(TaskStateInput{Node: ref.Node, UPID: in.UPID})
 	if err != nil {
 		return nil, c.logged(ctx, op, start, err)
 	}
@@ -193,4 +194,40 @@ func (c *Client) poll(ctx context.Context, id string, ref TaskRef, o WaitOptions
 		}
 	}
 	return last, ctx.Err()
+}
+
+// TaskStatusReport is a task's status with the end of its log.
+type TaskStatusReport struct {
+	TaskStatusResult
+	// Log is the end of the task's log.
+	Log TaskLogResult `json:"log"`
+	// Failed is true when the task stopped with an error exit status
+	// (neither "OK" nor "WARNINGS: n").
+	Failed bool `json:"failed"`
+}
+
+// TaskStatus reads a task's status and then the last lines of its log
+// (the log is read second, so a stopped task's log includes its final
+// "TASK …" line). It is what the task_status tool shows. At most three
+// requests; the node must be allowlisted and match the UPID.
+func (c *Client) TaskStatus(ctx context.Context, in TaskLogInput) (*TaskStatusReport, error) {
+	const op = OpTaskStatus
+	start := time.Now()
+	ref, err := c.checkTask(in)
+	attrs := []slog.Attr{slog.String("node", in.Node), slog.String("upid", line(in.UPID, maxUPIDLen))}
+	if err != nil {
+		return nil, c.logged(ctx, op, start, err, attrs...)
+	}
+	st, err := c.taskStatus(ctx, in.UPID, ref)
+	if err != nil {
+		return nil, c.logged(ctx, op, start, err, attrs...)
+	}
+	log, err := c.taskLog(ctx, in, ref)
+	if err != nil {
+		return nil, c.logged(ctx, op, start, err, attrs...)
+	}
+	res := &TaskStatusReport{TaskStatusResult: *st, Log: *log, Failed: !st.Running() && !st.Succeeded()}
+	attrs = append(attrs, slog.String("status", st.Status))
+	c.logged(ctx, op, start, nil, attrs...)
+	return res, nil
 }

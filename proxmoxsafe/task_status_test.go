@@ -3,11 +3,13 @@ package proxmoxsafe_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
 var fastWait = &proxmoxsafe.WaitOptions{Interval: time.Millisecond, MaxInterval: 5 * time.Millisecond}
@@ -19,7 +21,7 @@ func TestWaitTaskOK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := e.client.TaskStatus(t.Context(), proxmoxsafe.TaskStatusInput{Node: "pve1", UPID: rec.UPID})
+	st, err := e.client.TaskState(t.Context(), proxmoxsafe.TaskStateInput{Node: "pve1", UPID: rec.UPID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,5 +95,38 @@ func TestWaitTaskTimeoutAndCancel(t *testing.T) {
 	cancel()
 	if _, err := e.client.WaitTask(ctx, proxmoxsafe.WaitTaskInput{UPID: rec.UPID}, fastWait); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: err = %v", err)
+	}
+}
+
+// TestTaskStatusReport: TaskStatus, what the task_status tool shows, is the
+// status with the end of the log.
+func TestTaskStatusReport(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	failed := e.fake.AddTask(proxmoxtest.Task{Node: "pve1", Type: "qmstart", ID: "101", ExitStatus: "start failed: QEMU exited with code 1", Log: numbered(80)})
+	r, err := e.client.TaskStatus(t.Context(), proxmoxsafe.TaskLogInput{Node: "pve1", UPID: failed.UPID, Lines: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != "stopped" || r.ExitStatus != "start failed: QEMU exited with code 1" || !r.Failed || r.Succeeded() {
+		t.Errorf("status = %+v", r.TaskStatusResult)
+	}
+	if r.Log.Total != 81 || len(r.Log.Lines) != 3 || r.Log.Lines[2].Text != "TASK ERROR: start failed: QEMU exited with code 1" {
+		t.Errorf("log = %+v", r.Log)
+	}
+	want := []string{"GET /nodes/pve1/tasks/" + failed.UPID + "/status", "GET /nodes/pve1/tasks/" + failed.UPID + "/log", "GET /nodes/pve1/tasks/" + failed.UPID + "/log"}
+	if got := reqLines(e.requests()); !slices.Equal(got, want) {
+		t.Errorf("requests = %v", got)
+	}
+
+	warn := e.fake.AddTask(proxmoxtest.Task{Node: "pve1", ExitStatus: "WARNINGS: 2"})
+	r, err = e.client.TaskStatus(t.Context(), proxmoxsafe.TaskLogInput{Node: "pve1", UPID: warn.UPID})
+	if err != nil || r.Failed || !r.Succeeded() {
+		t.Errorf("warnings: %+v, %v", r, err)
+	}
+	running := e.fake.AddTask(proxmoxtest.Task{Node: "pve1", Log: []string{"starting"}})
+	r, err = e.client.TaskStatus(t.Context(), proxmoxsafe.TaskLogInput{Node: "pve1", UPID: running.UPID})
+	if err != nil || r.Failed || !r.Running() || r.Log.Lines[0].Text != "starting" {
+		t.Errorf("running: %+v, %v", r, err)
 	}
 }

@@ -157,7 +157,7 @@ func newValidator() *validator.Validate {
 		if u, err := upid.Parse(id); err == nil && ValidNode(node) && u.Node != node {
 			sl.ReportError(node, "node", "Node", "upid_node", u.Node)
 		}
-	}, TaskStatusInput{}, TaskLogInput{})
+	}, TaskStateInput{}, TaskLogInput{})
 	v.RegisterStructValidation(func(sl validator.StructLevel) {
 		in := sl.Current().Interface().(SnapshotGuestInput)
 		if reservedSnapshot(in.Type, in.Name) {

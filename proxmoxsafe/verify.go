@@ -240,7 +240,7 @@ func (c *Client) checkReceipt(r *Receipt, v *verifier) (TaskRef, error) {
 			return TaskRef{}, err
 		}
 	}
-	return c.checkTask(TaskStatusInput{Node: taskRefOf(r.UPID).Node, UPID: r.UPID})
+	return c.checkTask(TaskStateInput{Node: taskRefOf(r.UPID).Node, UPID: r.UPID})
 }
 
 // run fills w.out. wctx carries the timeout; ctx is the caller's.
