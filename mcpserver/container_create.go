@@ -15,7 +15,7 @@ func containerCreateTool() toolDef {
 		Annotations: provisionAnnotations,
 	}, ops(proxmoxsafe.OpCreateContainer), (*proxmoxsafe.Client).CreateContainer, func(in proxmoxsafe.CreateContainerInput, r *proxmoxsafe.Receipt) string {
 		return "creation of " + newGuestLabel(r) + " (" + clean(in.Hostname, 64) + ")"
-	})
+	}).approvalShowing("the exact phrase with every parameter it covers")
 }
 
 // createContainerArgs is the library input plus waitArgs.

@@ -62,6 +62,43 @@ func approvalFormat(decl proxmoxsafe.OperationInfo, when string) string {
 	return f
 }
 
+// approvalDescription is the description of a tool's approval parameter:
+// the declared format, when a phrase counts at all (as in approvalFormat),
+// and what the first call's refusal shows (shows, the tool's own words;
+// "" for the usual).
+func approvalDescription(decl proxmoxsafe.OperationInfo, when, shows string) string {
+	f := decl.ApprovalFormat
+	optional := ""
+	if strings.Contains(f, "[") {
+		optional = " (a part in [ ] only with its option)"
+	}
+	switch {
+	case noApprovalByDefault[decl.Class]:
+		if when != "" {
+			when = ", and " + when
+		}
+		return "Only when the operator requires approval for these tools" + when + ": exactly \"" + f + "\"" + optional + ". By default none is needed: omit it."
+	case !slices.Contains(proxmoxsafe.DefaultApprovals(decl.Class), proxmoxsafe.LevelPhrase):
+		if shows == "" {
+			shows = "how to approve"
+		}
+		return "Only when the operator set the " + string(decl.Class) + " class to the phrase level: exactly \"" + f + "\"" + optional +
+			". By default a person must approve (elicitation or an operator grant) and a phrase does not count. Omit it on the first call: the refusal says " + shows + "."
+	}
+	if shows == "" {
+		shows = "the exact phrase, the current state and what approving will do"
+	}
+	return "Exactly \"" + f + "\"" + optional + ", as the refusal or a plan: true call states it, unless the operator set another approval level. " +
+		"Omit it on the first call: the refusal gives " + shows + ", for the user to approve."
+}
+
+// approvalShowing returns d whose approval parameter says the refusal
+// shows shows (approvalDescription).
+func (d toolDef) approvalShowing(shows string) toolDef {
+	d.approvalShows = shows
+	return d
+}
+
 // privilegesOf renders the declared privileges of operations, e.g.
 // "Datastore.Audit on /storage/{storage}", so the tool documentation and
 // the library cannot drift apart.

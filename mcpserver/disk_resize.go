@@ -18,7 +18,7 @@ func diskResizeTool() toolDef {
 		Annotations: snapshotAnnotations,
 	}, ops(proxmoxsafe.OpResizeDisk), (*proxmoxsafe.Client).ResizeDisk, func(_ proxmoxsafe.ResizeDiskInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("resize of "+changesText(r.Changes), r)
-	})
+	}).approvalShowing("the exact phrase, the current size and the new one")
 }
 
 // resizeDiskArgs is the library input plus waitArgs.

@@ -17,7 +17,7 @@ func guestCloneTool() toolDef {
 		Annotations: provisionAnnotations,
 	}, ops(proxmoxsafe.OpCloneGuest), (*proxmoxsafe.Client).CloneGuest, func(_ proxmoxsafe.CloneGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("clone", r) + " as " + newGuestLabel(r)
-	})
+	}).approvalShowing("the exact phrase with every parameter it covers")
 }
 
 // cloneGuestArgs is the library input plus waitArgs.

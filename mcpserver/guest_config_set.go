@@ -19,7 +19,7 @@ func guestConfigSetTool() toolDef {
 		Annotations: configSetAnnotations,
 	}, ops(proxmoxsafe.OpSetGuestConfig), (*proxmoxsafe.Client).SetGuestConfig, func(_ proxmoxsafe.SetGuestConfigInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("config change ("+changesText(r.Changes)+")", r)
-	})
+	}).approvalShowing("the exact phrase and every key's current and new value")
 }
 
 // setGuestConfigArgs is the library input plus waitArgs.

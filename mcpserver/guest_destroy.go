@@ -17,7 +17,7 @@ func guestDestroyTool() toolDef {
 		Annotations: destroyAnnotations,
 	}, ops(proxmoxsafe.OpDestroyGuest), (*proxmoxsafe.Client).DestroyGuest, func(_ proxmoxsafe.DestroyGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("destroy", r)
-	})
+	}).approvalShowing("what will be lost and how to approve")
 }
 
 // destroyGuestArgs is the library input plus waitArgs.

@@ -15,7 +15,7 @@ func guestMigrateTool() toolDef {
 		Annotations: powerAnnotations,
 	}, ops(proxmoxsafe.OpMigrateGuest), (*proxmoxsafe.Client).MigrateGuest, func(_ proxmoxsafe.MigrateGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("migration", r) + " to node " + clean(r.TargetNode, 64)
-	})
+	}).approvalShowing("the exact phrase, the current state and Proxmox's precheck")
 }
 
 // migrateGuestArgs is the library input plus waitArgs.

@@ -27,7 +27,7 @@ func snapshotCleanupTool() toolDef {
 		input:              reflect.TypeFor[proxmoxsafe.CleanupSnapshotsInput](),
 		register:           typedPartial(mutating((*adapter).snapshotCleanup)),
 		outputDescriptions: cleanupDescriptions,
-		approvalWhen:       "apply only",
+		approvalWhen:       "only with apply",
 	}
 }
 

@@ -15,7 +15,7 @@ func snapshotRollbackTool() toolDef {
 		Annotations: powerAnnotations,
 	}, ops(proxmoxsafe.OpRollbackSnapshot), (*proxmoxsafe.Client).RollbackSnapshot, func(_ proxmoxsafe.RollbackSnapshotInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("rollback", r) + " to snapshot " + clean(r.Target.Snapshot, 64)
-	})
+	}).approvalShowing("the exact phrase, the current state and what will be lost")
 }
 
 // rollbackSnapshotArgs is the library input plus waitArgs.

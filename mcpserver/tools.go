@@ -93,8 +93,9 @@ type toolDef struct {
 	// gateway's depend on the path).
 	privileges []string
 	// approvalWhen, when set, says when the approval phrase applies, e.g.
-	// "apply only" ([ToolInfo.ApprovalFormat]).
-	approvalWhen string
+	// "only with apply" ([ToolInfo.ApprovalFormat]); approvalShows what
+	// the first call's refusal shows (approvalDescription).
+	approvalWhen, approvalShows string
 }
 
 // readTool declares a read tool: info (name, title, description; the
@@ -292,6 +293,11 @@ func (d toolDef) build() ToolInfo {
 	for name, desc := range d.outputDescriptions {
 		if p := out.Properties[name]; p != nil && p.Description == "" {
 			p.Description = desc
+		}
+	}
+	if p := in.Properties["approval"]; p != nil {
+		if decl, ok := d.mutationDecl(); ok {
+			p.Description = approvalDescription(decl, d.approvalWhen, d.approvalShows)
 		}
 	}
 	info.InputSchema, info.OutputSchema = in, out

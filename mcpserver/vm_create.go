@@ -19,7 +19,7 @@ func vmCreateTool() toolDef {
 		Annotations: provisionAnnotations,
 	}, ops(proxmoxsafe.OpCreateVM), (*proxmoxsafe.Client).CreateVM, func(in proxmoxsafe.CreateVMInput, r *proxmoxsafe.Receipt) string {
 		return "creation of " + newGuestLabel(r) + " (" + clean(in.Name, 64) + ", " + strconv.Itoa(in.Cores) + " cores, " + strconv.Itoa(in.MemoryMiB) + " MiB)"
-	})
+	}).approvalShowing("the exact phrase with every parameter it covers")
 }
 
 // createVMArgs is the library input plus waitArgs.
