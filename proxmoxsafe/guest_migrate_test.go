@@ -228,26 +228,6 @@ func TestMigrateRefusals(t *testing.T) {
 	}
 }
 
-// The approval refusal shows the effect and the precheck's answer.
-func TestMigrateApprovalShowsPrecheck(t *testing.T) {
-	t.Parallel()
-	e := newMigrateEnv(t, "", nil)
-	in := migrateIn("qemu", 105, "pve2", online)
-	in.Approval = ""
-	_, err := e.client.MigrateGuest(t.Context(), in)
-	var ae *proxmoxsafe.ApprovalError
-	if !errors.As(err, &ae) || !strings.Contains(ae.Effect, "live migration") || !strings.Contains(ae.Effect, "precheck reports no blocker") ||
-		!strings.Contains(ae.Effect, "hamigrate") {
-		t.Errorf("err = %v", err)
-	}
-	if ae != nil && (ae.Plan == nil || ae.Plan.Precheck == nil || !ae.Plan.Precheck.Available) {
-		t.Errorf("the refusal's plan lacks the precheck: %+v", ae.Plan)
-	}
-	if r := proxmoxsafe.ActionRisk("migrate"); !strings.Contains(r, "live migration") {
-		t.Errorf("ActionRisk(migrate) = %q", r)
-	}
-}
-
 // A migration that fails inside the task: the outcome says failed, with
 // the guest still on the source, and the audit says failed.
 func TestMigrateTaskFailed(t *testing.T) {
@@ -307,21 +287,5 @@ func TestMigratePlan(t *testing.T) {
 	}
 	if m := nonGET(old); len(m) != 0 {
 		t.Errorf("mutating requests: %v", m)
-	}
-}
-
-// Verify refuses a migration receipt without a valid target node, before
-// reading anything.
-func TestMigrateVerifyNeedsTargetNode(t *testing.T) {
-	t.Parallel()
-	e := newMigrateEnv(t, "", nil)
-	r := &proxmoxsafe.Receipt{UPID: "UPID:pve1:00001F41:0000D071:5FBE5E6D:qmigrate:100:automation@pve!mcp:", Action: "migrate",
-		Target: guestTarget("pve1", "qemu", 100)}
-	_, err := e.client.Verify(t.Context(), r, fastVerify())
-	if !errors.Is(err, proxmoxsafe.ErrInvalidInput) || !strings.Contains(err.Error(), "target_node") {
-		t.Errorf("err = %v", err)
-	}
-	if n := len(e.requests()); n != 0 {
-		t.Errorf("%d requests", n)
 	}
 }

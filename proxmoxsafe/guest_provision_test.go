@@ -202,31 +202,6 @@ func TestProvisionPhraseAndAudit(t *testing.T) {
 	}
 }
 
-// TestProvisionNextID: without a VMID the next free one is proposed in
-// the phrase; the approving call with the same input uses it.
-func TestProvisionNextID(t *testing.T) {
-	t.Parallel()
-	e := newProvisionEnv(t, nil)
-	in := proxmoxsafe.CloneGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 9000}, Name: "auto"}
-	_, err := e.client.CloneGuest(t.Context(), in)
-	var ae *proxmoxsafe.ApprovalError
-	if !errors.As(err, &ae) || ae.Required != "APPROVE clone pve1/qemu/9000 newid=107 full=1 name=auto" {
-		t.Fatalf("err = %v, want the phrase naming newid=107", err)
-	}
-	if n := len(e.fake.MutatingRequests()); n != 0 {
-		t.Fatalf("%d mutating requests after the refusal", n)
-	}
-	in.Approval = ae.Required
-	in.Wait = fastVerify()
-	r, err := e.client.CloneGuest(t.Context(), in)
-	if err != nil || r.NewGuest.VMID != 107 || r.Outcome.Status != proxmoxsafe.OutcomeCompleted {
-		t.Fatalf("receipt = %+v, err = %v", r, err)
-	}
-	if f := e.fake.MutatingRequests()[0].Form; f.Get("newid") != "107" {
-		t.Errorf("form = %v", f)
-	}
-}
-
 func TestProvisionRefusals(t *testing.T) {
 	t.Parallel()
 	clone := func(in proxmoxsafe.CloneGuestInput) func(context.Context, *proxmoxsafe.Client) error {
@@ -335,25 +310,6 @@ func TestProvisionRefusals(t *testing.T) {
 	}
 }
 
-// TestProvisionVMIDHiddenFromResources: a VMID the token cannot see in
-// /cluster/resources is still refused, because /cluster/nextid?vmid=
-// answers that it exists.
-func TestProvisionVMIDHiddenFromResources(t *testing.T) {
-	t.Parallel()
-	cl := provisionCluster()
-	all := proxmoxtest.AllPrivileges()
-	cl.Tokens["automation@pve!mcp"].Privileges = map[string][]string{
-		"/vms/9000": all, "/vms/123": all, "/storage": all, "/nodes": all, "/sdn": all, "/": {"Sys.Audit"},
-	}
-	fake := proxmoxtest.NewUnstartedServer(cl)
-	fake.StartTLS()
-	e := envFor(t, fake, false, func(c *proxmoxsafe.Config) {
-		c.Policy = proxmoxsafe.Policy{AllowedNodes: []string{"pve1"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassProvision}}
-	})
-	_, err := e.client.CloneGuest(t.Context(), approvedClone(proxmoxsafe.CloneGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 9000}, NewID: 101}))
-	assertRefusedNothingSent(t, e, err, proxmoxsafe.ErrPrecondition, "VMID 101 is already in use (Proxmox: VM 101 already exists)", false)
-}
-
 // TestProvisionApprovalBinding: a phrase for another VMID, another
 // parameter set or another operation is refused, nothing is sent.
 func TestProvisionApprovalBinding(t *testing.T) {
@@ -438,57 +394,5 @@ func TestProvisionPlan(t *testing.T) {
 	}
 	if n := len(e.fake.MutatingRequests()); n != 0 {
 		t.Errorf("%d mutating requests for a plan", n)
-	}
-}
-
-// TestProvisionTaskFailure: a clone that fails inside its task is
-// reported failed, the half-made guest is gone, the audit says failed.
-func TestProvisionTaskFailure(t *testing.T) {
-	t.Parallel()
-	e := newProvisionEnv(t, nil)
-	e.fake.FailNextTask("clone failed: storage migration failed: out of space")
-	in := approvedClone(proxmoxsafe.CloneGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 9000}, NewID: 123})
-	in.Wait = fastVerify()
-	r, err := e.client.CloneGuest(t.Context(), in)
-	if !errors.Is(err, proxmoxsafe.ErrTaskFailed) || r == nil || r.Outcome == nil || r.Outcome.Status != proxmoxsafe.OutcomeFailed || r.Outcome.Verified {
-		t.Fatalf("receipt = %+v, err = %v; want a failed outcome", r, err)
-	}
-	if !strings.Contains(r.Outcome.Message, "out of space") || !strings.Contains(r.Outcome.Observed, "not in the cluster resources") {
-		t.Errorf("outcome = %+v", r.Outcome)
-	}
-	if _, ok := e.fake.Guest(123); ok {
-		t.Error("the failed clone's guest is still in the fake")
-	}
-	if got := eventNames(auditEvents(t, e)); !slices.Equal(got, []string{"approved", "submitted", "failed"}) {
-		t.Errorf("audit events = %v", got)
-	}
-}
-
-// TestProvisionLockedWhileRunning: while the task runs the new guest
-// exists locked (clone), and the completion proof waits for the lock to go.
-func TestProvisionLockedWhileRunning(t *testing.T) {
-	t.Parallel()
-	fake := proxmoxtest.NewUnstartedServer(provisionCluster())
-	fake.TaskPolls = 1000
-	fake.StartTLS()
-	e := envFor(t, fake, false, func(c *proxmoxsafe.Config) {
-		c.Policy = proxmoxsafe.Policy{AllowedNodes: []string{"pve1"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassProvision}}
-	})
-	r, err := e.client.CloneGuest(t.Context(), approvedClone(proxmoxsafe.CloneGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 9000}, NewID: 123}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if g, ok := fake.Guest(123); !ok || g.Lock != "clone" {
-		t.Fatalf("guest 123 while the task runs = %+v, %v; want locked clone", g, ok)
-	}
-	// A second clone to the same VMID is refused from the fresh state.
-	_, err = e.client.CloneGuest(t.Context(), approvedClone(proxmoxsafe.CloneGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 9001}, NewID: 123}))
-	if !errors.Is(err, proxmoxsafe.ErrPrecondition) || !strings.Contains(err.Error(), "VMID 123 is already in use") {
-		t.Fatalf("second clone: %v", err)
-	}
-	fake.FinishTasks()
-	out, err := e.client.Verify(t.Context(), r, fastVerify())
-	if err != nil || out.Status != proxmoxsafe.OutcomeCompleted {
-		t.Fatalf("verify = %+v, %v", out, err)
 	}
 }
