@@ -52,6 +52,18 @@ func TestDocsUpToDate(t *testing.T) {
 		}
 		checkFile(t, "README.md", []byte(want))
 	})
+	t.Run(packageDocPath, func(t *testing.T) {
+		t.Parallel()
+		old, err := os.ReadFile(filepath.Join(root, packageDocPath))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := renderPackageDoc(string(old))
+		if err != nil {
+			t.Fatalf("%s: %v; then run go run ./internal/docgen", packageDocPath, err)
+		}
+		checkFile(t, packageDocPath, []byte(want))
+	})
 	t.Run("docs/CONFIGURATION.md", func(t *testing.T) {
 		t.Parallel()
 		path := filepath.Join("docs", "CONFIGURATION.md")

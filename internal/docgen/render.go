@@ -61,7 +61,17 @@ func generate(root string) ([]output, error) {
 	if err != nil {
 		return outs, fmt.Errorf("%s: %w", confPath, err)
 	}
-	return append(outs, output{path: confPath, content: []byte(updatedConf)}), nil
+	outs = append(outs, output{path: confPath, content: []byte(updatedConf)})
+	// The library's list of operations, in its package comment.
+	pkgDoc, err := os.ReadFile(filepath.Join(root, packageDocPath))
+	if err != nil {
+		return outs, err
+	}
+	updatedDoc, err := renderPackageDoc(string(pkgDoc))
+	if err != nil {
+		return outs, fmt.Errorf("%s: %w", packageDocPath, err)
+	}
+	return append(outs, output{path: packageDocPath, content: []byte(updatedDoc)}), nil
 }
 
 // replaceBlock replaces the text between the tool table's markers
