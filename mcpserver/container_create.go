@@ -4,7 +4,7 @@ import "github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 
 // containerCreateTool declares the container_create tool.
 func containerCreateTool() toolDef {
-	return mutationTool[createContainerArgs](ToolInfo{
+	return mutationTool(ToolInfo{
 		Name:  ToolContainerCreate,
 		Title: "Create a container",
 		Description: "Create one LXC container from an OS template (ostemplate, a vztmpl volume) with a hostname, CPU cores, memory, swap, a root disk (rootfs_storage, rootfs_size_gib), eth0 on a bridge with ip dhcp or a static IPv4/prefix and gateway, unprivileged unless privileged: true, and SSH public keys for root (ssh_public_keys). There is no password parameter: keys are the only way in it sets up. The VMID is vmid, or the next free one when omitted. The container is not started. " +
@@ -16,17 +16,4 @@ func containerCreateTool() toolDef {
 	}, ops(proxmoxsafe.OpCreateContainer), (*proxmoxsafe.Client).CreateContainer, func(in proxmoxsafe.CreateContainerInput, r *proxmoxsafe.Receipt) string {
 		return "creation of " + newGuestLabel(r) + " (" + clean(in.Hostname, 64) + ")"
 	}).approvalShowing("the exact phrase with every parameter it covers")
-}
-
-// createContainerArgs is the library input plus waitArgs.
-// No password parameter; unknown properties are refused by the input
-// schema (additionalProperties: false).
-type createContainerArgs struct {
-	proxmoxsafe.CreateContainerInput
-	waitArgs
-}
-
-func (a createContainerArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.CreateContainerInput {
-	a.Wait = w
-	return a.CreateContainerInput
 }

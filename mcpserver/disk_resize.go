@@ -6,7 +6,7 @@ import "github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 // disk_resize and guest_config_set are two tools: their preconditions,
 // phrases and proofs differ.
 func diskResizeTool() toolDef {
-	return mutationTool[resizeDiskArgs](ToolInfo{
+	return mutationTool(ToolInfo{
 		Name:  ToolDiskResize,
 		Title: "Grow a disk",
 		Description: "Grow one disk of a guest: size +<n>[K|M|G|T] adds n, <n>[K|M|G|T] is the new total and must be larger than today's. Disks are never shrunk. Only the disk grows: partitions and file systems must be grown inside the guest. " +
@@ -19,15 +19,4 @@ func diskResizeTool() toolDef {
 	}, ops(proxmoxsafe.OpResizeDisk), (*proxmoxsafe.Client).ResizeDisk, func(_ proxmoxsafe.ResizeDiskInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("resize of "+changesText(r.Changes), r)
 	}).approvalShowing("the exact phrase, the current size and the new one")
-}
-
-// resizeDiskArgs is the library input plus waitArgs.
-type resizeDiskArgs struct {
-	proxmoxsafe.ResizeDiskInput
-	waitArgs
-}
-
-func (a resizeDiskArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.ResizeDiskInput {
-	a.Wait = w
-	return a.ResizeDiskInput
 }

@@ -6,7 +6,7 @@ import "github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 // Clone, VM create and container create are three tools: their inputs
 // share almost nothing.
 func guestCloneTool() toolDef {
-	return mutationTool[cloneGuestArgs](ToolInfo{
+	return mutationTool(ToolInfo{
 		Name:  ToolGuestClone,
 		Title: "Clone a guest",
 		Description: "Copy one VM or container, or make a new guest from a template: a full, independent copy by default, or with linked: true a linked clone of a template. Optionally on another node (target; the disks must be on shared storage), on another storage (storage, full clones only), with a name (the container's hostname), a pool and a description. The new VMID is newid, or the next free one when omitted. " +
@@ -18,17 +18,4 @@ func guestCloneTool() toolDef {
 	}, ops(proxmoxsafe.OpCloneGuest), (*proxmoxsafe.Client).CloneGuest, func(_ proxmoxsafe.CloneGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("clone", r) + " as " + newGuestLabel(r)
 	}).approvalShowing("the exact phrase with every parameter it covers")
-}
-
-// cloneGuestArgs is the library input plus waitArgs.
-// No password parameter; unknown properties are refused by the input
-// schema (additionalProperties: false).
-type cloneGuestArgs struct {
-	proxmoxsafe.CloneGuestInput
-	waitArgs
-}
-
-func (a cloneGuestArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.CloneGuestInput {
-	a.Wait = w
-	return a.CloneGuestInput
 }

@@ -7,7 +7,7 @@ import (
 
 // guestConfigSetTool declares the guest_config_set tool.
 func guestConfigSetTool() toolDef {
-	return mutationTool[setGuestConfigArgs](ToolInfo{
+	return mutationTool(ToolInfo{
 		Name:  ToolGuestConfigSet,
 		Title: "Set guest config",
 		Description: "Set or delete config keys of one guest: set maps keys to values (strings: numbers as digits, memory in MiB, booleans 0 or 1, tags separated by ;), delete lists keys to remove. " +
@@ -20,17 +20,6 @@ func guestConfigSetTool() toolDef {
 	}, ops(proxmoxsafe.OpSetGuestConfig), (*proxmoxsafe.Client).SetGuestConfig, func(_ proxmoxsafe.SetGuestConfigInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("config change ("+changesText(r.Changes)+")", r)
 	}).approvalShowing("the exact phrase and every key's current and new value")
-}
-
-// setGuestConfigArgs is the library input plus waitArgs.
-type setGuestConfigArgs struct {
-	proxmoxsafe.SetGuestConfigInput
-	waitArgs
-}
-
-func (a setGuestConfigArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.SetGuestConfigInput {
-	a.Wait = w
-	return a.SetGuestConfigInput
 }
 
 // configSetAnnotations: setting config overwrites or deletes values (a

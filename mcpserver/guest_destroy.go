@@ -4,7 +4,7 @@ import "github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 
 // guestDestroyTool declares the guest_destroy tool.
 func guestDestroyTool() toolDef {
-	return mutationTool[destroyGuestArgs](ToolInfo{
+	return mutationTool(ToolInfo{
 		Name:  ToolGuestDestroy,
 		Title: "Destroy a guest",
 		Description: "Delete one stopped VM or container for good: its disks, snapshots, configuration, firewall rules and permissions; only a backup can bring it back. " +
@@ -18,17 +18,6 @@ func guestDestroyTool() toolDef {
 	}, ops(proxmoxsafe.OpDestroyGuest), (*proxmoxsafe.Client).DestroyGuest, func(_ proxmoxsafe.DestroyGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("destroy", r)
 	}).approvalShowing("what will be lost and how to approve")
-}
-
-// destroyGuestArgs is the library input plus waitArgs.
-type destroyGuestArgs struct {
-	proxmoxsafe.DestroyGuestInput
-	waitArgs
-}
-
-func (a destroyGuestArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.DestroyGuestInput {
-	a.Wait = w
-	return a.DestroyGuestInput
 }
 
 // destroyAnnotations: destructive, and not idempotent (a second call is

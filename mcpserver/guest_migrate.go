@@ -4,7 +4,7 @@ import "github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 
 // guestMigrateTool declares the guest_migrate tool.
 func guestMigrateTool() toolDef {
-	return mutationTool[migrateGuestArgs](ToolInfo{
+	return mutationTool(ToolInfo{
 		Name:  ToolGuestMigrate,
 		Title: "Migrate a guest to another node",
 		Description: "Move one guest to another node of the cluster: a running VM live (online: true), a stopped VM offline; with_local_disks: true also copies the VM's disks on node-local storage; a running container only in restart mode (restart: true: shut down, moved, started again; timeout bounds the shutdown). Containers cannot be live-migrated. An HA-managed guest is moved by the HA manager (an hamigrate task). " +
@@ -16,15 +16,4 @@ func guestMigrateTool() toolDef {
 	}, ops(proxmoxsafe.OpMigrateGuest), (*proxmoxsafe.Client).MigrateGuest, func(_ proxmoxsafe.MigrateGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("migration", r) + " to node " + clean(r.TargetNode, 64)
 	}).approvalShowing("the exact phrase, the current state and Proxmox's precheck")
-}
-
-// migrateGuestArgs is the library input plus waitArgs.
-type migrateGuestArgs struct {
-	proxmoxsafe.MigrateGuestInput
-	waitArgs
-}
-
-func (a migrateGuestArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.MigrateGuestInput {
-	a.Wait = w
-	return a.MigrateGuestInput
 }

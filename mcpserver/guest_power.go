@@ -4,7 +4,7 @@ import "github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 
 // guestPowerTool declares the guest_power tool.
 func guestPowerTool() toolDef {
-	return mutationTool[guestPowerArgs](ToolInfo{
+	return mutationTool(ToolInfo{
 		Name:  ToolGuestPower,
 		Title: "Guest power",
 		Description: "Start, shut down, reboot or stop one guest. " +
@@ -17,15 +17,4 @@ func guestPowerTool() toolDef {
 	}, ops(proxmoxsafe.OpGuestPower), (*proxmoxsafe.Client).GuestPower, func(_ proxmoxsafe.GuestPowerInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest(r.Action, r)
 	})
-}
-
-// guestPowerArgs is the library input plus waitArgs.
-type guestPowerArgs struct {
-	proxmoxsafe.GuestPowerInput
-	waitArgs
-}
-
-func (a guestPowerArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.GuestPowerInput {
-	a.Wait = w
-	return a.GuestPowerInput
 }

@@ -4,7 +4,7 @@ import "github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 
 // guestResumeTool declares the guest_resume tool.
 func guestResumeTool() toolDef {
-	return mutationTool[resumeGuestArgs](ToolInfo{
+	return mutationTool(ToolInfo{
 		Name:  ToolGuestResume,
 		Title: "Resume a VM",
 		Description: "Resume one paused QEMU VM, or start a hibernated one (stopped, locked \"suspended\") from its saved memory. " +
@@ -16,15 +16,4 @@ func guestResumeTool() toolDef {
 	}, ops(proxmoxsafe.OpResumeGuest), (*proxmoxsafe.Client).ResumeGuest, func(_ proxmoxsafe.ResumeGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("resume", r)
 	})
-}
-
-// resumeGuestArgs is the library input plus waitArgs.
-type resumeGuestArgs struct {
-	proxmoxsafe.ResumeGuestInput
-	waitArgs
-}
-
-func (a resumeGuestArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.ResumeGuestInput {
-	a.Wait = w
-	return a.ResumeGuestInput
 }

@@ -7,7 +7,7 @@ import "github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 // preconditions, effects and parameters (todisk) differ, and each approval
 // phrase names its verb.
 func guestSuspendTool() toolDef {
-	return mutationTool[suspendGuestArgs](ToolInfo{
+	return mutationTool(ToolInfo{
 		Name:  ToolGuestSuspend,
 		Title: "Suspend a VM",
 		Description: "Pause one running QEMU VM in memory, or with todisk: true hibernate it (its memory is written to disk and the VM stops, locked \"suspended\", until guest_resume or a start). Containers are not supported (Proxmox's container suspend is experimental). " +
@@ -22,15 +22,4 @@ func guestSuspendTool() toolDef {
 		}
 		return ofGuest("suspend", r)
 	})
-}
-
-// suspendGuestArgs is the library input plus waitArgs.
-type suspendGuestArgs struct {
-	proxmoxsafe.SuspendGuestInput
-	waitArgs
-}
-
-func (a suspendGuestArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.SuspendGuestInput {
-	a.Wait = w
-	return a.SuspendGuestInput
 }

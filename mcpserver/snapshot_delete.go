@@ -4,7 +4,7 @@ import "github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 
 // snapshotDeleteTool declares the snapshot_delete tool.
 func snapshotDeleteTool() toolDef {
-	return mutationTool[deleteSnapshotArgs](ToolInfo{
+	return mutationTool(ToolInfo{
 		Name:  ToolSnapshotDelete,
 		Title: "Delete a snapshot",
 		Description: "Delete one named snapshot of a guest (it cannot be restored afterwards); force: true removes it from the configuration even if removing its disk snapshots fails. Keep markers are not consulted: this deletes what it is told to (snapshot_cleanup applies the retention policy). " +
@@ -16,15 +16,4 @@ func snapshotDeleteTool() toolDef {
 	}, ops(proxmoxsafe.OpDeleteSnapshot), (*proxmoxsafe.Client).DeleteSnapshot, func(_ proxmoxsafe.DeleteSnapshotInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("deletion of snapshot "+clean(r.Target.Snapshot, 64), r)
 	})
-}
-
-// deleteSnapshotArgs is the library input plus waitArgs.
-type deleteSnapshotArgs struct {
-	proxmoxsafe.DeleteSnapshotInput
-	waitArgs
-}
-
-func (a deleteSnapshotArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.DeleteSnapshotInput {
-	a.Wait = w
-	return a.DeleteSnapshotInput
 }

@@ -4,7 +4,7 @@ import "github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 
 // snapshotGuestTool declares the snapshot_guest tool.
 func snapshotGuestTool() toolDef {
-	return mutationTool[snapshotGuestArgs](ToolInfo{
+	return mutationTool(ToolInfo{
 		Name:  ToolSnapshotGuest,
 		Title: "Snapshot guest",
 		Description: "Take a snapshot of one guest (optionally with the VM's memory). Existing snapshots are never changed. " +
@@ -17,15 +17,4 @@ func snapshotGuestTool() toolDef {
 	}, ops(proxmoxsafe.OpSnapshotGuest), (*proxmoxsafe.Client).SnapshotGuest, func(_ proxmoxsafe.SnapshotGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("snapshot "+r.Target.Snapshot, r)
 	})
-}
-
-// snapshotGuestArgs is the library input plus waitArgs.
-type snapshotGuestArgs struct {
-	proxmoxsafe.SnapshotGuestInput
-	waitArgs
-}
-
-func (a snapshotGuestArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.SnapshotGuestInput {
-	a.Wait = w
-	return a.SnapshotGuestInput
 }

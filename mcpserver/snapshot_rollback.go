@@ -4,7 +4,7 @@ import "github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 
 // snapshotRollbackTool declares the snapshot_rollback tool.
 func snapshotRollbackTool() toolDef {
-	return mutationTool[rollbackSnapshotArgs](ToolInfo{
+	return mutationTool(ToolInfo{
 		Name:  ToolSnapshotRollback,
 		Title: "Roll back to a snapshot",
 		Description: "Roll one guest back to one of its snapshots. Everything that changed since the snapshot (disks, configuration, and the memory of a running guest) is lost; Proxmox stops a running guest first. A VM snapshot that includes RAM runs the VM again afterwards; otherwise the guest stays stopped unless start: true. " +
@@ -16,15 +16,4 @@ func snapshotRollbackTool() toolDef {
 	}, ops(proxmoxsafe.OpRollbackSnapshot), (*proxmoxsafe.Client).RollbackSnapshot, func(_ proxmoxsafe.RollbackSnapshotInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("rollback", r) + " to snapshot " + clean(r.Target.Snapshot, 64)
 	}).approvalShowing("the exact phrase, the current state and what will be lost")
-}
-
-// rollbackSnapshotArgs is the library input plus waitArgs.
-type rollbackSnapshotArgs struct {
-	proxmoxsafe.RollbackSnapshotInput
-	waitArgs
-}
-
-func (a rollbackSnapshotArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.RollbackSnapshotInput {
-	a.Wait = w
-	return a.RollbackSnapshotInput
 }

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
@@ -106,32 +107,52 @@ func readTool[In, Out any](info ToolInfo, ops []proxmoxsafe.Operation, h handler
 	return toolDef{info: info, ops: ops, schemas: schemasFor[In, Out], input: reflect.TypeFor[In](), register: typed(h), outputDescriptions: out}
 }
 
-// mutationArgs is what mutationTool needs of a tool's arguments: they
-// embed the library input In and waitArgs (so the schema stays flat), and
-// library returns the input with the wait options set.
-type mutationArgs[In any] interface {
-	library(wait *proxmoxsafe.WaitOptions) In
-	options(ctx context.Context) *proxmoxsafe.WaitOptions
+// controlled is what mutationTool needs of a library input: a pointer to
+// it has the mutation controls (proxmoxsafe.Controls, embedded in every
+// mutation input), so the wait can be set on any of them.
+type controlled[In any] interface {
+	*In
+	MutationControls() *proxmoxsafe.Controls
+}
+
+// withWait are a mutation tool's arguments: the library input and the
+// adapter's own two parameters (waitArgs), decoded from the one JSON
+// object the client sends. Its input schema is In's with those two
+// properties added (receiptSchemas), so the wire schema stays flat.
+type withWait[In any] struct {
+	input In
+	waitArgs
+}
+
+// UnmarshalJSON decodes the library input and waitArgs from the same
+// object. The input schema (additionalProperties: false) was checked
+// first, so each sees only its own keys and ignores the other's.
+func (w *withWait[In]) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, &w.input); err != nil {
+		return err
+	}
+	return json.Unmarshal(b, &w.waitArgs)
 }
 
 // mutationTool declares a tool whose library call returns a receipt. info
-// carries its class, annotations and approval format; send is the library
-// method, e.g. (*proxmoxsafe.Client).GuestPower; what names the action
-// for the answer, e.g. "stop of VM 100 (web-01) on pve1". The rest is the
-// same for every such tool and lives here: the read-only refusal
-// (mutating), the wait options, and the answer's wording (submitted).
-func mutationTool[Args mutationArgs[In], In any](info ToolInfo, ops []proxmoxsafe.Operation,
+// carries its class and annotations; send is the library method, e.g.
+// (*proxmoxsafe.Client).GuestPower; what names the action for the
+// answer, e.g. "stop of VM 100 (web-01) on pve1". The rest is the same
+// for every such tool and lives here: the read-only refusal (mutating),
+// the wait options, and the answer's wording (submitted).
+func mutationTool[In any, P controlled[In]](info ToolInfo, ops []proxmoxsafe.Operation,
 	send func(*proxmoxsafe.Client, context.Context, In) (*proxmoxsafe.Receipt, error),
 	what func(In, *proxmoxsafe.Receipt) string) toolDef {
-	h := func(a *adapter, ctx context.Context, args Args) (string, *proxmoxsafe.Receipt, error) {
-		in := args.library(args.options(ctx))
+	h := func(a *adapter, ctx context.Context, args withWait[In]) (string, *proxmoxsafe.Receipt, error) {
+		in := args.input
+		P(&in).MutationControls().Wait = args.options(ctx)
 		r, err := send(a.client, ctx, in)
 		if r == nil {
 			return "", nil, err
 		}
 		return submitted(what(in, r), r, err)
 	}
-	return toolDef{info: info, ops: ops, schemas: receiptSchemas[Args], input: reflect.TypeFor[Args](), register: typedMutation(mutating(h)), outputDescriptions: receiptDescriptions}
+	return toolDef{info: info, ops: ops, schemas: receiptSchemas[In], input: reflect.TypeFor[In](), register: typedMutation(mutating(h)), outputDescriptions: receiptDescriptions}
 }
 
 // ofGuest is the usual what of mutationTool: "<action> of VM 101 (web1)

@@ -615,3 +615,21 @@ func TestToolsReturnsCopies(t *testing.T) {
 		t.Error("Tools shares state between calls")
 	}
 }
+
+// TestWithWaitDecodesBoth: a mutation tool's arguments decode the library
+// input and the adapter's wait parameters from the one object.
+func TestWithWaitDecodesBoth(t *testing.T) {
+	t.Parallel()
+	var w withWait[proxmoxsafe.GuestPowerInput]
+	raw := `{"node":"pve1","type":"qemu","vmid":100,"action":"stop","approval":"APPROVE stop pve1/qemu/100","wait":true,"timeout_seconds":5}`
+	if err := json.Unmarshal([]byte(raw), &w); err != nil {
+		t.Fatal(err)
+	}
+	if w.input.Node != "pve1" || w.input.VMID != 100 || w.input.Action != "stop" || w.input.Approval != "APPROVE stop pve1/qemu/100" ||
+		!w.WaitForOutcome || w.TimeoutSeconds != 5 || w.input.Wait != nil {
+		t.Errorf("decoded %+v", w)
+	}
+	if err := json.Unmarshal([]byte(`{"vmid":"x"}`), &w); err == nil {
+		t.Error("a wrong type decoded")
+	}
+}

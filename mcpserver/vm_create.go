@@ -8,7 +8,7 @@ import (
 
 // vmCreateTool declares the vm_create tool.
 func vmCreateTool() toolDef {
-	return mutationTool[createVMArgs](ToolInfo{
+	return mutationTool(ToolInfo{
 		Name:  ToolVMCreate,
 		Title: "Create a VM",
 		Description: "Create one QEMU VM with CPU cores (and sockets), memory, one disk (disk_storage, disk_size_gib; SCSI on virtio-scsi-single), one network device (bridge, net_model) and optionally an ISO image in a CD-ROM drive to install from. No password or cloud-init secret is accepted. The VMID is vmid, or the next free one when omitted. The VM is not started. " +
@@ -20,17 +20,4 @@ func vmCreateTool() toolDef {
 	}, ops(proxmoxsafe.OpCreateVM), (*proxmoxsafe.Client).CreateVM, func(in proxmoxsafe.CreateVMInput, r *proxmoxsafe.Receipt) string {
 		return "creation of " + newGuestLabel(r) + " (" + clean(in.Name, 64) + ", " + strconv.Itoa(in.Cores) + " cores, " + strconv.Itoa(in.MemoryMiB) + " MiB)"
 	}).approvalShowing("the exact phrase with every parameter it covers")
-}
-
-// createVMArgs is the library input plus waitArgs.
-// No password parameter; unknown properties are refused by the input
-// schema (additionalProperties: false).
-type createVMArgs struct {
-	proxmoxsafe.CreateVMInput
-	waitArgs
-}
-
-func (a createVMArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.CreateVMInput {
-	a.Wait = w
-	return a.CreateVMInput
 }

@@ -4,7 +4,7 @@ import "github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 
 // vmRebootTool declares the vm_reboot tool.
 func vmRebootTool() toolDef {
-	return mutationTool[guardedPowerArgs](ToolInfo{
+	return mutationTool(ToolInfo{
 		Name:  ToolVMReboot,
 		Title: "Reboot a guest (guarded)",
 		Description: "Reboot one running VM or container cleanly (the guest OS shuts down and starts again). " +

@@ -4,7 +4,7 @@ import "github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 
 // vmResetTool declares the vm_reset tool.
 func vmResetTool() toolDef {
-	return mutationTool[resetGuestArgs](ToolInfo{
+	return mutationTool(ToolInfo{
 		Name:  ToolVMReset,
 		Title: "Hard-reset a hung VM",
 		Description: "Last resort for a hung QEMU VM: reset it at once, like pressing its reset button (unsaved data in the guest may be lost). Containers have no reset. " +
@@ -16,15 +16,4 @@ func vmResetTool() toolDef {
 	}, ops(proxmoxsafe.OpResetGuest), (*proxmoxsafe.Client).ResetGuest, func(_ proxmoxsafe.ResetGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("reset", r)
 	})
-}
-
-// resetGuestArgs is the library input plus waitArgs.
-type resetGuestArgs struct {
-	proxmoxsafe.ResetGuestInput
-	waitArgs
-}
-
-func (a resetGuestArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.ResetGuestInput {
-	a.Wait = w
-	return a.ResetGuestInput
 }

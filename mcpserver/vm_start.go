@@ -4,7 +4,7 @@ import "github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 
 // vmStartTool declares the vm_start tool.
 func vmStartTool() toolDef {
-	return mutationTool[guardedPowerArgs](ToolInfo{
+	return mutationTool(ToolInfo{
 		Name:  ToolVMStart,
 		Title: "Start a stopped guest",
 		Description: "Start one stopped VM or container. " +
@@ -16,16 +16,4 @@ func vmStartTool() toolDef {
 	}, ops(proxmoxsafe.OpStartGuest), (*proxmoxsafe.Client).StartGuest, func(_ proxmoxsafe.GuardedPowerInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("start", r)
 	})
-}
-
-// guardedPowerArgs is the library input plus waitArgs.
-// vm_reboot takes the same.
-type guardedPowerArgs struct {
-	proxmoxsafe.GuardedPowerInput
-	waitArgs
-}
-
-func (a guardedPowerArgs) library(w *proxmoxsafe.WaitOptions) proxmoxsafe.GuardedPowerInput {
-	a.Wait = w
-	return a.GuardedPowerInput
 }

@@ -31,6 +31,20 @@ const (
 		"A timeout does not cancel the action; the answer gives the task UPID to check later."
 )
 
+// addWaitParams adds the wait parameters (waitArgs) to a library input's
+// schema, after its own properties, as embedding waitArgs beside the input
+// did.
+func addWaitParams(in *jsonschema.Schema) {
+	ws, err := jsonschema.For[waitArgs](nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: wait parameters' schema: %v", err))
+	}
+	for _, name := range ws.PropertyOrder {
+		in.Properties[name] = ws.Properties[name]
+		in.PropertyOrder = append(in.PropertyOrder, name)
+	}
+}
+
 // setWaitParams constrains the wait parameters. The timeout maximum is
 // the library's default cap; applyWaitCap lowers or raises it to the
 // operator's cap of the client the tool is served for.
@@ -265,6 +279,7 @@ func wireReceipt(r *proxmoxsafe.Receipt) *receiptResult {
 // nullable types in output schemas (as with arrays, see nonNullArrays).
 func receiptSchemas[In any]() (in, out *jsonschema.Schema) {
 	in, out = schemasFor[In, *receiptResult]()
+	addWaitParams(in)
 	setWaitParams(in.Properties)
 	if o := out.Properties["outcome"]; o != nil {
 		nonNullObject(o)
