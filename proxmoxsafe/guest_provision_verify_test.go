@@ -37,3 +37,37 @@ func TestProvisionLockedWhileRunning(t *testing.T) {
 		t.Fatalf("verify = %+v, %v", out, err)
 	}
 }
+
+// TestVerifyProvisionReceiptWithoutNewGuest: a receipt built by hand that
+// names a clone or a create without its new guest is refused as invalid,
+// before any read, whether or not it says it was applied synchronously
+// (a synchronous receipt skips the task checks; it used to reach the new
+// guest's nil pointer and panic).
+func TestVerifyProvisionReceiptWithoutNewGuest(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		r    proxmoxsafe.Receipt
+	}{
+		{"synchronous clone", proxmoxsafe.Receipt{Action: "clone", Synchronous: true,
+			Target: proxmoxsafe.Target{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 9000}}},
+		{"synchronous create", proxmoxsafe.Receipt{Action: "create", Synchronous: true,
+			Target: proxmoxsafe.Target{Node: "pve1", Type: proxmoxsafe.TypeLXC, VMID: 123}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnvWith(t, provisionCluster(), func(c *proxmoxsafe.Config) {
+				c.Policy = proxmoxsafe.Policy{AllowedNodes: []string{"pve1"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassProvision}}
+			})
+			e.fake.ResetRequests()
+			_, err := e.client.Verify(t.Context(), &tc.r, fastVerify())
+			var ve *proxmoxsafe.ValidationError
+			if !errors.As(err, &ve) || !strings.Contains(err.Error(), "new_guest") {
+				t.Fatalf("Verify = %v; want a ValidationError naming new_guest", err)
+			}
+			if reqs := e.fake.Requests(); len(reqs) != 0 {
+				t.Fatalf("Verify of an invalid receipt sent %d request(s): %+v", len(reqs), reqs)
+			}
+		})
+	}
+}

@@ -227,7 +227,12 @@ func (c *Client) checkReceipt(r *Receipt, v *verifier) (TaskRef, error) {
 		if err := c.check(syncReceiptCheck{Node: t.Node, Type: t.Type, VMID: t.VMID}); err != nil {
 			return TaskRef{}, err
 		}
-		return TaskRef{}, c.policy.checkNode(t.Node)
+		if err := c.policy.checkNode(t.Node); err != nil {
+			return TaskRef{}, err
+		}
+		// A receipt built by hand may claim it for any action: what the
+		// verifier needs is checked all the same.
+		return TaskRef{}, v.checkReceipt(c, r)
 	}
 	if err := c.check(receiptCheck{UPID: r.UPID, Node: t.Node, Type: t.Type, VMID: t.VMID, Snapshot: t.Snapshot}); err != nil {
 		return TaskRef{}, err
@@ -235,12 +240,19 @@ func (c *Client) checkReceipt(r *Receipt, v *verifier) (TaskRef, error) {
 	if err := c.policy.checkNode(t.Node); err != nil {
 		return TaskRef{}, err
 	}
-	if v != nil && v.receipt != nil {
-		if err := v.receipt(c, r); err != nil {
-			return TaskRef{}, err
-		}
+	if err := v.checkReceipt(c, r); err != nil {
+		return TaskRef{}, err
 	}
 	return c.checkTask(TaskStateInput{Node: taskRefOf(r.UPID).Node, UPID: r.UPID})
+}
+
+// checkReceipt checks what v needs of r beyond the common fields; nil for
+// a nil v or one that needs nothing more.
+func (v *verifier) checkReceipt(c *Client, r *Receipt) error {
+	if v == nil || v.receipt == nil {
+		return nil
+	}
+	return v.receipt(c, r)
 }
 
 // run fills w.out. wctx carries the timeout; ctx is the caller's.
