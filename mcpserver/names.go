@@ -3,9 +3,10 @@ package mcpserver
 // Tool names, in listing order. They are the public contract: users'
 // configurations, allowlists and prompts, and the clients of the original
 // server, call tools by these names, so none of them ever changes
-// (docs/TOOLS.md, "Tool names (frozen)"; TestToolNamesFrozen). A new tool is named
-// <noun>_<aspect>, e.g. guest_status or snapshot_list; the older names that
-// do not follow the rule (list_guests, snapshot_guest, vm_start, …) stay.
+// (docs/TOOLS.md, "Tool names (frozen)"; TestToolNamesFrozen). A new tool
+// is named <noun>_<aspect>, e.g. guest_status or snapshot_list; the older
+// names that do not follow the rule (list_guests, snapshot_guest,
+// vm_start, …) stay.
 const (
 	// The original server's three reads.
 	ToolClusterStatus = "cluster_status"

@@ -15,8 +15,8 @@ import (
 var privateReferences = regexp.MustCompile(`FACTS §|DESIGN §|DESIGN\.md|shared notes|\.\./shared|pve-api/FACTS`)
 
 // TestNoReferencesToPrivateFiles: the README, docs/ and the shipped code
-// must not send a reader to files they do not have (issue 8). Tests may
-// name them: they document where a fixture's rule came from.
+// must not send a reader to files they do not have: a pointer nobody can
+// follow reads as a gap in the docs. Tests may name them: they document where a fixture's rule came from.
 func TestNoReferencesToPrivateFiles(t *testing.T) {
 	t.Parallel()
 	root := filepath.Join("..", "..")
