@@ -46,7 +46,7 @@ func TestApprovalPageEndToEnd(t *testing.T) {
 	}
 	audit := filepath.Join(dir, "audit.jsonl")
 	p := startHTTP(t, cleanEnv("MCP_AUTH_TOKEN="+httpToken, "PROXMOX_SAFE_OPERATOR_TOKEN_FILE="+opFile,
-		"PROXMOX_SAFE_OPERATOR_NAME=alice", "PROXMOX_SAFE_AUDIT_LOG="+audit), // the demo's own grant directory
+		"PROXMOX_SAFE_OPERATOR_NAME=alice", "PROXMOX_SAFE_AUDIT_LOG="+audit, "XDG_STATE_HOME="+dir), // the demo's own grant directory, this test's alone
 		"--demo", "--approvals", "power=grant")
 	cs := httpClient(t, p.url, httpToken)
 	defer cs.Close()

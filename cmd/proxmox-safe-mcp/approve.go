@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/demo"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
@@ -31,28 +32,40 @@ const grantUsage = `Usage:
   proxmox-safe-mcp approve CODE   show the plan, confirm on the terminal, approve
   proxmox-safe-mcp deny CODE      deny a pending grant
   proxmox-safe-mcp grants list    list grants (pending, approved, denied, used)
+  proxmox-safe-mcp --demo approve CODE (also deny, grants list): the demo's grants
 
 The grant directory is PROXMOX_SAFE_GRANT_DIR, else "grants" beside
 PROXMOX_SAFE_AUDIT_LOG, else $XDG_STATE_HOME/proxmox-safe-mcp/grants: the
-same one the server uses. The operator named in the audit log is the login
-name of the user running approve or deny.
+same one the server uses. With --demo it is PROXMOX_SAFE_GRANT_DIR, else
+the demo's own $XDG_STATE_HOME/proxmox-safe-mcp/demo/grants. The operator
+named in the audit log is the login name of the user running approve or
+deny.
 `
 
+// isGrantCommand reports whether args are approve, deny or grants, alone
+// or after --demo.
 func isGrantCommand(args []string) bool {
+	if len(args) > 0 && args[0] == "--demo" {
+		args = args[1:]
+	}
 	return len(args) > 0 && (args[0] == cmdApprove || args[0] == cmdDeny || args[0] == cmdGrants)
 }
 
 // grantDirFrom finds the grant directory from the environment, as the
 // server derives it from the same settings (serverGrantDir): the audit
-// log defaults to the one a server would use.
-func grantDirFrom(lookup func(string) (string, bool)) string {
+// log defaults to the one a server would use. For the demo, the demo's
+// own directory (internal/demo) unless PROXMOX_SAFE_GRANT_DIR is set.
+func grantDirFrom(lookup func(string) (string, bool), demo bool) string {
 	explicit, _ := lookup("PROXMOX_SAFE_GRANT_DIR")
+	if explicit = strings.TrimSpace(explicit); demo && explicit == "" {
+		return settings.DemoGrantDir(lookup)
+	}
 	auditLog, _ := lookup("PROXMOX_SAFE_AUDIT_LOG")
 	auditLog = strings.TrimSpace(auditLog)
 	if d := settings.StateDir(lookup); auditLog == "" && d != "" {
 		auditLog = filepath.Join(d, settings.DefaultAuditLogName)
 	}
-	return grantDirFor(strings.TrimSpace(explicit), auditLog)
+	return grantDirFor(explicit, auditLog)
 }
 
 // grantDirFor is the one rule the server and the approve, deny and grants
@@ -67,15 +80,23 @@ func grantDirFor(grantDir, auditLog string) string {
 
 // grantCommand runs approve, deny and grants list.
 func grantCommand(args []string, lookup func(string) (string, bool), stdin io.Reader, stdout, stderr io.Writer) int {
+	demo := args[0] == "--demo"
+	if demo {
+		args = args[1:]
+	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "proxmox-safe-mcp %s: %s\n", args[0], fmt.Sprintf(format, a...))
 		return exitUsage
+	}
+	if slices.ContainsFunc(args[1:], isHelpFlag) {
+		fmt.Fprint(stdout, grantUsage)
+		return exitOK
 	}
 	if len(args) != 2 || (args[0] == cmdGrants && args[1] != "list") || strings.HasPrefix(args[1], "-") {
 		fmt.Fprint(stderr, grantUsage)
 		return exitUsage
 	}
-	dir := grantDirFrom(lookup)
+	dir := grantDirFrom(lookup, demo)
 	if dir == "" {
 		return fail("no grant directory: set PROXMOX_SAFE_GRANT_DIR (or HOME / XDG_STATE_HOME)")
 	}
@@ -88,6 +109,13 @@ func grantCommand(args []string, lookup func(string) (string, bool), stdin io.Re
 	}
 	code := args[1]
 	g, err := store.Get(code)
+	if errors.Is(err, grant.ErrNotFound) {
+		hint := ""
+		if !demo {
+			hint = " (a grant the demo asked for: proxmox-safe-mcp --demo " + args[0] + " CODE)"
+		}
+		return fail("%v in the grant directory %s%s; nothing was changed", err, dir, hint)
+	}
 	if err != nil {
 		return fail("%v; nothing was changed", err)
 	}
@@ -157,6 +185,11 @@ func listGrants(store *grant.Store, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// isHelpFlag reports whether arg asks for a command's usage.
+func isHelpFlag(arg string) bool {
+	return arg == "-h" || arg == "--help" || arg == "-help"
+}
+
 // operatorName is the login name of the user deciding, for the audit log.
 func operatorName(lookup func(string) (string, bool)) string {
 	if u, err := user.Current(); err == nil && u.Username != "" {
@@ -169,14 +202,18 @@ func operatorName(lookup func(string) (string, bool)) string {
 }
 
 // grantStore opens the server's grant store: PROXMOX_SAFE_GRANT_DIR, else
-// "grants" beside the audit log (for the demo, a private temporary
-// directory: see internal/demo).
+// "grants" beside the audit log (for the demo, its own directory or a
+// private temporary one: see internal/demo).
 func grantStore(c *settings.Config) (*grant.Store, error) {
 	dir := serverGrantDir(c)
 	if dir == "" {
 		return nil, errors.New("the grant level needs a grant directory: set PROXMOX_SAFE_GRANT_DIR or PROXMOX_SAFE_AUDIT_LOG")
 	}
-	return grant.Open(dir, nil)
+	var opts *grant.Options
+	if c.Demo {
+		opts = &grant.Options{Command: demo.ApproveCommand(c)}
+	}
+	return grant.Open(dir, opts)
 }
 
 // serverGrantDir is the grant directory of the server; "" when there is

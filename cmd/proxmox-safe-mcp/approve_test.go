@@ -40,7 +40,8 @@ func grantCLI(t *testing.T, env []string, stdin string, args ...string) (string,
 func askedCode(t *testing.T, res *mcp.CallToolResult) string {
 	t.Helper()
 	m := grantCodeRe.FindStringSubmatch(textOf(res))
-	if !res.IsError || m == nil || !strings.Contains(textOf(res), "proxmox-safe-mcp approve "+m[1]) || !strings.Contains(textOf(res), "no action was taken") {
+	// The demo's own grant directory is named as --demo approve.
+	if !res.IsError || m == nil || !regexp.MustCompile(`proxmox-safe-mcp (--demo )?approve `+m[1]).MatchString(textOf(res)) || !strings.Contains(textOf(res), "no action was taken") {
 		t.Fatalf("want a grant refusal with a code, got isError %t: %s", res.IsError, textOf(res))
 	}
 	return m[1]
@@ -192,8 +193,71 @@ func TestGrantDirAgrees(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", kv, err)
 		}
-		if server, cli := serverGrantDir(c), grantDirFrom(lookup); server == "" || server != cli {
+		if server, cli := serverGrantDir(c), grantDirFrom(lookup, false); server == "" || server != cli {
 			t.Errorf("%v: the server uses %q, approve uses %q", kv, server, cli)
+		}
+	}
+}
+
+// runStdin runs the command in-process with a map environment and stdin.
+func runStdin(t *testing.T, m map[string]string, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	lookup := func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	code := run(t.Context(), args, lookup, strings.NewReader(stdin), &stdout, &stderr)
+	return stdout.String(), stderr.String(), code
+}
+
+// TestDemoGrantOutlivesTheCall: a one-shot demo call refused at the grant
+// level names the command that finds its grant (`--demo approve CODE`),
+// the grant is still there after the call exits, approving it lets the
+// repeated call run, and plain approve names the directory it searched
+// and the demo's command. (Before, the grant lived in a temporary
+// directory removed when the call exited, and approve said only "no grant
+// has this code".)
+func TestDemoGrantOutlivesTheCall(t *testing.T) {
+	t.Parallel()
+	state := t.TempDir()
+	m := map[string]string{"XDG_STATE_HOME": state, "USER": "tester"}
+	args := `{"node":"pve1","type":"qemu","vmid":100,"action":"shutdown"}`
+	demoCall := []string{"--demo", "--approvals", "power=grant", "--audit-log", filepath.Join(state, "audit.jsonl"), "call", "guest_power", args}
+	out, errOut, code := runStdin(t, m, "", demoCall...)
+	match := regexp.MustCompile(`proxmox-safe-mcp --demo approve ([0-9A-Z]{4}-[0-9A-Z]{4})\)`).FindStringSubmatch(errOut)
+	if code != exitToolError || match == nil {
+		t.Fatalf("refused call: exit %d, want 1 and --demo approve CODE\n%s\n%s", code, out, errOut)
+	}
+	grantCode := match[1]
+
+	demoDir := filepath.Join(state, "proxmox-safe-mcp", "demo", "grants")
+	_, errOut, code = runStdin(t, m, grantCode+"\n", "approve", grantCode)
+	if code != exitUsage || !strings.Contains(errOut, "no grant has this code in the grant directory "+filepath.Join(state, "proxmox-safe-mcp", "grants")) ||
+		!strings.Contains(errOut, "proxmox-safe-mcp --demo approve CODE") {
+		t.Errorf("plain approve of a demo grant: exit %d, want 2 naming the directory and --demo approve\n%s", code, errOut)
+	}
+	out, errOut, code = runStdin(t, m, grantCode+"\n", "--demo", "approve", grantCode)
+	if code != exitOK || !strings.Contains(out, "Approved "+grantCode) {
+		t.Fatalf("--demo approve: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if out, _, code := runStdin(t, m, "", "--demo", "grants", "list"); code != exitOK || !regexp.MustCompile(grantCode+`\s+approved`).MatchString(out) {
+		t.Errorf("--demo grants list: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(demoDir); err != nil {
+		t.Errorf("the demo's grant directory: %v", err)
+	}
+	out, errOut, code = runStdin(t, m, "", demoCall...)
+	if code != exitOK || !strings.Contains(out, "UPID:") {
+		t.Fatalf("the approved call: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// TestGrantCommandHelp: approve, deny and grants print their usage on
+// stdout and exit 0 when asked for help, also after --demo.
+func TestGrantCommandHelp(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"approve", "--help"}, {"deny", "-h"}, {"grants", "--help"}, {"--demo", "approve", "--help"}} {
+		out, errOut, code := runStdin(t, map[string]string{}, "", args...)
+		if code != exitOK || !strings.HasPrefix(out, "Usage:") || !strings.Contains(out, "approve CODE") || errOut != "" {
+			t.Errorf("%q: exit %d\n%s\n%s", args, code, out, errOut)
 		}
 	}
 }

@@ -85,10 +85,17 @@ func Start(cfg *settings.Config, version string, stderr io.Writer) (lib proxmoxs
 		// elicitation could be answered again after a restart.
 		return proxmoxsafe.Config{}, closers, settings.Errorf("%s: in the demo it needs PROXMOX_SAFE_GRANT_DIR (--grant-dir), where the used elicitation nonces are kept across restarts", settings.ElicitKeySetting)
 	}
+	if cfg.GrantDir == "" && cfg.UsesLevel(classes, proxmoxsafe.LevelGrant) && cfg.DemoGrantDir != "" {
+		// The demo's own directory in the state directory: a grant a
+		// one-shot call asked for must outlive the call, so that
+		// `--demo approve CODE` finds it and the repeated call uses it.
+		cfg.GrantDir = cfg.DemoGrantDir
+	}
 	if cfg.GrantDir == "" && cfg.UsesLevel(classes, proxmoxsafe.LevelGrant) {
-		// A private directory for this run: the demo's grants must never
-		// sit where a real server's are (a grant is bound to a target, and
-		// pve1/qemu/100 may exist for real). The banner names it.
+		// Without a state directory, a private directory for this run: the
+		// demo's grants must never sit where a real server's are (a grant
+		// is bound to a target, and pve1/qemu/100 may exist for real). The
+		// banner and every refusal name it.
 		dir, err := os.MkdirTemp("", "proxmox-safe-mcp-demo-grants-*")
 		if err != nil {
 			return proxmoxsafe.Config{}, closers, settings.Errorf("--demo: creating a temporary grant directory: %v", err)
@@ -101,7 +108,10 @@ func Start(cfg *settings.Config, version string, stderr io.Writer) (lib proxmoxs
 	} else {
 		audit := ""
 		if cfg.Command == settings.CmdCall {
-			audit = "; audit log " + cfg.AuditLog
+			// Each call starts its own cluster: a guest stopped by one call
+			// runs again in the next, which surprises a newcomer.
+			audit = "; its state starts afresh on every call (a guest one call stopped runs again in the next)"
+			audit += "; audit log " + cfg.AuditLog
 			if !strings.Contains(cfg.AuditLog, "proxmox-safe-mcp-demo-audit-") {
 				audit += " (kept)"
 			} else {
@@ -186,12 +196,32 @@ func approvals(cfg *settings.Config, classes []proxmoxsafe.Class, example string
 		b.WriteString("  elicit: your MCP client shows the plan and asks you to type the VMID.\n")
 	}
 	if used[proxmoxsafe.LevelGrant] {
-		fmt.Fprintf(&b, "  grant: approve the code a refusal gives from another shell:\n    PROXMOX_SAFE_GRANT_DIR=%s proxmox-safe-mcp approve CODE\n", cfg.GrantDir)
+		fmt.Fprintf(&b, "  grant: approve the code a refusal gives from another shell:\n    %s CODE\n", ApproveCommand(cfg))
 	}
 	if used[proxmoxsafe.LevelNone] {
 		b.WriteString("  none: no approval; the class's own guards and the audit log are the safety.\n")
 	}
 	return b.String()
+}
+
+// ApproveCommand is the command that approves one of this demo's grants
+// (the code follows it): `proxmox-safe-mcp --demo approve` for the demo's
+// own directory, else the directory named for plain approve, since a
+// --grant-dir flag or a temporary directory is not where approve looks.
+func ApproveCommand(cfg *settings.Config) string {
+	if cfg.GrantDir == cfg.DemoGrantDir {
+		return "proxmox-safe-mcp --demo approve"
+	}
+	return "PROXMOX_SAFE_GRANT_DIR=" + shellQuote(cfg.GrantDir) + " proxmox-safe-mcp approve"
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but the
+// characters paths are usually made of.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+:@%,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // clientCommand returns how a client should start this demo: the binary's

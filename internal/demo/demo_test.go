@@ -70,3 +70,54 @@ func TestPrivilegesFollowTheProfile(t *testing.T) {
 		t.Errorf("admin lacks VM.Allocate: %v", admin)
 	}
 }
+
+// TestApproveCommand: the demo's own grant directory is approved with
+// --demo approve; any other (a --grant-dir flag, a temporary directory)
+// is named for plain approve, quoted for the shell when it must be.
+func TestApproveCommand(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ grantDir, demoDir, want string }{
+		{"/s/proxmox-safe-mcp/demo/grants", "/s/proxmox-safe-mcp/demo/grants", "proxmox-safe-mcp --demo approve"},
+		{"/tmp/g", "/s/proxmox-safe-mcp/demo/grants", "PROXMOX_SAFE_GRANT_DIR=/tmp/g proxmox-safe-mcp approve"},
+		{"/tmp/my grants/it's", "", `PROXMOX_SAFE_GRANT_DIR='/tmp/my grants/it'\''s' proxmox-safe-mcp approve`},
+	} {
+		cfg := &settings.Config{GrantDir: tc.grantDir, DemoGrantDir: tc.demoDir}
+		if got := ApproveCommand(cfg); got != tc.want {
+			t.Errorf("%q: %q, want %q", tc.grantDir, got, tc.want)
+		}
+	}
+}
+
+// TestStartKeepsTheDemoGrants: with a state directory the demo's grants
+// sit in its own directory there, which closing leaves in place (a grant
+// a call asked for must outlive the call); a call says its state starts
+// afresh on every call.
+func TestStartKeepsTheDemoGrants(t *testing.T) {
+	t.Parallel()
+	state := t.TempDir()
+	cfg, err := settings.Parse([]string{"--demo", "--approvals", "power=grant", "--audit-log", state + "/audit.jsonl", "call", "list_guests"},
+		func(k string) (string, bool) { return state, k == "XDG_STATE_HOME" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(cfg.DemoGrantDir, 0o700); err != nil { // as an earlier call's grant store left it
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	_, closers, err := Start(cfg, "v-test", &stderr)
+	for i := len(closers) - 1; i >= 0; i-- {
+		closers[i]()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := state + "/proxmox-safe-mcp/demo/grants"; cfg.GrantDir != want {
+		t.Errorf("grant dir %q, want %q", cfg.GrantDir, want)
+	}
+	if _, err := os.Stat(cfg.GrantDir); err != nil {
+		t.Errorf("closing removed the demo's grants: %v", err)
+	}
+	if !strings.Contains(stderr.String(), "its state starts afresh on every call") {
+		t.Errorf("the call line does not say the state resets: %s", stderr.String())
+	}
+}

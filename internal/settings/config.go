@@ -75,6 +75,7 @@ type Config struct {
 	AuditDefault      bool                                              // AuditLog is the default path, not a setting
 	Approvals         map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel // approvals.go
 	GrantDir          string                                            // "": beside the audit log (cmd: approve.go)
+	DemoGrantDir      string                                            // --demo: DemoGrantDir, "" when there is no state directory (state.go)
 	ApprovalPage      ApprovalPageConfig                                // HTTP mode's approval page (approvalpage.go)
 	ElicitKeyFile     string                                            // "": elicit.key beside the audit log when used (state.go)
 	MaxWait           time.Duration                                     // 0: the library's default cap

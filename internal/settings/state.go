@@ -34,6 +34,7 @@ func StateDir(lookup func(string) (string, bool)) string {
 // cluster lives in the process.
 func defaultStatePaths(c *Config, lookup func(string) (string, bool)) {
 	if c.Demo {
+		c.DemoGrantDir = DemoGrantDir(lookup)
 		return
 	}
 	if dir := StateDir(lookup); dir != "" && c.AuditLog == "" && c.Mutating() {
@@ -45,6 +46,18 @@ func defaultStatePaths(c *Config, lookup func(string) (string, bool)) {
 		// that shares the log.
 		c.LockDir = filepath.Join(filepath.Dir(c.AuditLog), "locks")
 	}
+}
+
+// DemoGrantDir is where the demo keeps its grants: in the state directory
+// (so a grant a one-shot `--demo call` asked for outlives the call, and
+// `--demo approve CODE` finds it), never where a real server's are (a grant
+// is bound to a target, and pve1/qemu/100 may exist for real); "" when no
+// state directory is known.
+func DemoGrantDir(lookup func(string) (string, bool)) string {
+	if d := StateDir(lookup); d != "" {
+		return filepath.Join(d, "demo", "grants")
+	}
+	return ""
 }
 
 // DefaultAuditLogName is the audit log's file name in the state directory.

@@ -32,3 +32,23 @@ func TestStateDir(t *testing.T) {
 		t.Errorf("log %q (default %t) locks %q key %q elicit %q", c.AuditLog, c.AuditDefault, c.LockDir, c.AuditKeyPath(), c.ElicitKeyPath(true))
 	}
 }
+
+// TestDemoGrantDir: the demo's grants sit in the state directory, apart
+// from the grants a real server keeps beside its audit log; none without
+// a state directory.
+func TestDemoGrantDir(t *testing.T) {
+	t.Parallel()
+	c, err := Parse([]string{"--demo"}, env("XDG_STATE_HOME", "/s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DemoGrantDir != "/s/proxmox-safe-mcp/demo/grants" || c.GrantDir != "" {
+		t.Errorf("demo grants %q, grant dir %q", c.DemoGrantDir, c.GrantDir)
+	}
+	if d := DemoGrantDir(env()); d != "" {
+		t.Errorf("without a state directory: %q", d)
+	}
+	if real := filepath.Join("/s/proxmox-safe-mcp", "grants"); c.DemoGrantDir == real {
+		t.Error("the demo's grants sit where a real server's are")
+	}
+}

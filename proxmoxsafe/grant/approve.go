@@ -75,7 +75,7 @@ func (s *Store) Approve(ctx context.Context, req proxmoxsafe.ApprovalRequest) er
 		proxmoxsafe.NoteApproval(ctx, proxmoxsafe.ApprovalNote{Grant: used.Code, Operator: used.Operator})
 		return nil
 	}
-	return &RequiredError{Grant: *pending, Plan: req.Plan}
+	return &RequiredError{Grant: *pending, Plan: req.Plan, Command: s.cmd}
 }
 
 // RequiredError is the refusal of the grant level: the operator must
@@ -87,15 +87,22 @@ type RequiredError struct {
 	// Plan is the same plan a call with plan: true returns for this
 	// input and state; nil for operations without one.
 	Plan *proxmoxsafe.Plan
+	// Command is what the operator runs with the code on the server host
+	// ([Options.Command]); empty means [DefaultCommand].
+	Command string
 }
 
 // Error says what the operator must do; it holds the code and the plan,
 // never a secret.
 func (e *RequiredError) Error() string {
 	g := e.Grant
-	return fmt.Sprintf("approval required: an operator must approve grant %s out of band (on the server host: proxmox-safe-mcp approve %s) "+
+	command := e.Command
+	if command == "" {
+		command = DefaultCommand
+	}
+	return fmt.Sprintf("approval required: an operator must approve grant %s out of band (on the server host: %s %s) "+
 		"before %s; then repeat this call unchanged. Plan: %s on %s; approving will %s; current state: %s; no action was taken",
-		g.Code, g.Code, g.Expires.Format(time.RFC3339), g.Action, g.Target, g.Effect, g.State)
+		g.Code, command, g.Code, g.Expires.Format(time.RFC3339), g.Action, g.Target, g.Effect, g.State)
 }
 
 // Is makes the error match [proxmoxsafe.ErrApprovalRequired].

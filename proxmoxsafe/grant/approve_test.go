@@ -239,3 +239,26 @@ func TestGrantBindsArguments(t *testing.T) {
 		t.Fatalf("mutating requests = %v, want 1", m)
 	}
 }
+
+// TestRefusalNamesTheStoresCommand: a refusal tells the operator the
+// command that finds this store's directory (Options.Command), and plain
+// "proxmox-safe-mcp approve" when none is set.
+func TestRefusalNamesTheStoresCommand(t *testing.T) {
+	t.Parallel()
+	in := powerIn("pve1", "qemu", 100, proxmoxsafe.ActionShutdown)
+	for _, tc := range []struct{ command, want string }{
+		{"", "(on the server host: proxmox-safe-mcp approve "},
+		{"proxmox-safe-mcp --demo approve", "(on the server host: proxmox-safe-mcp --demo approve "},
+	} {
+		store, err := grant.Open(t.TempDir(), &grant.Options{Command: tc.command})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := newEnv(t, testCluster(), approvedBy(store, proxmoxsafe.ClassPower))
+		_, err = e.client.GuestPower(t.Context(), in)
+		var gr *grant.RequiredError
+		if !errors.As(err, &gr) || !strings.Contains(err.Error(), tc.want+gr.Grant.Code+")") {
+			t.Errorf("Command %q: %v, want %q and the code", tc.command, err, tc.want)
+		}
+	}
+}

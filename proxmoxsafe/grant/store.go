@@ -23,7 +23,15 @@ type Options struct {
 	// TTL is how long a grant can be approved and used after the call
 	// that asked for it. Zero means [DefaultTTL]; up to 24 hours.
 	TTL time.Duration
+	// Command is the command a refusal tells the operator to run with the
+	// grant's code, when plain "proxmox-safe-mcp approve" would not find
+	// this directory (the binary's demo keeps its grants apart). Empty
+	// means [DefaultCommand].
+	Command string
 }
+
+// DefaultCommand is the approve command a refusal names by default.
+const DefaultCommand = "proxmox-safe-mcp approve"
 
 // Store keeps grants as files (0600) in a directory (0700), so that a
 // grant survives a restart and a used one stays used: a restart never
@@ -34,6 +42,7 @@ type Options struct {
 type Store struct {
 	dir string
 	ttl time.Duration
+	cmd string
 	now func() time.Time
 	mu  sync.Mutex
 }
@@ -69,7 +78,10 @@ func Open(dir string, opts *Options) (*Store, error) {
 	if err := localfile.CheckPrivate(dir, fi); err != nil {
 		return nil, fmt.Errorf("grant directory: %w", err)
 	}
-	return &Store{dir: dir, ttl: o.TTL, now: time.Now}, nil
+	if o.Command == "" {
+		o.Command = DefaultCommand
+	}
+	return &Store{dir: dir, ttl: o.TTL, cmd: o.Command, now: time.Now}, nil
 }
 
 // ErrNotFound is returned for a code no grant has.
