@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -35,18 +33,6 @@ func with(kv ...string) []string {
 		}
 	}
 	return out
-}
-
-func writeSecret(t *testing.T, content string, mode os.FileMode) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "secret")
-	if err := os.WriteFile(p, []byte(content), mode); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(p, mode); err != nil { // umask-proof
-		t.Fatal(err)
-	}
-	return p
 }
 
 // TestVerifySSLAliasWarns: PVE_VERIFY_SSL=false gets the same loud warning

@@ -83,7 +83,7 @@ type Config struct {
 	logLevelSet       bool
 	HTTP              HTTPConfig    // --http and MCP_* (http.go)
 	Protect           ProtectConfig // protected guests, uptime, retention (protect.go)
-	ConfigKeys        []string      // nil: the library's default (config_keys.go)
+	ConfigKeys        []string      // nil: the library's default (proxmoxsafe/guest_config_keys.go)
 
 	// Warnings are logged once the logger exists.
 	Warnings []string
