@@ -2,9 +2,11 @@
 # Third-party cancellation check: the TypeScript MCP SDK client (which we do
 # not control) cancels two slow guest_power calls (AbortSignal, so
 # notifications/cancelled) against the built binary in --demo mode, over
-# stdio and over streamable HTTP with a bearer token.
+# stdio and over streamable HTTP with a bearer token; then mark3labs/mcp-go
+# (ci/mcpgo-cancel, its own module) does the same over stdio on protocol
+# 2026-07-28 and 2025-11-25 (over HTTP it sends no notification).
 #
-#   bash ci/cancel-smoke.sh        (about 20 s once the SDK is cached)
+#   bash ci/cancel-smoke.sh        (about 45 s once the SDK and mcp-go are cached)
 #
 # Checks: the server sends no answer to a cancelled request (the SDK
 # reports one as "Received a response for an unknown message ID"), a later
@@ -68,4 +70,13 @@ OUT="$(MCP_TOKEN="$TOKEN" node "$CACHE/cancel-client.mjs" "http://127.0.0.1:$POR
   || fail "http: $OUT $(cat "$WORK/server.err")"
 [[ "$(submitted "$WORK/http.jsonl")" == 2 ]] || fail "http: the two cancelled requests are not audited as submitted"
 say "ok: http: $OUT"
-say "PASS (@modelcontextprotocol/sdk $SDK_VERSION on node $(node --version))"
+kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=""
+
+# mcp-go over stdio, both protocol eras
+for pv in "" 2025-11-25; do
+  dir="$WORK/mcpgo-${pv:-newest}"; mkdir -p "$dir"
+  OUT="$(cd "$ROOT/ci/mcpgo-cancel" && go run . "$BIN" "$pv" "$dir" 2>&1)" || fail "mcp-go ${pv:-newest}: $OUT"
+  [[ "$(submitted "$dir/audit.jsonl")" == 2 ]] || fail "mcp-go ${pv:-newest}: the two cancelled requests are not audited as submitted"
+  say "ok: mcp-go stdio: $OUT"
+done
+say "PASS (@modelcontextprotocol/sdk $SDK_VERSION on node $(node --version); mark3labs/mcp-go v1.2.1)"
