@@ -24,6 +24,11 @@ func TestMain(m *testing.M) {
 	// Production skips it (served.go); here every tool result a test sees
 	// is checked against the output schema the tool advertises.
 	validateOutputs = true
+	flag.Parse()
+	// With -update, serve what the types infer now, not the compiled
+	// schemas_generated.go the same run rewrites: one run refreshes both
+	// it and the golden files.
+	inferSchemas = *update
 	goleak.VerifyTestMain(m)
 }
 

@@ -76,7 +76,7 @@ func (d toolDef) served(maxWait time.Duration) *servedSchemas {
 		return s.(*servedSchemas)
 	}
 	var in, out json.RawMessage
-	if g := generatedFor(d.info.Name); g != nil && (!g.waitCap || maxWait == proxmoxsafe.DefaultMaxWait) {
+	if g := generatedFor(d.info.Name); g != nil && !inferSchemas && (!g.waitCap || maxWait == proxmoxsafe.DefaultMaxWait) {
 		in, out = json.RawMessage(g.in), json.RawMessage(g.out)
 	} else {
 		in, out = d.marshalSchemas(maxWait)
@@ -97,6 +97,10 @@ func (d toolDef) marshalSchemas(maxWait time.Duration) (in, out json.RawMessage)
 	}
 	return mustMarshal(info.InputSchema), mustMarshal(info.OutputSchema)
 }
+
+// inferSchemas makes served build every schema instead of reading
+// generatedSchemas (tests refreshing the golden files turn it on).
+var inferSchemas = false
 
 // generatedFor returns the generated schemas of the named tool, or nil.
 func generatedFor(name string) *generatedSchema {
