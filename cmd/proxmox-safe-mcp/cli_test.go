@@ -151,3 +151,31 @@ func TestProgressLive(t *testing.T) {
 		t.Error("a buffer is not a terminal")
 	}
 }
+
+// TestCommandHelp: tools, call and doctor --help print their own usage on
+// stdout and exit 0 (they printed the whole --help); the top-level usage
+// and the unknown-command message name approve, deny and grants.
+func TestCommandHelp(t *testing.T) {
+	t.Parallel()
+	none := map[string]string{}
+	for _, args := range [][]string{{"tools", "--help"}, {"--demo", "call", "--help"}, {"call", "guest_power", "-h"}, {"doctor", "--help"}} {
+		out, errOut, code := runIn(t, none, args...)
+		cmd := args[0]
+		if cmd == "--demo" {
+			cmd = args[1]
+		}
+		if code != 0 || !strings.HasPrefix(out, "Usage: proxmox-safe-mcp [flags] "+cmd) || strings.Contains(out, "--allowed-nodes") || errOut != "" {
+			t.Errorf("%q: exit %d\n%s\n%s", args, code, out, errOut)
+		}
+	}
+	out, _, code := runIn(t, none, "--help")
+	for _, want := range []string{"approve|deny CODE", "grants list", "COMMAND --help"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("--help lacks %q", want)
+		}
+	}
+	_, errOut, code := runIn(t, none, "bogus")
+	if code != exitUsage || !strings.Contains(errOut, "approve, deny, grants") {
+		t.Errorf("unknown command: exit %d %s", code, errOut)
+	}
+}

@@ -586,3 +586,27 @@ func TestStartupCheckAfterFirstList(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorNamesEveryMissingSetting: doctor without Proxmox settings names
+// the URL, the token id and the secret in one run, one line each (it used
+// to name one per run); serve keeps its one line.
+func TestDoctorNamesEveryMissingSetting(t *testing.T) {
+	t.Parallel()
+	_, errOut, code := runIn(t, map[string]string{}, "doctor")
+	lines := strings.Split(strings.TrimRight(errOut, "\n"), "\n")
+	if code != exitUsage || len(lines) != 3 {
+		t.Fatalf("exit %d, %d lines, want 2 and 3:\n%s", code, len(lines), errOut)
+	}
+	for i, want := range []string{"PVE_URL (--url) is required", "PVE_API_TOKEN_ID (--token-id) is required", "PVE_API_TOKEN_SECRET or PVE_API_TOKEN_SECRET_FILE"} {
+		if !strings.HasPrefix(lines[i], "proxmox-safe-mcp: "+want) {
+			t.Errorf("line %d %q, want %q", i, lines[i], want)
+		}
+	}
+	_, errOut, _ = runIn(t, map[string]string{"PVE_URL": "http://pve:8006"}, "doctor")
+	if !strings.Contains(errOut, "plain http://") || !strings.Contains(errOut, "PVE_API_TOKEN_ID") {
+		t.Errorf("a bad URL and a missing token: %s", errOut)
+	}
+	if _, errOut, _ := runIn(t, map[string]string{}); strings.Count(errOut, "\n") != 1 {
+		t.Errorf("serve: %q, want one line", errOut)
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"syscall"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
@@ -76,8 +77,20 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	cfg, err := settings.Parse(args, lookup)
 	switch {
 	case errors.Is(err, settings.ErrHelp):
-		settings.Usage(stdout)
+		if !settings.CommandUsage(stdout, cfg.Command) {
+			settings.Usage(stdout)
+		}
 		return exitOK
+	case err != nil && cfg != nil && cfg.Command == cmdDoctor:
+		// doctor names every missing setting at once, not one per run.
+		lines := settings.Missing(cfg)
+		if !slices.Contains(lines, err.Error()) {
+			lines = append([]string{err.Error()}, lines...)
+		}
+		for _, l := range lines {
+			fmt.Fprintln(stderr, "proxmox-safe-mcp: "+l)
+		}
+		return exitUsage
 	case err != nil:
 		fmt.Fprintln(stderr, "proxmox-safe-mcp: "+err.Error())
 		return exitUsage

@@ -25,7 +25,7 @@ func (c *Config) usesToken() bool {
 // rest (user id form, length) with the same words.
 func checkPasswordConfig(c *Config) error {
 	if c.Username == "" {
-		return Errorf("PVE_USERNAME (--username) is required with a password, e.g. root@pam (or an API token instead: PVE_API_TOKEN_ID and PVE_API_TOKEN_SECRET, recommended)")
+		return Errorf("%s", msgUsernameRequired)
 	}
 	switch {
 	case c.PasswordFile != "" && !c.Password.Empty():
@@ -38,7 +38,46 @@ func checkPasswordConfig(c *Config) error {
 		}
 		c.Password, c.PasswordFrom = Secret{pw}, "PVE_PASSWORD_FILE"
 	case c.Password.Empty():
-		return Errorf("PVE_PASSWORD or PVE_PASSWORD_FILE (--password-file) is required with PVE_USERNAME")
+		return Errorf("%s", msgPasswordRequired)
 	}
 	return nil
 }
+
+// Missing lists every required setting that is unset, each as the one line
+// the first check would print for it (checkConfig stops at the first), so
+// doctor can name them all in one run instead of one per run. Nil in
+// demo mode, which needs none of them.
+func Missing(c *Config) []string {
+	if c == nil || c.Demo {
+		return nil
+	}
+	var out []string
+	if c.URL == "" {
+		out = append(out, msgURLRequired)
+	}
+	if c.usesPassword() && !c.usesToken() {
+		if c.Username == "" {
+			out = append(out, msgUsernameRequired)
+		}
+		if c.Password.Empty() && c.PasswordFile == "" {
+			out = append(out, msgPasswordRequired)
+		}
+		return out
+	}
+	if c.TokenID == "" {
+		out = append(out, msgTokenIDRequired)
+	}
+	if c.TokenSecret.Empty() && c.TokenSecretFile == "" {
+		out = append(out, msgSecretRequired)
+	}
+	return out
+}
+
+// The messages of the required settings, shared by the checks and Missing.
+const (
+	msgURLRequired      = "PVE_URL (--url) is required, e.g. https://pve1.example.com:8006 (or try --demo, which needs no Proxmox)"
+	msgTokenIDRequired  = "PVE_API_TOKEN_ID (--token-id) is required, e.g. automation@pve!mcp (or PVE_USERNAME and PVE_PASSWORD for a password login)"
+	msgSecretRequired   = "PVE_API_TOKEN_SECRET or PVE_API_TOKEN_SECRET_FILE (--token-secret-file) is required"
+	msgUsernameRequired = "PVE_USERNAME (--username) is required with a password, e.g. root@pam (or an API token instead: PVE_API_TOKEN_ID and PVE_API_TOKEN_SECRET, recommended)"
+	msgPasswordRequired = "PVE_PASSWORD or PVE_PASSWORD_FILE (--password-file) is required with PVE_USERNAME"
+)

@@ -128,6 +128,9 @@ func Parse(args []string, lookup func(string) (string, bool)) (*Config, error) {
 		if err := fs.Parse(rest); err != nil {
 			switch {
 			case errors.Is(err, flag.ErrHelp):
+				if len(pos) > 0 { // COMMAND --help: that command's usage
+					c.Command = pos[0]
+				}
 				return c, ErrHelp
 			case setErr != nil:
 				return nil, Errorf("%v", setErr)
@@ -261,7 +264,7 @@ func parseCommand(c *Config, pos []string) error {
 			c.ToolArgs = pos[2]
 		}
 	default:
-		return Errorf("unknown command %q (known: serve, tools, call, doctor, healthcheck, audit)", c.Command)
+		return Errorf("unknown command %q (known: serve, tools, call, doctor, approve, deny, grants, healthcheck, audit)", c.Command)
 	}
 	return nil
 }
@@ -287,7 +290,7 @@ func checkConfig(c *Config) error {
 		return nil
 	}
 	if c.URL == "" {
-		return Errorf("PVE_URL (--url) is required, e.g. https://pve1.example.com:8006 (or try --demo, which needs no Proxmox)")
+		return Errorf("%s", msgURLRequired)
 	}
 	if strings.HasPrefix(strings.ToLower(c.URL), "http://") && !c.AllowInsecureHTTP {
 		return Errorf("PVE_URL (--url) uses plain http://, which would send the credentials in clear text: use https:// (Proxmox serves the API on port 8006), or set PVE_ALLOW_INSECURE_HTTP=true (--allow-insecure-http) if the network is trusted")
@@ -302,7 +305,7 @@ func checkConfig(c *Config) error {
 		return CheckRest(c)
 	}
 	if c.TokenID == "" {
-		return Errorf("PVE_API_TOKEN_ID (--token-id) is required, e.g. automation@pve!mcp (or PVE_USERNAME and PVE_PASSWORD for a password login)")
+		return Errorf("%s", msgTokenIDRequired)
 	}
 	if err := checkTokenID(c.TokenID); err != nil { // tokenid.go
 		return err
@@ -318,7 +321,7 @@ func checkConfig(c *Config) error {
 		}
 		c.TokenSecret, c.SecretFrom = Secret{v}, "PVE_API_TOKEN_SECRET_FILE"
 	case c.TokenSecret.Empty():
-		return Errorf("PVE_API_TOKEN_SECRET or PVE_API_TOKEN_SECRET_FILE (--token-secret-file) is required")
+		return Errorf("%s", msgSecretRequired)
 	}
 	if strings.ContainsAny(c.TokenSecret.Reveal(), " \t\r\n\v\f") {
 		return Errorf("%s: the token secret contains white space (value not shown)", c.SecretFrom)

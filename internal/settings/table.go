@@ -379,6 +379,60 @@ func (v settingValue) Set(x string) error {
 }
 
 // Usage prints every flag and variable with its default.
+// commandUsage is each direct command's own usage (COMMAND --help).
+var commandUsage = map[string]string{
+	CmdTools: `Usage: proxmox-safe-mcp [flags] tools [TOOL] [--json]
+
+Without TOOL, lists the tools this configuration exposes (profile, read-only
+mode, gateway-write), each with its class and summary. With TOOL, shows its
+parameters and a runnable example call. --json prints the same as JSON.
+A tool the configuration hides is named with the setting that offers it.
+
+  proxmox-safe-mcp --demo tools
+  proxmox-safe-mcp --demo tools guest_power
+`,
+	CmdCall: `Usage: proxmox-safe-mcp [flags] call TOOL ['{json}']
+
+Runs one tool through the same MCP code path a client uses and prints its
+result on stdout (the structured result as JSON; an error's
+{"error":{…}} object), the explanation on stderr. The arguments are one
+JSON object ('{}' when omitted); "wait": true on a mutation waits for the
+task and shows progress on stderr. In the demo each call starts its own
+simulated cluster, so its state starts afresh on every call.
+
+Exit codes: 0 success; 1 the tool returned an error (a refusal included);
+2 bad usage or configuration, or a tool this configuration does not offer;
+4 "wait": true and the task had not finished when the wait ended; 5
+"wait": true and the task failed.
+
+  proxmox-safe-mcp --demo call list_guests
+  proxmox-safe-mcp --demo call guest_power '{"node":"pve1","type":"qemu","vmid":100,"action":"shutdown"}'
+`,
+	CmdDoctor: `Usage: proxmox-safe-mcp [flags] doctor [--json]
+
+Checks the setup with the same settings serve would use: every missing
+setting, TCP reachability, TLS trust (the token is never sent to an
+untrusted server), the token or login, the allowed nodes, the privileges of
+every enabled tool, the approval levels and the audit log. --json prints one
+JSON document instead of text.
+
+Exit codes: 0 working; 1 a problem was found; 2 bad usage or configuration;
+3 working, but the token holds dangerous privileges it does not need.
+
+  proxmox-safe-mcp --demo doctor
+`,
+}
+
+// CommandUsage writes command's own usage and reports whether it has one
+// (tools, call, doctor; the grant and audit commands print their own).
+func CommandUsage(w io.Writer, command string) bool {
+	u, ok := commandUsage[command]
+	if ok {
+		fmt.Fprint(w, u)
+	}
+	return ok
+}
+
 func Usage(w io.Writer) {
 	fmt.Fprint(w, `proxmox-safe-mcp: a safety-first MCP server for Proxmox VE.
 
@@ -390,7 +444,11 @@ Usage:
   proxmox-safe-mcp [flags] tools [TOOL]          list the tools this configuration exposes, or one tool's parameters
   proxmox-safe-mcp [flags] call TOOL ['{json}']  run one tool and print its result ("wait": true shows progress on stderr)
   proxmox-safe-mcp [flags] doctor                check the setup: reachability, TLS, token, nodes, privileges
-  proxmox-safe-mcp --demo [tools|call ...]       the same, against a simulated cluster
+  proxmox-safe-mcp approve|deny CODE             decide a grant a refused call asked for (see approve --help)
+  proxmox-safe-mcp grants list                   list the grants (pending, approved, denied, used)
+  proxmox-safe-mcp --demo [tools|call|doctor|approve|grants ...] the same, against a simulated cluster
+
+COMMAND --help shows one command's usage.
 
 Every flag may also be set by the environment variable shown; a flag wins
 over its variable. Booleans accept exactly true, false, 1 or 0.
