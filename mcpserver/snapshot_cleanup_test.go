@@ -8,7 +8,6 @@ import (
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
-	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/retention"
 )
 
 func responderFixture(t *testing.T, pv string) *fixture {
@@ -52,38 +51,5 @@ func TestSnapshotCleanupPartialFailure(t *testing.T) {
 				t.Errorf("structured content %s (%v)", b, err)
 			}
 		})
-	}
-}
-
-// An argument the input schema refuses (a container for vm_reset) sends
-// nothing and is audited once, like every refused mutation.
-func TestVMResetContainerRefusedBySchema(t *testing.T) {
-	t.Parallel()
-	f := responderFixture(t, "")
-	f.fake.ResetRequests()
-	res := f.call(t, t.Context(), ToolVMReset, map[string]any{"node": "pve1", "type": "lxc", "vmid": 200})
-	if !res.IsError || !strings.Contains(text(t, res), "type") {
-		t.Fatalf("result %v %q", res.IsError, text(t, res))
-	}
-	if r := f.fake.Requests(); len(r) != 0 {
-		t.Errorf("requests: %v", r)
-	}
-	recs := f.audit.records(t)
-	if len(recs) != 1 || recs[0].Event != proxmoxsafe.AuditRefused || recs[0].Op != proxmoxsafe.OpResetGuest {
-		t.Errorf("audit = %+v", recs)
-	}
-}
-
-// snapshot_list says, per snapshot, what snapshot_cleanup would do.
-func TestSnapshotListCleanupVerdicts(t *testing.T) {
-	t.Parallel()
-	f := responderFixture(t, "")
-	res := f.call(t, t.Context(), ToolSnapshotList, map[string]any{"node": "pve1", "type": "qemu", "vmid": 150})
-	var list proxmoxsafe.ListSnapshotsResult
-	structured(t, res, &list)
-	for _, s := range list.Snapshots {
-		if s.Cleanup == nil || !s.Cleanup.WouldDelete || s.Cleanup.Rule != retention.RuleMaxAge {
-			t.Errorf("%s: cleanup %+v, want would_delete by max-age", s.Name, s.Cleanup)
-		}
 	}
 }
