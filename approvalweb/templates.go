@@ -68,7 +68,8 @@ type pageData struct {
 }
 
 // templates are parsed on first use, not at program start: every start
-// of the binary links this package, few serve the page (issue 14).
+// of the binary links this package, few serve the page, and parsing at every start
+// would cost every start.
 var templates = sync.OnceValue(func() *template.Template { return parseTemplates() })
 
 func parseTemplates() *template.Template {

@@ -25,7 +25,7 @@ const minPasswordLen = 8
 // User ids (user@realm), realms and token ids are checked by
 // internal/pveid: Proxmox's pve-access-control rules ($user_regex,
 // $realm_regex; the user part may itself contain "@", the realm follows
-// the last one), written out so that a start compiles no regexp (issue 14).
+// the last one), written out so that a start compiles no regexp (start-up time).
 
 // AuthMethod names how a [Client] authenticates to Proxmox.
 type AuthMethod string

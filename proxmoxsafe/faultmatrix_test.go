@@ -17,7 +17,7 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
-// The fault matrix (issue 15 §5; docs/SECURITY.md "Upstream fault matrix"):
+// The fault matrix (docs/SECURITY.md "Upstream fault matrix"):
 // every way the campaign broke the upstream by hand, as a repeatable test.
 // For each fault, on a read, on the state read that precedes a mutation,
 // and on the mutation's POST, the call must

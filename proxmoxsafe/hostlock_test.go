@@ -163,8 +163,7 @@ func runHostLockRace(t *testing.T, lockDir string) ([]string, []proxmoxtest.Requ
 }
 
 // TestHostLockTwoProcesses: two processes on one host (two `call`s, or two
-// servers) must not both change one guest at the same moment (issue 15
-// §4). With a shared LockDir exactly one POST reaches Proxmox and the
+// servers) must not both change one guest at the same moment. With a shared LockDir exactly one POST reaches Proxmox and the
 // other process is told another process is changing the guest.
 func TestHostLockTwoProcesses(t *testing.T) {
 	t.Parallel()

@@ -10,7 +10,7 @@ import (
 )
 
 // TestApprovalBindsParameters: an approval given for one parameter set is
-// refused for another (issue 15 §2), with zero mutating requests, and the
+// refused for another (an approval covers exactly what it names), with zero mutating requests, and the
 // approver sees the parameters; the approved one is audited with them.
 func TestApprovalBindsParameters(t *testing.T) {
 	t.Parallel()

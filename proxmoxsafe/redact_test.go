@@ -14,7 +14,7 @@ import (
 // followed by anything but the redaction marker.
 var headerLeak = regexp.MustCompile(`(?i)PVEAPIToken\s*[=:]\s*[^\[\s]`)
 
-// TestUpstreamEchoNeverLeaksTheSecret is issue 15 §1: a proxy, WAF or debug
+// TestUpstreamEchoNeverLeaksTheSecret: a proxy, WAF or debug
 // page that repeats the request's Authorization header (in the reason
 // phrase, the JSON message, the errors map, a task log line, a task's exit
 // status) must not carry the token secret into any error, log line or

@@ -1,5 +1,5 @@
 // Command coldstart times the cold start of several builds of an MCP stdio
-// server side by side (issue 14): each run starts a binary, answers
+// server side by side: each run starts a binary, answers
 // initialize and tools/list, closes stdin and waits for the exit, and the
 // binaries take turns so that machine load hits each alike (in an order
 // rotated each round, so that each takes each place in a round alike). It
@@ -15,7 +15,7 @@
 // (a 10-guest cluster), its fingerprint and CA file, an audit log in a
 // temporary state directory.
 //
-// With no binary named, it builds the three of issue 14 from the module
+// With no binary named, it builds the three the cold-start targets compare, from the module
 // root and compares them: ours (./cmd/proxmox-safe-mcp), minimal (the
 // smallest go-sdk server with one tool, ./bench/compare/minimal) and floor
 // (minimal plus what the mandated dependencies cost at start: validator,

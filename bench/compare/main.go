@@ -1,5 +1,5 @@
 // Command compare measures proxmox-safe-mcp against its baselines in one
-// run and prints the ratios issue 14 sets targets for:
+// run and prints the ratios docs/PERFORMANCE.md sets targets for:
 //
 //   - cold start (process start → tools/list answered, and → exit on stdin
 //     close) against a minimal go-sdk server with one tool (./minimal), and

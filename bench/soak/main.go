@@ -1,7 +1,7 @@
 // Command soak runs many mixed tool calls against the built
 // proxmox-safe-mcp binary in --demo mode and samples the server's memory
 // and goroutines along the way, to show that neither grows with use
-// (issue 15 §5):
+// (a long-running server must not leak):
 //
 //   - stdio: one session, -calls calls one after another;
 //   - streamable HTTP: -clients sessions sharing -calls calls.

@@ -10,8 +10,8 @@ import (
 )
 
 // TestServeStartsOnBadLogAndRefusesMutations: a server no longer verifies
-// its audit log before answering (issue 14: a long log delayed every
-// start); it verifies it in the background. A log that does not verify
+// its audit log before answering (a long log delayed every start); it
+// verifies it in the background. A log that does not verify
 // then still refuses every mutation, with the reason and what to do,
 // sends nothing mutating, and is reported on stderr; reads are served.
 // (call and doctor still verify before anything: TestStartupAdviceOnBadLog.)

@@ -26,7 +26,7 @@ func runWith(t *testing.T, kv map[string]string, args ...string) (string, string
 	return stdout.String(), stderr.String(), code
 }
 
-// fakeEnv is the minimal configuration (issue 8): the URL and a token,
+// fakeEnv is the minimal configuration a user must give: the URL and a token,
 // plus the fake's certificate pin.
 func fakeEnv(t *testing.T, kv ...string) (*proxmoxtest.Server, map[string]string) {
 	t.Helper()

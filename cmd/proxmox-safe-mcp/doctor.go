@@ -38,13 +38,13 @@ var startupCheckRun = startupWarnings
 // delays startup: it begins startupCheckSettle after the first tools/list
 // has been answered (a.listed), or startupCheckDelay after the start if
 // none comes, so that it does not compete with answering the client's
-// first requests (issue 14), and gives up startupCheckTimeout after it
+// first requests for the CPU of a cold start, and gives up startupCheckTimeout after it
 // began. Demo mode skips it: the simulated cluster needs no warning.
 //
 // stop cancels the check and returns at once: the check only reads and
 // logs, so there is nothing to finish, and an exiting server must not wait
 // for a TLS handshake in progress (it made every exit after a prompt stdin
-// close several milliseconds slower, issue 14). done is closed once the
+// close several milliseconds slower). done is closed once the
 // check's goroutine has ended (tests wait for it).
 func startupCheck(ctx context.Context, a *app, cfg *settings.Config, warn *slog.Logger) (stop func(), done <-chan struct{}) {
 	ended := make(chan struct{})

@@ -295,7 +295,7 @@ func TestStartupWarnings(t *testing.T) {
 // TestStartupCheckStopDoesNotWait: stopping the background privilege
 // check (the server is exiting) returns while the check is still running,
 // instead of waiting for it (a TLS handshake in progress made every prompt
-// exit slower, issue 14); the check's context is cancelled. In a synctest
+// exit slower); the check's context is cancelled. In a synctest
 // bubble: if stop waited, every goroutine would be blocked and synctest
 // would report the deadlock. Not parallel: it sets the check's hooks.
 func TestStartupCheckStopDoesNotWait(t *testing.T) {
@@ -365,7 +365,8 @@ func TestStartupCheckSettles(t *testing.T) {
 	})
 }
 
-// TestDoctorEchoingProxy is issue 15 §1 for doctor: a proxy that repeats
+// TestDoctorEchoingProxy is TestUpstreamEchoNeverLeaksTheSecret for
+// doctor: a proxy that repeats
 // the Authorization header in its errors must not put the secret on a
 // doctor line.
 func TestDoctorEchoingProxy(t *testing.T) {

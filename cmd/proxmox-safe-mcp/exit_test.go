@@ -16,7 +16,8 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
-// Start and exit on stdin close (issue 14): nothing on the way to the
+// Start and exit on stdin close, what every short-lived client session
+// pays for: nothing on the way to the
 // first answers that is not needed for them; a prompt exit that loses
 // nothing.
 

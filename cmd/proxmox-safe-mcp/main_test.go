@@ -39,7 +39,7 @@ var (
 // binName is the name the tests start the command under. The command is
 // this test binary itself, copied to that name: TestMain runs main when it
 // is started under it. That spares every test run a go build of the
-// command (seconds on a loaded machine, issue 14), and the code under test
+// command (seconds on a loaded machine), and the code under test
 // is the same package main.
 const binName = "proxmox-safe-mcp"
 

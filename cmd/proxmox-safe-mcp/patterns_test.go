@@ -24,7 +24,7 @@ func TestPatternsCompile(t *testing.T) {
 // TestNoCompileAtInit: no package the binary is built from compiles a
 // regular expression or parses a template in a package-level variable's
 // initializer, which would run at every start of the binary whether or
-// not it is ever used (issue 14). Use internal/lazyre (or sync.OnceValue)
+// not it is ever used, and slow every start. Use internal/lazyre (or sync.OnceValue)
 // instead. Function bodies, tests, bench/ and examples/ are not checked.
 func TestNoCompileAtInit(t *testing.T) {
 	root, err := filepath.Abs(filepath.Join("..", ".."))

@@ -2,7 +2,8 @@
 
 package main
 
-// Profiling hook for bench/compare -profile (issue 14): a binary built with
+// Profiling hook for bench/compare -profile, to see where a start spends
+// its time: a binary built with
 // -tags benchprofile writes a CPU profile of its whole run after package
 // initialization to $PROXMOX_SAFE_BENCH_CPUPROFILE and a heap allocation
 // profile to $PROXMOX_SAFE_BENCH_MEMPROFILE. The shipped binary never has

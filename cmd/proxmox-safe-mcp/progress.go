@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// progressPrinter shows a waiting call's progress on stderr (issue 8: a
-// `call … "wait": true` printed nothing until the end). On a terminal it
+// progressPrinter shows a waiting call's progress on stderr, so that a
+// `call … "wait": true` does not look hung until the end. On a terminal it
 // rewrites one status line in place; otherwise (a log file, a pipe, CI) it
 // prints one plain line per update, so the record stays readable.
 type progressPrinter struct {

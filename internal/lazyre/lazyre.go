@@ -4,7 +4,7 @@
 // A package-level regexp.MustCompile runs during package initialization of
 // every binary that links the package, whether or not the expression is
 // ever used; this module's packages had dozens, a measurable part of the
-// server's start (issue 14). A [Regexp] costs one small allocation at
+// server's start. A [Regexp] costs one small allocation at
 // start and compiles its pattern the first time it is used. Patterns are
 // constants checked by [CompileAll] in the tests, so a bad one still fails
 // before release rather than at a user's first call.
@@ -61,7 +61,7 @@ func CompileAll() error {
 
 // Compiled returns the patterns of the Regexps that have been compiled in
 // this process so far, so that a test can check that a path (a server's
-// start) compiles none (issue 14).
+// start) compiles none.
 func Compiled() []string {
 	all.mu.Lock()
 	defer all.mu.Unlock()

@@ -285,7 +285,7 @@ func Line(s string) string {
 // CapLine returns Cap(Line(s), maxBytes), but reads only the start of a
 // string much longer than maxBytes: Proxmox returns names and tags of any
 // length, and sanitizing all of a 100 KB guest name to keep 128 bytes of it
-// dominated a listing (issue 14). Line of a prefix (cut on a rune boundary)
+// dominated a listing. Line of a prefix (cut on a rune boundary)
 // is a prefix of Line of the whole string: escape sequences, stripped
 // characters and line-break runs cut by the end of the prefix produce no
 // output there, and the trailing space Line trims would be followed by more

@@ -24,7 +24,8 @@ type route struct {
 }
 
 // routes is the route table, built on first use: every start of the
-// binary links this package (for --demo), few use it (issue 14).
+// binary links this package (for --demo), few use it, and building it at every start
+// would cost every start.
 var routes = sync.OnceValue(buildRoutes)
 
 func guestParams(extra ...param) []param {

@@ -1,4 +1,4 @@
-// Command floor is the second cold-start baseline of issue 14: the minimal
+// Command floor is the second cold-start baseline (docs/PERFORMANCE.md): the minimal
 // go-sdk server of ../minimal (one tool, one keep-alive GET), plus what any
 // server meeting this project's mandate must link and do at start with its
 // fixed dependencies, and nothing of this project:
