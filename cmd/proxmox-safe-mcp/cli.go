@@ -17,6 +17,7 @@ import (
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
 
 // listTools prints the tools the configuration exposes: one line per tool
@@ -116,7 +117,90 @@ func printTool(w io.Writer, t mcpserver.ToolInfo) {
 	if len(t.Privileges) > 0 {
 		fmt.Fprintf(w, "Proxmox privileges: %s\n", strings.Join(t.Privileges, "; "))
 	}
-	fmt.Fprintf(w, "\nExample: proxmox-safe-mcp call %s '{…}'   (tools --json %s gives the JSON schemas)\n", t.Name, t.Name)
+	fmt.Fprintf(w, "\nExample (the required parameters; tools --json %s gives the JSON schemas):\n  proxmox-safe-mcp call %s '%s'\n", t.Name, t.Name, exampleArgs(t.Name, t.InputSchema))
+}
+
+// exampleValues are example values of the parameters tools share, valid
+// against the demo cluster (pve1 and its VM 100 exist there).
+var exampleValues = map[string]any{
+	"node": "pve1", "target": "pve2", "vmid": 100, "snapname": "before-upgrade",
+	"storage": "local-lvm", "disk_storage": "local-lvm", "rootfs_storage": "local-lvm",
+	"bridge": "vmbr0", "hostname": "demo1", "name": "demo1", "ip": "dhcp",
+	"ostemplate": "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst",
+	"upid":       "UPID:pve1:00001234:00005678:65A0B1C2:qmstart:100:root@pam:",
+	"path":       "/cluster/resources", "disk": "scsi0", "size": "+1G",
+}
+
+// exampleOptional are the optional parameters a tool's example needs
+// anyway: a rule the schema cannot state (guest_config_set needs set or
+// delete).
+var exampleOptional = map[string]map[string]any{
+	mcpserver.ToolGuestConfigSet: {"set": map[string]string{"cores": "2"}},
+}
+
+// exampleArgs builds a JSON object of the schema's required parameters
+// (and exampleOptional's) with a value each: the first of an enum, a known example, the default,
+// the minimum of a number, false; in the schema's order. The command line
+// is runnable as shown (a mutation then gives its approval phrase).
+func exampleArgs(tool string, s *jsonschema.Schema) string {
+	if s == nil {
+		return "{}"
+	}
+	order := s.PropertyOrder
+	if len(order) == 0 {
+		order = slices.Sorted(maps.Keys(s.Properties))
+	}
+	var b strings.Builder
+	b.WriteByte('{')
+	for _, name := range order {
+		p := s.Properties[name]
+		extra, optional := exampleOptional[tool][name]
+		if p == nil || (!optional && !slices.Contains(s.Required, name)) {
+			continue
+		}
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		value := extra
+		if !optional {
+			value = exampleValue(name, p)
+		}
+		k, _ := json.Marshal(name)
+		v, _ := json.Marshal(value)
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+func exampleValue(name string, p *jsonschema.Schema) any {
+	switch {
+	case len(p.Enum) > 0:
+		return p.Enum[0]
+	case len(p.Examples) > 0:
+		return p.Examples[0]
+	case len(p.Default) > 0:
+		return p.Default
+	}
+	if v, ok := exampleValues[name]; ok {
+		return v
+	}
+	switch schemaType(p) {
+	case "integer", "number":
+		if p.Minimum != nil {
+			return *p.Minimum
+		}
+		return 1
+	case "boolean":
+		return false
+	case "array":
+		return []any{}
+	case "object":
+		return map[string]any{}
+	}
+	return "example"
 }
 
 func schemaType(s *jsonschema.Schema) string {
@@ -164,11 +248,13 @@ func writeJSON(w io.Writer, v any) {
 	_ = enc.Encode(v)
 }
 
-// missingTool explains why a tool name is not offered: it does not exist,
-// or this configuration hides it (read-only, class not enabled, no node
-// allowed), and what would offer it.
+// missingTool explains why a tool name is not offered: it does not exist
+// (with the nearest tool name, when one is close), or this configuration
+// hides it (read-only, class not enabled, no node allowed), and the
+// setting that would offer it.
 func missingTool(a *app, cfg *settings.Config, name string) string {
-	for _, t := range mcpserver.Tools(nil, nil) {
+	all := mcpserver.Tools(nil, nil)
+	for _, t := range all {
 		if t.Name != name {
 			continue
 		}
@@ -177,13 +263,73 @@ func missingTool(a *app, cfg *settings.Config, name string) string {
 		case cfg.ReadOnly:
 			why = "it is a mutation tool and this server is read-only (--read-only, PROXMOX_SAFE_READ_ONLY)"
 		case !a.client.Enabled(t.Class):
-			why = fmt.Sprintf("its mutation class %s is not enabled by profile %q (PROXMOX_SAFE_PROFILE, --profile)", t.Class, cfg.Profile)
+			why = fmt.Sprintf("its mutation class %s is not enabled by profile %q (PROXMOX_SAFE_PROFILE, --profile); %s", t.Class, cfg.Profile, enablingSetting(t.Class))
 		case len(a.client.Policy().AllowedNodes) == 0:
-			why = "PVE_ALLOWED_NODES (--allowed-nodes) is empty, so it could not target any node"
+			why = "PVE_ALLOWED_NODES (--allowed-nodes) is empty, so it could not target any node: name the nodes it may target, e.g. --allowed-nodes pve1"
 		}
 		return fmt.Sprintf("tool %q is hidden in this configuration: %s; nothing was run", name, why)
 	}
-	return fmt.Sprintf("unknown tool %q (run \"proxmox-safe-mcp tools\" to list the tools this configuration offers); nothing was run", name)
+	hint := ""
+	if near := nearestTool(name, all); near != "" {
+		hint = fmt.Sprintf("did you mean %s? ", near)
+	}
+	return fmt.Sprintf("unknown tool %q (%srun \"proxmox-safe-mcp tools\" to list the tools this configuration offers); nothing was run", name, hint)
+}
+
+// enablingSetting says what enables class: the profiles whose classes hold
+// it (--profile admin), or for gateway-write, which no profile enables, its
+// own flag.
+func enablingSetting(class proxmoxsafe.Class) string {
+	if class == proxmoxsafe.ClassGatewayWrite {
+		return "--gateway-write (PROXMOX_SAFE_GATEWAY_WRITE=true) enables it"
+	}
+	var with []string
+	for _, p := range proxmoxsafe.Profiles() {
+		if classes, _ := p.Classes(); slices.Contains(classes, class) {
+			with = append(with, "--profile "+string(p))
+		}
+	}
+	if len(with) == 0 {
+		return "no profile enables it"
+	}
+	return strings.Join(with, " or ") + " enables it"
+}
+
+// nearestTool is the tool name closest to name (a typo, a missing or extra
+// letter, another server's name), or "" when none is close.
+func nearestTool(name string, tools []mcpserver.ToolInfo) string {
+	best, bestDist := "", len(name)/3+1
+	if bestDist < 2 {
+		bestDist = 2
+	}
+	bestDist++ // a distance below this counts as close
+	for _, t := range tools {
+		if d := editDistance(strings.ToLower(name), t.Name); d < bestDist {
+			best, bestDist = t.Name, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // callTool runs one tool through an in-memory MCP session with the same

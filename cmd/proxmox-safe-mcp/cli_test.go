@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
@@ -177,5 +179,63 @@ func TestCommandHelp(t *testing.T) {
 	_, errOut, code := runIn(t, none, "bogus")
 	if code != exitUsage || !strings.Contains(errOut, "approve, deny, grants") {
 		t.Errorf("unknown command: exit %d %s", code, errOut)
+	}
+}
+
+// TestMissingToolSaysTheNextStep: a hidden tool names the setting that
+// offers it (the profiles whose classes hold it, or --gateway-write); a
+// misspelt one the nearest tool name; a name far from every tool neither.
+func TestMissingToolSaysTheNextStep(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args       []string
+		want, nope string
+	}{
+		{[]string{"--demo", "tools", "guest_destroy"}, `not enabled by profile "safe" (PROXMOX_SAFE_PROFILE, --profile); --profile admin enables it`, ""},
+		{[]string{"--demo", "--profile", "readonly", "call", "guest_power"}, "--profile safe or --profile admin enables it", ""},
+		{[]string{"--demo", "--profile", "admin", "tools", "api_request"}, "--gateway-write (PROXMOX_SAFE_GATEWAY_WRITE=true) enables it", ""},
+		{[]string{"--demo", "call", "list_guest"}, `unknown tool "list_guest" (did you mean list_guests? run "proxmox-safe-mcp tools"`, ""},
+		{[]string{"--demo", "tools", "Snapshot_Gest"}, "did you mean snapshot_guest?", ""},
+		{[]string{"--demo", "call", "no_such_tool"}, `unknown tool "no_such_tool"`, "did you mean"},
+	} {
+		_, errOut, code := runIn(t, map[string]string{}, tc.args...)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) || (tc.nope != "" && strings.Contains(errOut, tc.nope)) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+// TestToolExampleRuns: every tool's `tools TOOL` ends with a call whose
+// arguments are valid for its schema and accepted by the tool (the demo
+// runs it: a result, or a refusal for approval or the demo's state, never
+// invalid input); it used to end with a '{…}' placeholder.
+func TestToolExampleRuns(t *testing.T) {
+	t.Parallel()
+	admin := []string{"--demo", "--profile", "admin", "--gateway-write"}
+	for _, ti := range mcpserver.Tools(nil, nil) {
+		if ti.Class == proxmoxsafe.ClassResponder {
+			continue // the responder profile's; the same shared parameters
+		}
+		out, errOut, code := runIn(t, map[string]string{}, append(slices.Clone(admin), "tools", ti.Name)...)
+		last := out[strings.LastIndexByte(strings.TrimRight(out, "\n"), '\n')+1:]
+		prefix := "  proxmox-safe-mcp call " + ti.Name + " '"
+		if code != 0 || !strings.HasPrefix(last, prefix) || strings.Contains(last, "…") {
+			t.Errorf("%s: exit %d, last line %q\n%s", ti.Name, code, last, errOut)
+			continue
+		}
+		args := strings.TrimSuffix(strings.TrimPrefix(strings.TrimRight(last, "\n"), prefix), "'")
+		resolved, err := ti.InputSchema.Resolve(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v map[string]any
+		if err := json.Unmarshal([]byte(args), &v); err != nil || resolved.Validate(v) != nil {
+			t.Errorf("%s: example %s does not fit the schema: %v %v", ti.Name, args, err, resolved.Validate(v))
+			continue
+		}
+		res, errOut, code := runIn(t, map[string]string{}, append(slices.Clone(admin), "--audit-log", filepath.Join(t.TempDir(), "a.jsonl"), "call", ti.Name, args)...)
+		if code == exitUsage || strings.Contains(res, `"invalid_input"`) {
+			t.Errorf("%s %s: exit %d\n%s\n%s", ti.Name, args, code, res, errOut)
+		}
 	}
 }
