@@ -10,7 +10,9 @@ import (
 // added in names.go fails TestToolNamesFrozen until this list (and so the
 // compatibility table docs/TOOLS.md generates from the tools) says so on
 // purpose. Renaming or removing one breaks its users: never do it. A new
-// tool is appended, named <noun>_<aspect>.
+// tool is named <noun>_<aspect> and added here at its place in the
+// listing order of allTools (a read among the reads: TestToolsFollowPolicy
+// expects every class-less read before the mutations).
 var frozenToolNames = []string{
 	"cluster_status", "node_status", "list_guests",
 	"guest_status", "guest_config", "snapshot_list", "task_status", "task_list",
@@ -34,7 +36,7 @@ func TestToolNamesFrozen(t *testing.T) {
 		names = append(names, ti.Name)
 	}
 	if !slices.Equal(names, frozenToolNames) {
-		t.Errorf("tools %v\nwant the frozen names %v\n(a tool name never changes; a new tool is appended to frozenToolNames)", names, frozenToolNames)
+		t.Errorf("tools %v\nwant the frozen names %v\n(a tool name never changes; a new tool is added to frozenToolNames at its place in allTools)", names, frozenToolNames)
 	}
 	consts := []string{
 		ToolClusterStatus, ToolNodeStatus, ToolListGuests,

@@ -3,6 +3,10 @@ package proxmoxsafe_test
 import (
 	"context"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -613,6 +617,70 @@ func TestPowerVerifyReadsOnlyItsState(t *testing.T) {
 			if !strings.HasSuffix(line, "/status/current") && !strings.Contains(line, "/tasks/") {
 				t.Errorf("the proof of a start read %s", line)
 			}
+		}
+	}
+}
+
+// TestEveryDeclarationListed: every operation declared in the package
+// (a top-level `var xxxOp = operation{…}`) is named in the one list of
+// operations.go, and the list names only declarations. A declaration
+// left out of the list compiles (an unused package-level variable is
+// legal) and every check above, which walks the list, would skip it.
+func TestEveryDeclarationListed(t *testing.T) {
+	t.Parallel()
+	fset := token.NewFileSet()
+	declared, listed := map[string]bool{}, map[string]bool{}
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.VAR {
+				continue
+			}
+			for _, spec := range g.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, v := range vs.Values {
+					lit, ok := v.(*ast.CompositeLit)
+					if !ok {
+						continue
+					}
+					if id, ok := lit.Type.(*ast.Ident); ok && id.Name == "operation" {
+						declared[vs.Names[i].Name] = true
+					}
+					if vs.Names[i].Name == "operations" {
+						for _, el := range lit.Elts {
+							if u, ok := el.(*ast.UnaryExpr); ok && u.Op == token.AND {
+								if id, ok := u.X.(*ast.Ident); ok {
+									listed[id.Name] = true
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if len(listed) != len(proxmoxsafe.Operations()) {
+		t.Fatalf("read %d entries of the list in operations.go, Operations() has %d: the parse is wrong", len(listed), len(proxmoxsafe.Operations()))
+	}
+	for name := range declared {
+		if !listed[name] {
+			t.Errorf("%s is declared but not in the list in operations.go: add it there", name)
+		}
+	}
+	for name := range listed {
+		if !declared[name] {
+			t.Errorf("the list names %s, which is no `var … = operation{…}` declaration", name)
 		}
 	}
 }

@@ -189,7 +189,7 @@ func renderNames(tools []mcpserver.ToolInfo) string {
 	b.WriteString("Tool names never change: users' configurations, allowlists and prompts, and clients of the original server, call tools by these names. ")
 	b.WriteString("A test (`TestToolNamesFrozen` in `mcpserver`) fails when one is renamed, removed or added without being written down. ")
 	b.WriteString("A new tool is named `<noun>_<aspect>`: the thing it acts on, then what it reads or does (`guest_status`, `snapshot_list`, `snapshot_delete`), ")
-	b.WriteString("and is appended to the list. Names from before the rule keep their names; the last column says what the rule would call them.\n\n")
+	b.WriteString("and is added to the list at its place in the listing order (reads before mutations). Names from before the rule keep their names; the last column says what the rule would call them.\n\n")
 	b.WriteString("| Tool | Since | Follows `<noun>_<aspect>` |\n")
 	b.WriteString("|---|---|---|\n")
 	for _, t := range tools {
