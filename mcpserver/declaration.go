@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -125,4 +126,118 @@ func privilegesOf(ops []proxmoxsafe.Operation) []string {
 		out = []string{"none (a token may always read its own permissions)"}
 	}
 	return out
+}
+
+// mutationWords are what a mutation tool's description says that is its
+// own; [toolDef.description] composes the rest from the operation's
+// declaration (class, approval format, the class's default levels), so
+// the sentences every mutation tool repeats are written once, here.
+type mutationWords struct {
+	// does is what the tool does: the description's opening sentences.
+	does string
+	// allows is what the operator must allow and not protect besides
+	// enabling the class; "" is "allows the node and does not protect the
+	// guest".
+	allows string
+	// unless is the tool's own preconditions, after "…, and ".
+	unless string
+	// also are sentences after the refusal, before the approval.
+	also string
+	// phrase is the tool's own note on its phrase, in the parentheses
+	// after the declared format.
+	phrase string
+	// returns is what the receipt carries; "" is "the task UPID".
+	// "none" marks a tool that returns no receipt (snapshot_cleanup).
+	returns string
+	// waits is what the wait verifies after the task, e.g. "then until
+	// the VM runs unpaused".
+	waits string
+	// after are the closing sentences.
+	after string
+}
+
+// Sentences of [toolDef.description].
+const (
+	// refusedUnless opens the refusal sentence with the class.
+	refusedUnless = "Refused (nothing is done) unless the operator enabled the %s class, %s, and %s. "
+	// defaultAllows is what most tools need allowed besides the class.
+	defaultAllows = "allows the node and does not protect the guest"
+	// optionalParts explains a declared format's [ … ] parts.
+	optionalParts = "a part in [ ] only with its option"
+	// defaultShows is what the first refusal shows unless the tool's
+	// approvalShows says more.
+	defaultShows = "exact phrase, current state, effect"
+	// receiptIs and waitSays frame what the tool returns and its wait.
+	receiptIs = "Returns a receipt with %s: submission, not completion. "
+	waitSays  = "With wait: true it waits (timeout_seconds, default 30) for the task and %s, and says completed OK, completed with warnings, FAILED (a tool error, with the exit status and last log lines) or still running at the timeout (not an error: check the task later)."
+	// responderApproval is the approval sentence of a class the operator
+	// runs with no approval by default (noApprovalByDefault).
+	responderApproval = "No approval phrase is needed unless the operator requires one for this class (the refusal then names it). Every call, refused or not, is audited."
+)
+
+// description composes a mutation tool's description from w and the
+// declaration of the operation it performs: the class it needs enabled,
+// its approval phrase and who approves by default (the class's default
+// levels), and its receipt and wait.
+func (d toolDef) description() string {
+	w := d.words
+	decl, ok := d.mutationDecl()
+	if !ok {
+		panic("mcpserver: tool " + d.info.Name + " has mutation words but no operation with an approval format")
+	}
+	allows := w.allows
+	if allows == "" {
+		allows = defaultAllows
+	}
+	var b strings.Builder
+	b.WriteString(w.does + " ")
+	fmt.Fprintf(&b, refusedUnless, decl.Class, allows, w.unless)
+	if w.also != "" {
+		b.WriteString(w.also + " ")
+	}
+	var notes []string
+	if strings.Contains(decl.ApprovalFormat, "[") {
+		notes = append(notes, optionalParts)
+	}
+	if w.phrase != "" {
+		notes = append(notes, w.phrase)
+	}
+	phrase := "\"" + decl.ApprovalFormat + "\""
+	if len(notes) > 0 {
+		phrase += " (" + strings.Join(notes, "; ") + ")"
+	}
+	switch {
+	case noApprovalByDefault[decl.Class]:
+		b.WriteString(responderApproval + " ")
+	case !slices.Contains(proxmoxsafe.DefaultApprovals(decl.Class), proxmoxsafe.LevelPhrase):
+		b.WriteString("By default a person must approve it (an elicitation form at the client, or a grant the operator approves on the server host); the typed phrase " +
+			phrase + " counts only where the operator allowed it. ")
+	default:
+		shows := defaultShows
+		if d.approvalShows != "" {
+			shows = d.approvalShows
+		}
+		b.WriteString("Needs the approval phrase " + phrase + " unless the operator set another approval level: call without approval first, show the user the refusal (" +
+			shows + ") and pass the phrase only once they agree. ")
+	}
+	if w.returns != "none" {
+		returns := w.returns
+		if returns == "" {
+			returns = "the task UPID"
+		}
+		fmt.Fprintf(&b, receiptIs, returns)
+		fmt.Fprintf(&b, waitSays, w.waits)
+		b.WriteString(" ")
+	}
+	if w.after != "" {
+		b.WriteString(w.after)
+	}
+	return strings.TrimSuffix(b.String(), " ")
+}
+
+// describedBy returns d whose description is composed from w
+// ([toolDef.description]).
+func (d toolDef) describedBy(w mutationWords) toolDef {
+	d.words = &w
+	return d
 }

@@ -7,16 +7,17 @@ import "github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 // phrases and proofs differ.
 func diskResizeTool() toolDef {
 	return mutationTool(ToolInfo{
-		Name:  ToolDiskResize,
-		Title: "Grow a disk",
-		Description: "Grow one disk of a guest: size +<n>[K|M|G|T] adds n, <n>[K|M|G|T] is the new total and must be larger than today's. Disks are never shrunk. Only the disk grows: partitions and file systems must be grown inside the guest. " +
-			"Refused (nothing is done) unless the operator enabled the config class, allows the node and does not protect the guest, and the guest is not locked and not a template, the disk exists (VM: scsi0…30, virtio0…15, sata0…5, ide0…3, efidisk0, tpmstate0; container: rootfs, mp0…255), has a size and is a storage volume (not a CD-ROM). " +
-			"The request carries the digest of the config read, so Proxmox refuses it if the config changed meanwhile. " +
-			"Needs the approval phrase \"APPROVE resize <node>/<type>/<vmid> disk=<disk> size=<size>\" unless the operator set another approval level: call without approval first and show the user the refusal (current size, new size, exact phrase). " +
-			"Returns a receipt with the task UPID (resize) and changes (the disk's size before and after); with wait: true it waits (timeout_seconds) until the config shows the new size.",
+		Name:        ToolDiskResize,
+		Title:       "Grow a disk",
 		Class:       proxmoxsafe.ClassConfig,
 		Annotations: snapshotAnnotations,
 	}, ops(proxmoxsafe.OpResizeDisk), (*proxmoxsafe.Client).ResizeDisk, func(_ proxmoxsafe.ResizeDiskInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("resize of "+changesText(r.Changes), r)
-	}).approvalShowing("the exact phrase, the current size and the new one")
+	}).approvalShowing("the exact phrase, the current size and the new one").describedBy(mutationWords{
+		does:    "Grow one disk of a guest: size +<n>[K|M|G|T] adds n, <n>[K|M|G|T] is the new total and must be larger than today's. Disks are never shrunk. Only the disk grows: partitions and file systems must be grown inside the guest.",
+		unless:  "the guest is not locked and not a template, the disk exists (VM: scsi0…30, virtio0…15, sata0…5, ide0…3, efidisk0, tpmstate0; container: rootfs, mp0…255), has a size and is a storage volume (not a CD-ROM)",
+		also:    "The request carries the digest of the config read, so Proxmox refuses it if the config changed meanwhile.",
+		returns: "the task UPID (resize) and changes (the disk's size before and after)",
+		waits:   "then until the config shows the new size",
+	})
 }

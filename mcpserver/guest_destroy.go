@@ -5,19 +5,19 @@ import "github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 // guestDestroyTool declares the guest_destroy tool.
 func guestDestroyTool() toolDef {
 	return mutationTool(ToolInfo{
-		Name:  ToolGuestDestroy,
-		Title: "Destroy a guest",
-		Description: "Delete one stopped VM or container for good: its disks, snapshots, configuration, firewall rules and permissions; only a backup can bring it back. " +
-			"purge and destroy_unreferenced_disks are required choices: purge also removes it from backup jobs, replication jobs and HA (needed for an HA-managed guest); destroy_unreferenced_disks also deletes disks with its VMID that its configuration does not name. " +
-			"Refused (nothing is done) unless the operator enabled the destroy class, allows the node and does not protect the guest, and the guest is stopped, not locked, not protected by Proxmox's protection flag, not HA-managed without purge, and not a template that linked clones still use. " +
-			"Call with plan: true first and show the user what will be lost (disks with sizes, snapshots). " +
-			"By default a person must approve it (an elicitation form at the client, or a grant the operator approves on the server host); the typed phrase \"APPROVE destroy <node>/<type>/<vmid> purge=<0|1> destroy-unreferenced-disks=<0|1>\" counts only where the operator allowed it. " +
-			"Returns a receipt with the task UPID (qmdestroy or vzdestroy); with wait: true it waits (timeout_seconds) until the guest is gone from the cluster resources.",
+		Name:        ToolGuestDestroy,
+		Title:       "Destroy a guest",
 		Class:       proxmoxsafe.ClassDestroy,
 		Annotations: destroyAnnotations,
 	}, ops(proxmoxsafe.OpDestroyGuest), (*proxmoxsafe.Client).DestroyGuest, func(_ proxmoxsafe.DestroyGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("destroy", r)
-	}).approvalShowing("what will be lost and how to approve")
+	}).approvalShowing("what will be lost and how to approve").describedBy(mutationWords{
+		does:    "Delete one stopped VM or container for good: its disks, snapshots, configuration, firewall rules and permissions; only a backup can bring it back. purge and destroy_unreferenced_disks are required choices: purge also removes it from backup jobs, replication jobs and HA (needed for an HA-managed guest); destroy_unreferenced_disks also deletes disks with its VMID that its configuration does not name.",
+		unless:  "the guest is stopped, not locked, not protected by Proxmox's protection flag, not HA-managed without purge, and not a template that linked clones still use",
+		also:    "Call with plan: true first and show the user what will be lost (disks with sizes, snapshots).",
+		returns: "the task UPID (qmdestroy or vzdestroy)",
+		waits:   "then until the guest is gone from the cluster resources",
+	})
 }
 
 // destroyAnnotations: destructive, and not idempotent (a second call is

@@ -8,12 +8,8 @@ import "github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 // phrase names its verb.
 func guestSuspendTool() toolDef {
 	return mutationTool(ToolInfo{
-		Name:  ToolGuestSuspend,
-		Title: "Suspend a VM",
-		Description: "Pause one running QEMU VM in memory, or with todisk: true hibernate it (its memory is written to disk and the VM stops, locked \"suspended\", until guest_resume or a start). Containers are not supported (Proxmox's container suspend is experimental). " +
-			"Refused (nothing is done) unless the operator enabled the power-extra class, allows the node and does not protect the guest, and the VM is running, not already paused, not locked and not a template; an HA-managed VM cannot be hibernated. " +
-			"Needs the approval phrase \"APPROVE suspend <node>/qemu/<vmid>\" (plus \" todisk=1\" for a hibernation) unless the operator set another approval level: call without approval first and show the user the refusal (exact phrase, current state, effect). " +
-			"Returns a receipt with the task UPID (qmpause, or qmsuspend for todisk); with wait: true it waits (timeout_seconds) until the VM is paused (or stopped and locked suspended).",
+		Name:        ToolGuestSuspend,
+		Title:       "Suspend a VM",
 		Class:       proxmoxsafe.ClassPowerExtra,
 		Annotations: powerAnnotations,
 	}, ops(proxmoxsafe.OpSuspendGuest), (*proxmoxsafe.Client).SuspendGuest, func(in proxmoxsafe.SuspendGuestInput, r *proxmoxsafe.Receipt) string {
@@ -21,5 +17,10 @@ func guestSuspendTool() toolDef {
 			return ofGuest("suspend to disk", r)
 		}
 		return ofGuest("suspend", r)
+	}).describedBy(mutationWords{
+		does:    "Pause one running QEMU VM in memory, or with todisk: true hibernate it (its memory is written to disk and the VM stops, locked \"suspended\", until guest_resume or a start). Containers are not supported (Proxmox's container suspend is experimental).",
+		unless:  "the VM is running, not already paused, not locked and not a template; an HA-managed VM cannot be hibernated",
+		returns: "the task UPID (qmpause, or qmsuspend for todisk)",
+		waits:   "then until the VM is paused (or stopped and locked suspended)",
 	})
 }

@@ -13,12 +13,8 @@ import (
 func snapshotCleanupTool() toolDef {
 	return toolDef{
 		info: ToolInfo{
-			Name:  ToolSnapshotCleanup,
-			Title: "Snapshot cleanup (retention policy)",
-			Description: "Apply the operator's snapshot retention policy to one guest. A dry run unless apply: true. " +
-				"The policy, in order: a snapshot with \"keep\" in its name or description is never deleted; every other one older than the maximum age (default 24h) is deleted, oldest first; while more than the maximum count (default 6) remain, the oldest manual snapshots go first and automatic ones (description holds the autosnap marker, default cv4pve-autosnap) only as a last resort. " +
-				"The dry run returns the exact plan (which snapshot, which rule, why) and changes nothing. With apply: true the deletions run one at a time, each waiting for its Proxmox task; a failed deletion stops the run and the answer says what was deleted, what failed and what was not attempted. " +
-				"Refused (nothing is done) when the operator protects the guest, or it is locked or a template, or a task runs for it. " + responderApproval,
+			Name:        ToolSnapshotCleanup,
+			Title:       "Snapshot cleanup (retention policy)",
 			Class:       proxmoxsafe.ClassResponder,
 			Annotations: cleanupAnnotations,
 		},
@@ -28,6 +24,13 @@ func snapshotCleanupTool() toolDef {
 		register:           typedPartial(mutating((*adapter).snapshotCleanup)),
 		outputDescriptions: cleanupDescriptions,
 		approvalWhen:       "only with apply",
+		words: &mutationWords{
+			does: "Apply the operator's snapshot retention policy to one guest. A dry run unless apply: true. " +
+				"The policy, in order: a snapshot with \"keep\" in its name or description is never deleted; every other one older than the maximum age (default 24h) is deleted, oldest first; while more than the maximum count (default 6) remain, the oldest manual snapshots go first and automatic ones (description holds the autosnap marker, default cv4pve-autosnap) only as a last resort. " +
+				"The dry run returns the exact plan (which snapshot, which rule, why) and changes nothing. With apply: true the deletions run one at a time, each waiting for its Proxmox task; a failed deletion stops the run and the answer says what was deleted, what failed and what was not attempted.",
+			unless:  "the guest is not locked, not a template and no task runs for it",
+			returns: "none",
+		},
 	}
 }
 

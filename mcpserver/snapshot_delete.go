@@ -5,15 +5,16 @@ import "github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 // snapshotDeleteTool declares the snapshot_delete tool.
 func snapshotDeleteTool() toolDef {
 	return mutationTool(ToolInfo{
-		Name:  ToolSnapshotDelete,
-		Title: "Delete a snapshot",
-		Description: "Delete one named snapshot of a guest (it cannot be restored afterwards); force: true removes it from the configuration even if removing its disk snapshots fails. Keep markers are not consulted: this deletes what it is told to (snapshot_cleanup applies the retention policy). " +
-			"Refused (nothing is done) unless the operator enabled the snapshot-admin class, allows the node and does not protect the guest, and the snapshot exists (not current), the guest is not locked and not a template. " +
-			"Needs the approval phrase \"APPROVE delsnapshot <node>/<type>/<vmid>/<snapname>\" (plus \" force=1\" with force) unless the operator set another approval level. " +
-			"Returns a receipt with the task UPID (qmdelsnapshot or vzdelsnapshot); with wait: true it waits (timeout_seconds) until the snapshot is gone from the list.",
+		Name:        ToolSnapshotDelete,
+		Title:       "Delete a snapshot",
 		Class:       proxmoxsafe.ClassSnapshotAdmin,
 		Annotations: cleanupAnnotations,
 	}, ops(proxmoxsafe.OpDeleteSnapshot), (*proxmoxsafe.Client).DeleteSnapshot, func(_ proxmoxsafe.DeleteSnapshotInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("deletion of snapshot "+clean(r.Target.Snapshot, 64), r)
+	}).describedBy(mutationWords{
+		does:    "Delete one named snapshot of a guest (it cannot be restored afterwards); force: true removes it from the configuration even if removing its disk snapshots fails. Keep markers are not consulted: this deletes what it is told to (snapshot_cleanup applies the retention policy).",
+		unless:  "the snapshot exists (not current), the guest is not locked and not a template",
+		returns: "the task UPID (qmdelsnapshot or vzdelsnapshot)",
+		waits:   "then until the snapshot is gone from the list",
 	})
 }

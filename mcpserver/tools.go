@@ -97,6 +97,9 @@ type toolDef struct {
 	// "only with apply" ([ToolInfo.ApprovalFormat]); approvalShows what
 	// the first call's refusal shows (approvalDescription).
 	approvalWhen, approvalShows string
+	// words, for a mutation tool, are what its description says that is
+	// its own; the rest is composed from its declaration (description).
+	words *mutationWords
 }
 
 // readTool declares a read tool: info (name, title, description; the
@@ -329,6 +332,9 @@ func (d toolDef) build() ToolInfo {
 // annotations copied so that no caller can change the declaration's.
 func (d toolDef) wireInfo() ToolInfo {
 	info := d.info
+	if d.words != nil {
+		info.Description = d.description()
+	}
 	info.Annotations.DestructiveHint = ptr(*d.info.Annotations.DestructiveHint)
 	info.Annotations.OpenWorldHint = ptr(*d.info.Annotations.OpenWorldHint)
 	return info
@@ -397,11 +403,6 @@ func ToolOperations(tool string) []proxmoxsafe.Operation {
 	}
 	return nil
 }
-
-// responderApproval is the part of each description about approval: by
-// default these tools need none (the binary's responder profile), but the
-// operator may require one.
-const responderApproval = "No approval phrase is needed unless the operator requires one for this class (the refusal then names it). Every call, refused or not, is audited."
 
 var (
 	// startAnnotations: starting adds nothing destructive; a second start

@@ -1,0 +1,134 @@
+package mcpserver
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+)
+
+// handWritten are the mutation tools whose description is not composed
+// by description: api_request's sentences have another shape (nothing is
+// sent, an approval bound to method, path and parameters, Proxmox's
+// answer instead of a receipt). It must still name its class and format.
+var handWritten = []string{ToolAPIRequest}
+
+// composedParts are what every mutation tool's description must say
+// because its declaration says it: the class it needs enabled, the exact
+// approval format with who approves by default, and, for a tool that
+// returns a receipt, the receipt and wait sentences.
+func composedParts(d toolDef, decl proxmoxsafe.OperationInfo) []string {
+	parts := []string{
+		fmt.Sprintf("enabled the %s class", decl.Class),
+		"\"" + decl.ApprovalFormat + "\"",
+	}
+	if slices.Contains(handWritten, d.info.Name) {
+		return parts
+	}
+	parts = append(parts, "Refused (nothing is done) unless the operator enabled the "+string(decl.Class)+" class, ")
+	switch {
+	case noApprovalByDefault[decl.Class]:
+		parts[1] = responderApproval // the phrase is named by the refusal
+	case !slices.Contains(proxmoxsafe.DefaultApprovals(decl.Class), proxmoxsafe.LevelPhrase):
+		parts = append(parts, "By default a person must approve it", "counts only where the operator allowed it.")
+	default:
+		parts = append(parts, "Needs the approval phrase \""+decl.ApprovalFormat+"\"",
+			"unless the operator set another approval level: call without approval first, show the user the refusal (",
+			") and pass the phrase only once they agree.")
+	}
+	if strings.Contains(decl.ApprovalFormat, "[") && !noApprovalByDefault[decl.Class] {
+		parts = append(parts, optionalParts)
+	}
+	if d.words != nil && d.words.returns != "none" {
+		parts = append(parts, "Returns a receipt with ", ": submission, not completion. ",
+			"With wait: true it waits (timeout_seconds, default 30) for the task and ",
+			"and says completed OK, completed with warnings, FAILED (a tool error, with the exit status and last log lines) or still running at the timeout (not an error: check the task later).")
+	}
+	return parts
+}
+
+// missingParts returns the composed parts description lacks.
+func missingParts(description string, parts []string) []string {
+	var missing []string
+	for _, p := range parts {
+		if !strings.Contains(description, p) {
+			missing = append(missing, p)
+		}
+	}
+	return missing
+}
+
+// TestMutationDescriptionsComposed fails when a mutation tool's served
+// description lacks a part its declaration implies, when its hand-set
+// class is not its operation's, or when a mutation tool writes its own
+// description instead of having it composed (description).
+func TestMutationDescriptionsComposed(t *testing.T) {
+	checked := 0
+	for _, d := range toolList() {
+		if d.info.ReadOnly() {
+			if d.words != nil {
+				t.Errorf("%s: read-only with mutation words", d.info.Name)
+			}
+			continue
+		}
+		decl, ok := d.mutationDecl()
+		if !ok {
+			t.Errorf("%s: changes something but no operation declares an approval format", d.info.Name)
+			continue
+		}
+		if d.info.Class != decl.Class {
+			t.Errorf("%s: class %q, its operation %s declares %q", d.info.Name, d.info.Class, decl.Name, decl.Class)
+		}
+		if d.words == nil && !slices.Contains(handWritten, d.info.Name) {
+			t.Errorf("%s: description written by hand; give it mutationWords (describedBy)", d.info.Name)
+		}
+		info := d.build()
+		if m := missingParts(info.Description, composedParts(d, decl)); len(m) > 0 {
+			t.Errorf("%s: description lacks %q\n%s", d.info.Name, m, info.Description)
+		}
+		checked++
+	}
+	if checked < 18 {
+		t.Errorf("checked %d mutation tools, want at least 18", checked)
+	}
+}
+
+// TestComposedPartsCatchAnOmission shows the check above fails when one
+// composed part is missing: the class, the format or the receipt.
+func TestComposedPartsCatchAnOmission(t *testing.T) {
+	var d toolDef
+	for _, c := range toolList() {
+		if c.info.Name == ToolGuestSuspend {
+			d = c
+		}
+	}
+	decl, _ := d.mutationDecl()
+	desc := d.build().Description
+	parts := composedParts(d, decl)
+	if m := missingParts(desc, parts); len(m) > 0 {
+		t.Fatalf("composed description lacks %q", m)
+	}
+	for _, cut := range []string{"power-extra class", decl.ApprovalFormat, "Returns a receipt with ", ": submission, not completion."} {
+		broken := strings.Replace(desc, cut, "", 1)
+		if broken == desc {
+			t.Fatalf("%q is not in the description", cut)
+		}
+		if m := missingParts(broken, parts); len(m) == 0 {
+			t.Errorf("without %q the check passes", cut)
+		}
+	}
+}
+
+// TestDescriptionNeedsADeclaration: mutation words on a tool with no
+// mutating operation are a programming error, caught at the first build.
+func TestDescriptionNeedsADeclaration(t *testing.T) {
+	d := toolDef{info: ToolInfo{Name: "x"}, words: &mutationWords{does: "x"}}
+	defer func() {
+		if recover() == nil {
+			t.Error("no panic")
+		}
+	}()
+	_ = d.description()
+}
