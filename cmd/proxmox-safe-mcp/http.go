@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -67,8 +68,11 @@ func serveHTTP(ctx context.Context, a *app, cfg *settings.Config, warn *slog.Log
 	}
 	ln, err := net.Listen("tcp", h.Listen)
 	if err != nil {
-		fmt.Fprintf(stderr, "proxmox-safe-mcp: MCP_HTTP_ADDR (--http): %v\n", err)
-		return exitToolError
+		// A busy port or an address this host does not have: the
+		// configuration names a listener that cannot be, exit 2 as for
+		// any configuration error (documented with the exit codes).
+		fmt.Fprintf(stderr, "proxmox-safe-mcp: MCP_HTTP_ADDR (--http): %v%s\n", err, listenHint(err))
+		return exitUsage
 	}
 	addr := ln.Addr().(*net.TCPAddr)
 	if h.Loopback && !addr.IP.IsLoopback() { // cannot happen; the decision above relies on it
@@ -165,6 +169,17 @@ type slogWriter struct{ l *slog.Logger }
 func (w slogWriter) Write(p []byte) (int, error) {
 	w.l.Warn("http server", slog.String("error", strings.TrimSpace(string(p))))
 	return len(p), nil
+}
+
+// listenHint is what to do about a listen error the user can fix.
+func listenHint(err error) string {
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return " (another process listens there: choose another port, or stop it)"
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		return " (no interface of this host has that address)"
+	}
+	return ""
 }
 
 // healthcheck implements "proxmox-safe-mcp healthcheck [--url URL]

@@ -385,3 +385,24 @@ func TestHealthcheckFindsAliasAddress(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPListenErrorIsConfiguration: a port another listener holds and an
+// address no interface has are configuration errors, exit 2 as documented
+// (they exited 1, the code of a runtime failure), with what to do.
+func TestHTTPListenErrorIsConfiguration(t *testing.T) {
+	t.Parallel()
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	for _, tc := range []struct{ addr, want string }{
+		{busy.Addr().String(), "another process listens there"},
+		{"127.0.0.1:99999", "the port must be at most 65535"},
+	} {
+		_, stderr, code := runIn(t, map[string]string{}, "--demo", "--http", tc.addr)
+		if code != exitUsage || !strings.Contains(stderr, "MCP_HTTP_ADDR (--http)") || !strings.Contains(stderr, tc.want) {
+			t.Errorf("--http %s: exit %d, stderr %q; want exit 2 and %q", tc.addr, code, stderr, tc.want)
+		}
+	}
+}

@@ -249,6 +249,9 @@ func ParseListenAddr(v string) (string, bool, error) {
 	if !allDigitString(port) {
 		return "", false, fmt.Errorf("%q: the port must be a number", v)
 	}
+	if n, _ := strconv.Atoi(port); n > 65535 {
+		return "", false, fmt.Errorf("%q: the port must be at most 65535", v)
+	}
 	if host == "localhost" {
 		host = "127.0.0.1"
 	}

@@ -54,6 +54,7 @@ func TestHTTPConfig(t *testing.T) {
 		{"token equals the Proxmox secret", []string{"--http", "8000"}, with(real, "PVE_API_TOKEN_SECRET", httpToken, "MCP_AUTH_TOKEN", httpToken), "must differ"},
 		{"host name", []string{"--demo", "--http", "mcp.example.com:8000"}, nil, "use an IP address"},
 		{"bad port", []string{"--demo", "--http", "127.0.0.1:http"}, nil, "port must be a number"},
+		{"port out of range", []string{"--demo", "--http", "127.0.0.1:99999"}, nil, "port must be at most 65535"},
 		{"auth server without token", []string{"--demo", "--http", "8000", "--auth-server", "https://as.example.com"}, nil, "needs MCP_AUTH_TOKEN"},
 		{"auth server", []string{"--demo", "--http", "8000", "--auth-server", "https://as.example.com"}, map[string]string{"MCP_AUTH_TOKEN": httpToken}, ""},
 		{"auth server not URL", []string{"--demo", "--http", "8000", "--auth-server", "as.example.com"}, nil, "absolute http(s) URL"},

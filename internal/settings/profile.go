@@ -8,12 +8,15 @@ import (
 )
 
 // profileAliases are other names the binary accepts for a profile, at the
-// edge only: the library knows each profile by one name. claptrap is the
+// edge only: the library knows each profile by one name. default is the
+// profile mcp-proxmox (whose MCP_PROXMOX_PROFILE we read) starts with, so
+// its users' setting keeps working, as the safe profile; claptrap is the
 // name the responder profile's existing users know.
 var profileAliases = []struct {
 	alias string
 	of    proxmoxsafe.Profile
 }{
+	{"default", proxmoxsafe.ProfileSafe},
 	{"claptrap", proxmoxsafe.ProfileResponder},
 }
 

@@ -24,8 +24,11 @@ func TestProfileHelpFromLibrary(t *testing.T) {
 			names[i] = string(c)
 		}
 		want := string(p)
-		if p == proxmoxsafe.ProfileResponder {
+		switch p {
+		case proxmoxsafe.ProfileResponder:
 			want += " (alias claptrap)"
+		case proxmoxsafe.ProfileSafe:
+			want += " (alias default)"
 		}
 		want += ": "
 		if len(names) == 0 {
@@ -51,10 +54,27 @@ func TestClaptrapIsTheResponderProfile(t *testing.T) {
 		t.Errorf("profile %q classes %v check %v", c.Profile, c.Classes(), c.CheckProfile())
 	}
 	_, err = Parse(nil, env(with("PROXMOX_SAFE_PROFILE", "root")...))
-	if want := `PROXMOX_SAFE_PROFILE (--profile): unknown profile "root" (known: readonly, safe, responder or its alias claptrap, admin)`; err == nil || err.Error() != want {
+	if want := `PROXMOX_SAFE_PROFILE (--profile): unknown profile "root" (known: readonly, safe or its alias default, responder or its alias claptrap, admin)`; err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %s", err, want)
 	}
 	if _, err := proxmoxsafe.Profile("claptrap").Classes(); err == nil {
 		t.Error("the library knows claptrap; the alias belongs to the binary")
+	}
+}
+
+// TestDefaultIsTheSafeProfile: MCP_PROXMOX_PROFILE=default, mcp-proxmox's
+// own default, is accepted as the safe profile and kept as written (it
+// was refused as an unknown profile).
+func TestDefaultIsTheSafeProfile(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"MCP_PROXMOX_PROFILE", "PROXMOX_SAFE_PROFILE"} {
+		c, err := Parse(nil, env(with(name, "default")...))
+		if err != nil {
+			t.Fatalf("%s=default: %v", name, err)
+		}
+		safe, _ := proxmoxsafe.ProfileSafe.Classes()
+		if c.Profile != "default" || !slices.Equal(c.Classes(), safe) || c.CheckProfile() != nil {
+			t.Errorf("%s=default: profile %q classes %v check %v", name, c.Profile, c.Classes(), c.CheckProfile())
+		}
 	}
 }
