@@ -16,7 +16,7 @@ var destroyGuestOp = operation{verify: destroyVerifier, info: OperationInfo{
 	Actions: []ActionInfo{
 		{Name: "destroy", Risk: "the guest, its disks and snapshots are gone for good; only a backup can bring them back."},
 	},
-	ApprovalFormat: "APPROVE destroy <node>/<type>/<vmid> purge=<1/0> destroy-unreferenced-disks=<1/0>",
+	ApprovalFormat: "APPROVE destroy <node>/<type>/<vmid> purge=<1|0> destroy-unreferenced-disks=<1|0>",
 	Privileges: []Privilege{
 		{Path: pathVMs, Name: "VM.Audit",
 			Note: "the preconditions read the guest's state, configuration, snapshots and running tasks first (for a template, also the configurations of the guests that could be its linked clones)"},
