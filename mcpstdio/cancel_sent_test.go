@@ -24,6 +24,21 @@ type readCloser struct {
 	io.Closer
 }
 
+// sentRecorder records what the client wrote once the write has returned:
+// on an io.Pipe that is once the server's reader has taken the bytes.
+type sentRecorder struct {
+	w    io.WriteCloser
+	sent *testutil.SyncBuffer
+}
+
+func (r sentRecorder) Write(p []byte) (int, error) {
+	n, err := r.w.Write(p)
+	r.sent.Write(p[:n])
+	return n, err
+}
+
+func (r sentRecorder) Close() error { return r.w.Close() }
+
 // TestCancelledMutationStaysAudited, end to end over stdio with the real
 // server: a client cancels a guest_power call while the fake Proxmox holds
 // its POST (the request is on its way and cannot be called back). The
@@ -61,14 +76,14 @@ func TestCancelledMutationStaysAudited(t *testing.T) {
 			server := mcpserver.New(client, nil)
 			toServer, fromClient := io.Pipe()
 			toClient, fromServer := io.Pipe()
-			var got testutil.SyncBuffer
+			var got, sent testutil.SyncBuffer
 			ran := make(chan error, 1)
 			go func() {
 				ran <- server.Run(t.Context(), mcpstdio.NewTransport(toServer, fromServer, nil))
 				fromServer.Close()
 			}()
 			cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "v0"}, nil).
-				Connect(t.Context(), &mcp.IOTransport{Reader: readCloser{io.TeeReader(toClient, &got), toClient}, Writer: fromClient}, &mcp.ClientSessionOptions{ProtocolVersion: pv})
+				Connect(t.Context(), &mcp.IOTransport{Reader: readCloser{io.TeeReader(toClient, &got), toClient}, Writer: sentRecorder{fromClient, &sent}}, &mcp.ClientSessionOptions{ProtocolVersion: pv})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,6 +105,21 @@ func TestCancelledMutationStaysAudited(t *testing.T) {
 			cancel()
 			if err := <-called; !errors.Is(err, context.Canceled) {
 				t.Errorf("the cancelled call returned %v", err)
+			}
+			// The client sends its notifications/cancelled in the background:
+			// release the POST only once the server has read it, or the
+			// answer may rightly go out first (a cancellation after the
+			// answer changes nothing). The server reads lines in order, so
+			// the answer to a ping sent after the notification proves the
+			// notification was read.
+			for !strings.Contains(sent.String(), `"notifications/cancelled"`) {
+				if time.Now().After(deadline) {
+					t.Fatal("the client never sent notifications/cancelled")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			if err := cs.Ping(t.Context(), nil); err != nil {
+				t.Fatalf("ping after the cancellation: %v", err)
 			}
 			release()
 			for !strings.Contains(audit.String(), `"submitted"`) {
@@ -129,8 +159,8 @@ func TestCancelledMutationStaysAudited(t *testing.T) {
 			if _, err := auditlog.Verify(strings.NewReader(audit.String()), nil); err != nil {
 				t.Errorf("the audit log does not verify: %v", err)
 			}
-			// The guest_power call is the client's only tools/call before
-			// list_guests; its answer is the one missing.
+			// The guest_power call (id 2) is the client's only tools/call
+			// before the ping and list_guests; its answer is the one missing.
 			var ids []string
 			for line := range strings.Lines(got.String()) {
 				var m struct {
@@ -141,8 +171,8 @@ func TestCancelledMutationStaysAudited(t *testing.T) {
 					ids = append(ids, string(m.ID))
 				}
 			}
-			if want := "1,3"; strings.Join(ids, ",") != want {
-				t.Errorf("answers to ids %q, want %s (initialize or discover, then list_guests; none to guest_power, 2)", ids, want)
+			if want := "1,3,4"; strings.Join(ids, ",") != want {
+				t.Errorf("answers to ids %q, want %s (initialize or discover, the ping, then list_guests; none to guest_power, 2)", ids, want)
 			}
 		})
 	}
