@@ -135,7 +135,7 @@ func grantCommand(args []string, lookup func(string) (string, bool), stdin io.Re
 		return fail("%v", err)
 	}
 	if approve {
-		fmt.Fprintf(stdout, "Approved %s as %s. The same call, repeated unchanged before %s, runs once.\n", g.Code, operator, g.Expires.Local().Format(time.Kitchen))
+		fmt.Fprintf(stdout, "Approved %s as %s. The same call, repeated unchanged before %s, runs once.\n", g.Code, operator, g.Expires.Local().Format(grant.TimeFormat))
 	} else {
 		fmt.Fprintf(stdout, "Denied %s as %s.\n", g.Code, operator)
 	}
@@ -160,7 +160,7 @@ func printPlan(w io.Writer, g grant.Grant) {
 		req, _ = sanitize.CapLine(req, 1024)
 		fmt.Fprintf(w, "  Request: %s\n", req)
 	}
-	fmt.Fprintf(w, "  Asked:   %s, expires %s\n", g.Created.Local().Format(time.DateTime), g.Expires.Local().Format(time.DateTime))
+	fmt.Fprintf(w, "  Asked:   %s, expires %s\n", g.Created.Local().Format(grant.TimeFormat), g.Expires.Local().Format(grant.TimeFormat))
 }
 
 func listGrants(store *grant.Store, stdout, stderr io.Writer) int {
@@ -177,7 +177,7 @@ func listGrants(store *grant.Store, stdout, stderr io.Writer) int {
 		if now.After(g.Expires) && (g.Status == grant.Pending || g.Status == grant.Approved) {
 			status += " (expired)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", g.Code, status, g.Expires.Local().Format(time.DateTime), g.Action, g.Target, g.Operator)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", g.Code, status, g.Expires.Local().Format(grant.TimeFormat), g.Action, g.Target, g.Operator)
 	}
 	if err := tw.Flush(); err != nil {
 		return exitUsage

@@ -238,7 +238,12 @@ func TestDemoGrantOutlivesTheCall(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "Approved "+grantCode) {
 		t.Fatalf("--demo approve: exit %d\n%s\n%s", code, out, errOut)
 	}
-	if out, _, code := runStdin(t, m, "", "--demo", "grants", "list"); code != exitOK || !regexp.MustCompile(grantCode+`\s+approved`).MatchString(out) {
+	// Every time in one format with its zone (approve said "6:32PM").
+	stamp := `\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [A-Za-z0-9+-]+`
+	if !regexp.MustCompile(`Asked:   `+stamp+`, expires `+stamp+`\n`).MatchString(out) || !regexp.MustCompile(`repeated unchanged before `+stamp+`, runs once`).MatchString(out) {
+		t.Errorf("approve's times lack the format or the zone:\n%s", out)
+	}
+	if out, _, code := runStdin(t, m, "", "--demo", "grants", "list"); code != exitOK || !regexp.MustCompile(grantCode+`\s+approved\s+`+stamp+`\s+shutdown`).MatchString(out) {
 		t.Errorf("--demo grants list: exit %d\n%s", code, out)
 	}
 	if _, err := os.Stat(demoDir); err != nil {

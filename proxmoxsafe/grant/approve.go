@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
@@ -102,7 +101,7 @@ func (e *RequiredError) Error() string {
 	}
 	return fmt.Sprintf("approval required: an operator must approve grant %s out of band (on the server host: %s %s) "+
 		"before %s; then repeat this call unchanged. Plan: %s on %s; approving will %s; current state: %s; no action was taken",
-		g.Code, command, g.Code, g.Expires.Format(time.RFC3339), g.Action, g.Target, g.Effect, g.State)
+		g.Code, command, g.Code, g.Expires.UTC().Format(TimeFormat), g.Action, g.Target, g.Effect, g.State)
 }
 
 // Is makes the error match [proxmoxsafe.ErrApprovalRequired].

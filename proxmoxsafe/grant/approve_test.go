@@ -262,3 +262,18 @@ func TestRefusalNamesTheStoresCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusalTimeHasItsZone: the refusal says until when the grant can be
+// approved in the one format people read grant times in, with its zone.
+func TestRefusalTimeHasItsZone(t *testing.T) {
+	t.Parallel()
+	e, _ := grantEnv(t, t.TempDir())
+	_, err := e.client.GuestPower(t.Context(), powerIn("pve1", "qemu", 100, proxmoxsafe.ActionShutdown))
+	var gr *grant.RequiredError
+	if !errors.As(err, &gr) {
+		t.Fatal(err)
+	}
+	if want := "before " + gr.Grant.Expires.UTC().Format(grant.TimeFormat) + ";"; !strings.Contains(err.Error(), want) || !strings.HasSuffix(grant.TimeFormat, " MST") {
+		t.Errorf("%v\nwant %q", err, want)
+	}
+}

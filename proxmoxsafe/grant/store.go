@@ -30,6 +30,12 @@ type Options struct {
 	Command string
 }
 
+// TimeFormat is how grant times are written for people, with their zone:
+// in a refusal (UTC: the server's zone may not be the operator's), and as
+// the binary's approve, grants list and the approval page show them (the
+// local zone).
+const TimeFormat = "2006-01-02 15:04:05 MST"
+
 // DefaultCommand is the approve command a refusal names by default.
 const DefaultCommand = "proxmox-safe-mcp approve"
 
@@ -102,7 +108,7 @@ func (s *Store) Decide(code string, approve bool, operator string) (Grant, error
 		case g.Status != Pending:
 			return fmt.Errorf("grant %s is %s, not pending; nothing was changed", code, g.Status)
 		case s.now().After(g.Expires):
-			return fmt.Errorf("grant %s expired at %s; nothing was changed (repeat the call for a new code)", code, g.Expires.Format(time.RFC3339))
+			return fmt.Errorf("grant %s expired at %s; nothing was changed (repeat the call for a new code)", code, g.Expires.UTC().Format(TimeFormat))
 		}
 		g.Status, g.Operator, g.Decided = Denied, operator, s.now().UTC()
 		if approve {
