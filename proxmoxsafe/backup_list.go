@@ -12,6 +12,9 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 )
 
+// OpListBackups is the name of [Client.ListBackups].
+const OpListBackups Operation = "ListBackups"
+
 // listBackupsOp declares [Client.ListBackups].
 var listBackupsOp = operation{info: OperationInfo{
 	Name:         OpListBackups,

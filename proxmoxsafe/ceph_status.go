@@ -12,6 +12,9 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 )
 
+// OpCephStatus is the name of [Client.CephStatus].
+const OpCephStatus Operation = "CephStatus"
+
 // cephStatusOp declares [Client.CephStatus].
 var cephStatusOp = operation{info: OperationInfo{
 	Name:   OpCephStatus,

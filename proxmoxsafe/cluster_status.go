@@ -13,6 +13,9 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 )
 
+// OpClusterStatus is the name of [Client.ClusterStatus].
+const OpClusterStatus Operation = "ClusterStatus"
+
 // clusterStatusOp declares [Client.ClusterStatus].
 var clusterStatusOp = operation{info: OperationInfo{
 	Name:   OpClusterStatus,

@@ -24,6 +24,9 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/redact"
 )
 
+// OpAPIGet is the name of [Client.APIGet].
+const OpAPIGet Operation = "APIGet"
+
 // apiGetOp declares [Client.APIGet].
 var apiGetOp = operation{info: OperationInfo{
 	Name:   OpAPIGet,
@@ -31,6 +34,9 @@ var apiGetOp = operation{info: OperationInfo{
 	Method: "GET",
 	Route:  "/{path...}",
 }}
+
+// OpAPIRequest is the name of [Client.APIRequest].
+const OpAPIRequest Operation = "APIRequest"
 
 // apiRequestOp declares [Client.APIRequest].
 var apiRequestOp = operation{info: OperationInfo{

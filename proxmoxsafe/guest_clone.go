@@ -5,6 +5,9 @@ import (
 	"strconv"
 )
 
+// OpCloneGuest is the name of [Client.CloneGuest].
+const OpCloneGuest Operation = "CloneGuest"
+
 // cloneGuestOp declares [Client.CloneGuest].
 var cloneGuestOp = operation{verify: provisionVerifier, info: OperationInfo{
 	Name:         OpCloneGuest,

@@ -15,6 +15,9 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/redact"
 )
 
+// OpGuestConfig is the name of [Client.GuestConfig].
+const OpGuestConfig Operation = "GuestConfig"
+
 // guestConfigOp declares [Client.GuestConfig].
 var guestConfigOp = operation{info: OperationInfo{
 	Name:         OpGuestConfig,

@@ -10,6 +10,9 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 )
 
+// OpSetGuestConfig is the name of [Client.SetGuestConfig].
+const OpSetGuestConfig Operation = "SetGuestConfig"
+
 // setGuestConfigOp declares [Client.SetGuestConfig].
 var setGuestConfigOp = operation{verify: configVerifier, info: OperationInfo{
 	Name:            OpSetGuestConfig,

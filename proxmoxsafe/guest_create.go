@@ -6,6 +6,9 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 )
 
+// OpCreateVM is the name of [Client.CreateVM].
+const OpCreateVM Operation = "CreateVM"
+
 // createVMOp declares [Client.CreateVM].
 var createVMOp = operation{verify: provisionVerifier, info: OperationInfo{
 	Name:         OpCreateVM,
@@ -34,6 +37,9 @@ var createVMOp = operation{verify: provisionVerifier, info: OperationInfo{
 			Note: "on the bridge (/sdn/zones/localnetwork/<bridge> for a plain bridge)"},
 	},
 }}
+
+// OpCreateContainer is the name of [Client.CreateContainer].
+const OpCreateContainer Operation = "CreateContainer"
 
 // createContainerOp declares [Client.CreateContainer].
 var createContainerOp = operation{verify: provisionVerifier, info: OperationInfo{

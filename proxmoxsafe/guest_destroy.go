@@ -6,6 +6,9 @@ import (
 	"strings"
 )
 
+// OpDestroyGuest is the name of [Client.DestroyGuest].
+const OpDestroyGuest Operation = "DestroyGuest"
+
 // destroyGuestOp declares [Client.DestroyGuest].
 var destroyGuestOp = operation{verify: destroyVerifier, info: OperationInfo{
 	Name:         OpDestroyGuest,

@@ -8,6 +8,9 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
+// OpResizeDisk is the name of [Client.ResizeDisk].
+const OpResizeDisk Operation = "ResizeDisk"
+
 // resizeDiskOp declares [Client.ResizeDisk].
 var resizeDiskOp = operation{verify: configVerifier, info: OperationInfo{
 	Name:         OpResizeDisk,

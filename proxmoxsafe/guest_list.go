@@ -11,6 +11,9 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 )
 
+// OpListGuests is the name of [Client.ListGuests].
+const OpListGuests Operation = "ListGuests"
+
 // listGuestsOp declares [Client.ListGuests].
 var listGuestsOp = operation{info: OperationInfo{
 	Name:   OpListGuests,

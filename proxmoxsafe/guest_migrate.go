@@ -6,6 +6,9 @@ import (
 	"strconv"
 )
 
+// OpMigrateGuest is the name of [Client.MigrateGuest].
+const OpMigrateGuest Operation = "MigrateGuest"
+
 // migrateGuestOp declares [Client.MigrateGuest].
 var migrateGuestOp = operation{verify: migrateVerifier, info: OperationInfo{
 	Name:         OpMigrateGuest,

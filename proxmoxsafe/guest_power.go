@@ -7,6 +7,9 @@ import (
 	"time"
 )
 
+// OpGuestPower is the name of [Client.GuestPower].
+const OpGuestPower Operation = "GuestPower"
+
 // guestPowerOp declares [Client.GuestPower].
 var guestPowerOp = operation{verify: powerVerifier, info: OperationInfo{
 	Name:         OpGuestPower,

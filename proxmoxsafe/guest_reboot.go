@@ -2,6 +2,9 @@ package proxmoxsafe
 
 import "context"
 
+// OpRebootGuest is the name of [Client.RebootGuest].
+const OpRebootGuest Operation = "RebootGuest"
+
 // rebootGuestOp declares [Client.RebootGuest].
 var rebootGuestOp = operation{verify: powerVerifier, info: OperationInfo{
 	Name:         OpRebootGuest,

@@ -8,6 +8,9 @@ import (
 	"time"
 )
 
+// OpResetGuest is the name of [Client.ResetGuest].
+const OpResetGuest Operation = "ResetGuest"
+
 // resetGuestOp declares [Client.ResetGuest].
 var resetGuestOp = operation{verify: powerVerifier, info: OperationInfo{
 	Name:         OpResetGuest,

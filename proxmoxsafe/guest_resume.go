@@ -5,6 +5,9 @@ import (
 	"net/url"
 )
 
+// OpResumeGuest is the name of [Client.ResumeGuest].
+const OpResumeGuest Operation = "ResumeGuest"
+
 // resumeGuestOp declares [Client.ResumeGuest].
 var resumeGuestOp = operation{verify: resumeVerifier, info: OperationInfo{
 	Name:         OpResumeGuest,

@@ -5,6 +5,9 @@ import (
 	"net/url"
 )
 
+// OpStartGuest is the name of [Client.StartGuest].
+const OpStartGuest Operation = "StartGuest"
+
 // startGuestOp declares [Client.StartGuest].
 var startGuestOp = operation{verify: powerVerifier, info: OperationInfo{
 	Name:         OpStartGuest,

@@ -7,6 +7,9 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 )
 
+// OpGuestStatus is the name of [Client.GuestStatus].
+const OpGuestStatus Operation = "GuestStatus"
+
 // guestStatusOp declares [Client.GuestStatus].
 var guestStatusOp = operation{info: OperationInfo{
 	Name:         OpGuestStatus,

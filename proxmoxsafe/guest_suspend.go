@@ -5,6 +5,9 @@ import (
 	"net/url"
 )
 
+// OpSuspendGuest is the name of [Client.SuspendGuest].
+const OpSuspendGuest Operation = "SuspendGuest"
+
 // suspendGuestOp declares [Client.SuspendGuest].
 var suspendGuestOp = operation{verify: suspendVerifier, info: OperationInfo{
 	Name:         OpSuspendGuest,

@@ -10,6 +10,9 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 )
 
+// OpHAStatus is the name of [Client.HAStatus].
+const OpHAStatus Operation = "HAStatus"
+
 // haStatusOp declares [Client.HAStatus].
 var haStatusOp = operation{info: OperationInfo{
 	Name:   OpHAStatus,

@@ -8,6 +8,9 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 )
 
+// OpNodeStatus is the name of [Client.NodeStatus].
+const OpNodeStatus Operation = "NodeStatus"
+
 // nodeStatusOp declares [Client.NodeStatus].
 var nodeStatusOp = operation{info: OperationInfo{
 	Name:         OpNodeStatus,

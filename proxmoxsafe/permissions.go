@@ -11,6 +11,9 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 )
 
+// OpPermissions is the name of [Client.Permissions].
+const OpPermissions Operation = "Permissions"
+
 // permissionsOp declares [Client.Permissions].
 var permissionsOp = operation{info: OperationInfo{
 	Name:   OpPermissions,

@@ -5,53 +5,12 @@ package proxmoxsafe
 // [Client.PermissionsFor].
 type Operation string
 
-// The operations of this package.
+// The operations without a declaration of their own: the helpers built
+// on [Client.TaskState] and the completion proof. Every other operation
+// names its constant in its own file, beside its declaration.
 const (
-	OpClusterStatus Operation = "ClusterStatus"
-	OpNodeStatus    Operation = "NodeStatus"
-	OpListGuests    Operation = "ListGuests"
-	OpGuestStatus   Operation = "GuestStatus"
-	OpGuestConfig   Operation = "GuestConfig"
-	OpListSnapshots Operation = "ListSnapshots"
-	OpTaskStatus    Operation = "TaskStatus"
-	OpTaskLog       Operation = "TaskLog"
-	OpWaitTask      Operation = "WaitTask"
-	OpListTasks     Operation = "ListTasks"
-	OpListStorage   Operation = "ListStorage"
-	OpListBackups   Operation = "ListBackups"
-	OpCephStatus    Operation = "CephStatus"
-	OpHAStatus      Operation = "HAStatus"
-	OpPermissions   Operation = "Permissions"
-	OpVersion       Operation = "Version"
-	OpGuestPower    Operation = "GuestPower"
-	OpSnapshotGuest Operation = "SnapshotGuest"
-	OpVerify        Operation = "Verify"
-	// The responder's operations and snapshot deletion.
-	OpStartGuest       Operation = "StartGuest"
-	OpRebootGuest      Operation = "RebootGuest"
-	OpResetGuest       Operation = "ResetGuest"
-	OpCleanupSnapshots Operation = "CleanupSnapshots"
-	OpDeleteSnapshot   Operation = "DeleteSnapshot"
-	// The power-extra class.
-	OpSuspendGuest Operation = "SuspendGuest"
-	OpResumeGuest  Operation = "ResumeGuest"
-	// Rollback, with DeleteSnapshot the snapshot-admin class.
-	OpRollbackSnapshot Operation = "RollbackSnapshot"
-	// The generic API gateway: GET (class gateway) and POST, PUT or DELETE
-	// (class gateway-write).
-	OpAPIGet     Operation = "APIGet"
-	OpAPIRequest Operation = "APIRequest"
-	// The provision class.
-	OpCloneGuest      Operation = "CloneGuest"
-	OpCreateVM        Operation = "CreateVM"
-	OpCreateContainer Operation = "CreateContainer"
-	// The destroy class.
-	OpDestroyGuest Operation = "DestroyGuest"
-	// The migrate class.
-	OpMigrateGuest Operation = "MigrateGuest"
-	// The config class.
-	OpResizeDisk     Operation = "ResizeDisk"
-	OpSetGuestConfig Operation = "SetGuestConfig"
+	OpWaitTask Operation = "WaitTask"
+	OpVerify   Operation = "Verify"
 )
 
 // Requirement is one Proxmox privilege an operation of this package needs

@@ -12,6 +12,9 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/retention"
 )
 
+// OpCleanupSnapshots is the name of [Client.CleanupSnapshots].
+const OpCleanupSnapshots Operation = "CleanupSnapshots"
+
 // cleanupSnapshotsOp declares [Client.CleanupSnapshots].
 var cleanupSnapshotsOp = operation{info: OperationInfo{
 	Name:         OpCleanupSnapshots,

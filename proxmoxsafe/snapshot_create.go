@@ -7,6 +7,9 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 )
 
+// OpSnapshotGuest is the name of [Client.SnapshotGuest].
+const OpSnapshotGuest Operation = "SnapshotGuest"
+
 // snapshotGuestOp declares [Client.SnapshotGuest].
 var snapshotGuestOp = operation{verify: snapshotVerifier, info: OperationInfo{
 	Name:         OpSnapshotGuest,

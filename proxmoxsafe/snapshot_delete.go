@@ -5,6 +5,9 @@ import (
 	"net/url"
 )
 
+// OpDeleteSnapshot is the name of [Client.DeleteSnapshot].
+const OpDeleteSnapshot Operation = "DeleteSnapshot"
+
 // deleteSnapshotOp declares [Client.DeleteSnapshot].
 var deleteSnapshotOp = operation{verify: deleteSnapshotVerifier, info: OperationInfo{
 	Name:         OpDeleteSnapshot,

@@ -12,6 +12,9 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/retention"
 )
 
+// OpListSnapshots is the name of [Client.ListSnapshots].
+const OpListSnapshots Operation = "ListSnapshots"
+
 // listSnapshotsOp declares [Client.ListSnapshots].
 var listSnapshotsOp = operation{info: OperationInfo{
 	Name:         OpListSnapshots,

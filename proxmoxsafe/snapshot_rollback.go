@@ -5,6 +5,9 @@ import (
 	"net/url"
 )
 
+// OpRollbackSnapshot is the name of [Client.RollbackSnapshot].
+const OpRollbackSnapshot Operation = "RollbackSnapshot"
+
 // rollbackSnapshotOp declares [Client.RollbackSnapshot].
 var rollbackSnapshotOp = operation{verify: rollbackVerifier, info: OperationInfo{
 	Name:         OpRollbackSnapshot,

@@ -11,6 +11,9 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 )
 
+// OpListStorage is the name of [Client.ListStorage].
+const OpListStorage Operation = "ListStorage"
+
 // listStorageOp declares [Client.ListStorage].
 var listStorageOp = operation{info: OperationInfo{
 	Name:   OpListStorage,

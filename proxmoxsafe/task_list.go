@@ -10,6 +10,9 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 )
 
+// OpListTasks is the name of [Client.ListTasks].
+const OpListTasks Operation = "ListTasks"
+
 // listTasksOp declares [Client.ListTasks].
 var listTasksOp = operation{info: OperationInfo{
 	Name:         OpListTasks,

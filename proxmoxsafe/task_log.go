@@ -12,6 +12,9 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 )
 
+// OpTaskLog is the name of [Client.TaskLog].
+const OpTaskLog Operation = "TaskLog"
+
 // taskLogOp declares [Client.TaskLog].
 var taskLogOp = operation{info: OperationInfo{
 	Name:         OpTaskLog,

@@ -12,6 +12,9 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/upid"
 )
 
+// OpTaskStatus is the name of [Client.TaskStatus].
+const OpTaskStatus Operation = "TaskStatus"
+
 // taskStatusOp declares [Client.TaskStatus].
 var taskStatusOp = operation{info: OperationInfo{
 	Name:         OpTaskStatus,

@@ -5,6 +5,9 @@ import (
 	"time"
 )
 
+// OpVersion is the name of [Client.Version].
+const OpVersion Operation = "Version"
+
 // versionOp declares [Client.Version].
 var versionOp = operation{info: OperationInfo{
 	Name:   OpVersion,
