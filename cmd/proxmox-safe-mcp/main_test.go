@@ -67,6 +67,9 @@ func TestMain(m *testing.M) {
 		if testStateDir != "" {
 			os.RemoveAll(testStateDir)
 		}
+		if testTmpDir != "" {
+			os.RemoveAll(testTmpDir)
+		}
 		if builtPath != "" {
 			os.Remove(builtPath)
 		}
@@ -127,13 +130,26 @@ var testStateDir = func() string {
 	return d
 }()
 
-// cleanEnv is a minimal environment, so a developer's PVE_* variables
-// cannot leak into a test, and the state directory is the test's own.
-func cleanEnv(extra ...string) []string {
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "XDG_STATE_HOME=" + testStateDir}
-	if d := os.Getenv("TMPDIR"); d != "" {
-		env = append(env, "TMPDIR="+d)
+// testTmpDir is TMPDIR for the binaries tests start: a demo a test kills
+// (or one that serves and keeps the audit log it recorded) leaves its
+// temporary audit log, key and seal there, and TestMain removes it, so a
+// test run leaves nothing in the developer's $TMPDIR.
+var testTmpDir = func() string {
+	if runningAsCommand() {
+		return ""
 	}
+	d, err := os.MkdirTemp("", "proxmox-safe-mcp-test-tmp-")
+	if err != nil {
+		panic(err)
+	}
+	return d
+}()
+
+// cleanEnv is a minimal environment, so a developer's PVE_* variables
+// cannot leak into a test, and the state and temporary directories are
+// the test run's own.
+func cleanEnv(extra ...string) []string {
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "XDG_STATE_HOME=" + testStateDir, "TMPDIR=" + testTmpDir}
 	return append(env, extra...)
 }
 
