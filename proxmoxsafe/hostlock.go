@@ -28,7 +28,7 @@ func (c *Client) lockGuest(vmid int) (unlockFn func(), err error) {
 		return nil, refuse(ErrPrecondition, "the host-wide lock directory cannot be created (%v)", err)
 	}
 	path := filepath.Join(c.lockDir, "guest-"+strconv.Itoa(vmid)+".lock")
-	f, err := localfile.OpenRegular(path, os.O_RDWR|os.O_CREATE)
+	f, _, err := localfile.OpenRegular(path, os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return nil, refuse(ErrPrecondition, "the host-wide lock of guest %d cannot be opened (%v)", vmid, err)
 	}

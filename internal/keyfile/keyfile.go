@@ -9,28 +9,21 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/localfile"
 )
 
 // OpenRegular opens path for reading without blocking on a FIFO and
-// refuses anything but a regular file. An error from opening the file is
-// returned as is.
+// refuses anything but a regular file (localfile.OpenRegular), in the
+// words the binary's settings use for a key or secret file. An error from
+// opening the file is returned as is.
 func OpenRegular(path string) (*os.File, os.FileInfo, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO must not block
-	if err != nil {
-		return nil, nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
+	f, st, err := localfile.OpenRegular(path, os.O_RDONLY)
+	if nr := (*localfile.NotRegularError)(nil); errors.As(err, &nr) {
 		return nil, nil, fmt.Errorf("%s is not a regular file", path)
 	}
-	return f, st, nil
+	return f, st, err
 }
 
 // PathError drops the "open " prefix noise of an *os.PathError but keeps

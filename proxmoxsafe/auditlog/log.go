@@ -172,7 +172,7 @@ func Open(path string, opts *Options) (*Log, error) {
 	if sealPath == "" {
 		sealPath = path + ".seal"
 	}
-	f, err := localfile.OpenRegular(path, os.O_RDWR|os.O_APPEND|os.O_CREATE)
+	f, _, err := localfile.OpenRegular(path, os.O_RDWR|os.O_APPEND|os.O_CREATE)
 	if err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}

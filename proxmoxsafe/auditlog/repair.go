@@ -51,7 +51,7 @@ func Repair(path string, opts *Options) (RepairReport, error) {
 	if sealPath == "" {
 		sealPath = path + ".seal"
 	}
-	f, err := localfile.OpenRegular(path, os.O_RDWR|os.O_APPEND)
+	f, _, err := localfile.OpenRegular(path, os.O_RDWR|os.O_APPEND)
 	if err != nil {
 		return rep, fmt.Errorf("audit log: %w", err)
 	}

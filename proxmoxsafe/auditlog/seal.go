@@ -41,7 +41,7 @@ type sealFile struct{ f *os.File }
 var errSealMismatch = errors.New("the seal does not match the log")
 
 func openSeal(path string) (*sealFile, error) {
-	f, err := localfile.OpenRegular(path, os.O_RDWR|os.O_CREATE)
+	f, _, err := localfile.OpenRegular(path, os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return nil, err
 	}

@@ -112,7 +112,7 @@ func VerifyFile(path string, opts *VerifyOptions) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	f, err := localfile.OpenRegular(path, os.O_RDONLY)
+	f, _, err := localfile.OpenRegular(path, os.O_RDONLY)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -126,7 +126,7 @@ func VerifyFile(path string, opts *VerifyOptions) (Summary, error) {
 		sealPath = path + ".seal"
 	}
 	var seal io.ReaderAt // nil: no seal file
-	if sf, err := localfile.OpenRegular(sealPath, os.O_RDONLY); err == nil {
+	if sf, _, err := localfile.OpenRegular(sealPath, os.O_RDONLY); err == nil {
 		defer sf.Close()
 		seal = sf
 	} else if !errors.Is(err, os.ErrNotExist) {
