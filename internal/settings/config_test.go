@@ -8,36 +8,19 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/testutil"
 )
 
-// env builds a lookup function from pairs, so no test touches os.Environ.
-func env(kv ...string) func(string) (string, bool) {
-	m := map[string]string{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		m[kv[i]] = kv[i+1]
-	}
-	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
-}
-
-// base is a complete, valid read-only environment.
-var base = []string{
-	"PVE_URL", "https://pve.example.com:8006",
-	"PVE_API_TOKEN_ID", "automation@pve!mcp",
-	"PVE_API_TOKEN_SECRET", "11111111-2222-4333-8444-555555555555",
-	"PROXMOX_SAFE_READ_ONLY", "true",
-}
-
-func with(kv ...string) []string {
-	out := slices.Clone(base)
-	for i := 0; i+1 < len(kv); i += 2 {
-		if j := slices.Index(out, kv[i]); j >= 0 && j%2 == 0 {
-			out[j+1] = kv[i+1]
-		} else {
-			out = append(out, kv[i], kv[i+1])
-		}
-	}
-	return out
-}
+// env, base and with are the shared configuration-test environment
+// (internal/testutil) under short names: a lookup over pairs, so no test
+// touches os.Environ; a complete, valid read-only environment; and that
+// environment with some pairs set over it.
+var (
+	env  = testutil.LookupEnv
+	base = testutil.ReadOnlyEnv()
+	with = testutil.ReadOnlyEnv
+)
 
 func writeSecret(t *testing.T, content string, mode os.FileMode) string {
 	t.Helper()
