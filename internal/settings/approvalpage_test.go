@@ -3,7 +3,6 @@ package settings
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -47,22 +46,6 @@ func TestApprovalPageConfig(t *testing.T) {
 		{"URL with a query", []string{"--demo", "--http", "8000", "--operator-token-file", opFile, "--approval-url", "https://mcp.example.com/approve/?x=1"}, nil, "whose path is /approve/"},
 		{"tools ignores the page", []string{"--demo", "tools"}, map[string]string{"PROXMOX_SAFE_OPERATOR_TOKEN_FILE": opFile}, ""},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			lookup := func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }
-			_, err := Parse(tc.args, lookup)
-			switch {
-			case tc.want == "" && err != nil:
-				t.Errorf("unexpected error: %v", err)
-			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-				t.Errorf("error %v, want it to contain %q", err, tc.want)
-			}
-			if err != nil {
-				for _, s := range []string{httpToken, operatorSecret} {
-					if strings.Contains(err.Error(), s) {
-						t.Errorf("the error shows a secret: %v", err)
-					}
-				}
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkParse(t, tc.args, tc.env, tc.want, httpToken, operatorSecret) })
 	}
 }

@@ -69,23 +69,7 @@ func TestHTTPConfig(t *testing.T) {
 		{"max sessions not a number", []string{"--demo", "--http", "8000", "--max-sessions", "many"}, nil, "must be a whole number"},
 		{"max in flight negative", []string{"--demo", "--http", "8000"}, map[string]string{"MCP_MAX_IN_FLIGHT": "-1"}, "must be a whole number"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			lookup := func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }
-			_, err := Parse(tc.args, lookup)
-			switch {
-			case tc.want == "" && err != nil:
-				t.Errorf("unexpected error: %v", err)
-			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-				t.Errorf("error %v, want it to contain %q", err, tc.want)
-			}
-			if err != nil {
-				for _, s := range []string{httpToken, httpCanary} {
-					if strings.Contains(err.Error(), s) {
-						t.Errorf("the error shows a secret: %v", err)
-					}
-				}
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkParse(t, tc.args, tc.env, tc.want, httpToken, httpCanary) })
 	}
 }
 
@@ -155,5 +139,27 @@ func TestImageAddrIsOverridden(t *testing.T) {
 				t.Errorf("address = %q, want %q", c.HTTP.Addr, tc.addr)
 			}
 		})
+	}
+}
+
+// checkParse parses args under env (a name it lacks is unset) and checks
+// the outcome: no error when want is "", else an error containing want;
+// and that no error shows any of secrets.
+func checkParse(t *testing.T, args []string, env map[string]string, want string, secrets ...string) {
+	t.Helper()
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	_, err := Parse(args, lookup)
+	switch {
+	case want == "" && err != nil:
+		t.Errorf("unexpected error: %v", err)
+	case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+		t.Errorf("error %v, want it to contain %q", err, want)
+	}
+	if err != nil {
+		for _, s := range secrets {
+			if strings.Contains(err.Error(), s) {
+				t.Errorf("the error shows a secret: %v", err)
+			}
+		}
 	}
 }
