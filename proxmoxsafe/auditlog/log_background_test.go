@@ -20,15 +20,24 @@ import (
 
 var inBackground = &auditlog.Options{VerifyInBackground: true}
 
-// fileLog writes n records to a new log file and returns its path.
-func fileLog(t *testing.T, n int) string {
+// newLogFile writes n sample records to a new log file opened with opts
+// and returns its path.
+func newLogFile(t *testing.T, opts *auditlog.Options, n int) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	l, err := auditlog.Open(path, nil)
+	appendRecords(t, path, opts, 0, n)
+	return path
+}
+
+// appendRecords opens the log file at path with opts, records the sample
+// records from to from+n-1 and closes it.
+func appendRecords(t *testing.T, path string, opts *auditlog.Options, from, n int) {
+	t.Helper()
+	l, err := auditlog.Open(path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range n {
+	for i := from; i < from+n; i++ {
 		if err := l.Record(t.Context(), auditSample(i)); err != nil {
 			t.Fatal(err)
 		}
@@ -36,12 +45,11 @@ func fileLog(t *testing.T, n int) string {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return path
 }
 
 func TestOpenInBackgroundContinuesChain(t *testing.T) {
 	t.Parallel()
-	path := fileLog(t, 3)
+	path := newLogFile(t, nil, 3)
 	l, err := auditlog.Open(path, inBackground)
 	if err != nil {
 		t.Fatal(err)
@@ -72,9 +80,7 @@ func TestOpenInBackgroundRefusesDamagedFile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			path := filepath.Join(t.TempDir(), "audit.jsonl")
-			if err := os.WriteFile(path, tc.data, 0o600); err != nil {
-				t.Fatal(err)
-			}
+			writeFile(t, path, tc.data)
 			l, err := auditlog.Open(path, inBackground)
 			if err != nil {
 				t.Fatalf("Open: %v", err)
@@ -142,10 +148,9 @@ func reqLines(rs []proxmoxtest.Request) []string {
 // gives up first, and goes ahead only once the log verified. Not
 // parallel: it sets the package's verification hooks.
 func TestMutationWaitsForAuditVerification(t *testing.T) {
-	good := fileLog(t, 3)
-	tampered := fileLog(t, 3)
-	data, _ := os.ReadFile(tampered)
-	os.WriteFile(tampered, bytes.Replace(data, []byte(`"vmid":101`), []byte(`"vmid":109`), 1), 0o600)
+	good := newLogFile(t, nil, 3)
+	tampered := newLogFile(t, nil, 3)
+	writeFile(t, tampered, bytes.Replace(readFile(t, tampered), []byte(`"vmid":101`), []byte(`"vmid":109`), 1))
 
 	for _, tc := range []struct {
 		name      string
@@ -163,10 +168,8 @@ func TestMutationWaitsForAuditVerification(t *testing.T) {
 			defer auditlog.SetVerifyHooks(func() { <-release }, func() { waiting <- struct{}{} })()
 			// The log is copied so that each case continues its own.
 			path := filepath.Join(t.TempDir(), "audit.jsonl")
-			b, _ := os.ReadFile(tc.path)
-			os.WriteFile(path, b, 0o600)
-			s, _ := os.ReadFile(tc.path + ".seal")
-			os.WriteFile(path+".seal", s, 0o600)
+			writeFile(t, path, readFile(t, tc.path))
+			writeFile(t, path+".seal", readFile(t, tc.path+".seal"))
 			al, err := auditlog.Open(path, inBackground)
 			if err != nil {
 				close(release)
@@ -217,7 +220,7 @@ func TestMutationWaitsForAuditVerification(t *testing.T) {
 func TestLogCloseStopsBackgroundVerification(t *testing.T) {
 	release := make(chan struct{})
 	defer auditlog.SetVerifyHooks(func() { <-release }, nil)()
-	l, err := auditlog.Open(fileLog(t, 2), inBackground)
+	l, err := auditlog.Open(newLogFile(t, nil, 2), inBackground)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,11 +40,12 @@ func auditSample(i int) proxmoxsafe.AuditRecord {
 	}
 }
 
-// auditLines writes n sample records to a fresh log and returns its bytes.
-func auditLines(t *testing.T, n int) []byte {
+// auditLines writes n sample records to a fresh stream log keyed with key
+// (nil: no key) and returns its bytes.
+func auditLines(t *testing.T, key []byte, n int) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	l := auditlog.New(&buf, nil)
+	l := auditlog.New(&buf, &auditlog.Options{Key: key})
 	for i := range n {
 		if err := l.Record(t.Context(), auditSample(i)); err != nil {
 			t.Fatalf("Record %d: %v", i, err)
@@ -237,9 +238,7 @@ func TestOpenRefusesDamagedFile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			path := filepath.Join(t.TempDir(), "audit.jsonl")
-			if err := os.WriteFile(path, tc.data, 0o600); err != nil {
-				t.Fatal(err)
-			}
+			writeFile(t, path, tc.data)
 			l, err := auditlog.Open(path, nil)
 			if err == nil {
 				l.Close()
@@ -504,7 +503,7 @@ type damagedAudit struct {
 // background open must refuse.
 func damagedAuditLogs(t *testing.T) []damagedAudit {
 	t.Helper()
-	good := auditLines(t, 3)
+	good := auditLines(t, nil, 3)
 	return []damagedAudit{
 		{"edited record", bytes.Replace(good, []byte(`"vmid":100`), []byte(`"vmid":101`), 1), "line 3: prev hash does not match line 2"},
 		{"torn final line", good[:len(good)-5], "line 4: no trailing newline"},
@@ -514,7 +513,7 @@ func damagedAuditLogs(t *testing.T) []damagedAudit {
 
 func TestOpenRefusesEmptiedLog(t *testing.T) {
 	t.Parallel()
-	path := sealedLog(t, 2)
+	path := newLogFile(t, keyed(), 2)
 	writeFile(t, path, nil)
 	if l, err := auditlog.Open(path, keyed()); err == nil {
 		l.Close()
@@ -524,7 +523,7 @@ func TestOpenRefusesEmptiedLog(t *testing.T) {
 
 func TestOpenKeyMismatch(t *testing.T) {
 	t.Parallel()
-	path := sealedLog(t, 1)
+	path := newLogFile(t, keyed(), 1)
 	for name, opts := range map[string]*auditlog.Options{
 		"no key":      nil,
 		"another key": {Key: bytes.Repeat([]byte{3}, 32)},
@@ -635,7 +634,7 @@ func TestLogAnchorKeepsItsOp(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.Close()
-	for name, b := range map[string][]byte{"stream": auditLines(t, 1), "file": readFile(t, path)} {
+	for name, b := range map[string][]byte{"stream": auditLines(t, nil, 1), "file": readFile(t, path)} {
 		a := decodeAuditRecords(t, b)[0]
 		if a.Event != proxmoxsafe.AuditAnchor || a.Op != "OpenAuditLog" || a.Format != auditlog.Format || a.Reason != "log created" {
 			t.Errorf("%s: anchor = %+v, want op OpenAuditLog", name, a)

@@ -16,7 +16,7 @@ import (
 
 func TestRepairTornLine(t *testing.T) {
 	t.Parallel()
-	path := sealedLog(t, 3)
+	path := newLogFile(t, keyed(), 3)
 	good := readFile(t, path)
 	torn := []byte(`{"time":"2026-08-21T12:00:09Z","event":"appro`)
 	writeFile(t, path, slices.Concat(good, torn))
@@ -79,7 +79,7 @@ func TestRepairRefusesOtherDamage(t *testing.T) {
 	for name, tamper := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			path := sealedLog(t, 3)
+			path := newLogFile(t, keyed(), 3)
 			bad := tamper(readFile(t, path))
 			writeFile(t, path, bad)
 			if _, err := auditlog.Repair(path, keyed()); err == nil || !strings.Contains(err.Error(), "not repaired") {
@@ -94,16 +94,9 @@ func TestRepairRefusesOtherDamage(t *testing.T) {
 
 func TestRepairSealBehind(t *testing.T) {
 	t.Parallel()
-	path := sealedLog(t, 2)
+	path := newLogFile(t, keyed(), 2)
 	oldSeal := readFile(t, path+".seal")
-	l, err := auditlog.Open(path, keyed())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Record(t.Context(), auditSample(5)); err != nil {
-		t.Fatal(err)
-	}
-	l.Close()
+	appendRecords(t, path, keyed(), 5, 1)
 	writeFile(t, path+".seal", oldSeal) // as if the process died before sealing
 	if _, err := auditlog.VerifyFile(path, verifyKeyed()); !errors.Is(err, auditlog.ErrSealBehind) {
 		t.Fatalf("err = %v, want ErrSealBehind", err)
@@ -122,7 +115,7 @@ func TestRepairSealBehind(t *testing.T) {
 // line format, and whatever matches it, stay as they were.
 func TestRepairRecordKeepsItsOp(t *testing.T) {
 	t.Parallel()
-	path := sealedLog(t, 2)
+	path := newLogFile(t, keyed(), 2)
 	writeFile(t, path, slices.Concat(readFile(t, path), []byte(`{"time":"2026-`)))
 	if _, err := auditlog.Repair(path, keyed()); err != nil {
 		t.Fatalf("Repair: %v", err)

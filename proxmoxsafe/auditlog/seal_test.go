@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,25 +12,6 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/auditlog"
 )
-
-// sealedLog creates a keyed log file with n records and returns its path.
-func sealedLog(t *testing.T, n int) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	l, err := auditlog.Open(path, keyed())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range n {
-		if err := l.Record(t.Context(), auditSample(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 func readFile(t *testing.T, path string) []byte {
 	t.Helper()
@@ -107,7 +87,7 @@ func TestVerifyFileDetectsTailTampering(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			path := sealedLog(t, 4)
+			path := newLogFile(t, keyed(), 4)
 			tc.tamper(t, path)
 			before := readFile(t, path)
 			sum, err := auditlog.VerifyFile(path, verifyKeyed())
@@ -140,16 +120,9 @@ func TestVerifyFileDetectsTailTampering(t *testing.T) {
 // seal yields a consistent pair. Only a copy off the host (Mirror) shows it.
 func TestVerifyFileRollbackIsUndetectable(t *testing.T) {
 	t.Parallel()
-	path := sealedLog(t, 2)
+	path := newLogFile(t, keyed(), 2)
 	oldLog, oldSeal := readFile(t, path), readFile(t, path+".seal")
-	l, err := auditlog.Open(path, keyed())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Record(t.Context(), auditSample(9)); err != nil {
-		t.Fatal(err)
-	}
-	l.Close()
+	appendRecords(t, path, keyed(), 9, 1)
 	writeFile(t, path, oldLog)
 	writeFile(t, path+".seal", oldSeal)
 	if _, err := auditlog.VerifyFile(path, verifyKeyed()); err != nil {

@@ -26,22 +26,9 @@ func verifyKeyed() *auditlog.VerifyOptions {
 	return &auditlog.VerifyOptions{Key: testAuditKey}
 }
 
-// keyedAuditLines writes n sample records to a fresh keyed stream log.
-func keyedAuditLines(t *testing.T, key []byte, n int) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	l := auditlog.New(&buf, &auditlog.Options{Key: key})
-	for i := range n {
-		if err := l.Record(t.Context(), auditSample(i)); err != nil {
-			t.Fatalf("Record %d: %v", i, err)
-		}
-	}
-	return buf.Bytes()
-}
-
 func TestVerifyDetectsTampering(t *testing.T) {
 	t.Parallel()
-	orig := keyedAuditLines(t, testAuditKey, 4) // line 1 anchor, lines 2-5 records
+	orig := auditLines(t, testAuditKey, 4) // line 1 anchor, lines 2-5 records
 	lines := func() [][]byte {
 		var out [][]byte
 		for _, l := range splitAuditLines(orig) {
@@ -116,7 +103,7 @@ func TestVerifyDetectsTampering(t *testing.T) {
 			return append(slices.Clone(orig), '\n')
 		}, 5, "line 6: not a valid audit record"},
 		{"append another log", func() []byte {
-			return append(slices.Clone(orig), keyedAuditLines(t, testAuditKey, 1)...)
+			return append(slices.Clone(orig), auditLines(t, testAuditKey, 1)...)
 		}, 5, "line 6: an anchor record after the start of the log"},
 		{"smuggle an unknown field into the last line", func() []byte {
 			ls := lines()
@@ -143,10 +130,10 @@ func TestVerifyDetectsTampering(t *testing.T) {
 		// key the rewriter can only produce an unkeyed chain, or one keyed
 		// with another key; both are refused.
 		{"rewrite with a recomputed unkeyed chain", func() []byte {
-			return auditLines(t, 4)
+			return auditLines(t, nil, 4)
 		}, 0, "line 1: the log is not keyed but a key was given"},
 		{"rewrite with another key", func() []byte {
-			return keyedAuditLines(t, bytes.Repeat([]byte{1}, 32), 4)
+			return auditLines(t, bytes.Repeat([]byte{1}, 32), 4)
 		}, 0, "line 1: the log was written with another key"},
 		// The chain alone cannot see the last line change: the seal does
 		// (TestVerifyFileDetectsTailTampering).
@@ -175,7 +162,7 @@ func TestVerifyDetectsTampering(t *testing.T) {
 
 func TestVerifyKey(t *testing.T) {
 	t.Parallel()
-	log := keyedAuditLines(t, testAuditKey, 2)
+	log := auditLines(t, testAuditKey, 2)
 	if sum, err := auditlog.Verify(bytes.NewReader(log), verifyKeyed()); err != nil || !sum.Keyed || sum.Records != 3 {
 		t.Fatalf("Verify = %+v, %v", sum, err)
 	}
@@ -199,7 +186,7 @@ func TestVerifyKey(t *testing.T) {
 func TestVerifyPartialCopy(t *testing.T) {
 	t.Parallel()
 	// What a syslog mirror holds when it was switched on mid-log.
-	full := splitAuditLines(keyedAuditLines(t, testAuditKey, 5))
+	full := splitAuditLines(auditLines(t, testAuditKey, 5))
 	rest := bytes.Join(full[3:], nil)
 	opts := &auditlog.VerifyOptions{Key: testAuditKey, Partial: true}
 	sum, err := auditlog.Verify(bytes.NewReader(rest), opts)
@@ -250,9 +237,7 @@ func TestLegacyLog(t *testing.T) {
 		t.Errorf("with a key: err = %v, want ErrLegacyFormat", err)
 	}
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	if err := os.WriteFile(path, old, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, path, old)
 	if sum, err := auditlog.VerifyFile(path, nil); err != nil || !sum.Legacy {
 		t.Errorf("VerifyFile(legacy) = %+v, %v", sum, err)
 	}
