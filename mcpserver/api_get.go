@@ -18,7 +18,6 @@ func apiGetTool() toolDef {
 			"The path is relative to /api2/json, segments unencoded; full URLs, query strings, fragments, percent-encoding, . and .. segments, empty segments, control and non-ASCII characters are refused. " +
 			"Refused (nothing is sent) unless the operator enabled the gateway class; a node in the path must be on the node allowlist; paths that hand out secrets, consoles or command execution are on a deny list (e.g. cloudinit/dump, agent file-read, scan, termproxy). " +
 			"Secret-bearing fields (passwords, tickets, keys, sshkeys, args, …) come back as \"[redacted]\"; strings are sanitized and capped, lists capped at 500. Read-only.",
-		Class:       proxmoxsafe.ClassGateway,
 		Annotations: readAnnotations,
 	}, ops(proxmoxsafe.OpAPIGet), (*adapter).apiGet)
 }
@@ -42,8 +41,9 @@ var gatewayOutput = map[string]string{
 }
 
 // classTool declares a tool of a class whose result is not a receipt:
-// info carries its class, annotations and approval format. A tool that is
-// not read-only refuses in read-only mode (mutating).
+// info carries its name, title, description and annotations (its class
+// and approval format are its operation's). A tool that is not read-only
+// refuses in read-only mode (mutating).
 func classTool[In, Out any](info ToolInfo, ops []proxmoxsafe.Operation, h handlerFunc[In, Out]) toolDef {
 	if !info.ReadOnly() {
 		h = mutating(h)

@@ -7,7 +7,6 @@ func containerCreateTool() toolDef {
 	return mutationTool(ToolInfo{
 		Name:        ToolContainerCreate,
 		Title:       "Create a container",
-		Class:       proxmoxsafe.ClassProvision,
 		Annotations: provisionAnnotations,
 	}, ops(proxmoxsafe.OpCreateContainer), (*proxmoxsafe.Client).CreateContainer, func(in proxmoxsafe.CreateContainerInput, r *proxmoxsafe.Receipt) string {
 		return "creation of " + newGuestLabel(r) + " (" + clean(in.Hostname, 64) + ")"

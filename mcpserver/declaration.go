@@ -11,7 +11,7 @@ import (
 
 // What a tool states the same way for every operation is composed here,
 // once, from the operation's declaration (proxmoxsafe.Operations): the
-// approval format of [ToolInfo], the privileges, and the sentences every
+// class, approval format and privileges of [ToolInfo], and the sentences every
 // mutation tool's description repeats. A tool writes only what is its own.
 
 // declarations are the library's operation declarations by name, read once.
@@ -22,6 +22,26 @@ var declarations = sync.OnceValue(func() map[proxmoxsafe.Operation]proxmoxsafe.O
 	}
 	return m
 })
+
+// class is the mutation class of the tool's operations as they declare
+// it ([ToolInfo.Class]; "" for a read tool). A tool's operations share
+// one class; an operation without a declaration, or two classes, is a
+// programming error that panics at the first listing, since a tool with
+// no class would be offered under every policy.
+func (d toolDef) class() proxmoxsafe.Class {
+	var c proxmoxsafe.Class
+	for i, op := range d.ops {
+		decl, ok := declarations()[op]
+		if !ok {
+			panic("mcpserver: tool " + d.info.Name + " calls " + string(op) + ", which no operation declares")
+		}
+		if i > 0 && decl.Class != c {
+			panic("mcpserver: tool " + d.info.Name + " mixes the classes " + string(c) + " and " + string(decl.Class))
+		}
+		c = decl.Class
+	}
+	return c
+}
 
 // mutationDecl returns the declaration of the operation a tool that
 // changes something performs: the first of its operations that declares

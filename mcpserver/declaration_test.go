@@ -61,8 +61,8 @@ func missingParts(description string, parts []string) []string {
 }
 
 // TestMutationDescriptionsComposed fails when a mutation tool's served
-// description lacks a part its declaration implies, when its hand-set
-// class is not its operation's, or when a mutation tool writes its own
+// description lacks a part its declaration implies, when its class
+// is not its operation's, or when a mutation tool writes its own
 // description instead of having it composed (description).
 func TestMutationDescriptionsComposed(t *testing.T) {
 	checked := 0
@@ -78,13 +78,13 @@ func TestMutationDescriptionsComposed(t *testing.T) {
 			t.Errorf("%s: changes something but no operation declares an approval format", d.info.Name)
 			continue
 		}
-		if d.info.Class != decl.Class {
-			t.Errorf("%s: class %q, its operation %s declares %q", d.info.Name, d.info.Class, decl.Name, decl.Class)
+		info := d.build()
+		if info.Class != decl.Class {
+			t.Errorf("%s: class %q, its operation %s declares %q", d.info.Name, info.Class, decl.Name, decl.Class)
 		}
 		if d.words == nil && !slices.Contains(handWritten, d.info.Name) {
 			t.Errorf("%s: description written by hand; give it mutationWords (describedBy)", d.info.Name)
 		}
-		info := d.build()
 		if m := missingParts(info.Description, composedParts(d, decl)); len(m) > 0 {
 			t.Errorf("%s: description lacks %q\n%s", d.info.Name, m, info.Description)
 		}
@@ -131,4 +131,36 @@ func TestDescriptionNeedsADeclaration(t *testing.T) {
 		}
 	}()
 	_ = d.description()
+}
+
+// TestToolClassIsItsOperations: a tool's class is what its operations
+// declare, for the read tools too (api_get's is the gateway's); a tool
+// whose operation has no declaration, or whose operations disagree,
+// panics rather than being listed with no class (offered under every
+// policy).
+func TestToolClassIsItsOperations(t *testing.T) {
+	for _, d := range toolList() {
+		want := proxmoxsafe.Class("")
+		for _, op := range proxmoxsafe.Operations() {
+			if slices.Contains(d.ops, op.Name) {
+				want = op.Class
+			}
+		}
+		if got := d.build().Class; got != want {
+			t.Errorf("%s: class %q, its operations declare %q", d.info.Name, got, want)
+		}
+	}
+	for name, d := range map[string]toolDef{
+		"undeclared": {info: ToolInfo{Name: "x"}, ops: ops("NoSuchOperation")},
+		"mixed":      {info: ToolInfo{Name: "x"}, ops: ops(proxmoxsafe.OpGuestStatus, proxmoxsafe.OpGuestPower)},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			_ = d.class()
+		}()
+	}
 }

@@ -9,7 +9,6 @@ func diskResizeTool() toolDef {
 	return mutationTool(ToolInfo{
 		Name:        ToolDiskResize,
 		Title:       "Grow a disk",
-		Class:       proxmoxsafe.ClassConfig,
 		Annotations: snapshotAnnotations,
 	}, ops(proxmoxsafe.OpResizeDisk), (*proxmoxsafe.Client).ResizeDisk, func(_ proxmoxsafe.ResizeDiskInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("resize of "+changesText(r.Changes), r)

@@ -9,7 +9,6 @@ func guestCloneTool() toolDef {
 	return mutationTool(ToolInfo{
 		Name:        ToolGuestClone,
 		Title:       "Clone a guest",
-		Class:       proxmoxsafe.ClassProvision,
 		Annotations: provisionAnnotations,
 	}, ops(proxmoxsafe.OpCloneGuest), (*proxmoxsafe.Client).CloneGuest, func(_ proxmoxsafe.CloneGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("clone", r) + " as " + newGuestLabel(r)

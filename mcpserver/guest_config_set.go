@@ -10,7 +10,6 @@ func guestConfigSetTool() toolDef {
 	return mutationTool(ToolInfo{
 		Name:        ToolGuestConfigSet,
 		Title:       "Set guest config",
-		Class:       proxmoxsafe.ClassConfig,
 		Annotations: configSetAnnotations,
 	}, ops(proxmoxsafe.OpSetGuestConfig), (*proxmoxsafe.Client).SetGuestConfig, func(_ proxmoxsafe.SetGuestConfigInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("config change ("+changesText(r.Changes)+")", r)

@@ -7,7 +7,6 @@ func guestDestroyTool() toolDef {
 	return mutationTool(ToolInfo{
 		Name:        ToolGuestDestroy,
 		Title:       "Destroy a guest",
-		Class:       proxmoxsafe.ClassDestroy,
 		Annotations: destroyAnnotations,
 	}, ops(proxmoxsafe.OpDestroyGuest), (*proxmoxsafe.Client).DestroyGuest, func(_ proxmoxsafe.DestroyGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("destroy", r)

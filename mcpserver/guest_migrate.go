@@ -7,7 +7,6 @@ func guestMigrateTool() toolDef {
 	return mutationTool(ToolInfo{
 		Name:        ToolGuestMigrate,
 		Title:       "Migrate a guest to another node",
-		Class:       proxmoxsafe.ClassMigrate,
 		Annotations: powerAnnotations,
 	}, ops(proxmoxsafe.OpMigrateGuest), (*proxmoxsafe.Client).MigrateGuest, func(_ proxmoxsafe.MigrateGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("migration", r) + " to node " + clean(r.TargetNode, 64)

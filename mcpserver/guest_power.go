@@ -7,7 +7,6 @@ func guestPowerTool() toolDef {
 	return mutationTool(ToolInfo{
 		Name:        ToolGuestPower,
 		Title:       "Guest power",
-		Class:       proxmoxsafe.ClassPower,
 		Annotations: powerAnnotations,
 	}, ops(proxmoxsafe.OpGuestPower), (*proxmoxsafe.Client).GuestPower, func(_ proxmoxsafe.GuestPowerInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest(r.Action, r)

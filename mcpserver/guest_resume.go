@@ -7,7 +7,6 @@ func guestResumeTool() toolDef {
 	return mutationTool(ToolInfo{
 		Name:        ToolGuestResume,
 		Title:       "Resume a VM",
-		Class:       proxmoxsafe.ClassPowerExtra,
 		Annotations: startAnnotations,
 	}, ops(proxmoxsafe.OpResumeGuest), (*proxmoxsafe.Client).ResumeGuest, func(_ proxmoxsafe.ResumeGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("resume", r)

@@ -10,7 +10,6 @@ func guestSuspendTool() toolDef {
 	return mutationTool(ToolInfo{
 		Name:        ToolGuestSuspend,
 		Title:       "Suspend a VM",
-		Class:       proxmoxsafe.ClassPowerExtra,
 		Annotations: powerAnnotations,
 	}, ops(proxmoxsafe.OpSuspendGuest), (*proxmoxsafe.Client).SuspendGuest, func(in proxmoxsafe.SuspendGuestInput, r *proxmoxsafe.Receipt) string {
 		if in.ToDisk {

@@ -15,7 +15,6 @@ func snapshotCleanupTool() toolDef {
 		info: ToolInfo{
 			Name:        ToolSnapshotCleanup,
 			Title:       "Snapshot cleanup (retention policy)",
-			Class:       proxmoxsafe.ClassResponder,
 			Annotations: cleanupAnnotations,
 		},
 		ops:                ops(proxmoxsafe.OpCleanupSnapshots),

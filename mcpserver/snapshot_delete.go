@@ -7,7 +7,6 @@ func snapshotDeleteTool() toolDef {
 	return mutationTool(ToolInfo{
 		Name:        ToolSnapshotDelete,
 		Title:       "Delete a snapshot",
-		Class:       proxmoxsafe.ClassSnapshotAdmin,
 		Annotations: cleanupAnnotations,
 	}, ops(proxmoxsafe.OpDeleteSnapshot), (*proxmoxsafe.Client).DeleteSnapshot, func(_ proxmoxsafe.DeleteSnapshotInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("deletion of snapshot "+clean(r.Target.Snapshot, 64), r)

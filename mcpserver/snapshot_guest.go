@@ -7,7 +7,6 @@ func snapshotGuestTool() toolDef {
 	return mutationTool(ToolInfo{
 		Name:        ToolSnapshotGuest,
 		Title:       "Snapshot guest",
-		Class:       proxmoxsafe.ClassSnapshot,
 		Annotations: snapshotAnnotations,
 	}, ops(proxmoxsafe.OpSnapshotGuest), (*proxmoxsafe.Client).SnapshotGuest, func(_ proxmoxsafe.SnapshotGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("snapshot "+r.Target.Snapshot, r)

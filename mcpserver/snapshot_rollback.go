@@ -7,7 +7,6 @@ func snapshotRollbackTool() toolDef {
 	return mutationTool(ToolInfo{
 		Name:        ToolSnapshotRollback,
 		Title:       "Roll back to a snapshot",
-		Class:       proxmoxsafe.ClassSnapshotAdmin,
 		Annotations: powerAnnotations,
 	}, ops(proxmoxsafe.OpRollbackSnapshot), (*proxmoxsafe.Client).RollbackSnapshot, func(_ proxmoxsafe.RollbackSnapshotInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("rollback", r) + " to snapshot " + clean(r.Target.Snapshot, 64)

@@ -23,7 +23,8 @@ type ToolInfo struct {
 	Title string
 	// Description is what the model reads to decide when to call the tool.
 	Description string
-	// Class is the mutation class the tool belongs to; "" for read tools.
+	// Class is the mutation class the tool belongs to, as its operations
+	// declare it (proxmoxsafe.OperationInfo); "" for read tools.
 	Class proxmoxsafe.Class
 	// Annotations are the tool's hints, every field set explicitly.
 	Annotations mcp.ToolAnnotations
@@ -138,7 +139,7 @@ func (w *withWait[In]) UnmarshalJSON(b []byte) error {
 }
 
 // mutationTool declares a tool whose library call returns a receipt. info
-// carries its class and annotations; send is the library method, e.g.
+// carries its name, title and annotations (its class is its operation's); send is the library method, e.g.
 // (*proxmoxsafe.Client).GuestPower; what names the action for the
 // answer, e.g. "stop of VM 100 (web-01) on pve1". The rest is the same
 // for every such tool and lives here: the read-only refusal (mutating),
@@ -332,6 +333,7 @@ func (d toolDef) build() ToolInfo {
 // annotations copied so that no caller can change the declaration's.
 func (d toolDef) wireInfo() ToolInfo {
 	info := d.info
+	info.Class = d.class()
 	if d.words != nil {
 		info.Description = d.description()
 	}
@@ -343,7 +345,8 @@ func (d toolDef) wireInfo() ToolInfo {
 // enabled reports whether the tool is offered under the client's policy and
 // the options. A nil client enables every tool.
 func (d toolDef) enabled(client *proxmoxsafe.Client, o *Options) bool {
-	if d.info.Class == "" {
+	class := d.class()
+	if class == "" {
 		return true
 	}
 	readOnly := d.info.ReadOnly()
@@ -356,7 +359,7 @@ func (d toolDef) enabled(client *proxmoxsafe.Client, o *Options) bool {
 	// Every mutation targets a node, and with an empty node allowlist the
 	// library refuses them all: a tool that can never work is not listed.
 	// A read class (the gateway's GET) also reads cluster-wide paths.
-	return client.Enabled(d.info.Class) && (readOnly || len(client.Policy().AllowedNodes) > 0)
+	return client.Enabled(class) && (readOnly || len(client.Policy().AllowedNodes) > 0)
 }
 
 // Tools returns the tools [New] and [AddTools] register for this client and

@@ -11,7 +11,6 @@ func vmCreateTool() toolDef {
 	return mutationTool(ToolInfo{
 		Name:        ToolVMCreate,
 		Title:       "Create a VM",
-		Class:       proxmoxsafe.ClassProvision,
 		Annotations: provisionAnnotations,
 	}, ops(proxmoxsafe.OpCreateVM), (*proxmoxsafe.Client).CreateVM, func(in proxmoxsafe.CreateVMInput, r *proxmoxsafe.Receipt) string {
 		return "creation of " + newGuestLabel(r) + " (" + clean(in.Name, 64) + ", " + strconv.Itoa(in.Cores) + " cores, " + strconv.Itoa(in.MemoryMiB) + " MiB)"

@@ -7,7 +7,6 @@ func vmRebootTool() toolDef {
 	return mutationTool(ToolInfo{
 		Name:        ToolVMReboot,
 		Title:       "Reboot a guest (guarded)",
-		Class:       proxmoxsafe.ClassResponder,
 		Annotations: powerAnnotations,
 	}, ops(proxmoxsafe.OpRebootGuest), (*proxmoxsafe.Client).RebootGuest, func(_ proxmoxsafe.GuardedPowerInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("reboot", r)

@@ -7,7 +7,6 @@ func vmResetTool() toolDef {
 	return mutationTool(ToolInfo{
 		Name:        ToolVMReset,
 		Title:       "Hard-reset a hung VM",
-		Class:       proxmoxsafe.ClassResponder,
 		Annotations: powerAnnotations,
 	}, ops(proxmoxsafe.OpResetGuest), (*proxmoxsafe.Client).ResetGuest, func(_ proxmoxsafe.ResetGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("reset", r)

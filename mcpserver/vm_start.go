@@ -7,7 +7,6 @@ func vmStartTool() toolDef {
 	return mutationTool(ToolInfo{
 		Name:        ToolVMStart,
 		Title:       "Start a stopped guest",
-		Class:       proxmoxsafe.ClassResponder,
 		Annotations: startAnnotations,
 	}, ops(proxmoxsafe.OpStartGuest), (*proxmoxsafe.Client).StartGuest, func(_ proxmoxsafe.GuardedPowerInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("start", r)
