@@ -162,17 +162,23 @@ func (w *cancelWriter) Write(b []byte) (int, error) {
 	if w.answered || !strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
 		return w.ResponseWriter.Write(b)
 	}
-	w.pending = append(w.pending, b...)
+	// go-sdk writes one whole event per Write: then the events are read
+	// where they lie, and only a split event's start is kept.
+	rest := b
+	if len(w.pending) > 0 {
+		w.pending = append(w.pending, b...)
+		rest = w.pending
+	}
 	for {
-		end := bytes.Index(w.pending, []byte("\n\n"))
+		end := bytes.Index(rest, eventEnd)
 		if end < 0 {
-			return len(b), nil
+			break
 		}
-		event := w.pending[:end+2]
+		event := rest[:end+len(eventEnd)]
+		rest = rest[end+len(eventEnd):]
 		if answers(event, w.id) {
 			w.answered = true
 			if w.set.Finish(w.id) {
-				w.pending = w.pending[end+2:]
 				continue
 			}
 		}
@@ -180,9 +186,13 @@ func (w *cancelWriter) Write(b []byte) (int, error) {
 			w.pending = nil
 			return 0, err
 		}
-		w.pending = w.pending[end+2:]
 	}
+	w.pending = append(w.pending[:0], rest...) // rest may be pending's own tail
+	return len(b), nil
 }
+
+// eventEnd ends an event on go-sdk's streams.
+var eventEnd = []byte("\n\n")
 
 // flushRest writes what is left of an event the stream never completed.
 func (w *cancelWriter) flushRest() {
@@ -201,23 +211,80 @@ func (w *cancelWriter) Flush() {
 func (w *cancelWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // answers reports whether an event's data is the response to the call id.
+// It runs on every event of every call's stream, so it reads only the
+// data's first keys (responseID), not the result.
 func answers(event []byte, id jsonrpc.ID) bool {
 	var data []byte
+	lines := 0
 	for line := range bytes.Lines(event) {
 		if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-			v = bytes.TrimPrefix(v, []byte(" "))
-			data = append(data, bytes.TrimRight(v, "\r\n")...)
+			v = bytes.TrimRight(bytes.TrimPrefix(v, []byte(" ")), "\r\n")
+			if lines++; lines == 1 {
+				data = v // go-sdk's one data line, read where it lies
+			} else {
+				data = append(append(data[:len(data):len(data)], '\n'), v...)
+			}
 		}
 	}
 	if len(data) == 0 {
 		return false
 	}
-	msg, err := jsonrpc.DecodeMessage(data)
-	if err != nil {
-		return false
+	got, ok := responseID(data)
+	return ok && got == id
+}
+
+// responseID is the id of the JSON-RPC response msg, false when msg is
+// not a response. go-sdk writes a message's keys in one order ("jsonrpc",
+// "id", then "method" for a request, "result" or "error" for a response),
+// so the keys before the result say what the message is, and the result,
+// which may be large, is not read. A message in another order is decoded
+// whole, as go-sdk decodes it. (The events come from go-sdk's encoder: a
+// message cut short after its "result" key, or with a "method" after it,
+// which DecodeMessage would refuse or call a request, cannot occur.)
+func responseID(msg []byte) (jsonrpc.ID, bool) {
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return jsonrpc.ID{}, false
 	}
-	resp, ok := msg.(*jsonrpc.Response)
-	return ok && resp.ID == id
+	var raw any
+	hasID := false
+keys:
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return jsonrpc.ID{}, false
+		}
+		switch key {
+		case "jsonrpc":
+			var v string
+			if dec.Decode(&v) != nil || v != "2.0" {
+				return jsonrpc.ID{}, false
+			}
+			continue
+		case "id":
+			if dec.Decode(&raw) != nil {
+				return jsonrpc.ID{}, false
+			}
+			hasID = true
+			continue
+		case "method":
+			return jsonrpc.ID{}, false // a request or a notification
+		case "result", "error":
+			if hasID {
+				id, err := jsonrpc.MakeID(raw)
+				return id, err == nil && id.IsValid()
+			}
+		}
+		break keys // another order: read the whole message
+	}
+	m, err := jsonrpc.DecodeMessage(msg)
+	if err != nil {
+		return jsonrpc.ID{}, false
+	}
+	if resp, ok := m.(*jsonrpc.Response); ok {
+		return resp.ID, true
+	}
+	return jsonrpc.ID{}, false
 }
 
 // cancelTransport is go-sdk's legacy SSE transport whose connection holds

@@ -1,7 +1,10 @@
 package mcphttp
 
 import (
+	"fmt"
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -54,5 +57,69 @@ func TestCancelWriter(t *testing.T) {
 		if set.Len() != 0 && tc.ctype == "text/event-stream" && tc.name != "an unfinished event" {
 			t.Errorf("%s: the answered call is still recorded", tc.name)
 		}
+	}
+}
+
+// TestResponseID: reading only a message's first keys finds the same
+// response id as decoding the whole message, in go-sdk's key order and in
+// any other; a request or notification (even one whose id is the call's)
+// is not a response. (A message go-sdk cannot write, cut short after its
+// "result" key or with a "method" after it, is not compared.)
+func TestResponseID(t *testing.T) {
+	t.Parallel()
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","id":7,"result":{"isError":true}}`,
+		`{"jsonrpc":"2.0","id":"a-7","result":{}}`,
+		`{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"x"}}`,
+		`{"result":{},"jsonrpc":"2.0","id":7}`,
+		`{"id":7,"jsonrpc":"2.0","result":{}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"elicitation/create","params":{}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7}}`,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}`,
+		`{"jsonrpc":"1.0","id":7,"result":{}}`,
+		`{"jsonrpc":"2.0","id":7}`,
+		`[{"jsonrpc":"2.0","id":7,"result":{}}]`,
+		`not json`,
+	} {
+		want, wantOK := jsonrpc.ID{}, false
+		if m, err := jsonrpc.DecodeMessage([]byte(msg)); err == nil {
+			if r, ok := m.(*jsonrpc.Response); ok {
+				want, wantOK = r.ID, true
+			}
+		}
+		got, ok := responseID([]byte(msg))
+		if got != want || ok != wantOK {
+			t.Errorf("%s: response id %v %v, want %v %v (as go-sdk decodes it)", msg, got.Raw(), ok, want.Raw(), wantOK)
+		}
+	}
+}
+
+type discardWriter struct{ h http.Header }
+
+func (d discardWriter) Header() http.Header         { return d.h }
+func (d discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (d discardWriter) WriteHeader(int)             {}
+
+// BenchmarkCancelWriter: the answer event of one call written through a
+// call's writer (not cancelled), as go-sdk writes it: one Write. Run with
+//
+//	go test -run '^$' -bench CancelWriter -benchmem ./mcphttp
+func BenchmarkCancelWriter(b *testing.B) {
+	for _, size := range []int{1 << 10, 64 << 10} {
+		b.Run(fmt.Sprintf("result=%dKiB", size>>10), func(b *testing.B) {
+			id, _ := jsonrpc.MakeID(7.0)
+			event := []byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"text\":\"" + strings.Repeat("x", size) + "\"}}\n\n")
+			dw := discardWriter{h: http.Header{"Content-Type": {"text/event-stream"}}}
+			b.SetBytes(int64(len(event)))
+			for b.Loop() {
+				var set rpcerr.Cancellations
+				set.Start(id)
+				w := &cancelWriter{ResponseWriter: dw, id: id, set: &set}
+				if _, err := w.Write(event); err != nil {
+					b.Fatal(err)
+				}
+				w.flushRest()
+			}
+		})
 	}
 }
