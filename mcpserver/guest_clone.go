@@ -12,6 +12,10 @@ func guestCloneTool() toolDef {
 		Annotations: provisionAnnotations,
 	}, ops(proxmoxsafe.OpCloneGuest), (*proxmoxsafe.Client).CloneGuest, func(_ proxmoxsafe.CloneGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("clone", r) + " as " + newGuestLabel(r)
+	}).describingParams(map[string]string{
+		"node": "Node the source guest is on. It must be on the operator's node allowlist.",
+		"type": "Guest type of the source: qemu (VM) or lxc (container).",
+		"vmid": "VMID of the source guest (a VM, a container or a template).",
 	}).approvalShowing("the exact phrase with every parameter it covers").describedBy(mutationWords{
 		does:    "Copy one VM or container, or make a new guest from a template: a full, independent copy by default, or with linked: true a linked clone of a template. Optionally on another node (target; the disks must be on shared storage), on another storage (storage, full clones only), with a name (the container's hostname), a pool and a description. The new VMID is newid, or the next free one when omitted.",
 		allows:  "allows the source's node and the target node and does not protect the source, the new VMID or the pool",

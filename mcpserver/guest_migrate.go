@@ -10,6 +10,8 @@ func guestMigrateTool() toolDef {
 		Annotations: powerAnnotations,
 	}, ops(proxmoxsafe.OpMigrateGuest), (*proxmoxsafe.Client).MigrateGuest, func(_ proxmoxsafe.MigrateGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("migration", r) + " to node " + clean(r.TargetNode, 64)
+	}).describingParams(map[string]string{
+		"node": "Node the guest is on now. It must be on the operator's node allowlist.",
 	}).approvalShowing("the exact phrase, the current state and Proxmox's precheck").describedBy(mutationWords{
 		does:    "Move one guest to another node of the cluster: a running VM live (online: true), a stopped VM offline; with_local_disks: true also copies the VM's disks on node-local storage; a running container only in restart mode (restart: true: shut down, moved, started again; timeout bounds the shutdown). Containers cannot be live-migrated. An HA-managed guest is moved by the HA manager (an hamigrate task).",
 		allows:  "allows both nodes and does not protect the guest",

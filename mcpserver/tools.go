@@ -91,6 +91,10 @@ type toolDef struct {
 	register func(s *mcp.Server, t *servedSchemas, a *adapter)
 	// outputDescriptions describe top-level output fields.
 	outputDescriptions map[string]string
+	// paramDescriptions replace the descriptions of shared input fields
+	// (GuestRef's node, type, vmid) where this tool gives them another
+	// meaning (a clone's source guest); see describingParams.
+	paramDescriptions map[string]string
 	// privileges, when set, replace the privileges derived from ops (the
 	// gateway's depend on the path).
 	privileges []string
@@ -320,6 +324,13 @@ func (d toolDef) build() ToolInfo {
 			p.Description = desc
 		}
 	}
+	for name, desc := range d.paramDescriptions {
+		p := in.Properties[name]
+		if p == nil {
+			panic(fmt.Sprintf("mcpserver: %s: describingParams names %q, which is not a parameter", d.info.Name, name))
+		}
+		p.Description = desc
+	}
 	if p := in.Properties["approval"]; p != nil {
 		if decl, ok := d.mutationDecl(); ok {
 			p.Description = approvalDescription(decl, d.approvalWhen, d.approvalShows)
@@ -327,6 +338,14 @@ func (d toolDef) build() ToolInfo {
 	}
 	info.InputSchema, info.OutputSchema = in, out
 	return info
+}
+
+// describingParams gives shared input fields the words this tool needs:
+// GuestRef's "the guest" is the source of a clone and the guest's present
+// node for a migration.
+func (d toolDef) describingParams(descs map[string]string) toolDef {
+	d.paramDescriptions = descs
+	return d
 }
 
 // wireInfo is the tool's info without schemas or privileges, its
