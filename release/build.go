@@ -226,8 +226,13 @@ func zipArchive(dir string, files []archived, when time.Time) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// writeSums writes SHA256SUMS over the archives in dir plus extra files
-// (paths), in the format `sha256sum -c` reads, sorted by name.
+// sumSuffixes are the endings of the files in the output directory that
+// SHA256SUMS lists: the archives, and the SBOMs release.sh writes there
+// between the two steps.
+var sumSuffixes = []string{".tar.gz", ".zip", ".sbom.cdx.json"}
+
+// writeSums writes SHA256SUMS over the archives and SBOMs in dir plus
+// extra files (paths), in the format `sha256sum -c` reads, sorted by name.
 func writeSums(dir string, extra []string) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -235,7 +240,7 @@ func writeSums(dir string, extra []string) error {
 	}
 	var paths []string
 	for _, e := range entries {
-		if n := e.Name(); !e.IsDir() && (strings.HasSuffix(n, ".tar.gz") || strings.HasSuffix(n, ".zip")) {
+		if n := e.Name(); !e.IsDir() && slices.ContainsFunc(sumSuffixes, func(suf string) bool { return strings.HasSuffix(n, suf) }) {
 			paths = append(paths, filepath.Join(dir, n))
 		}
 	}

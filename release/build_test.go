@@ -140,13 +140,15 @@ func TestWriteSumsIsSha256sumFormat(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "b.tar.gz"), []byte("b"), 0o600)
 	os.WriteFile(filepath.Join(dir, "a.zip"), []byte("a"), 0o600)
+	os.WriteFile(filepath.Join(dir, "c.sbom.cdx.json"), []byte("c"), 0o600)
 	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o600)
 	if err := writeSums(dir, nil); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(filepath.Join(dir, "SHA256SUMS"))
 	want := "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb  a.zip\n" +
-		"3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d  b.tar.gz\n"
+		"3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d  b.tar.gz\n" +
+		"2e7d2c03a9507ae265ecf5b5356885a53393a2029d241394997265a1a25aefc6  c.sbom.cdx.json\n"
 	if string(got) != want {
 		t.Errorf("SHA256SUMS:\n%s\nwant:\n%s", got, want)
 	}

@@ -10,8 +10,9 @@
 // fixed times and owners), and stages an MCP Bundle directory
 // (manifest.json from release/mcpb/manifest.json plus server/<binary>)
 // for `mcpb pack`. It writes SHA256SUMS over the archives. With -bundles
-// DIR (the packed .mcpb files, after `mcpb pack`), it adds them to
-// SHA256SUMS and writes server.json for the MCP Registry from
+// DIR (the packed .mcpb files, after `mcpb pack`), it writes SHA256SUMS
+// again over the archives, the SBOMs release.sh put beside them and the
+// bundles, and writes server.json for the MCP Registry from
 // release/server.json with each bundle's SHA-256.
 //
 // Why not GoReleaser: our needs are five targets, archives, checksums, a

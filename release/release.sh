@@ -5,6 +5,7 @@
 # (CycloneDX, cyclonedx-gomod), one MCP Bundle per platform (npm
 # @anthropic-ai/mcpb: validate, then pack), and server.json for the MCP
 # Registry with each bundle's SHA-256, checked against the registry schema.
+# SHA256SUMS (written by the second go run) lists archives, SBOMs and bundles.
 # Needs: go, npm/npx (the bundle tool is installed into a temporary npm
 # prefix unless MCPB is set to an mcpb command).
 # TARGETS (optional) overrides the platforms, e.g. TARGETS=linux/amd64.
@@ -12,12 +13,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 version=${1:?usage: release.sh VERSION [OUT]}
 out=${2:-dist}
-targets=${TARGETS:-linux/amd64,linux/arm64,darwin/amd64,darwin/arm64,windows/amd64}
+# The platforms are the release program's own list (defaultTargets) unless
+# TARGETS names others.
+targets=()
+if [[ -n "${TARGETS:-}" ]]; then targets=(-targets "$TARGETS"); fi
 # Pinned tools: the same versions build every release.
 MCPB_VERSION=2.1.2
 CYCLONEDX_VERSION=v1.10.0
 
-go run ./release -version "$version" -out "$out" -targets "$targets"
+go run ./release -version "$version" -out "$out" "${targets[@]}"
 
 echo "== SBOM (CycloneDX) per binary"
 gobin=$(mktemp -d)
@@ -41,11 +45,9 @@ for dir in "$out"/mcpb/*/; do
   "$MCPB" pack "$dir" "$out/bundles/$name.mcpb" >/dev/null
 done
 
-go run ./release -version "$version" -out "$out" -targets "$targets" -bundles "$out/bundles"
+go run ./release -version "$version" -out "$out" "${targets[@]}" -bundles "$out/bundles"
 mv "$out"/bundles/*.mcpb "$out"/
 rmdir "$out/bundles"
-# The SBOMs are listed in SHA256SUMS too.
-(cd "$out" && sha256sum *.sbom.cdx.json >> SHA256SUMS && sort -k2 -o SHA256SUMS SHA256SUMS)
 go run ./release -validate-server "$out/server.json"
 echo "== release $version in $out:"
 ls -1 "$out" | grep -v -e '^build$' -e '^mcpb$'
