@@ -91,7 +91,7 @@ func approvalDescription(decl proxmoxsafe.OperationInfo, when, shows string) str
 	f := decl.ApprovalFormat
 	optional := ""
 	if strings.Contains(f, "[") {
-		optional = " (a part in [ ] only with its option)"
+		optional = " (" + optionalParts + ")"
 	}
 	switch {
 	case noApprovalByDefault[decl.Class]:
@@ -111,13 +111,6 @@ func approvalDescription(decl proxmoxsafe.OperationInfo, when, shows string) str
 	}
 	return "Exactly \"" + f + "\"" + optional + ", as the refusal or a plan: true call states it, unless the operator set another approval level. " +
 		"Omit it on the first call: the refusal gives " + shows + ", for the user to approve."
-}
-
-// approvalShowing returns d whose approval parameter says the refusal
-// shows shows (approvalDescription).
-func (d toolDef) approvalShowing(shows string) toolDef {
-	d.approvalShows = shows
-	return d
 }
 
 // privilegesOf renders the declared privileges of operations, e.g.
@@ -166,6 +159,13 @@ type mutationWords struct {
 	// phrase is the tool's own note on its phrase, in the parentheses
 	// after the declared format.
 	phrase string
+	// when, when set, says when the phrase applies, e.g. "only with
+	// apply" ([ToolInfo.ApprovalFormat], the approval parameter).
+	when string
+	// shows is what the first call's refusal shows, in the description
+	// and the approval parameter; "" is the usual (defaultShows, and
+	// approvalDescription's own default).
+	shows string
 	// returns is what the receipt carries; "" is "the task UPID".
 	// "none" marks a tool that returns no receipt (snapshot_cleanup).
 	returns string
@@ -185,7 +185,7 @@ const (
 	// optionalParts explains a declared format's [ … ] parts.
 	optionalParts = "a part in [ ] only with its option"
 	// defaultShows is what the first refusal shows unless the tool's
-	// approvalShows says more.
+	// shows says more.
 	defaultShows = "exact phrase, current state, effect"
 	// receiptIs and waitSays frame what the tool returns and its wait.
 	receiptIs = "Returns a receipt with %s: submission, not completion. "
@@ -234,8 +234,8 @@ func (d toolDef) description() string {
 			phrase + " counts only where the operator allowed it. ")
 	default:
 		shows := defaultShows
-		if d.approvalShows != "" {
-			shows = d.approvalShows
+		if w.shows != "" {
+			shows = w.shows
 		}
 		b.WriteString("Needs the approval phrase " + phrase + " unless the operator set another approval level: call without approval first, show the user the refusal (" +
 			shows + ") and pass the phrase only once they agree. ")

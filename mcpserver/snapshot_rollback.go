@@ -10,9 +10,10 @@ func snapshotRollbackTool() toolDef {
 		Annotations: powerAnnotations,
 	}, ops(proxmoxsafe.OpRollbackSnapshot), (*proxmoxsafe.Client).RollbackSnapshot, func(_ proxmoxsafe.RollbackSnapshotInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("rollback", r) + " to snapshot " + clean(r.Target.Snapshot, 64)
-	}).approvalShowing("the exact phrase, the current state, what will be lost and whether the snapshot has RAM").describedBy(mutationWords{
+	}).describedBy(mutationWords{
 		does:    "Roll one guest back to one of its snapshots. Everything that changed since the snapshot (disks, configuration, and the memory of a running guest) is lost; Proxmox stops a running guest first. A VM snapshot that includes RAM runs the VM again afterwards; otherwise the guest stays stopped unless start: true.",
 		unless:  "the snapshot exists (not current), the guest is not locked and not a template",
+		shows:   "the exact phrase, the current state, what will be lost and whether the snapshot has RAM",
 		returns: "the task UPID (qmrollback or vzrollback)",
 		waits:   "then until the guest's current state is based on the snapshot",
 	})

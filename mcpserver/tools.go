@@ -98,10 +98,6 @@ type toolDef struct {
 	// privileges, when set, replace the privileges derived from ops (the
 	// gateway's depend on the path).
 	privileges []string
-	// approvalWhen, when set, says when the approval phrase applies, e.g.
-	// "only with apply" ([ToolInfo.ApprovalFormat]); approvalShows what
-	// the first call's refusal shows (approvalDescription).
-	approvalWhen, approvalShows string
 	// words, for a mutation tool, are what its description says that is
 	// its own; the rest is composed from its declaration (description).
 	words *mutationWords
@@ -312,8 +308,13 @@ func nonNullArrays(s *jsonschema.Schema) {
 func (d toolDef) build() ToolInfo {
 	info := d.wireInfo()
 	info.Privileges = privilegesOf(d.ops)
-	if decl, ok := d.mutationDecl(); ok {
-		info.ApprovalFormat = approvalFormat(decl, d.approvalWhen)
+	var w mutationWords
+	if d.words != nil {
+		w = *d.words
+	}
+	decl, mutates := d.mutationDecl()
+	if mutates {
+		info.ApprovalFormat = approvalFormat(decl, w.when)
 	}
 	if d.privileges != nil {
 		info.Privileges = slices.Clone(d.privileges)
@@ -331,10 +332,8 @@ func (d toolDef) build() ToolInfo {
 		}
 		p.Description = desc
 	}
-	if p := in.Properties["approval"]; p != nil {
-		if decl, ok := d.mutationDecl(); ok {
-			p.Description = approvalDescription(decl, d.approvalWhen, d.approvalShows)
-		}
+	if p := in.Properties["approval"]; p != nil && mutates {
+		p.Description = approvalDescription(decl, w.when, w.shows)
 	}
 	info.InputSchema, info.OutputSchema = in, out
 	return info
