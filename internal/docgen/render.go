@@ -114,10 +114,10 @@ func renderToolsMD(tools []mcpserver.ToolInfo) string {
 	b.WriteString("The MCP server (`mcpserver.New`, or `mcpserver.AddTools` in another go-sdk server) offers these tools. ")
 	b.WriteString("Read tools are always listed. A mutation tool is listed only when the operator's policy enables its mutation class; ")
 	b.WriteString("read-only mode (`Options.ReadOnly`, or a read-only policy) lists none, and calling one then fails as an unknown tool.\n\n")
-	b.WriteString("Every mutation needs an approval phrase bound to the exact action and target. ")
-	b.WriteString("Call without `approval` first: the refusal (a tool result with `isError: true`) gives the exact phrase, the guest's current state ")
+	b.WriteString("Every mutation is approved for its exact action and target, at the level the operator chose for its class (each tool's description says who approves by default). ")
+	b.WriteString("Call without `approval` first: the refusal (a tool result with `isError: true`) gives the exact phrase or how to approve, the guest's current state ")
 	b.WriteString("(status, lock, HA) and what approving will do. A refused call did nothing. ")
-	b.WriteString("A successful mutation returns a receipt whose `upid` names the Proxmox task: proof of submission, not of completion.\n\n")
+	b.WriteString("A successful mutation that starts a task returns a receipt whose `upid` names the Proxmox task: proof of submission, not of completion.\n\n")
 	b.WriteString("Arguments that break the input schema are refused before anything reaches Proxmox. ")
 	b.WriteString("Every result has typed `structuredContent` (see each tool's output fields) and one short text.\n\n")
 
