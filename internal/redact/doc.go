@@ -9,7 +9,8 @@
 //   - [HoldsTicket]: whether a value holds a Proxmox ticket;
 //   - [Redactor]: the configured credentials by value and any token header,
 //     ticket cookie or CSRF token by pattern, in everything read from
-//     upstream.
+//     upstream, both as it is and as it reads once its escapes are
+//     decoded (so no JSON escaping hides a secret).
 //
 // Each replaces what it hides by [Value]. It imports nothing of this
 // module above it (only internal/lazyre).

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/url"
 	"os"
 	"slices"
 	"sync"
@@ -56,16 +57,16 @@ func NewRedactor(secrets ...string) *Redactor {
 }
 
 // Add registers one more secret, e.g. a renewed ticket. Secrets shorter
-// than 8 bytes are redacted by pattern only.
+// than 8 bytes are redacted by pattern only. Besides the secret itself,
+// the forms an echo repeats it in byte for byte are registered: as Go's
+// JSON encoder escapes it, and URL-encoded as a query or form value (the
+// login sends the password form-encoded) and as a path segment. Any other
+// escaping is caught on the decoded text ([Redactor.Bytes]).
 func (r *Redactor) Add(secret string) {
 	if r == nil || len(secret) < minLiteral {
 		return
 	}
-	esc, _ := json.Marshal(secret)
-	forms := [][]byte{[]byte(secret)}
-	if e := esc[1 : len(esc)-1]; !bytes.Equal(e, []byte(secret)) {
-		forms = append(forms, e)
-	}
+	forms := literalForms(secret)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, f := range forms {
@@ -86,21 +87,38 @@ func (r *Redactor) Remove(secret string) {
 	if r == nil || len(secret) < minLiteral {
 		return
 	}
-	esc, _ := json.Marshal(secret)
-	forms := [][]byte{[]byte(secret), esc[1 : len(esc)-1]}
+	forms := literalForms(secret)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.literals = slices.DeleteFunc(r.literals, func(l []byte) bool {
-		return bytes.Equal(l, forms[0]) || bytes.Equal(l, forms[1])
+		return slices.ContainsFunc(forms, func(f []byte) bool { return bytes.Equal(l, f) })
 	})
 }
 
 // Bytes returns b with every credential replaced. It returns b itself,
 // unchanged, when there is nothing to redact.
+//
+// It looks at b twice: as it is, and as a reader decodes it. Upstream may
+// escape a secret other than Go does ("P\u00e4ssw\u00f6rd", "\/", every
+// character \u-escaped), which no byte form registered by [Redactor.Add]
+// matches, and the JSON decoder then hands the clear secret to whatever
+// shows the value. So every run of text between two unescaped quotes
+// that holds a backslash (in a JSON body: every string that has an
+// escape) is also decoded, redacted and, when that changed it, written
+// back re-escaped as JSON (see decodedSegments).
 func (r *Redactor) Bytes(b []byte) []byte {
 	if r == nil {
 		return b
 	}
+	b = r.raw(b)
+	if bytes.IndexByte(b, '\\') >= 0 {
+		b = r.decodedSegments(b, maxEscapeDepth)
+	}
+	return b
+}
+
+// raw redacts b as it is: the patterns, then the literals.
+func (r *Redactor) raw(b []byte) []byte {
 	// Patterns first: a header echo then reads "PVEAPIToken=[redacted]"
 	// rather than keeping the token id in front of a redacted secret.
 	for _, m := range markers {
@@ -113,10 +131,72 @@ func (r *Redactor) Bytes(b []byte) []byte {
 	defer r.mu.RUnlock()
 	for _, l := range r.literals {
 		if bytes.Contains(b, l) {
-			b = bytes.ReplaceAll(b, l, []byte(Value))
+			b = replaceLiteral(b, l)
 		}
 	}
 	return b
+}
+
+// replaceLiteral replaces every occurrence of l in b by Value, except one
+// that starts or ends inside an escape ("\u00e4" holds "00e4", "\n"
+// holds "n"): cutting an escape in two would leave a body that no longer
+// decodes, and such an occurrence is not what a reader sees. The decoded
+// text, which is, is redacted by decodedSegments.
+func replaceLiteral(b, l []byte) []byte {
+	var out []byte
+	copied := 0
+	for from := 0; ; {
+		i := bytes.Index(b[from:], l)
+		if i < 0 {
+			break
+		}
+		i += from
+		end := i + len(l)
+		if inEscape(b, i) || oddBackslashesBefore(b, end) {
+			from = i + 1
+			continue
+		}
+		out = append(out, b[copied:i]...)
+		out = append(out, Value...)
+		copied, from = end, end
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[copied:]...)
+}
+
+// inEscape reports whether b[p] continues an escape that starts before
+// it: the byte after a backslash, or one of the hex digits of \uXXXX or
+// \xHH.
+func inEscape(b []byte, p int) bool {
+	if oddBackslashesBefore(b, p) {
+		return true
+	}
+	for k := 1; k <= 3 && p-k-2 >= 0; k++ {
+		if !isHex(b[p-k]) {
+			return false
+		}
+		at := p - k - 2
+		if b[at] == '\\' && (b[at+1] == 'u' || b[at+1] == 'x' && k == 1) && !oddBackslashesBefore(b, at) {
+			return true
+		}
+	}
+	return false
+}
+
+// oddBackslashesBefore reports whether the run of backslashes ending at
+// b[p-1] is odd: b[p] is then escaped.
+func oddBackslashesBefore(b []byte, p int) bool {
+	n := 0
+	for p-n-1 >= 0 && b[p-n-1] == '\\' {
+		n++
+	}
+	return n%2 == 1
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // String is Bytes for a string.
@@ -163,4 +243,18 @@ func (e *redactedError) Is(target error) bool {
 		return errors.Is(e.cause, target)
 	}
 	return slices.Contains(e.keep, target) && errors.Is(e.cause, target)
+}
+
+// literalForms are the byte forms of secret Add registers, without
+// repeats: the secret, Go's JSON escaping of it, its query (form) and its
+// path escaping.
+func literalForms(secret string) [][]byte {
+	esc, _ := json.Marshal(secret)
+	var forms [][]byte
+	for _, f := range []string{secret, string(esc[1 : len(esc)-1]), url.QueryEscape(secret), url.PathEscape(secret)} {
+		if !slices.ContainsFunc(forms, func(have []byte) bool { return string(have) == f }) {
+			forms = append(forms, []byte(f))
+		}
+	}
+	return forms
 }
