@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pveid"
 )
@@ -99,7 +100,7 @@ func buildAuth(cfg Config, logger *slog.Logger) (*clientAuth, error) {
 			// A pasted "PVEAPIToken=user@realm!name=SECRET": never echo it.
 			return nil, configError("TokenID", "TokenID holds a '=' (value not shown): it looks like the whole PVEAPIToken=USER@REALM!TOKENNAME=SECRET value; put only USER@REALM!TOKENNAME in TokenID and the secret in TokenSecret")
 		}
-		return nil, configError("TokenID", "TokenID %q is not of the form user@realm!tokenname (realm and token name: a letter, then at least one letter, digit, '.', '-' or '_')", cfg.TokenID)
+		return nil, configError("TokenID", "TokenID %s is not of the form user@realm!tokenname (realm and token name: a letter, then at least one letter, digit, '.', '-' or '_')", sanitize.Quote(cfg.TokenID))
 	}
 	if cfg.TokenSecret == "" {
 		return nil, configError("TokenSecret", "TokenSecret is required")
@@ -122,7 +123,7 @@ func buildTicketAuth(cfg Config, logger *slog.Logger) (*clientAuth, error) {
 	userID := cfg.Username
 	if cfg.Realm != "" {
 		if !pveid.ValidName(cfg.Realm) {
-			return nil, configError("Realm", "Realm %q is not a valid realm name (e.g. pam, pve, or an LDAP/AD realm)", cfg.Realm)
+			return nil, configError("Realm", "Realm %s is not a valid realm name (e.g. pam, pve, or an LDAP/AD realm)", sanitize.Quote(cfg.Realm))
 		}
 		// Proxmox appends the realm to the user name; a user id that
 		// already ends in it is taken as is rather than doubled.
@@ -131,10 +132,10 @@ func buildTicketAuth(cfg Config, logger *slog.Logger) (*clientAuth, error) {
 		}
 	}
 	if strings.Contains(userID, "!") {
-		return nil, configError("Username", "Username %q names an API token; use TokenID and TokenSecret for tokens", cfg.Username)
+		return nil, configError("Username", "Username %s names an API token; use TokenID and TokenSecret for tokens", sanitize.Quote(cfg.Username))
 	}
 	if !pveid.ValidUserID(userID) || len(userID) > 64 {
-		return nil, configError("Username", "Username %q is not a Proxmox user id: use user@realm (e.g. root@pam, automation@pve) or set Realm", cfg.Username)
+		return nil, configError("Username", "Username %s is not a Proxmox user id: use user@realm (e.g. root@pam, automation@pve) or set Realm", sanitize.Quote(cfg.Username))
 	}
 	if cfg.Password == "" {
 		return nil, configError("Password", "Password is required with Username")

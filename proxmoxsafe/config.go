@@ -8,10 +8,12 @@ import (
 	"net/url"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/localfile"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 
 	"github.com/go-playground/validator/v10"
 	"github.com/hashicorp/go-cleanhttp"
@@ -237,16 +239,16 @@ func approverTable(list []Approver, pol *policy) (map[ApprovalLevel]Approver, er
 		case name == "" || name == LevelNone || name == LevelPhrase:
 			// "phrase" and "none" are built in: an audit record that says
 			// "phrase" always means the exact-phrase check.
-			return nil, configError("Approvers", "Approvers[%d] (%T) has the name %q, which is empty or built in", i, a, name)
+			return nil, configError("Approvers", "Approvers[%d] (%T) has the name %s, which is empty or built in", i, a, sanitize.Quote(name))
 		case table[name] != nil:
-			return nil, configError("Approvers", "Approvers: two approvers are named %q", name)
+			return nil, configError("Approvers", "Approvers: two approvers are named %s", sanitize.Quote(name))
 		}
 		table[name] = a
 	}
 	for cl, levels := range pol.approvals {
 		for _, l := range levels {
 			if l != LevelNone && table[l] == nil {
-				return nil, configError("Policy.Approvals", "Policy.Approvals: class %q uses approval level %q, but no approver of that name is in Approvers", cl, l)
+				return nil, configError("Policy.Approvals", "Policy.Approvals: class %s uses approval level %s, but no approver of that name is in Approvers", sanitize.Quote(cl), sanitize.Quote(l))
 			}
 		}
 	}
@@ -258,7 +260,7 @@ func approverTable(list []Approver, pol *policy) (map[ApprovalLevel]Approver, er
 		}
 		for _, l := range DefaultApprovals(cl) {
 			if l != LevelNone && table[l] == nil {
-				return nil, configError("Approvers", "Approvers: class %q defaults to the approval levels %s (DefaultApprovals), but no approver named %q is in Approvers; add one, or set Policy.Approvals for the class", cl, levelList(DefaultApprovals(cl)), l)
+				return nil, configError("Approvers", "Approvers: class %s defaults to the approval levels %s (DefaultApprovals), but no approver named %s is in Approvers; add one, or set Policy.Approvals for the class", sanitize.Quote(cl), levelList(DefaultApprovals(cl)), sanitize.Quote(l))
 			}
 		}
 	}
@@ -278,6 +280,22 @@ func isNilValue(v any) bool {
 	return false
 }
 
+// checkPort refuses a port no connection can use: url.Parse takes any
+// digits (":99999"), and the first call would be the first to fail.
+func checkPort(u *url.URL) error {
+	p := u.Port()
+	if p == "" {
+		if strings.HasSuffix(u.Host, ":") {
+			return configError("URL", "URL has an empty port after %s (Proxmox serves the API on port 8006)", sanitize.Quote(u.Hostname()+":"))
+		}
+		return nil
+	}
+	if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+		return configError("URL", "URL port %s is not a port number from 1 to 65535 (Proxmox serves the API on port 8006)", sanitize.Quote(p))
+	}
+	return nil
+}
+
 func parseBaseURL(raw string, allowHTTP bool) (*url.URL, error) {
 	if raw == "" {
 		return nil, configError("URL", "URL is required")
@@ -293,10 +311,13 @@ func parseBaseURL(raw string, allowHTTP bool) (*url.URL, error) {
 			return nil, configError("URL", "URL uses plain http://, which would send the API token in clear text; use https:// or set AllowInsecureHTTP")
 		}
 	default:
-		return nil, configError("URL", "URL scheme must be https (got %q)", u.Scheme)
+		return nil, configError("URL", "URL scheme must be https (got %s)", sanitize.Quote(u.Scheme))
 	}
-	if u.Host == "" {
+	if u.Host == "" || u.Hostname() == "" {
 		return nil, configError("URL", "URL has no host")
+	}
+	if err := checkPort(u); err != nil {
+		return nil, err
 	}
 	if u.User != nil {
 		return nil, configError("URL", "URL must not contain credentials; use TokenID and TokenSecret")
@@ -309,7 +330,7 @@ func parseBaseURL(raw string, allowHTTP bool) (*url.URL, error) {
 		p += "/api2/json"
 	}
 	if p != "/api2/json" {
-		return nil, configError("URL", "URL path must be empty or /api2/json (got %q)", u.Path)
+		return nil, configError("URL", "URL path must be empty or /api2/json (got %s)", sanitize.Quote(u.Path))
 	}
 	return &url.URL{Scheme: u.Scheme, Host: u.Host, Path: p}, nil
 }

@@ -39,6 +39,12 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"query", func(c *proxmoxsafe.Config) { c.URL = "https://pve:8006/?x=1" }, "query"},
 		{"other path", func(c *proxmoxsafe.Config) { c.URL = "https://pve:8006/api2/extjs" }, "path"},
 		{"no host", func(c *proxmoxsafe.Config) { c.URL = "https:///api2/json" }, "host"},
+		{"port only", func(c *proxmoxsafe.Config) { c.URL = "https://:8006" }, "host"},
+		{"port too big", func(c *proxmoxsafe.Config) { c.URL = "https://127.0.0.1:99999" }, `port "99999" is not a port number from 1 to 65535`},
+		{"port zero", func(c *proxmoxsafe.Config) { c.URL = "https://pve:0" }, "not a port number"},
+		{"empty port", func(c *proxmoxsafe.Config) { c.URL = "https://pve:/api2/json" }, "empty port"},
+		{"long path clipped", func(c *proxmoxsafe.Config) { c.URL = "https://pve:8006/" + strings.Repeat("p", 60_000) }, "(60001 bytes)"},
+		{"long port clipped", func(c *proxmoxsafe.Config) { c.URL = "https://pve:" + strings.Repeat("9", 60_000) }, "(60000 bytes)"},
 		{"no token id", func(c *proxmoxsafe.Config) { c.TokenID = "" }, "TokenID is required"},
 		{"token id form", func(c *proxmoxsafe.Config) { c.TokenID = "root@pam" }, "user@realm!tokenname"},
 		{"no secret", func(c *proxmoxsafe.Config) { c.TokenSecret = "" }, "TokenSecret is required"},
@@ -78,6 +84,9 @@ func TestNewRejectsBadConfig(t *testing.T) {
 			if strings.Contains(err.Error(), canary) {
 				t.Errorf("error leaks the token secret: %v", err)
 			}
+			if len(err.Error()) > 1024 {
+				t.Errorf("error is %d bytes: an echoed value is not clipped", len(err.Error()))
+			}
 		})
 	}
 	_ = audit
@@ -99,6 +108,13 @@ func TestNewAcceptsURLForms(t *testing.T) {
 		}
 		if !strings.HasSuffix(c.BaseURL(), ":8006/api2/json") {
 			t.Errorf("%s: base = %s", u, c.BaseURL())
+		}
+	}
+	for _, u := range []string{"https://pve:1", "https://pve:65535", "https://pve"} {
+		cfg := baseConfig()
+		cfg.URL = u
+		if _, err := proxmoxsafe.New(cfg); err != nil {
+			t.Errorf("%s: %v", u, err)
 		}
 	}
 	cfg := baseConfig()

@@ -174,10 +174,10 @@ func compileConfigKeys(keys []string) (map[string]bool, error) {
 	out := make(map[string]bool, len(keys))
 	for _, k := range keys {
 		if reason, never := NeverConfigKey(k); never {
-			return nil, configError("Policy.ConfigKeys", "Policy.ConfigKeys: %q can never be allowed: %s", k, reason)
+			return nil, configError("Policy.ConfigKeys", "Policy.ConfigKeys: %s can never be allowed: %s", sanitize.Quote(k), reason)
 		}
 		if _, ok := settableConfigKeys[k]; !ok {
-			return nil, configError("Policy.ConfigKeys", "Policy.ConfigKeys: %q is not a key this version can set (settable: %s)", k, strings.Join(SettableConfigKeys(), ", "))
+			return nil, configError("Policy.ConfigKeys", "Policy.ConfigKeys: %s is not a key this version can set (settable: %s)", sanitize.Quote(k), strings.Join(SettableConfigKeys(), ", "))
 		}
 		out[k] = true
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/retention"
 )
 
@@ -128,7 +129,7 @@ func compilePolicy(p Policy) (*policy, error) {
 	}
 	for _, n := range p.AllowedNodes {
 		if !ValidNode(n) {
-			return nil, configError("Policy.AllowedNodes", "Policy.AllowedNodes: %q is not a valid Proxmox node name", n)
+			return nil, configError("Policy.AllowedNodes", "Policy.AllowedNodes: %s is not a valid Proxmox node name", sanitize.Quote(n))
 		}
 		if !c.nodes[n] {
 			c.nodes[n] = true
@@ -140,7 +141,7 @@ func compilePolicy(p Policy) (*policy, error) {
 		case knownClass(cl):
 			c.classes[cl] = true
 		default:
-			return nil, configError("Policy.Classes", "Policy.Classes: unknown mutation class %q (known: %s)", cl, knownClassList())
+			return nil, configError("Policy.Classes", "Policy.Classes: unknown mutation class %s (known: %s)", sanitize.Quote(cl), knownClassList())
 		}
 	}
 	for _, id := range p.ProtectedGuests {
@@ -152,14 +153,14 @@ func compilePolicy(p Policy) (*policy, error) {
 	c.approvals = map[Class][]ApprovalLevel{}
 	for cl, levels := range p.Approvals {
 		if !knownClass(cl) {
-			return nil, configError("Policy.Approvals", "Policy.Approvals: unknown mutation class %q (known: %s)", cl, knownClassList())
+			return nil, configError("Policy.Approvals", "Policy.Approvals: unknown mutation class %s (known: %s)", sanitize.Quote(cl), knownClassList())
 		}
 		if len(levels) == 0 {
-			return nil, configError("Policy.Approvals", "Policy.Approvals: class %q lists no approval level (leave it out for the class's default, DefaultApprovals)", cl)
+			return nil, configError("Policy.Approvals", "Policy.Approvals: class %s lists no approval level (leave it out for the class's default, DefaultApprovals)", sanitize.Quote(cl))
 		}
 		for i, l := range levels {
 			if l == "" || slices.Contains(levels[:i], l) {
-				return nil, configError("Policy.Approvals", "Policy.Approvals: class %q lists an empty or repeated approval level %q", cl, l)
+				return nil, configError("Policy.Approvals", "Policy.Approvals: class %s lists an empty or repeated approval level %s", sanitize.Quote(cl), sanitize.Quote(l))
 			}
 		}
 		c.approvals[cl] = slices.Clone(levels)

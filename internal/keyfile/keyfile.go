@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/localfile"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 )
 
 // OpenRegular opens path for reading without blocking on a FIFO and
@@ -26,12 +27,16 @@ func OpenRegular(path string) (*os.File, os.FileInfo, error) {
 	return f, st, err
 }
 
+// maxShownPath bounds a path echoed in an error; a real path is shorter,
+// a value pasted by mistake is not.
+const maxShownPath = 256
+
 // PathError drops the "open " prefix noise of an *os.PathError but keeps
-// path and cause.
+// path (clipped) and cause.
 func PathError(err error) error {
 	var pe *os.PathError
 	if errors.As(err, &pe) {
-		return fmt.Errorf("%s: %v", pe.Path, pe.Err)
+		return fmt.Errorf("%s: %v", sanitize.Clip(pe.Path, maxShownPath), pe.Err)
 	}
 	return err
 }

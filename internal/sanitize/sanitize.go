@@ -11,6 +11,7 @@
 package sanitize
 
 import (
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -329,4 +330,39 @@ func Cap(s string, maxBytes int) (out string, truncated bool) {
 		limit--
 	}
 	return s[:limit] + mark, true
+}
+
+// echoMax is how much of a value Quote shows: enough to recognise a typo,
+// short enough that a 60 KB value pasted into a setting does not bury the
+// error's advice under itself.
+const echoMax = 64
+
+// Quote returns s quoted as %q would, cut to its first 64 bytes (on a rune
+// boundary) with the full length named, for echoing what an operator typed
+// back in an error. Control characters are escaped by the quoting.
+func Quote[S ~string](v S) string {
+	s := string(v)
+	if len(s) <= echoMax {
+		return strconv.Quote(s)
+	}
+	cut := runeCut(s, echoMax)
+	return strconv.Quote(s[:cut]) + "… (" + strconv.Itoa(len(s)) + " bytes)"
+}
+
+// Clip returns s, or its first maxBytes bytes (on a rune boundary) and
+// "… (N bytes)" when it is longer: Quote for text shown unquoted, such as a
+// file path in an error.
+func Clip(s string, maxBytes int) string {
+	if len(s) <= maxBytes {
+		return s
+	}
+	return s[:runeCut(s, maxBytes)] + "… (" + strconv.Itoa(len(s)) + " bytes)"
+}
+
+// runeCut is the largest rune boundary in s at or below n (n < len(s)).
+func runeCut(s string, n int) int {
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return n
 }

@@ -315,3 +315,21 @@ func BenchmarkStringDirty(b *testing.B) {
 		sink = String(s)
 	}
 }
+
+func TestQuoteAndClip(t *testing.T) {
+	for _, tc := range []struct{ in, quote, clip string }{
+		{"pve1", `"pve1"`, "pve1"},
+		{"a\nb", `"a\nb"`, "a\nb"},
+		{strings.Repeat("x", 64), `"` + strings.Repeat("x", 64) + `"`, strings.Repeat("x", 64)},
+		{strings.Repeat("x", 65), `"` + strings.Repeat("x", 64) + `"… (65 bytes)`, strings.Repeat("x", 64) + "… (65 bytes)"},
+		// A cut inside a rune moves back to the rune's start.
+		{strings.Repeat("x", 63) + "é" + "y", `"` + strings.Repeat("x", 63) + `"… (66 bytes)`, strings.Repeat("x", 63) + "… (66 bytes)"},
+	} {
+		if got := Quote(tc.in); got != tc.quote {
+			t.Errorf("Quote(%q) = %s, want %s", tc.in, got, tc.quote)
+		}
+		if got := Clip(tc.in, 64); got != tc.clip {
+			t.Errorf("Clip(%q, 64) = %q, want %q", tc.in, got, tc.clip)
+		}
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 )
 
 // alias is another name for a setting, the name that other Proxmox MCP
@@ -79,7 +81,7 @@ func (s *setting) lookupEnv(lookup func(string) (string, bool)) (envValue, bool,
 		if !s.sameValue(first.v, other.v) {
 			shown := ""
 			if !s.secret {
-				shown = fmt.Sprintf(" (%q and %q after translation)", strings.TrimSpace(first.v), strings.TrimSpace(other.v))
+				shown = fmt.Sprintf(" (%s and %s after translation)", sanitize.Quote(strings.TrimSpace(first.v)), sanitize.Quote(strings.TrimSpace(other.v)))
 			}
 			return envValue{}, false, Errorf("%s and %s are the same setting and are both set, to different values%s: set only one; nothing was started", first.name, other.name, shown)
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/approvalweb"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 )
 
 // ApprovalPageConfig is the operator's approval page (package approvalweb),
@@ -69,7 +70,7 @@ func setApprovalURL(c *Config, v string) error {
 	u, err := url.Parse(v)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" ||
 		u.Path != approvalweb.DefaultPath {
-		return fmt.Errorf("must be an absolute http(s) URL whose path is %s, without credentials, query or fragment, e.g. https://mcp.example.com%s (got %q)", approvalweb.DefaultPath, approvalweb.DefaultPath, v)
+		return fmt.Errorf("must be an absolute http(s) URL whose path is %s, without credentials, query or fragment, e.g. https://mcp.example.com%s (got %s)", approvalweb.DefaultPath, approvalweb.DefaultPath, sanitize.Quote(v))
 	}
 	c.ApprovalPage.URL = v
 	return nil

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
 
@@ -33,16 +34,16 @@ func parseApprovals(c *Config, v string) error {
 		class, list, ok := strings.Cut(part, "=")
 		class = strings.TrimSpace(class)
 		if !ok || class == "" || strings.TrimSpace(list) == "" {
-			return fmt.Errorf("%q is not CLASS=LEVEL[,LEVEL…] (e.g. power=elicit,phrase)", part)
+			return fmt.Errorf("%s is not CLASS=LEVEL[,LEVEL…] (e.g. power=elicit,phrase)", sanitize.Quote(part))
 		}
 		if _, dup := out[proxmoxsafe.Class(class)]; dup {
-			return fmt.Errorf("class %q is listed twice", class)
+			return fmt.Errorf("class %s is listed twice", sanitize.Quote(class))
 		}
 		var levels []proxmoxsafe.ApprovalLevel
 		for l := range strings.SplitSeq(list, ",") {
 			level := proxmoxsafe.ApprovalLevel(strings.TrimSpace(l))
 			if !knownLevel(level) {
-				return fmt.Errorf("class %q: unknown approval level %q (known: none, phrase, elicit, grant)", class, level)
+				return fmt.Errorf("class %s: unknown approval level %s (known: none, phrase, elicit, grant)", sanitize.Quote(class), sanitize.Quote(level))
 			}
 			levels = append(levels, level)
 		}

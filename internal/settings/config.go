@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
 
@@ -243,7 +244,7 @@ func parseCommand(c *Config, pos []string) error {
 		return ErrHelp
 	case CmdServe, CmdDoctor:
 		if len(pos) > 1 {
-			return Errorf("%s takes no arguments (got %q)", c.Command, pos[1])
+			return Errorf("%s takes no arguments (got %s)", c.Command, sanitize.Quote(pos[1]))
 		}
 	case CmdTools:
 		if len(pos) > 2 {
@@ -264,7 +265,7 @@ func parseCommand(c *Config, pos []string) error {
 			c.ToolArgs = pos[2]
 		}
 	default:
-		return Errorf("unknown command %q (known: serve, tools, call, doctor, approve, deny, grants, healthcheck, audit)", c.Command)
+		return Errorf("unknown command %s (known: serve, tools, call, doctor, approve, deny, grants, healthcheck, audit)", sanitize.Quote(c.Command))
 	}
 	return nil
 }
@@ -336,7 +337,7 @@ func CheckRest(c *Config) error {
 		return Errorf("PVE_TLS_INSECURE (--tls-insecure) cannot be combined with PVE_TLS_FINGERPRINT or PVE_CA_FILE: pinning or a CA already handles self-signed certificates")
 	}
 	if !SendsNoMutation(c.Command) && c.Mutating() && c.AuditLog == "" && !c.Demo {
-		return Errorf("PROXMOX_SAFE_AUDIT_LOG (--audit-log) is required when the %q profile enables mutations, and there is no default because neither XDG_STATE_HOME nor HOME is set; set it to a file path, or run with PROXMOX_SAFE_READ_ONLY=true (--read-only)", c.Profile)
+		return Errorf("PROXMOX_SAFE_AUDIT_LOG (--audit-log) is required when the %s profile enables mutations, and there is no default because neither XDG_STATE_HOME nor HOME is set; set it to a file path, or run with PROXMOX_SAFE_READ_ONLY=true (--read-only)", sanitize.Quote(c.Profile))
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
 
@@ -27,10 +28,10 @@ func setConfigKeys(c *Config, v string) error {
 	c.ConfigKeys = nil
 	for _, k := range splitList(v) {
 		if reason, never := proxmoxsafe.NeverConfigKey(k); never {
-			return fmt.Errorf("%q can never be allowed: %s", k, reason)
+			return fmt.Errorf("%s can never be allowed: %s", sanitize.Quote(k), reason)
 		}
 		if !slices.Contains(proxmoxsafe.SettableConfigKeys(), k) {
-			return fmt.Errorf("%q is not a config key this version can set (settable: %s)", k, strings.Join(proxmoxsafe.SettableConfigKeys(), ", "))
+			return fmt.Errorf("%s is not a config key this version can set (settable: %s)", sanitize.Quote(k), strings.Join(proxmoxsafe.SettableConfigKeys(), ", "))
 		}
 		c.ConfigKeys = append(c.ConfigKeys, k)
 	}

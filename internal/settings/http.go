@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcphttp"
 )
 
@@ -152,7 +153,7 @@ func setTransport(c *Config, v string) error {
 	case "http", "streamable_http", "streamablehttp":
 		c.HTTP.Transport = TransportStreamable
 	default:
-		return fmt.Errorf("must be stdio, streamable-http or sse (got %q)", v)
+		return fmt.Errorf("must be stdio, streamable-http or sse (got %s)", sanitize.Quote(v))
 	}
 	return nil
 }
@@ -187,7 +188,7 @@ func resolveTransport(h *HTTPConfig) error {
 			port = defPort
 		}
 		if !allDigitString(port) {
-			return Errorf("MCP_PORT: must be a port number (got %q)", port)
+			return Errorf("MCP_PORT: must be a port number (got %s)", sanitize.Quote(port))
 		}
 		parts = net.JoinHostPort(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), port)
 	}
@@ -247,10 +248,10 @@ func ParseListenAddr(v string) (string, bool, error) {
 		host = strings.TrimSuffix(strings.TrimPrefix(v, "["), "]")
 	}
 	if !allDigitString(port) {
-		return "", false, fmt.Errorf("%q: the port must be a number", v)
+		return "", false, fmt.Errorf("%s: the port must be a number", sanitize.Quote(v))
 	}
 	if n, _ := strconv.Atoi(port); n > 65535 {
-		return "", false, fmt.Errorf("%q: the port must be at most 65535", v)
+		return "", false, fmt.Errorf("%s: the port must be at most 65535", sanitize.Quote(v))
 	}
 	if host == "localhost" {
 		host = "127.0.0.1"
@@ -260,7 +261,7 @@ func ParseListenAddr(v string) (string, bool, error) {
 	}
 	ip, err := netip.ParseAddr(host)
 	if err != nil {
-		return "", false, fmt.Errorf("%q: use an IP address (127.0.0.1, ::1, 0.0.0.0, a LAN address), \"localhost\" or just a port", v)
+		return "", false, fmt.Errorf("%s: use an IP address (127.0.0.1, ::1, 0.0.0.0, a LAN address), \"localhost\" or just a port", sanitize.Quote(v))
 	}
 	return net.JoinHostPort(ip.String(), port), ip.IsLoopback(), nil
 }
@@ -315,7 +316,7 @@ func limitSetter(dst func(c *Config) *int) func(*Config, string) error {
 	return func(c *Config, v string) error {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || n < 0 {
-			return fmt.Errorf("must be a whole number, 0 for no limit (got %q)", v)
+			return fmt.Errorf("must be a whole number, 0 for no limit (got %s)", sanitize.Quote(v))
 		}
 		if n == 0 {
 			n = -1
@@ -342,7 +343,7 @@ func parseDuration(v string) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d < 0 {
-		return 0, fmt.Errorf("must be a duration with a unit such as 30s, 30m or 2h, or 0 (got %q)", v)
+		return 0, fmt.Errorf("must be a duration with a unit such as 30s, 30m or 2h, or 0 (got %s)", sanitize.Quote(v))
 	}
 	return d, nil
 }
@@ -352,7 +353,7 @@ func urlSetter(dst func(c *Config) *string) func(*Config, string) error {
 		v = strings.TrimSpace(v)
 		u, err := url.Parse(v)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-			return fmt.Errorf("must be an absolute http(s) URL without credentials, query or fragment (got %q)", v)
+			return fmt.Errorf("must be an absolute http(s) URL without credentials, query or fragment (got %s)", sanitize.Quote(v))
 		}
 		*dst(c) = v
 		return nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
 
@@ -61,7 +62,7 @@ func knownProfiles() string {
 func setProfile(c *Config, v string) error {
 	v = strings.TrimSpace(v)
 	if _, err := profileOf(v).Classes(); err != nil {
-		return fmt.Errorf("unknown profile %q (known: %s)", v, knownProfiles())
+		return fmt.Errorf("unknown profile %s (known: %s)", sanitize.Quote(v), knownProfiles())
 	}
 	c.Profile = v
 	return nil

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/retention"
 )
@@ -82,7 +83,7 @@ func setProtected(c *Config, v string) error {
 		case "":
 			if id, err := strconv.Atoi(val); err == nil {
 				if !proxmoxsafe.ValidVMID(id) {
-					return fmt.Errorf("%q is not a VMID (100 to 999999999)", item)
+					return fmt.Errorf("%s is not a VMID (100 to 999999999)", sanitize.Quote(item))
 				}
 				c.Protect.ProtectedIDs = append(c.Protect.ProtectedIDs, id)
 				continue
@@ -97,11 +98,11 @@ func setProtected(c *Config, v string) error {
 		case "vmid", "id":
 			id, err := strconv.Atoi(val)
 			if err != nil || !proxmoxsafe.ValidVMID(id) {
-				return fmt.Errorf("%q is not a VMID (100 to 999999999)", item)
+				return fmt.Errorf("%s is not a VMID (100 to 999999999)", sanitize.Quote(item))
 			}
 			c.Protect.ProtectedIDs = append(c.Protect.ProtectedIDs, id)
 		default:
-			return fmt.Errorf("%q: unknown kind %q (use a VMID, a name, name:NAME, tag:NAME or pool:NAME)", item, kind)
+			return fmt.Errorf("%s: unknown kind %s (use a VMID, a name, name:NAME, tag:NAME or pool:NAME)", sanitize.Quote(item), sanitize.Quote(kind))
 		}
 	}
 	return nil
@@ -112,7 +113,7 @@ func goDuration(v string) (time.Duration, error) {
 	v = strings.TrimSpace(v)
 	d, err := time.ParseDuration(v)
 	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("must be a duration with a unit such as 24h or 90m (got %q)", v)
+		return 0, fmt.Errorf("must be a duration with a unit such as 24h or 90m (got %s)", sanitize.Quote(v))
 	}
 	return d, nil
 }
@@ -142,7 +143,7 @@ func setSnapshotMaxAge(c *Config, v string) error {
 func setSnapshotMaxCount(c *Config, v string) error {
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil || n < 1 || n > retention.MaxCountLimit {
-		return fmt.Errorf("must be a whole number from 1 to %d (got %q)", retention.MaxCountLimit, v)
+		return fmt.Errorf("must be a whole number from 1 to %d (got %s)", retention.MaxCountLimit, sanitize.Quote(v))
 	}
 	c.Protect.Retention.MaxCount = n
 	return nil

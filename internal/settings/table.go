@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/approvalweb"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcphttp"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
@@ -59,7 +60,7 @@ func parseBool(v string) (bool, error) {
 	case "false", "0":
 		return false, nil
 	}
-	return false, fmt.Errorf("must be one of true, false, 1, 0 (got %q)", v)
+	return false, fmt.Errorf("must be one of true, false, 1, 0 (got %s)", sanitize.Quote(v))
 }
 
 func boolSetter(dst func(c *Config) *bool) func(*Config, string) error {
@@ -165,7 +166,7 @@ var table = append([]*setting{
 					continue
 				}
 				if !proxmoxsafe.ValidNode(n) {
-					return fmt.Errorf("%q is not a valid Proxmox node name", n)
+					return fmt.Errorf("%s is not a valid Proxmox node name", sanitize.Quote(n))
 				}
 				c.AllowedNodes = append(c.AllowedNodes, n)
 			}
@@ -497,7 +498,7 @@ func parseMaxWait(c *Config, v string) error {
 	v = strings.TrimSpace(v)
 	d, err := time.ParseDuration(v)
 	if err != nil || d < time.Second || d > proxmoxsafe.MaxMaxWait {
-		return fmt.Errorf("must be a duration from 1s to 1h with a unit, e.g. 120s or 5m (got %q)", v)
+		return fmt.Errorf("must be a duration from 1s to 1h with a unit, e.g. 120s or 5m (got %s)", sanitize.Quote(v))
 	}
 	c.MaxWait = d
 	return nil

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pveid"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 )
 
 // Checking PVE_API_TOKEN_ID before the library does, to say precisely what
@@ -31,7 +32,7 @@ func checkTokenID(id string) error {
 		return Errorf("%s and the part after the last '=' goes into PVE_API_TOKEN_SECRET_FILE (or PVE_API_TOKEN_SECRET)", msg)
 	}
 	if problem := checkTokenParts(id); problem != "" {
-		return Errorf("%s %q: %s", tokenIDSetting, id, problem)
+		return Errorf("%s %s: %s", tokenIDSetting, sanitize.Quote(id), problem)
 	}
 	return nil
 }
