@@ -49,7 +49,7 @@ a crash), or reseals a seal one record behind, and appends a "repaired"
 record saying what it did. It touches nothing else.
   exit 0  repaired, or nothing to repair
   exit 1  the log has another problem and was left as it is
-  exit 2  usage error
+  exit 2  usage error, or the file cannot be read
 `
 
 // auditCommand runs "audit verify" or "audit repair".
@@ -111,18 +111,25 @@ func auditCommand(args []string, lookup func(string) (string, bool), stdout, std
 		fmt.Fprintf(stderr, "proxmox-safe-mcp: audit %s: key: %v\n", sub, keyfile.PathError(err))
 		return exitUsage
 	}
-	if _, err := os.Stat(path); err != nil {
-		fmt.Fprintf(stderr, "proxmox-safe-mcp: audit %s: %v\n", sub, keyfile.PathError(err))
-		return exitUsage
-	}
 	if sub == "repair" {
 		return auditRepair(path, key, *sealFile, stdout, stderr)
 	}
 	return auditVerify(path, key, *sealFile, partial, stdout, stderr)
 }
 
+// auditUnreadable reports a log (or seal) that is not a regular file or
+// cannot be opened: a wrong path, not evidence of tampering, so it is a
+// usage error (exit 2) with no tamper advice.
+func auditUnreadable(sub string, err error, stderr io.Writer) int {
+	fmt.Fprintf(stderr, "proxmox-safe-mcp: audit %s: %v; nothing was checked or changed\n", sub, err)
+	return exitUsage
+}
+
 func auditVerify(path string, key []byte, seal string, partial bool, stdout, stderr io.Writer) int {
 	sum, err := auditlog.VerifyFile(path, &auditlog.VerifyOptions{Key: key, SealPath: seal, Partial: partial})
+	if errors.Is(err, auditlog.ErrUnreadable) {
+		return auditUnreadable("verify", err, stderr)
+	}
 	if err != nil {
 		fmt.Fprintf(stdout, "audit log %s: DOES NOT VERIFY: %v\n", path, err)
 		fmt.Fprintf(stdout, "  %d record(s) before the problem verified.\n", sum.Records)
@@ -163,6 +170,8 @@ func auditVerify(path string, key []byte, seal string, partial bool, stdout, std
 func auditRepair(path string, key []byte, seal string, stdout, stderr io.Writer) int {
 	rep, err := auditlog.Repair(path, &auditlog.Options{Key: key, SealPath: seal})
 	switch {
+	case errors.Is(err, auditlog.ErrUnreadable):
+		return auditUnreadable("repair", err, stderr)
 	case err != nil:
 		fmt.Fprintf(stdout, "audit log %s: %v\n  Nothing was changed. %s.\n", path, err, auditlog.Advice(err))
 		return exitAuditBad

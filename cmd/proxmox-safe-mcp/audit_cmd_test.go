@@ -295,6 +295,30 @@ func TestAuditVerifyCommand(t *testing.T) {
 			t.Errorf("exit %d: %s", code, out)
 		}
 	})
+	t.Run("not a regular file", func(t *testing.T) {
+		t.Parallel()
+		// A wrong path is not evidence of tampering: exit 2, no tamper
+		// advice, for verify and repair alike, and a FIFO is not waited on.
+		dir := t.TempDir()
+		fifo := filepath.Join(dir, "audit.fifo")
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		sealFifo := filepath.Join(dir, "log.seal")
+		if err := syscall.Mkfifo(sealFifo, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		logWithFifoSeal := keyedLog(t, 1)
+		for _, args := range [][]string{{fifo}, {dir}, {os.DevNull}, {"--seal", sealFifo, logWithFifoSeal}} {
+			for _, sub := range []string{"verify", "repair"} {
+				out, stderr, code := runWith(t, map[string]string{}, append([]string{"audit", sub}, args...)...)
+				if code != exitUsage || !strings.Contains(stderr, "cannot be read") || !strings.Contains(stderr, "nothing was checked or changed") ||
+					strings.Contains(out+stderr, "tampered") || strings.Contains(out+stderr, "DOES NOT VERIFY") {
+					t.Errorf("audit %s %q: exit %d, stdout %q, stderr %q", sub, args, code, out, stderr)
+				}
+			}
+		}
+	})
 	t.Run("usage", func(t *testing.T) {
 		t.Parallel()
 		for _, args := range [][]string{

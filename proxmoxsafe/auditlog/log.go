@@ -323,6 +323,8 @@ func Advice(err error) string {
 		return "this is what an interrupted write (full disk, crash) leaves; `proxmox-safe-mcp audit repair` fixes exactly that and records that it did"
 	case errors.Is(err, ErrLegacyFormat):
 		return "it was written by an earlier version without an anchor or key: keep it (`proxmox-safe-mcp audit verify` still checks it) and move it aside so that a new log is started, e.g. mv it to a .legacy name"
+	case errors.Is(err, ErrUnreadable):
+		return "name the log file itself (a regular file the server wrote), check its permissions, and run the command again; nothing was checked"
 	case errors.Is(err, ErrKey):
 		return "give the key the log was written with (PROXMOX_SAFE_AUDIT_KEY_FILE); without it the log cannot be authenticated"
 	default:

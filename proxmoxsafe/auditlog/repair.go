@@ -53,7 +53,7 @@ func Repair(path string, opts *Options) (RepairReport, error) {
 	}
 	f, _, err := localfile.OpenRegular(path, os.O_RDWR|os.O_APPEND)
 	if err != nil {
-		return rep, fmt.Errorf("audit log: %w", err)
+		return rep, fmt.Errorf("%w: %w", ErrUnreadable, err)
 	}
 	defer f.Close()
 	if err := lockWait(f); err != nil {
@@ -66,7 +66,7 @@ func Repair(path string, opts *Options) (RepairReport, error) {
 	}
 	seal, err := openSeal(sealPath)
 	if err != nil {
-		return rep, fmt.Errorf("audit log seal: %w", err)
+		return rep, fmt.Errorf("audit log seal %w: %w", ErrUnreadable, err)
 	}
 	defer seal.f.Close()
 

@@ -30,6 +30,10 @@ const (
 	ErrLegacyFormat proxmoxsafe.Sentinel = "log written by an earlier version"
 	// ErrKey: the log is keyed and no key, or another key, was given.
 	ErrKey proxmoxsafe.Sentinel = "audit key missing or wrong"
+	// ErrUnreadable: the log or its seal cannot be read as a file — it
+	// does not exist, is a directory, a FIFO or a device, or may not be
+	// opened. Nothing was checked: it says nothing about tampering.
+	ErrUnreadable proxmoxsafe.Sentinel = "cannot be read"
 )
 
 // VerifyOptions configures [Verify] and [VerifyFile].
@@ -114,12 +118,12 @@ func VerifyFile(path string, opts *VerifyOptions) (Summary, error) {
 	}
 	f, _, err := localfile.OpenRegular(path, os.O_RDONLY)
 	if err != nil {
-		return Summary{}, err
+		return Summary{}, fmt.Errorf("%w: %w", ErrUnreadable, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return Summary{}, err
+		return Summary{}, fmt.Errorf("%w: %w", ErrUnreadable, err)
 	}
 	sealPath := o.SealPath
 	if sealPath == "" {
@@ -130,7 +134,7 @@ func VerifyFile(path string, opts *VerifyOptions) (Summary, error) {
 		defer sf.Close()
 		seal = sf
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return Summary{}, fmt.Errorf("seal: %w", err)
+		return Summary{}, fmt.Errorf("seal %w: %w", ErrUnreadable, err)
 	}
 	return verifyFile(io.NewSectionReader(f, 0, st.Size()), seal, chain, o.Partial)
 }
