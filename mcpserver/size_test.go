@@ -1,0 +1,159 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+)
+
+// What every conversation pays for before its first call: the tool
+// definitions a host puts in the model's context, and the tools/list
+// answer on the wire. Measured here, per profile, as a client sees them.
+//
+//	go test ./mcpserver -run TestDefinitionSizes -v
+//
+// prints the table (docs/TOOLS.md, "What the model is given").
+
+// sizeProfile is a binary profile as the sizes are measured: its classes
+// on two allowed nodes, with the binary's default approvals.
+type sizeProfile struct {
+	name    string
+	profile proxmoxsafe.Profile
+	// gatewayWrite adds the gateway-write class (--gateway-write).
+	gatewayWrite bool
+}
+
+func sizeProfiles() []sizeProfile {
+	return []sizeProfile{
+		{name: "readonly", profile: proxmoxsafe.ProfileReadOnly},
+		{name: "safe", profile: proxmoxsafe.ProfileSafe},
+		{name: "responder", profile: proxmoxsafe.ProfileResponder},
+		{name: "admin", profile: proxmoxsafe.ProfileAdmin},
+		{name: "admin+gateway-write", profile: proxmoxsafe.ProfileAdmin, gatewayWrite: true},
+	}
+}
+
+func (p sizeProfile) policy(tb testing.TB) proxmoxsafe.Policy {
+	tb.Helper()
+	classes, err := p.profile.Classes()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if p.gatewayWrite {
+		classes = append(classes, proxmoxsafe.ClassGatewayWrite)
+	}
+	// The descriptions follow each class's default levels, not the policy's;
+	// the phrase everywhere only spares the fixture the elicit and grant
+	// approvers.
+	approvals := map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{}
+	for _, c := range classes {
+		approvals[c] = []proxmoxsafe.ApprovalLevel{proxmoxsafe.LevelPhrase}
+	}
+	return proxmoxsafe.Policy{AllowedNodes: []string{"pve1", "pve2"}, Classes: classes, Approvals: approvals}
+}
+
+// definitionSizes are one profile's sizes, in bytes.
+type definitionSizes struct {
+	// tools counts the tools listed.
+	tools int
+	// definitions sums, over the listed tools, the compact JSON of
+	// {"name","description","inputSchema"}: what a host hands the model.
+	definitions int
+	// perTool is each tool's share of definitions.
+	perTool map[string]int
+	// instructions is the initialize answer's instructions text.
+	instructions int
+	// wire is the whole tools/list answer as the server sent it (the
+	// JSON-RPC message, output schemas and annotations included).
+	wire int
+}
+
+// measureDefinitions connects a client to a server for p's policy and
+// measures what it is given. The server's side of the connection is
+// logged, so wire is the exact message go-sdk wrote.
+func measureDefinitions(tb testing.TB, p sizeProfile) definitionSizes {
+	tb.Helper()
+	pol := p.policy(tb)
+	f := newFixture(tb, tb.Context(), "2025-11-25", fixtureConfig{policy: &pol})
+	var log syncBuffer
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := f.server.Connect(tb.Context(), &mcp.LoggingTransport{Transport: st, Writer: &log}, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "size-client", Version: "v0.0.1"}, nil).
+		Connect(tb.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer func() { cs.Close(); ss.Wait() }()
+	res, err := cs.ListTools(tb.Context(), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s := definitionSizes{tools: len(res.Tools), perTool: map[string]int{}, instructions: len(cs.InitializeResult().Instructions)}
+	for _, tool := range res.Tools {
+		n := len(modelJSON(tb, struct {
+			Name        string `json:"name"`
+			Description string `json:"description"`
+			InputSchema any    `json:"inputSchema"`
+		}{tool.Name, tool.Description, tool.InputSchema}))
+		s.perTool[tool.Name] = n
+		s.definitions += n
+	}
+	for line := range strings.Lines(log.String()) {
+		msg, ok := strings.CutPrefix(line, "write: ")
+		if ok && strings.Contains(msg, `"tools":[`) {
+			s.wire = len(strings.TrimSuffix(msg, "\n"))
+		}
+	}
+	if s.wire == 0 {
+		tb.Fatal("no tools/list answer in the server's log")
+	}
+	return s
+}
+
+// modelJSON marshals v compactly without HTML escaping (a host shows the
+// model "<action>", not "\u003caction\u003e").
+func modelJSON(tb testing.TB, v any) []byte {
+	tb.Helper()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		tb.Fatal(err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// TestDefinitionSizes measures every profile and prints the table (-v),
+// with the largest tools of the widest profile.
+func TestDefinitionSizes(t *testing.T) {
+	var rows []string
+	var widest definitionSizes
+	for _, p := range sizeProfiles() {
+		s := measureDefinitions(t, p)
+		rows = append(rows, fmt.Sprintf("%-20s %5d %12d %12d %12d", p.name, s.tools, s.definitions, s.instructions, s.wire))
+		if s.tools > widest.tools {
+			widest = s
+		}
+	}
+	t.Logf("\n%-20s %5s %12s %12s %12s\n%s", "profile", "tools", "definitions", "instructions", "tools/list", strings.Join(rows, "\n"))
+	names := make([]string, 0, len(widest.perTool))
+	for name := range widest.perTool {
+		names = append(names, name)
+	}
+	sort.Slice(names, func(i, j int) bool { return widest.perTool[names[i]] > widest.perTool[names[j]] })
+	var top []string
+	for _, name := range names[:min(8, len(names))] {
+		top = append(top, fmt.Sprintf("%-20s %6d", name, widest.perTool[name]))
+	}
+	t.Logf("largest definitions:\n%s", strings.Join(top, "\n"))
+}
