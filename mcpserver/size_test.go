@@ -93,12 +93,16 @@ func measureDefinitions(tb testing.TB, p sizeProfile) definitionSizes {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer func() { cs.Close(); ss.Wait() }()
 	res, err := cs.ListTools(tb.Context(), nil)
+	instructions := cs.InitializeResult().Instructions
+	// The transport logs a message after writing it: the log is complete
+	// once the session is closed.
+	cs.Close()
+	ss.Wait()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s := definitionSizes{tools: len(res.Tools), perTool: map[string]int{}, instructions: len(cs.InitializeResult().Instructions)}
+	s := definitionSizes{tools: len(res.Tools), perTool: map[string]int{}, instructions: len(instructions)}
 	for _, tool := range res.Tools {
 		n := len(modelJSON(tb, struct {
 			Name        string `json:"name"`
