@@ -68,4 +68,7 @@ const (
 	// The config class.
 	ToolDiskResize     = "disk_resize"
 	ToolGuestConfigSet = "guest_config_set"
+
+	// The backup class.
+	ToolBackupCreate = "backup_create"
 )

@@ -120,6 +120,10 @@ func applyRule(p *jsonschema.Schema, kind reflect.Kind, rule string) {
 		pattern(proxmoxsafe.ISOVolumePattern)
 	case "pve_tmplvolume":
 		pattern(proxmoxsafe.TemplateVolumePattern)
+	case "pve_backupnotes":
+		pattern(proxmoxsafe.BackupNotesPattern)
+	case "pve_backupvolume":
+		pattern(proxmoxsafe.BackupVolumePattern)
 	case "pve_ctip":
 		pattern(proxmoxsafe.ContainerIPPattern)
 	case "pve_ipv4":

@@ -255,6 +255,7 @@ func allTools() []toolDef {
 		guestDestroyTool(),
 		diskResizeTool(),
 		guestConfigSetTool(),
+		backupCreateTool(),
 	}
 }
 

@@ -172,6 +172,12 @@ var toolCases = map[string]toolCase{
 		plan:       map[string]any{"method": "POST", "path": "/nodes/pve1/qemu/100/snapshot", "params": map[string]any{"snapname": "gw1", "description": "via the gateway"}},
 		planAnswer: "Plan only, nothing was sent: POST /nodes/pve1/qemu/100/snapshot; approve with exactly:\nAPPROVE POST /nodes/pve1/qemu/100/snapshot params=",
 	},
+	ToolBackupCreate: {
+		hints:      hints{readOnly: false, destructive: true, idempotent: false, openWorld: false},
+		valid:      map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "storage": "local", "mode": "stop", "compress": "none", "notes": "n {{vmid}}", "protected": true},
+		plan:       map[string]any{"node": "pve2", "type": "qemu", "vmid": 103, "storage": "local"},
+		planAnswer: "Plan only for the backup of VM 103 (build-runner) on pve2, nothing was changed",
+	},
 	// The destroy class.
 	ToolGuestDestroy: {
 		hints:      hints{readOnly: false, destructive: true, idempotent: false, openWorld: false},

@@ -44,6 +44,7 @@
 //   - destroy: [Client.DestroyGuest]
 //   - migrate: [Client.MigrateGuest]
 //   - config: [Client.ResizeDisk], [Client.SetGuestConfig]
+//   - backup: [Client.BackupGuest]
 //   - gateway: [Client.APIGet]
 //   - gateway-write: [Client.APIRequest]
 //

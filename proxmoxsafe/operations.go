@@ -22,7 +22,7 @@ var operations = []*operation{
 	&cephStatusOp,
 	&haStatusOp,
 	// Mutations, by class: power, snapshot, responder, snapshot-admin,
-	// power-extra, provision, destroy, migrate, config.
+	// power-extra, provision, destroy, migrate, config, backup.
 	&guestPowerOp,
 	&snapshotGuestOp,
 	&startGuestOp,
@@ -40,6 +40,7 @@ var operations = []*operation{
 	&migrateGuestOp,
 	&resizeDiskOp,
 	&setGuestConfigOp,
+	&backupGuestOp,
 	// The privilege report and the version need no privilege.
 	&permissionsOp,
 	&versionOp,

@@ -188,6 +188,13 @@ var opCases = map[proxmoxsafe.Operation][]opCase{
 		apply: func(ctx context.Context, c *proxmoxsafe.Client, approval string) error {
 			return receiptErr(c.SnapshotGuest(ctx, proxmoxsafe.SnapshotGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 101}, Name: "pre", VMState: true, Controls: proxmoxsafe.Controls{Approval: approval}}))
 		}}},
+	proxmoxsafe.OpBackupGuest: {{env: opsEnv,
+		plan: func(ctx context.Context, c *proxmoxsafe.Client) (*proxmoxsafe.Plan, error) {
+			return receiptPlan(c.BackupGuest(ctx, proxmoxsafe.BackupGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 101}, Storage: "local", Notes: "before {{guestname}} upgrade", Protected: true, Controls: proxmoxsafe.Controls{Plan: true}}))
+		},
+		apply: func(ctx context.Context, c *proxmoxsafe.Client, approval string) error {
+			return receiptErr(c.BackupGuest(ctx, proxmoxsafe.BackupGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 101}, Storage: "local", Notes: "before {{guestname}} upgrade", Protected: true, Controls: proxmoxsafe.Controls{Approval: approval}}))
+		}}},
 	proxmoxsafe.OpStartGuest: {{env: responderOpsEnv,
 		plan: func(ctx context.Context, c *proxmoxsafe.Client) (*proxmoxsafe.Plan, error) {
 			return receiptPlan(c.StartGuest(ctx, proxmoxsafe.GuardedPowerInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 107}, Controls: proxmoxsafe.Controls{Plan: true}}))
@@ -327,7 +334,7 @@ type upidKey struct{}
 
 var allClasses = []proxmoxsafe.Class{proxmoxsafe.ClassPower, proxmoxsafe.ClassSnapshot, proxmoxsafe.ClassSnapshotAdmin,
 	proxmoxsafe.ClassResponder, proxmoxsafe.ClassPowerExtra, proxmoxsafe.ClassProvision, proxmoxsafe.ClassDestroy,
-	proxmoxsafe.ClassMigrate, proxmoxsafe.ClassConfig, proxmoxsafe.ClassGateway, proxmoxsafe.ClassGatewayWrite}
+	proxmoxsafe.ClassMigrate, proxmoxsafe.ClassConfig, proxmoxsafe.ClassBackup, proxmoxsafe.ClassGateway, proxmoxsafe.ClassGatewayWrite}
 
 // TestOperationsDeclarations checks every declaration of the list against
 // the code: a risk line for every action, the route and method the real

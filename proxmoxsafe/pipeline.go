@@ -61,6 +61,10 @@ type mutationCall struct {
 	// null instead of a task id (PUT …/config): the receipt then says it
 	// was applied synchronously, with no UPID.
 	answersNull bool
+	// taskless, when set, judges an answer that is not a task id before
+	// it is parsed as one: vzdump answers "OK" and starts nothing when the
+	// guest is not on the node. A non-nil error is the call's result.
+	taskless func(answer string) error
 
 	// The call's hooks, in the order the steps call them. checkInput,
 	// when set, checks what the validate tags cannot (e.g. config values
@@ -325,6 +329,12 @@ func (c *Client) submit(ctx context.Context, m *mutation, state GuestState) (*Re
 			return sentBeforeCancel(ctx, c.appliedSync(sent, m, state))
 		}
 		id = *idp
+	}
+	if m.taskless != nil {
+		if err := m.taskless(id); err != nil {
+			_ = c.record(sent, m, AuditFailed, err.Error(), "")
+			return nil, err
+		}
 	}
 	ref, err := parseUPID(id)
 	if err != nil {

@@ -32,6 +32,10 @@ type Receipt struct {
 	// "provision"): the guest being created and what its configuration
 	// must read back for the creation to count as done.
 	NewGuest *NewGuest `json:"new_guest,omitempty"`
+	// Storage is, for [Client.BackupGuest], the storage the backup goes
+	// to; VolID is the new backup volume once the wait verified it.
+	Storage string `json:"storage,omitempty"`
+	VolID   string `json:"volid,omitempty"`
 	// Plan is set, and UPID empty, when the input asked for a plan:
 	// nothing was submitted (see [Plan]).
 	Plan *Plan `json:"plan,omitempty"`

@@ -84,11 +84,15 @@ const (
 	// ClassMigrate covers moving a guest to another node
 	// ([Client.MigrateGuest]).
 	ClassMigrate Class = "migrate"
+	// ClassBackup covers backing up one guest to a storage
+	// ([Client.BackupGuest], vzdump). It adds a backup and never removes
+	// one: older backups are not pruned by it.
+	ClassBackup Class = "backup"
 )
 
 // classOrder lists every class this version implements, in the order
 // policies report them.
-var classOrder = []Class{ClassPower, ClassSnapshot, ClassSnapshotAdmin, ClassResponder, ClassPowerExtra, ClassProvision, ClassDestroy, ClassMigrate, ClassConfig, ClassGateway, ClassGatewayWrite}
+var classOrder = []Class{ClassPower, ClassSnapshot, ClassSnapshotAdmin, ClassResponder, ClassPowerExtra, ClassProvision, ClassDestroy, ClassMigrate, ClassConfig, ClassBackup, ClassGateway, ClassGatewayWrite}
 
 // readClasses are the classes whose operations change nothing: read-only
 // mode keeps them, and they need no audit sink.

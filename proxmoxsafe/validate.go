@@ -175,6 +175,7 @@ func newValidator() *validator.Validate {
 		}
 	}, RollbackSnapshotInput{}, DeleteSnapshotInput{})
 	registerProvision(v, must) // guest_provision_validate.go
+	registerBackup(v, must)    // backup_validate.go
 	v.RegisterStructValidation(validateMigrate, MigrateGuestInput{})
 	return v
 }
@@ -211,6 +212,9 @@ func check(v *validator.Validate, in any) error {
 
 func problem(fe validator.FieldError) string {
 	if p, ok := provisionProblems[fe.Tag()]; ok {
+		return p
+	}
+	if p, ok := backupProblems[fe.Tag()]; ok {
 		return p
 	}
 	switch fe.Tag() {

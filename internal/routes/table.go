@@ -91,6 +91,11 @@ var classRoutes = map[string][]Route{
 		withQuery(mkRoute(http.MethodGet, `/nodes/`+segNode+`/`+segType+`/`+segVMID+`/migrate`), "target"),
 		mkRoute(http.MethodPost, `/nodes/`+segNode+`/`+segType+`/`+segVMID+`/migrate`),
 	},
+	// Back up one guest (vzdump). Only the node's vzdump endpoint: the
+	// backup jobs (/cluster/backup) are not this class's.
+	"backup": {
+		mkRoute(http.MethodPost, `/nodes/`+segNode+`/vzdump`),
+	},
 	// Grow a disk; set config keys (a VM through the asynchronous POST,
 	// a container through PUT, the only method pve-container has).
 	"config": {

@@ -17,10 +17,13 @@ const (
 	tInteger
 	tBoolean
 	tNumber
+	// tArray is a list parameter (vzdump's exclude-path); the fake takes
+	// it as one form value and does not check its items.
+	tArray
 )
 
 func (t ptype) String() string {
-	return [...]string{"string", "integer", "boolean", "number"}[t]
+	return [...]string{"string", "integer", "boolean", "number", "array"}[t]
 }
 
 // param is one parameter of an endpoint, hand-copied from the PVE 9.1 API
@@ -42,6 +45,10 @@ type param struct {
 	// from 8.4 gets 9.0.0 and one missing from 7.4 gets 8.0.0 (the release
 	// that added it may be later).
 	since [3]int
+	// until, when set, is the first pve-manager version whose schema no
+	// longer has the parameter (vzdump's notification-policy, gone in
+	// 9.0); that version and later refuse it as unknown.
+	until [3]int
 	// enums, when set, is the enumeration by version, oldest first: the
 	// cluster's version gets the last entry whose since it reaches (same
 	// convention as since), and enum holds the newest (see pEnumByVersion).
@@ -66,6 +73,9 @@ func paramsOf(c *Cluster, specs []param) []param {
 	out := make([]param, 0, len(specs))
 	for _, p := range specs {
 		if !c.versionAtLeast(p.since[0], p.since[1], p.since[2]) {
+			continue
+		}
+		if p.until != [3]int{} && c.versionAtLeast(p.until[0], p.until[1], p.until[2]) {
 			continue
 		}
 		for _, e := range p.enums {
