@@ -3,6 +3,7 @@ package proxmoxsafe
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -73,24 +74,66 @@ func endsInKey(k string) bool {
 	return (strings.HasSuffix(k, "-key") || strings.HasSuffix(k, "_key")) && k != "public-key" && k != "public_key"
 }
 
-// configEntry recognizes an entry of GET …/pending or …/cloudinit
-// (schema vm_pending: {key, value, pending, delete}), where the config
-// key is the value of "key" rather than a member name. entry reports the
-// shape (its "key" is then a name, shown); secret reports that the key is
-// one whose values are redacted (gatewaySecret, as GuestConfig redacts
-// it), so "value" and "pending" are.
-func configEntry(x map[string]any) (entry, secret bool) {
-	name, ok := x["key"].(string)
-	if !ok || !configKeyRe.MatchString(name) {
+// A name/value entry is an object that names a setting in one member and
+// holds its value in others: GET …/pending and …/cloudinit (schema
+// vm_pending: {key, value, pending, delete}), and the
+// {"name":"password","value":…} shape of option lists, plugin data and
+// other software's answers a proxy may relay. The setting's name is then
+// a value, not a member name, so the member-name rules alone would show
+// the secret. entryNameMembers are the members that may name the setting
+// (case ignored), entryValueMembers those that hold its value.
+var (
+	entryNameMembers  = []string{"key", "name", "id", "option", "param", "parameter", "property", "field", "variable", "var", "attribute", "setting"}
+	entryValueMembers = map[string]bool{"value": true, "values": true, "val": true, "pending": true, "current": true, "default": true}
+)
+
+// configEntry recognizes a name/value entry: a member of
+// entryNameMembers holding a string that is a plausible setting name
+// (configKeyRe), beside a member of entryValueMembers. keyNames reports
+// that a "key" member names the setting: it is then shown, as a name,
+// although "key" is otherwise redacted. secret reports that a setting
+// named is one whose values are redacted (gatewaySecret, as GuestConfig
+// redacts its key), so every value member is.
+func configEntry(x map[string]any) (keyNames, secret bool) {
+	hasValue := false
+	for k := range x {
+		hasValue = hasValue || entryValueMembers[strings.ToLower(k)]
+	}
+	if !hasValue {
 		return false, false
 	}
-	for _, k := range []string{"value", "pending"} {
-		if v, ok := x[k]; ok {
-			entry = true
-			secret = secret || gatewaySecret(name, v, false)
+	for k, v := range x {
+		name, ok := v.(string)
+		if !ok || !slices.Contains(entryNameMembers, strings.ToLower(k)) || !configKeyRe.MatchString(name) {
+			continue
+		}
+		keyNames = keyNames || strings.EqualFold(k, "key")
+		for vk, val := range x {
+			if entryValueMembers[strings.ToLower(vk)] {
+				secret = secret || gatewaySecret(name, val, false)
+			}
 		}
 	}
-	return entry, secret
+	return keyNames, secret
+}
+
+// redactText is the one rule for a string value from upstream, in a
+// gateway answer and a guest config alike: a value holding a Proxmox
+// ticket is replaced whole; secret-looking arguments in free text (the
+// command lines task logs quote, "db_password=x" in a description) are
+// replaced, as TaskLog replaces them. s must be sanitized already:
+// redaction must see the text as the reader will, or a zero-width
+// character or an escape inside a name ("pass\u200bword=x") hides it
+// from redaction and is then stripped, leaving the secret readable. It
+// reports whether anything was replaced.
+func redactText(s string) (string, bool) {
+	if redact.HoldsTicket(s) {
+		return RedactedValue, true
+	}
+	if r := redact.SecretArgs(s); r != s {
+		return r, true
+	}
+	return s, false
 }
 
 // shaper walks a decoded answer, building the shaped copy and the lists of
@@ -134,20 +177,9 @@ func (sh *shaper) shape(v any, at string, depth int) any {
 	}
 	switch x := v.(type) {
 	case string:
-		// Sanitized first: redaction must see the text as the reader
-		// will, or a zero-width character or an escape inside a name
-		// ("pass\u200bword=x") hides it from redaction and is then
-		// stripped, leaving the secret readable.
-		x = sanitize.String(x)
-		if redact.HoldsTicket(x) {
+		x, red := redactText(sanitize.String(x))
+		if red {
 			sh.redacted = append(sh.redacted, at)
-			return RedactedValue
-		}
-		// Command lines in free text (task logs above all) quote secrets:
-		// redacted as TaskLog redacts them.
-		if r := redact.SecretArgs(x); r != x {
-			sh.redacted = append(sh.redacted, at)
-			x = r
 		}
 		s, cut := sanitize.Cap(x, MaxGatewayStringLen)
 		if cut {
@@ -172,7 +204,7 @@ func (sh *shaper) shape(v any, at string, depth int) any {
 			keys = keys[:MaxGatewayKeys]
 		}
 		out := make(map[string]any, len(keys))
-		entry, secretEntry := configEntry(x)
+		keyNames, secretEntry := configEntry(x)
 		for _, k := range keys {
 			clean := sanitize.Line(k)
 			name, _ := sanitize.Cap(clean, 128)
@@ -180,13 +212,13 @@ func (sh *shaper) shape(v any, at string, depth int) any {
 				continue // two keys that sanitize alike: keep the first
 			}
 			child := at + "." + name
-			if entry && k == "key" {
+			if keyNames && strings.EqualFold(k, "key") {
 				out[name] = sh.shape(x[k], child, depth+1) // a config key's name
 				continue
 			}
 			// The name is judged as shown too: a stripped character
 			// inside it ("pass\u200bword") must not hide a secret's name.
-			if secretEntry && (k == "value" || k == "pending") || gatewaySecret(k, x[k], sh.access) || gatewaySecret(clean, x[k], sh.access) {
+			if secretEntry && entryValueMembers[strings.ToLower(k)] || gatewaySecret(k, x[k], sh.access) || gatewaySecret(clean, x[k], sh.access) {
 				sh.redacted = append(sh.redacted, child)
 				out[name] = RedactedValue
 				continue

@@ -165,3 +165,51 @@ func TestGatewaySecretsScannedOnce(t *testing.T) {
 		t.Errorf("three checks of one request ran %d secret checks, want 2 (one scan)", got)
 	}
 }
+
+// TestGatewayShapeNameValuePairs: the {key, value} entry rule holds for
+// every name/value shape, not only Proxmox's pending list: a setting
+// named by "name", "id", "option", "param", … whose name is a secret's
+// has every value member redacted ({"name":"password","value":X} was
+// shown), in any case of the member names; an entry whose setting is not
+// a secret, and an object that merely has a name (a guest), are kept.
+func TestGatewayShapeNameValuePairs(t *testing.T) {
+	t.Parallel()
+	const pw = "CANARY-PAIR-77aa"
+	raw := `[{"name":"password","value":"` + pw + `"},
+	{"Name":"db_pass","Value":"` + pw + `","type":"string"},
+	{"id":"api-token","val":"` + pw + `"},
+	{"option":"client_secret","default":"` + pw + `","current":"` + pw + `"},
+	{"param":"cipassword","values":["` + pw + `"]},
+	{"property":"encryption-key","pending":{"x":"` + pw + `"}},
+	{"name":"cores","value":"4"},
+	{"name":"db-secret-store","vmid":100,"status":"running"}]`
+	res := shapeAnswer(&gatewayReq{method: "GET", segs: []string{"cluster", "options"}}, []byte(raw))
+	out := fmt.Sprint(res.Data)
+	if strings.Contains(out, pw) {
+		t.Errorf("answer leaks %s: %s", pw, out)
+	}
+	list := res.Data.([]any)
+	for i, name := range []string{"password", "db_pass", "api-token", "client_secret", "cipassword", "encryption-key"} {
+		e := list[i].(map[string]any)
+		found := false
+		for _, v := range e {
+			found = found || v == name
+		}
+		if !found {
+			t.Errorf("entry %d = %v: the setting's name %q should stay readable", i, e, name)
+		}
+	}
+	if e := list[1].(map[string]any); e["type"] != "string" {
+		t.Errorf("entry 1 = %v: a member that holds no value stays", e)
+	}
+	if e := list[6].(map[string]any); e["value"] != "4" {
+		t.Errorf("cores = %v, want its value", e)
+	}
+	if e := list[7].(map[string]any); e["status"] != "running" || e["name"] != "db-secret-store" {
+		t.Errorf("guest = %v, want it as it is (no value member)", e)
+	}
+	want := []string{"data[0].value", "data[1].Value", "data[2].val", "data[3].current", "data[3].default", "data[4].values", "data[5].pending"}
+	if !slices.Equal(res.Redacted, want) {
+		t.Errorf("redacted = %v\nwant %v", res.Redacted, want)
+	}
+}

@@ -64,7 +64,8 @@ type GuestConfigResult struct {
 	// to values. The values include pending changes not yet applied.
 	Config map[string]string `json:"config"`
 	// Redacted lists, sorted, the keys whose value was replaced by
-	// [RedactedValue].
+	// [RedactedValue], whole or in part (a secret-looking argument in
+	// free text, "db_password=[redacted]").
 	Redacted []string `json:"redacted"`
 	// Truncated lists, sorted, the keys whose value was cut (ending in "…").
 	Truncated []string `json:"truncated"`
@@ -123,7 +124,11 @@ func redactConfig(key string, raw json.RawMessage) bool {
 // plain "uuid=…" Proxmox writes, and any key whose name names a secret
 // (it contains password, passwd, secret or token, or a segment of it is
 // pass, pwd, psk, api_key, private_key or another word of the list in
-// docs/SECURITY.md, "Secret names"). The description is capped at [MaxDescriptionLen]
+// docs/SECURITY.md, "Secret names"), and every other key the gateway's
+// answers redact ([Client.APIGet]: it is never less strict). In every
+// other value a Proxmox ticket redacts the value whole and secret-looking
+// arguments ("--password x", "db_password=x") are redacted in place; such
+// keys are listed in Redacted too. The description is capped at [MaxDescriptionLen]
 // bytes, other values at [MaxConfigValueLen]; cut keys are listed in
 // Truncated. Unknown keys pass through sanitized and capped. The node must
 // be on the allowlist; nothing is sent otherwise.
@@ -148,13 +153,16 @@ func (c *Client) GuestConfig(ctx context.Context, in GuestConfigInput) (*GuestCo
 			res.OmittedKeys++
 			continue
 		}
-		if redactConfig(k, raw[k]) {
+		if configSecret(k, raw[k]) {
 			res.Config[k] = RedactedValue
 			res.Redacted = append(res.Redacted, k)
 			continue
 		}
-		v, cut := configValue(k, raw[k])
+		v, red, cut := configValue(k, raw[k])
 		res.Config[k] = v
+		if red {
+			res.Redacted = append(res.Redacted, k)
+		}
 		if cut {
 			res.Truncated = append(res.Truncated, k)
 		}
@@ -166,15 +174,35 @@ func (c *Client) GuestConfig(ctx context.Context, in GuestConfigInput) (*GuestCo
 	return res, nil
 }
 
-// configValue renders one config value as a sanitized, capped string. The
+// configSecret reports whether the whole value of config key must be
+// redacted: by the rules of the gateway's answers (gatewaySecret), which
+// hold every rule of redactConfig and more, so that GuestConfig is never
+// less strict than api_get of the same config.
+func configSecret(key string, raw json.RawMessage) bool {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return true // not JSON: the client would not have decoded it
+	}
+	return redactConfig(key, raw) || gatewaySecret(key, v, false)
+}
+
+// configValue renders one config value as a sanitized, redacted, capped
+// string, with the one rule for upstream strings the gateway applies too
+// (redactText: a ticket whole, secret-looking arguments such as
+// "db_password=x" in a description); red reports a redaction. The
 // description keeps its line breaks (it is multi-line notes); everything
-// else is one line.
-func configValue(key string, raw json.RawMessage) (string, bool) {
+// else is one line. Redaction comes before the cap, which could otherwise
+// cut a secret's name off its value.
+func configValue(key string, raw json.RawMessage) (v string, red, cut bool) {
 	s := rawText(raw)
 	if key == "description" {
-		return sanitize.Cap(strings.TrimSpace(s), MaxDescriptionLen)
+		s, red = redactText(sanitize.String(strings.TrimSpace(s)))
+		v, cut = sanitize.Cap(s, MaxDescriptionLen)
+		return v, red, cut
 	}
-	return sanitize.CapLine(s, MaxConfigValueLen)
+	s, red = redactText(sanitize.Line(s))
+	v, cut = sanitize.CapLine(s, MaxConfigValueLen)
+	return v, red, cut
 }
 
 // rawText turns a JSON value into the text Proxmox's config file holds:
