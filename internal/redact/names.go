@@ -104,10 +104,13 @@ var (
 )
 
 // SecretArgs replaces the values of secret-looking arguments
-// (--password X, api_token=X, password: X, psk=X) by [Value]: task logs
-// and other free text quote command lines, which Proxmox does not mask.
+// (--password X, api_token=X, password: X, psk=X) by [Value], and the
+// secrets of a few shapes without a name (secretShapes: mysql -pX,
+// sshpass -p X, curl -u user:X, a URL's user:X@): task logs and other
+// free text quote command lines, which Proxmox does not mask.
 // Text without one is returned as it is.
 func SecretArgs(s string) string {
+	s = secretShapes(s)
 	if !mayNameSecret(s) {
 		return s
 	}

@@ -8,6 +8,7 @@ import (
 // secretArgsPlain is SecretArgs as it was written before the
 // candidate scan: both expressions over the whole text, unanchored.
 func secretArgsPlain(s string) string {
+	s = secretShapes(s)
 	if !mayNameSecret(s) {
 		return s
 	}
@@ -55,6 +56,7 @@ var secretArgsSamples = []string{
 	strings.Repeat("x-", 200) + "token: y",
 	strings.Repeat("password=a ", 50),
 	"Nov 30 pvedaemon[1]: <root@pam> update VM 100: -ciuser root -cipassword hunter2 -sshkeys x",
+	"mysqldump -u root -pS3cr3t db; sshpass -p 'a b' ssh x; curl -u u:p https://u:p@h/ --password z",
 }
 
 func TestSecretArgsMatchesReplaceAll(t *testing.T) {
