@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"reflect"
 	"strings"
 
@@ -89,7 +88,8 @@ const (
 )
 
 // Values of "action_taken": none when it is certain that nothing was
-// changed, unknown when a request may have reached Proxmox.
+// changed, unknown when a request may have reached Proxmox (sentNothing
+// decides).
 const (
 	actionNone    = "none"
 	actionUnknown = "unknown"
@@ -141,29 +141,50 @@ type errorDetail struct {
 	Plan *proxmoxsafe.Plan `json:"plan,omitempty"`
 }
 
-// withErrorJSON appends the {"error":{...}} line for err to text.
-func withErrorJSON(tool, text string, err error) string {
+// withErrorJSON appends the {"error":{...}} line for err, the error of a
+// call of tool with ctx, to text.
+func withErrorJSON(ctx context.Context, tool, text string, err error) string {
 	return text + "\n" + compactJSON(struct {
 		Error errorDetail `json:"error"`
-	}{describeError(tool, err)})
+	}{describeError(tool, err, sentNothing(ctx, tool))})
 }
 
-// describeError builds the machine-readable part of err. Only validated
-// input and sanitized, capped state go in: never guest names or
-// descriptions, nor what the caller supplied as approval.
-func describeError(tool string, err error) errorDetail {
+// sentNothing reports whether it is certain that the call of tool with ctx
+// changed nothing: tool is one of this package's tools, and no mutating
+// request of the call had a connection to Proxmox (the library's
+// SendWatch, which the handler, RecoverMiddleware and
+// SchemaRefusalMiddleware put in the context). This, not the kind of the
+// error, decides "action_taken": a state read that timed out and a POST
+// that timed out end in the same kind of error, and only the POST may have
+// been carried out; a refusal that came after a request was sent (one
+// snapshot of a cleanup deleted, the next refused) did change something.
+// Without a watch, or for a tool that is not ours, nothing is certain.
+func sentNothing(ctx context.Context, tool string) bool {
+	w := proxmoxsafe.SendWatchFrom(ctx)
+	return w != nil && !w.MutatingSent() && isOurTool(tool)
+}
+
+// watchSends returns ctx with the call's SendWatch (the one it already
+// carries, if any).
+func watchSends(ctx context.Context) context.Context {
+	ctx, _ = proxmoxsafe.WatchSends(ctx)
+	return ctx
+}
+
+// describeError builds the machine-readable part of err; nothingSent is
+// sentNothing's answer for the call. Only validated input and sanitized,
+// capped state go in: never guest names or descriptions, nor what the
+// caller supplied as approval.
+func describeError(tool string, err error, nothingSent bool) errorDetail {
 	d := errorDetail{Kind: kindError, Tool: clean(tool, 128), ActionTaken: actionUnknown}
+	if nothingSent {
+		d.ActionTaken = actionNone
+	}
 	for _, k := range errorKinds {
 		if errors.Is(err, k.err) {
 			d.Kind = k.kind
-			if k.refusal {
-				d.ActionTaken = actionNone
-			}
 			break
 		}
-	}
-	if !isMutationTool(tool) {
-		d.ActionTaken = actionNone // read tools change nothing
 	}
 	var (
 		ae  *proxmoxsafe.ApprovalError
@@ -191,14 +212,8 @@ func describeError(tool string, err error) errorDetail {
 		}
 	case errors.As(err, &api):
 		d.HTTPStatus = api.StatusCode
-		if api.Method == http.MethodGet {
-			d.ActionTaken = actionNone
-		}
 	case errors.As(err, &pe):
 		d.Kind = kindInternal
-		if !pe.handlerRan {
-			d.ActionTaken = actionNone
-		}
 	}
 	if d.Kind == kindApprovalRequired {
 		d.Plan = refusalPlan(err)
@@ -222,18 +237,6 @@ func refusalPlan(err error) *proxmoxsafe.Plan {
 		return re.Plan
 	}
 	return nil
-}
-
-// isMutationTool reports whether tool is one of this package's mutation
-// tools; anything else (read tools, and names we do not know) cannot have
-// changed anything through this package.
-func isMutationTool(tool string) bool {
-	for _, d := range toolList() {
-		if d.info.Name == tool {
-			return !d.info.ReadOnly()
-		}
-	}
-	return false
 }
 
 // notFoundHint is the advice for a not-found error, by tool: a task is
@@ -299,24 +302,26 @@ func (r *refusal) Unwrap() error { return r.err }
 // maxErrorText caps an error message sent to the client.
 const maxErrorText = 2048
 
-// toolError turns a library error into the message the client reads.
-func toolError(tool string, err error) error {
+// toolError turns a library error of a call of tool with ctx into the
+// message the client reads.
+func toolError(ctx context.Context, tool string, err error) error {
 	var ae *proxmoxsafe.ApprovalError
 	if errors.As(err, &ae) {
-		return &refusal{text: withErrorJSON(tool, approvalText(tool, ae), err), err: err}
+		return &refusal{text: withErrorJSON(ctx, tool, approvalText(tool, ae), err), err: err}
 	}
 	text := err.Error()
 	if errors.Is(err, proxmoxsafe.ErrNotFound) {
 		text = notFoundHint(tool) + text
 	}
-	// A failed read means the pipeline stopped before any mutating request,
-	// but Proxmox's error does not say so.
-	var apiErr *proxmoxsafe.APIError
-	if errors.As(err, &apiErr) && apiErr.Method == http.MethodGet && !strings.Contains(text, "no action was taken") {
+	// A call that failed before any mutating request left (a failed read,
+	// a POST whose connection was refused) changed nothing, but Proxmox's
+	// error, or the network's, does not say so; the words say what the
+	// error object says (sentNothing).
+	if sentNothing(ctx, tool) && !strings.Contains(text, "no action was taken") {
 		text += "; no action was taken"
 	}
 	text, _ = sanitize.Cap(text, maxErrorText)
-	return &refusal{text: withErrorJSON(tool, text, err), err: err} // content.go
+	return &refusal{text: withErrorJSON(ctx, tool, text, err), err: err} // content.go
 }
 
 // approvalText is what a human reading the transcript needs to decide: the

@@ -209,6 +209,9 @@ func TestFaultMatrixTools(t *testing.T) {
 		{name: "slow headers/pre-read", tool: ToolGuestPower, args: shutdown, method: "GET", path: preRead, refused: true, waits: true,
 			inject: pathFault(proxmoxtest.Fault{Latency: time.Hour}),
 			want:   []string{"cannot check the guest's current state", "GET " + preRead, "timed out waiting for the answer's headers", "no action was taken"}},
+		{name: "connection dropped/pre-read", tool: ToolGuestPower, args: shutdown, method: "GET", path: preRead, refused: true,
+			inject: pathFault(proxmoxtest.Fault{Drop: true}),
+			want:   []string{"cannot check the guest's current state", "GET " + preRead, "no action was taken"}},
 		{name: "500 echoing the token/pre-read", tool: ToolGuestPower, args: shutdown, method: "GET", path: preRead, refused: true,
 			inject: pathFault(proxmoxtest.Fault{Status: 500, Reason: "backend said {{auth}}", Echo: true}),
 			want:   []string{"cannot check the guest's current state", "500", "[redacted]", "no action was taken"}},
@@ -218,6 +221,9 @@ func TestFaultMatrixTools(t *testing.T) {
 		{name: "slow headers/POST", tool: ToolGuestPower, args: shutdown, method: "POST", path: post, failed: true, waits: true,
 			inject: pathFault(proxmoxtest.Fault{Latency: time.Hour}),
 			want:   []string{"POST " + post, "timed out waiting for the answer's headers", "may have reached Proxmox", "check the guest's tasks and state"}},
+		{name: "connection dropped/POST", tool: ToolGuestPower, args: shutdown, method: "POST", path: post, failed: true,
+			inject: pathFault(proxmoxtest.Fault{Drop: true}),
+			want:   []string{"POST " + post, "may have reached Proxmox", "check the guest's tasks and state"}},
 		{name: "redirect/POST", tool: ToolGuestPower, args: shutdown, method: "POST", path: post, failed: true,
 			inject: func(f *faultFixture, method, path string) {
 				pathFault(proxmoxtest.Fault{Status: 307, Header: http.Header{"Location": {f.other.URL + "/api2/json" + path}}})(f, method, path)
@@ -252,6 +258,11 @@ func TestFaultMatrixTools(t *testing.T) {
 			}
 			msg := wantError(t, res, row.want...)
 			t.Log(msg)
+			// The object says what the words say: nothing was done unless
+			// the mutating request went out.
+			if taken, want := errorOf(t, res).Error.ActionTaken, map[bool]string{false: "none", true: "unknown"}[row.failed]; taken != want {
+				t.Errorf("action_taken = %q, want %q", taken, want)
+			}
 			checkFaultOutputs(t, f, mustJSON(t, res))
 			if got := f.other.Requests(); len(got) != 0 {
 				t.Errorf("the other server (redirect target) got requests: %v", requestLines(got))

@@ -30,8 +30,8 @@ const (
 // RecoverMiddleware returns receiving middleware that turns a panic in any
 // request handler into an error instead of killing the process (go-sdk does
 // not recover). A panicking tools/call becomes a tool result with isError
-// and a message saying what is known: nothing was sent when the panic came
-// before one of this package's tool handlers started, else the outcome is
+// and a message saying what is known: nothing was done when no mutating
+// request of the call had left for Proxmox (panic.go), else the outcome is
 // unknown. Other methods get a JSON-RPC
 // internal error. The panic value and stack go to logger (nil discards),
 // never to the client.
@@ -41,7 +41,7 @@ func RecoverMiddleware(logger *slog.Logger) mcp.Middleware {
 	}
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
-			ctx = withHandlerTracking(ctx) // panic.go
+			ctx = watchSends(ctx) // what a recovered panic says (panic.go)
 			defer func() {
 				if v := recover(); v != nil {
 					tool := toolName(req)
@@ -183,6 +183,7 @@ func mutationOp(tool string) (proxmoxsafe.Operation, bool) {
 
 func argumentErrors(client *proxmoxsafe.Client, next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		ctx = watchSends(ctx) // the call's one record of what it sent (content.go)
 		res, err := next(ctx, method, req)
 		if method != "tools/call" || err != nil {
 			return res, err
@@ -199,7 +200,7 @@ func argumentErrors(client *proxmoxsafe.Client, next mcp.MethodHandler) mcp.Meth
 		fields := schemaFields(tool, msg) // schemaerr.go
 		verr := fmt.Errorf("%w: %w", errBadArguments, &proxmoxsafe.ValidationError{Fields: fields})
 		text := fmt.Sprintf("invalid input: the arguments for %s do not match its input schema: %s; no action was taken", tool, fieldsText(fields))
-		out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: withErrorJSON(tool, text, verr)}}}
+		out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: withErrorJSON(ctx, tool, text, verr)}}}
 		out.SetError(verr)
 		if op, ok := mutationOp(tool); ok && client != nil {
 			// The reason names the rule, not the refused values.

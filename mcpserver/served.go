@@ -166,6 +166,7 @@ type callFunc[In any] func(ctx context.Context, req *mcp.CallToolRequest, in In)
 // caller's (AddTools), the Tool is registered as it is.
 func addServed[In any](server *mcp.Server, s *servedSchemas, fresh bool, call callFunc[In]) {
 	h := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx = watchSends(ctx) // content.go: what the error object's action_taken says
 		in, err := decodeArguments[In](req.Params.Arguments, s.in)
 		if err != nil {
 			var res mcp.CallToolResult
@@ -301,21 +302,19 @@ type adapter struct {
 type handlerFunc[In, Out any] func(a *adapter, ctx context.Context, in In) (string, Out, error)
 
 // serveTool registers h for st with what every tool does around its
-// library call: panic recovery, marking the handler as entered (a panic
-// after that point may have changed something), the beforeCall hook and
-// the request in the context (RequestFromContext). finish turns the call's
-// outcome into the result; the variants below differ only there.
+// library call: panic recovery, the beforeCall hook and the request in the
+// context (RequestFromContext). finish turns the call's outcome into the
+// result; the variants below differ only there.
 func serveTool[In, Out any](s *mcp.Server, st *servedSchemas, a *adapter, h handlerFunc[In, Out],
-	finish func(name, text string, o Out, err error) (*mcp.CallToolResult, any, error)) {
+	finish func(ctx context.Context, name, text string, o Out, err error) (*mcp.CallToolResult, any, error)) {
 	name := st.tool.Name
 	addServed(s, st, a.fresh, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out any, err error) {
 		defer func() {
 			if v := recover(); v != nil {
 				logPanic(ctx, a.log, "tools/call", name, v)
-				res, out, err = nil, nil, panicError(name)
+				res, out, err = nil, nil, panicError(ctx, name)
 			}
 		}()
-		markHandlerEntered(ctx)
 		if a.beforeCall != nil {
 			a.beforeCall(name)
 		}
@@ -324,7 +323,7 @@ func serveTool[In, Out any](s *mcp.Server, st *servedSchemas, a *adapter, h hand
 		if perr != nil {
 			return nil, nil, perr
 		}
-		return finish(name, text, o, err)
+		return finish(ctx, name, text, o, err)
 	})
 }
 
@@ -332,12 +331,12 @@ func serveTool[In, Out any](s *mcp.Server, st *servedSchemas, a *adapter, h hand
 // errors (or an elicitation, elicit.go), results the one text content.
 func typed[In, Out any](h handlerFunc[In, Out]) func(*mcp.Server, *servedSchemas, *adapter) {
 	return func(s *mcp.Server, st *servedSchemas, a *adapter) {
-		serveTool(s, st, a, h, func(name, text string, o Out, err error) (*mcp.CallToolResult, any, error) {
+		serveTool(s, st, a, h, func(ctx context.Context, name, text string, o Out, err error) (*mcp.CallToolResult, any, error) {
 			if res, ok := inputRequired(err); ok { // elicit.go
 				return res, nil, nil
 			}
 			if err != nil {
-				return nil, nil, toolError(name, err)
+				return nil, nil, toolError(ctx, name, err)
 			}
 			return structuredResult(text, o), o, nil // served.go
 		})
@@ -351,7 +350,7 @@ func typed[In, Out any](h handlerFunc[In, Out]) func(*mcp.Server, *servedSchemas
 // the elicitation, as in typed and typedMutation.
 func typedPartial[In, Out any](h handlerFunc[In, *Out]) func(*mcp.Server, *servedSchemas, *adapter) {
 	return func(s *mcp.Server, st *servedSchemas, a *adapter) {
-		serveTool(s, st, a, h, func(name, text string, o *Out, err error) (*mcp.CallToolResult, any, error) {
+		serveTool(s, st, a, h, func(ctx context.Context, name, text string, o *Out, err error) (*mcp.CallToolResult, any, error) {
 			if res, ok := inputRequired(err); ok && o == nil { // elicit.go
 				return res, nil, nil
 			}
@@ -361,9 +360,9 @@ func typedPartial[In, Out any](h handlerFunc[In, *Out]) func(*mcp.Server, *serve
 				res.SetError(err)                // keeps the library error for LoggingMiddleware
 				return res, o, nil
 			case err != nil:
-				return nil, nil, toolError(name, err)
+				return nil, nil, toolError(ctx, name, err)
 			case o == nil:
-				return nil, nil, toolError(name, errors.New("no result"))
+				return nil, nil, toolError(ctx, name, errors.New("no result"))
 			}
 			return structuredResult(text, o), o, nil
 		})

@@ -111,7 +111,7 @@ func typedMutation[In any](h handlerFunc[In, *proxmoxsafe.Receipt]) func(*mcp.Se
 	// The served schema states this client's cap (served.go), so a client
 	// learns the real limit (Tools does the same for listings).
 	return func(s *mcp.Server, st *servedSchemas, a *adapter) {
-		serveTool(s, st, a, h, func(name, text string, r *proxmoxsafe.Receipt, err error) (*mcp.CallToolResult, any, error) {
+		serveTool(s, st, a, h, func(ctx context.Context, name, text string, r *proxmoxsafe.Receipt, err error) (*mcp.CallToolResult, any, error) {
 			if res, ok := inputRequired(err); ok { // elicit.go
 				return res, nil, nil
 			}
@@ -123,7 +123,7 @@ func typedMutation[In any](h handlerFunc[In, *proxmoxsafe.Receipt]) func(*mcp.Se
 				return res, w, nil
 			}
 			if err != nil {
-				return nil, nil, toolError(name, err)
+				return nil, nil, toolError(ctx, name, err)
 			}
 			w := wireReceipt(r)
 			return structuredResult(text, w), w, nil

@@ -17,6 +17,9 @@ type guard struct {
 	next     http.RoundTripper
 	basePath string // "/api2/json"
 	routes   *routes.Allowlist
+	// traced: next is an *http.Transport, which reports its connections
+	// through httptrace (send_watch.go).
+	traced bool
 }
 
 // newGuard wraps next in the transport guard of policy p. login lets the
@@ -29,7 +32,8 @@ func newGuard(next http.RoundTripper, basePath string, p *policy, login bool) *g
 			classes = append(classes, string(cl))
 		}
 	}
-	return &guard{next: next, basePath: basePath, routes: routes.NewAllowlist(classes, p.nodes, login)}
+	_, traced := next.(*http.Transport)
+	return &guard{next: next, basePath: basePath, routes: routes.NewAllowlist(classes, p.nodes, login), traced: traced}
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -40,7 +44,7 @@ func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	return g.next.RoundTrip(req)
+	return g.next.RoundTrip(g.watchSend(req))
 }
 
 func (g *guard) check(req *http.Request) error {
