@@ -198,13 +198,19 @@ func argumentErrors(client *proxmoxsafe.Client, next mcp.MethodHandler) mcp.Meth
 		}
 		tool := toolName(req)
 		fields := schemaFields(tool, msg) // schemaerr.go
+		what, rule := "do not match its input schema", "do not match the %s input schema"
+		var rk *repeatedKeyError
+		if errors.As(ctr.GetError(), &rk) { // arguments.go
+			fields = []proxmoxsafe.FieldError{{Field: clean(rk.path, 64), Problem: repeatedKeyProblem}}
+			what, rule = "repeat a key", "for %s repeat a key in one object"
+		}
 		verr := fmt.Errorf("%w: %w", errBadArguments, &proxmoxsafe.ValidationError{Fields: fields})
-		text := fmt.Sprintf("invalid input: the arguments for %s do not match its input schema: %s; no action was taken", tool, fieldsText(fields))
+		text := fmt.Sprintf("invalid input: the arguments for %s %s: %s; no action was taken", tool, what, fieldsText(fields))
 		out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: withErrorJSON(ctx, tool, text, verr)}}}
 		out.SetError(verr)
 		if op, ok := mutationOp(tool); ok && client != nil {
 			// The reason names the rule, not the refused values.
-			client.RecordRefusal(ctx, op, fmt.Errorf("%w: arguments do not match the %s input schema; no action was taken", proxmoxsafe.ErrInvalidInput, tool))
+			client.RecordRefusal(ctx, op, fmt.Errorf("%w: arguments "+rule+"; no action was taken", proxmoxsafe.ErrInvalidInput, tool))
 		}
 		return out, nil
 	}

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"go/format"
 	"os"
@@ -139,8 +140,9 @@ func TestDecodeArgumentsDirectAndRoundTrip(t *testing.T) {
 // that matches it case-insensitively (Unicode folding: "ſ" is "s", "K"
 // is "k") and takes the last of duplicate keys. The direct decode must
 // never see an argument the schema did not: a key spelled differently is
-// an extra property (refused), and a duplicated key decodes to the same
-// value the schema validated (the last).
+// an extra property (refused), and a duplicated key is refused before
+// either looks (arguments.go: a reader keeping the first value would see
+// another call).
 func TestDecodeArgumentsKeySpellings(t *testing.T) {
 	type in struct {
 		N int    `json:"n"`
@@ -162,7 +164,8 @@ func TestDecodeArgumentsKeySpellings(t *testing.T) {
 			t.Errorf("%s: decoded %+v, want a refusal", raw, got)
 		}
 	}
-	if got, err := decodeArguments[in](json.RawMessage(`{"n":5,"n":100,"s":"a","s":"b"}`), r); err != nil || got != (in{N: 100, S: "b"}) {
-		t.Errorf("duplicate keys: %+v, %v; want the last values, as validated", got, err)
+	var rk *repeatedKeyError
+	if got, err := decodeArguments[in](json.RawMessage(`{"n":5,"n":100,"s":"a","s":"b"}`), r); !errors.As(err, &rk) || rk.path != "n" {
+		t.Errorf("duplicate keys: %+v, %v; want the repeated key n refused", got, err)
 	}
 }

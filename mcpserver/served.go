@@ -217,6 +217,9 @@ func decodeArguments[In any](raw json.RawMessage, resolved func() (*jsonschema.R
 	if err != nil {
 		return in, fmt.Errorf("resolving the input schema: %w", err) // a programmer error: tests build every schema
 	}
+	if path, repeated := repeatedKey(raw); repeated { // arguments.go
+		return in, &repeatedKeyError{path: path}
+	}
 	args := map[string]any{}
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &args); err != nil {
