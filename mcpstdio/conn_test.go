@@ -1,16 +1,20 @@
 package mcpstdio
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"reflect"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -320,4 +324,95 @@ func mustID(tb testing.TB, v any) jsonrpc.ID {
 		tb.Fatal(err)
 	}
 	return id
+}
+
+// TestRequestAfterInvalidLineAnswered: a request that follows an invalid
+// line at once is answered, every time. A campaign reported the ping of
+// `notifications/initialized`, `this is not json`, `{"id":7,"method":"ping"}`
+// (written together right after initialize) unanswered about one time in
+// four to ten. Over real pipes, reading every byte, it was never lost (here
+// and in 400 runs of the built binary); the loss is reproduced by a
+// client that reads the parse error with a buffered line reader and then
+// waits on the pipe's descriptor for the next line: the ping's answer,
+// small and quick, often arrives in the same read as the parse error and
+// sits in the reader's buffer, where a poll of the descriptor cannot see
+// it (a tools/list answer comes later, in a read of its own). This test
+// keeps the server side honest: many sessions over OS pipes, each with the
+// reported sequence and a few variants, each answer read byte by byte.
+func TestRequestAfterInvalidLineAnswered(t *testing.T) {
+	t.Parallel()
+	iterations := 1000
+	if testing.Short() {
+		iterations = 20
+	}
+	sequences := []string{
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\nthis is not json\n" + `{"jsonrpc":"2.0","id":7,"method":"ping"}` + "\n",
+		"this is not json\n" + `{"jsonrpc":"2.0","id":7,"method":"ping"}` + "\n",
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n[]\n" + `{"jsonrpc":"2.0","id":7,"method":"ping"}` + "\n",
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\nthis is not json\n" + `{"jsonrpc":"2.0","id":7,"method":"tools/list"}` + "\n",
+	}
+	server := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "v0"}, nil)
+	for i := range iterations {
+		seq := sequences[i%len(sequences)]
+		if err := pingAfterInvalidLine(t, server, seq); err != nil {
+			t.Fatalf("session %d (%q): %v", i, seq, err)
+		}
+	}
+}
+
+// pingAfterInvalidLine runs one session of server over OS pipes: initialize,
+// its answer, then seq in one write; it returns an error unless the invalid
+// line's error and the answer to id 7 both come back within 10 s.
+func pingAfterInvalidLine(t *testing.T, server *mcp.Server, seq string) error {
+	toServer, fromClient, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	toClient, fromServer, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	ran := make(chan error, 1)
+	go func() { ran <- server.Run(ctx, NewTransport(toServer, fromServer, nil)) }()
+	defer func() {
+		fromClient.Close() // the end of input: Run returns
+		if err := <-ran; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		cancel()
+		toServer.Close()
+		fromServer.Close()
+		toClient.Close()
+	}()
+	toClient.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var got []byte
+	readUntil := func(want ...string) error {
+		buf := make([]byte, 64*1024)
+		for {
+			all := true
+			for _, w := range want {
+				all = all && bytes.Contains(got, []byte(w))
+			}
+			if all {
+				return nil
+			}
+			n, err := toClient.Read(buf)
+			got = append(got, buf[:n]...)
+			if err != nil {
+				return fmt.Errorf("read %q: %w", got, err)
+			}
+		}
+	}
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n"
+	if _, err := fromClient.WriteString(init); err != nil {
+		t.Fatal(err)
+	}
+	if err := readUntil(`"id":1,"result"`); err != nil {
+		return err
+	}
+	if _, err := fromClient.WriteString(seq); err != nil {
+		t.Fatal(err)
+	}
+	return readUntil(`"id":null,"error"`, `"id":7,"result"`)
 }
