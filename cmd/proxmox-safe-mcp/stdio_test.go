@@ -219,3 +219,39 @@ func TestStdioLegacyBatch(t *testing.T) {
 		t.Errorf("ping after the batches: %+v", rep)
 	}
 }
+
+// TestStdioPingAfterMalformedLine: the reported sequence on the built
+// binary, many times: initialize, its answer, then
+// notifications/initialized, a line that is not JSON and a ping written
+// together. Each session answers both the parse error and the ping (the
+// reported losses were the reading client's: mcpstdio's
+// TestRequestAfterInvalidLineAnswered says why).
+func TestStdioPingAfterMalformedLine(t *testing.T) {
+	t.Parallel()
+	sessions := 25
+	if testing.Short() {
+		sessions = 3
+	}
+	for i := range sessions {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			r := startRawStdio(t, "--demo")
+			r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
+			if rep := r.next(); rep.Error != nil {
+				t.Fatalf("initialize: %+v", rep.Error)
+			}
+			r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\nthis is not json\n" + `{"jsonrpc":"2.0","id":7,"method":"ping"}`)
+			var got []string
+			for range 2 {
+				rep := r.next()
+				code := 0
+				if rep.Error != nil {
+					code = rep.Error.Code
+				}
+				got = append(got, fmt.Sprintf("%s %d", rep.ID, code))
+			}
+			if strings.Join(got, ",") != "null -32700,7 0" {
+				t.Errorf("answers %q, want the parse error then the ping's result", got)
+			}
+		})
+	}
+}
