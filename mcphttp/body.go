@@ -12,6 +12,10 @@ import (
 	"net/http"
 	"os"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	rpcerr "github.com/proxmoxsafe/proxmox-safe-mcp/internal/jsonrpc"
 )
 
 // DefaultBodyReadTimeout bounds how long a client may take to send a
@@ -98,6 +102,21 @@ func (h *Handler) readBody(next http.Handler) http.Handler {
 		var m message
 		if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] == '{' {
 			_ = json.Unmarshal(b, &m) // invalid JSON: go-sdk answers it
+			// A request that repeats a key outside a tool call's arguments
+			// (which the server refuses itself, audited): go-sdk would
+			// serve the last value, a reader keeping the first would see
+			// another request. A response is left to go-sdk, and so is the
+			// legacy SSE transport, whose answers go out on the event
+			// stream, not in the POST's body (its tool arguments are still
+			// checked by the server).
+			if path, repeated := rpcerr.RepeatedKey(b, true); repeated && m.Method != "" && h.sse == nil {
+				id := m.ID
+				if path == "id" {
+					id = nil
+				}
+				writeRPCError(w, id, jsonrpc.CodeInvalidRequest, rpcerr.RepeatedKeyMessage(path))
+				return
+			}
 		}
 		next.ServeHTTP(w, r2.WithContext(context.WithValue(r.Context(), messageKey{}, m)))
 	})

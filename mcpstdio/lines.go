@@ -154,6 +154,9 @@ func decodeMessage(raw []byte) (jsonrpc.Message, *lineProblem) {
 		if !ok && string(rawMethod) != "null" { // go-sdk reads null as ""
 			return nil, &lineProblem{code: codeInvalidRequest, msg: "Invalid Request: method must be a string", id: rawID}
 		}
+		if path, repeated := rpcerr.RepeatedKey(raw, true); repeated {
+			return nil, repeatedKeyProblem(path, rawID)
+		}
 		return &jsonrpc.Request{ID: id, Method: method, Params: m["params"]}, nil
 	}
 	if !id.IsValid() {
@@ -168,6 +171,18 @@ func decodeMessage(raw []byte) (jsonrpc.Message, *lineProblem) {
 		resp.Error = e
 	}
 	return resp, nil
+}
+
+// repeatedKeyProblem is the error of a request that repeats a key in one
+// object (outside a tool call's arguments, which the server refuses
+// itself): go-sdk would read the last value, another reader the first.
+// The answer carries the request's id, or null when the id is what is
+// repeated.
+func repeatedKeyProblem(path string, rawID json.RawMessage) *lineProblem {
+	if path == "id" {
+		rawID = nil
+	}
+	return &lineProblem{code: codeInvalidRequest, msg: rpcerr.RepeatedKeyMessage(path), id: rawID}
 }
 
 // decodeError decodes a response's error object as go-sdk does: its

@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	rpcerr "github.com/proxmoxsafe/proxmox-safe-mcp/internal/jsonrpc"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/testutil"
 )
 
@@ -173,6 +174,9 @@ func FuzzCheckLine(f *testing.F) {
 				t.Fatalf("accepted %q, which go-sdk refuses: %v", line, err)
 			}
 		case problem != nil && err == nil:
+			if _, repeated := rpcerr.RepeatedKey(line, true); repeated && strings.Contains(problem.msg, "appears more than once") {
+				return // stricter than go-sdk on purpose: it keeps a repeated key's last value
+			}
 			t.Fatalf("refused %q (%s), which go-sdk reads as %+v", line, problem.msg, sdk)
 		case problem == nil && !reflect.DeepEqual(msg, sdk):
 			t.Fatalf("%q: decoded %+v, go-sdk %+v", line, msg, sdk)
@@ -215,6 +219,44 @@ func checkBatchMembers(t *testing.T, line []byte) {
 			t.Fatalf("%q member %d: %+v, alone %+v", line, i, m.msg, msg)
 		case repeated && m.problem.id != nil:
 			t.Fatalf("%q member %d repeats an id and is answered with id %s, want null", line, i, m.problem.id)
+		}
+	}
+}
+
+// TestRepeatedKeyRequest: a request that repeats a key outside a tool
+// call's arguments is refused (go-sdk would serve the last value, a reader
+// keeping the first would see another request), with its id unless the id
+// is what is repeated; repeated keys in the arguments are left to the
+// server, and a response is read as go-sdk reads it.
+func TestRepeatedKeyRequest(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		line, id string // id "": accepted
+	}{
+		{`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_guests","name":"guest_destroy","arguments":{}}}`, "3"},
+		{`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t","arguments":{"a":1},"arguments":{"a":2}}}`, "3"},
+		{`{"jsonrpc":"2.0","id":3,"method":"ping","method":"tools/call"}`, "3"},
+		{`{"jsonrpc":"2.0","id":3,"id":4,"method":"ping"}`, "null"},
+		{`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"requestId":2}}`, "null"},
+		{`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t","arguments":{"vmid":100,"vmid":101}}}`, ""},
+		{`{"jsonrpc":"2.0","id":3,"result":{"a":1,"a":2}}`, ""},
+	} {
+		msg, _, p := checkLine([]byte(tc.line), false)
+		if tc.id == "" {
+			if p != nil || msg == nil {
+				t.Errorf("%s: refused (%v)", tc.line, p)
+			}
+			continue
+		}
+		if p == nil || p.code != codeInvalidRequest || !strings.Contains(p.msg, "appears more than once") {
+			t.Errorf("%s: %+v, want a repeated-key refusal", tc.line, p)
+			continue
+		}
+		var rep struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if err := json.Unmarshal(p.object(), &rep); err != nil || string(rep.ID) != tc.id {
+			t.Errorf("%s: answer %s, want id %s", tc.line, p.object(), tc.id)
 		}
 	}
 }

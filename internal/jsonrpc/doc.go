@@ -10,6 +10,11 @@
 // (jsonrpc.CodeParseError and the others); messages, requests and
 // responses that do reach go-sdk are encoded by go-sdk.
 //
+// It finds a key repeated in one JSON object ([RepeatedKey]): the
+// transports refuse such requests and the MCP adapter such tool
+// arguments, since go-sdk keeps the last value where other readers keep
+// the first.
+//
 // It also holds what every transport needs to honour a client's
 // notifications/cancelled ([Cancellations]): go-sdk answers a cancelled
 // request anyway, and only the transport can hold that answer back.
