@@ -53,16 +53,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rawRel := strings.TrimPrefix(r.URL.EscapedPath(), apiPrefix)
 	query := r.URL.Query()
 	form, bodyErr := readBody(r)
-	s.logRequest(Request{Method: r.Method, Path: rel, RawPath: rawRel, Query: query, Form: form, Header: r.Header.Clone()})
+	seq := s.logRequest(Request{Method: r.Method, Path: rel, RawPath: rawRel, Query: query, Form: form, Header: r.Header.Clone()})
+	// Registered after wg's Done, so it runs first: the request has ended
+	// before Close can return, and whatever way the handler leaves.
+	defer s.endRequest(seq)
 
-	left := false // the client went away while a fault delayed the request
+	// left: the client went away while a delay held the request.
+	left := !s.sleep(r, s.Latency)
 	if f, ok := s.takeFault(r.Method, rel); ok {
-		answered, gone := s.applyFault(w, r, f)
-		if answered {
-			return
-		}
-		if left = gone; !left {
-			w = s.faultWriter(w, r, f)
+		switch {
+		case left && f.answersItself():
+			s.abandon() // the fault's own answer carries out nothing
+		case !left:
+			answered, gone := s.applyFault(w, r, f)
+			if answered {
+				return
+			}
+			if left = gone; !left {
+				w = s.faultWriter(w, r, f)
+			}
 		}
 	}
 

@@ -3,7 +3,9 @@ package proxmoxtest
 import (
 	"bytes"
 	"net/http"
+	"sync"
 	"testing"
+	"time"
 )
 
 func TestRequestLog(t *testing.T) {
@@ -63,5 +65,68 @@ func TestRequestLogLimit(t *testing.T) {
 	s.reqMu.Unlock()
 	if held > 2*3+8 {
 		t.Errorf("the log holds %d entries' room for a limit of 3", held)
+	}
+}
+
+// TestSequentialDepth counts chains of requests, each started after the
+// one before ended, from the logged times alone.
+func TestSequentialDepth(t *testing.T) {
+	t.Parallel()
+	at := func(ms int) time.Time { return time.Unix(0, 0).Add(time.Duration(ms) * time.Millisecond) }
+	req := func(start, end int) Request {
+		r := Request{Start: at(start)}
+		if end >= 0 {
+			r.End = at(end)
+		}
+		return r
+	}
+	for _, tt := range []struct {
+		name string
+		reqs []Request
+		want int
+	}{
+		{"none", nil, 0},
+		{"one", []Request{req(0, 25)}, 1},
+		{"at once", []Request{req(0, 25), req(1, 26), req(2, 27)}, 1},
+		{"one after another", []Request{req(0, 25), req(25, 50), req(51, 76)}, 3},
+		{"reads at once, then the write", []Request{req(0, 25), req(1, 26), req(27, 52)}, 2},
+		// Out of order in the log, and a long read overlapping two short
+		// ones in a row: the longest chain counts.
+		{"longest chain", []Request{req(30, 55), req(0, 60), req(0, 25), req(61, 86)}, 3},
+		{"still running", []Request{req(0, -1), req(10, 20), req(30, 40)}, 2},
+	} {
+		if got := SequentialDepth(tt.reqs); got != tt.want {
+			t.Errorf("%s: depth %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestLatency delays every request, logs when each started and ended,
+// and requests sent at once overlap.
+func TestLatency(t *testing.T) {
+	t.Parallel()
+	s := NewUnstartedServer(nil)
+	s.Latency = 100 * time.Millisecond
+	s.StartTLS()
+	defer s.Close()
+	start := time.Now()
+	get(t, s, "/version")
+	if time.Since(start) < s.Latency {
+		t.Error("latency not applied")
+	}
+	get(t, s, "/nodes")
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() { get(t, s, "/cluster/status") })
+	}
+	wg.Wait()
+	reqs := s.Requests()
+	for _, r := range reqs {
+		if r.Start.IsZero() || r.End.Before(r.Start.Add(s.Latency)) {
+			t.Errorf("%s %s: start %v, end %v", r.Method, r.Path, r.Start, r.End)
+		}
+	}
+	if d := SequentialDepth(reqs); d != 3 {
+		t.Errorf("two requests in a row, then three at once: depth %d, want 3", d)
 	}
 }

@@ -34,6 +34,14 @@ type Server struct {
 	HADelayPolls int
 	// AuthDelay delays every 401 answer (real PVE: 3s). Default 0.
 	AuthDelay time.Duration
+	// Latency delays every request by this much before it is served (a
+	// network round trip and Proxmox's own work: the fake otherwise
+	// answers in microseconds, so reads sent at once could not be told
+	// from reads sent one after another). It comes on top of a fault's
+	// own Latency. A client that goes away meanwhile gets no answer; the
+	// request is still carried out, as with [Fault.Latency]. See
+	// [SequentialDepth] for counting round trips with it. Default 0.
+	Latency time.Duration
 	// RequestLogLimit, when positive, keeps only the most recent this
 	// many requests in the log ([Server.Requests]), so a long-running
 	// server (a demo) does not grow with every request. Zero keeps every
@@ -82,6 +90,7 @@ type Server struct {
 
 	reqMu    sync.Mutex
 	requests []Request
+	reqSeq   uint64
 
 	faultMu sync.Mutex
 	faults  []*Fault
