@@ -337,9 +337,10 @@ func parseBaseURL(raw string, allowHTTP bool) (*url.URL, error) {
 
 // minIdleConnsPerHost is the fewest idle keep-alive connections the
 // default transport keeps to Proxmox: enough for the reads one call sends
-// at once (ClusterStatus: 3). go-cleanhttp's default is GOMAXPROCS+1, 2 on
+// at once (a mutation's checks: up to maxReadsAtOnce; ClusterStatus: 3).
+// go-cleanhttp's default is GOMAXPROCS+1, 2 on
 // one core, which would cost a TLS handshake per such call.
-const minIdleConnsPerHost = 4
+const minIdleConnsPerHost = maxReadsAtOnce
 
 func buildHTTPClient(cfg Config, base *url.URL, pol *policy, login bool) (*http.Client, error) {
 	tlsCfg, err := buildTLS(cfg)

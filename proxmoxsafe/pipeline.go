@@ -88,6 +88,10 @@ type mutationCall struct {
 	effect       func(s GuestState) string
 	decorate     func(r *Receipt)
 	changes      func() []ConfigChange
+	// prefetch are the reads precondition needs that do not depend on
+	// the guest's state; they go out with the pipeline's own reads
+	// (pipeline_reads.go).
+	prefetch []prefetcher
 }
 
 // runState is what a run learns on the way.
@@ -247,19 +251,20 @@ func (c *Client) admit(ctx context.Context, m *mutation) (GuestState, error) {
 		c.auditRefusal(ctx, m, err)
 		return GuestState{}, err
 	}
-	state, err := c.freshState(ctx, m)
+	// The reads go out at once (pipeline_reads.go) and are judged in
+	// this order. A guest still to be created has no name, tags or pool
+	// yet; the provision precondition checks the pool it will join.
+	reads := c.startReads(ctx, m, m.fresh == nil)
+	defer reads.stop()
+	state, err := reads.state.wait()
 	if err != nil {
 		err = &PreconditionReadError{Err: err}
 		c.auditRefusal(ctx, m, err)
 		return GuestState{}, err
 	}
-	// A guest still to be created has no name, tags or pool yet; the
-	// provision precondition checks the pool it will join.
-	if m.fresh == nil {
-		if err := c.checkProtected(ctx, m.target, state); err != nil {
-			c.auditRefusal(ctx, m, err)
-			return GuestState{}, err
-		}
+	if err := c.checkProtected(m.target, state, reads.protectedBy); err != nil {
+		c.auditRefusal(ctx, m, err)
+		return GuestState{}, err
 	}
 	if err := m.precondition(ctx, state); err != nil {
 		var re *RefusalError
@@ -269,7 +274,7 @@ func (c *Client) admit(ctx context.Context, m *mutation) (GuestState, error) {
 		c.auditRefusal(ctx, m, err)
 		return GuestState{}, err
 	}
-	if err := c.checkNoActiveTask(ctx, m.target, state); err != nil {
+	if err := noActiveTask(m.target, state, reads.tasks.wait); err != nil {
 		c.auditRefusal(ctx, m, err)
 		return GuestState{}, err
 	}
@@ -376,7 +381,9 @@ func (c *Client) appliedSync(ctx context.Context, m *mutation, state GuestState)
 // refuses when the state differs from the one the approver saw: the
 // approval was given for that state, not for whatever the guest is now.
 func (c *Client) recheck(ctx context.Context, m *mutation, approved GuestState) (GuestState, error) {
-	now, err := c.freshState(ctx, m)
+	reads := c.startReads(ctx, m, false)
+	defer reads.stop()
+	now, err := reads.state.wait()
 	if err != nil {
 		return approved, &PreconditionReadError{Err: err}
 	}
@@ -391,7 +398,7 @@ func (c *Client) recheck(ctx context.Context, m *mutation, approved GuestState) 
 		}
 		return now, err
 	}
-	if err := c.checkNoActiveTask(ctx, m.target, now); err != nil {
+	if err := noActiveTask(m.target, now, reads.tasks.wait); err != nil {
 		return now, err
 	}
 	// The precondition may read more than the state (the disks a destroy

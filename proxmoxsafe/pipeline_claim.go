@@ -68,6 +68,11 @@ type rawActiveTask struct {
 // node Proxmox lists only the token's own tasks, which still covers races
 // between callers of this server.
 func (c *Client) checkNoActiveTask(ctx context.Context, t Target, s GuestState) error {
+	return noActiveTask(t, s, func() ([]rawActiveTask, error) { return c.activeTasks(ctx, t) })
+}
+
+// activeTasks reads the guest's node's running tasks for the guest.
+func (c *Client) activeTasks(ctx context.Context, t Target) ([]rawActiveTask, error) {
 	q := url.Values{
 		"source": {"active"},
 		"vmid":   {strconv.Itoa(t.VMID)},
@@ -75,9 +80,19 @@ func (c *Client) checkNoActiveTask(ctx context.Context, t Target, s GuestState) 
 	}
 	var tasks []rawActiveTask
 	if err := c.get(ctx, pve.Path("nodes", t.Node, "tasks"), q, &tasks); err != nil {
+		return nil, err
+	}
+	return tasks, nil
+}
+
+// noActiveTask is checkNoActiveTask's verdict over the read tasks returns
+// (already sent, in the pipeline).
+func noActiveTask(t Target, s GuestState, tasks func() ([]rawActiveTask, error)) error {
+	list, err := tasks()
+	if err != nil {
 		return &PreconditionReadError{Err: err}
 	}
-	for _, task := range tasks {
+	for _, task := range list {
 		if string(task.ID) != strconv.Itoa(t.VMID) {
 			continue // defensive: the filter is Proxmox's
 		}

@@ -127,11 +127,11 @@ func (g *protectRules) protectedBy(name string, tags []string, pool string) stri
 
 // checkProtected refuses a mutation of a guest protected by name, tag or
 // pool, read fresh from /cluster/resources (the one place Proxmox reports
-// all three). A guest that cannot be found there is refused too: its
-// protection cannot be ruled out. Without such protections it reads
-// nothing.
-func (c *Client) checkProtected(ctx context.Context, t Target, s GuestState) error {
-	why, err := c.protection(ctx, t)
+// all three) by protection, whose verdict protectedBy returns (the
+// pipeline sends that read with its others). A guest that cannot be found
+// there is refused too: its protection cannot be ruled out.
+func (c *Client) checkProtected(t Target, s GuestState, protectedBy func() (string, error)) error {
+	why, err := protectedBy()
 	if err != nil {
 		return &PreconditionReadError{Err: err}
 	}

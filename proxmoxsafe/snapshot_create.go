@@ -86,6 +86,7 @@ func (c *Client) SnapshotGuest(ctx context.Context, in SnapshotGuestInput) (*Rec
 	if in.VMState {
 		form.Set("vmstate", "1")
 	}
+	snaps := c.snapshotList(t)
 	return c.waitIfAsked(ctx, in.Wait, &mutation{decl: &snapshotGuestOp, mutationCall: mutationCall{
 		planOnly: in.Plan,
 		action:   "snapshot",
@@ -93,8 +94,9 @@ func (c *Client) SnapshotGuest(ctx context.Context, in SnapshotGuestInput) (*Rec
 		target:   t,
 		params:   in.approvalParams(),
 		given:    in.Approval,
+		prefetch: []prefetcher{snaps},
 		precondition: func(ctx context.Context, s GuestState) error {
-			return c.snapshotPrecondition(ctx, t, s)
+			return snapshotPrecondition(ctx, t, s, snaps)
 		},
 		effect: func(s GuestState) string {
 			e := "take snapshot " + t.Snapshot + " of " + describe(t, s)
@@ -108,7 +110,19 @@ func (c *Client) SnapshotGuest(ctx context.Context, in SnapshotGuestInput) (*Rec
 	}})
 }
 
-func (c *Client) snapshotPrecondition(ctx context.Context, t Target, s GuestState) error {
+// snapshotList is the read of t's snapshot list, for a precondition's
+// prefetch.
+func (c *Client) snapshotList(t Target) *prefetch[[]rawSnapshot] {
+	return newPrefetch(func(ctx context.Context) ([]rawSnapshot, error) {
+		var snaps []rawSnapshot
+		if err := c.get(ctx, guestPath(t, "snapshot"), nil, &snaps); err != nil {
+			return nil, err
+		}
+		return snaps, nil
+	})
+}
+
+func snapshotPrecondition(ctx context.Context, t Target, s GuestState, list *prefetch[[]rawSnapshot]) error {
 	who := describe(t, s)
 	switch {
 	case s.Template:
@@ -116,8 +130,8 @@ func (c *Client) snapshotPrecondition(ctx context.Context, t Target, s GuestStat
 	case s.Lock != "":
 		return refuse(ErrPrecondition, "%s is locked (%s); wait for the operation holding the lock to finish", who, s.Lock)
 	}
-	var snaps []rawSnapshot
-	if err := c.get(ctx, guestPath(t, "snapshot"), nil, &snaps); err != nil {
+	snaps, err := list.get(ctx)
+	if err != nil {
 		return err
 	}
 	for _, sn := range snaps {

@@ -59,7 +59,14 @@ var phaseText = [...]string{
 // body has been read and closed.
 func (p *phase) trace(req *http.Request, timeout time.Duration) (*http.Request, context.CancelFunc) {
 	p.start = time.Now()
-	set := func(v int32) { p.at.Store(v) }
+	// A phase only moves forward: net/http may dial a connection for a
+	// request and then hand it an idle one that came free first (reads
+	// sent at once), and that dial's handshake hooks still run on this
+	// request's trace while it reads its answer.
+	set := func(v int32) {
+		for at := p.at.Load(); at < v && !p.at.CompareAndSwap(at, v); at = p.at.Load() {
+		}
+	}
 	trace := &httptrace.ClientTrace{
 		TLSHandshakeStart: func() { set(phaseHandshake) },
 		GotConn: func(httptrace.GotConnInfo) {
@@ -80,7 +87,7 @@ func (p *phase) trace(req *http.Request, timeout time.Duration) (*http.Request, 
 }
 
 // reading marks the start of the body read.
-func (p *phase) reading() { p.at.Store(phaseBody) }
+func (p *phase) reading() { p.at.Store(phaseBody) } // the last phase: never a step back
 
 // explain rewrites a timeout, a cancellation or a connection closed early
 // into what happened and where; other errors are returned as they are.

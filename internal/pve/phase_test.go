@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"testing"
@@ -114,5 +115,24 @@ func TestFailuresNameTheirPhase(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestPhaseOnlyMovesForward: a dial net/http started for a request that
+// then got an idle connection (reads sent at once) still runs its
+// handshake hooks on the request's trace; a timeout while the body is
+// read must still say so.
+func TestPhaseOnlyMovesForward(t *testing.T) {
+	t.Parallel()
+	var p phase
+	req, cancel := p.trace(httptest.NewRequest(http.MethodGet, "https://pve.example/", nil), 0)
+	defer cancel()
+	trace := httptrace.ContextClientTrace(req.Context())
+	trace.GotConn(httptrace.GotConnInfo{Reused: true})
+	trace.WroteRequest(httptrace.WroteRequestInfo{})
+	p.reading()
+	trace.TLSHandshakeStart() // the other dial
+	if err := p.explain(context.DeadlineExceeded); !strings.Contains(err.Error(), "reading the answer's body") {
+		t.Errorf("err = %q, want the body read named", err)
 	}
 }
