@@ -189,6 +189,8 @@ func (c *Client) SetGuestConfig(ctx context.Context, in SetGuestConfigInput) (*R
 	var changes []ConfigChange
 	var digest string
 	form, planForm := url.Values{}, url.Values{}
+	raw := c.configRead(t)
+	pending := newPrefetch(func(ctx context.Context) (map[string]pendingEntry, error) { return c.readPending(ctx, t) })
 	m := &mutation{decl: &setGuestConfigOp, mutationCall: mutationCall{
 		planOnly: in.Plan,
 		action:   "config",
@@ -207,11 +209,12 @@ func (c *Client) SetGuestConfig(ctx context.Context, in SetGuestConfigInput) (*R
 			}
 			return nil
 		},
+		prefetch: []prefetcher{raw, pending},
 		precondition: func(ctx context.Context, s GuestState) error {
-			if _, err := c.configForChange(ctx, t, s, &digest); err != nil {
+			if _, err := configForChange(ctx, t, s, raw, &digest); err != nil {
 				return err
 			}
-			entries, err := c.readPending(ctx, t)
+			entries, err := pending.get(ctx)
 			if err != nil {
 				return err
 			}

@@ -110,6 +110,7 @@ func (c *Client) ResizeDisk(ctx context.Context, in ResizeDiskInput) (*Receipt, 
 	form := url.Values{"disk": {in.Disk}, "size": {in.Size}}
 	var change ConfigChange
 	var digest string
+	raw := c.configRead(t)
 	return c.waitIfAsked(ctx, in.Wait, &mutation{decl: &resizeDiskOp, mutationCall: mutationCall{
 		planOnly:   in.Plan,
 		action:     "resize",
@@ -118,8 +119,9 @@ func (c *Client) ResizeDisk(ctx context.Context, in ResizeDiskInput) (*Receipt, 
 		target:     t,
 		params:     in.approvalParams(),
 		given:      in.Approval,
+		prefetch:   []prefetcher{raw},
 		precondition: func(ctx context.Context, s GuestState) error {
-			cfg, err := c.configForChange(ctx, t, s, &digest)
+			cfg, err := configForChange(ctx, t, s, raw, &digest)
 			if err != nil {
 				return err
 			}
@@ -154,17 +156,22 @@ func configPrecondition(t Target, s GuestState) error {
 	return nil
 }
 
+// configRead is the read of t's config, for a precondition's prefetch.
+func (c *Client) configRead(t Target) *prefetch[map[string]string] {
+	return newPrefetch(func(ctx context.Context) (map[string]string, error) { return c.readRawConfig(ctx, t) })
+}
+
 // configForChange is the precondition both config operations start with:
 // the guest is neither locked nor a template, and its raw configuration
 // is read. On the re-check after an approval the configuration must still
 // have the digest the approver saw (*digest, set by the first read); the
 // request then carries that digest, so Proxmox too refuses a change made
 // in between.
-func (c *Client) configForChange(ctx context.Context, t Target, s GuestState, digest *string) (map[string]string, error) {
+func configForChange(ctx context.Context, t Target, s GuestState, raw *prefetch[map[string]string], digest *string) (map[string]string, error) {
 	if err := configPrecondition(t, s); err != nil {
 		return nil, err
 	}
-	cfg, err := c.readRawConfig(ctx, t)
+	cfg, err := raw.get(ctx)
 	if err != nil {
 		return nil, err
 	}

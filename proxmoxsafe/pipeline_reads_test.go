@@ -72,6 +72,22 @@ func TestMutationRoundTrips(t *testing.T) {
 		}
 	}
 	protectByName := func(c *proxmoxsafe.Config) { c.Policy.ProtectedNames = []string{"nothere"} }
+	snapshotAdmin := func(c *proxmoxsafe.Config) {
+		c.Policy.Classes = append(c.Policy.Classes, proxmoxsafe.ClassSnapshotAdmin)
+	}
+	ct := proxmoxsafe.GuestRef{Node: "pve1", Type: proxmoxsafe.TypeLXC, VMID: 200}
+	deleteSnap := func(e *env) error {
+		in := proxmoxsafe.DeleteSnapshotInput{GuestRef: ct, Name: "before"}
+		in.Approval = proxmoxsafe.ApprovalPhrase("delsnapshot", in.Target())
+		_, err := e.client.DeleteSnapshot(t.Context(), in)
+		return err
+	}
+	rollback := func(e *env) error {
+		in := proxmoxsafe.RollbackSnapshotInput{GuestRef: ct, Name: "before"}
+		in.Approval = in.ApprovalPhrase()
+		_, err := e.client.RollbackSnapshot(t.Context(), in)
+		return err
+	}
 	for _, tt := range []struct {
 		name     string
 		mod      func(*proxmoxsafe.Config)
@@ -87,6 +103,8 @@ func TestMutationRoundTrips(t *testing.T) {
 		{"snapshot approved", nil, snapshot(true), nil, 2},
 		{"snapshot approved, protection by name", protectByName, snapshot(true), nil, 2},
 		{"snapshot without a phrase", nil, snapshot(false), proxmoxsafe.ErrApprovalRequired, 1},
+		{"snapshot delete approved", snapshotAdmin, deleteSnap, nil, 2},
+		{"snapshot rollback approved", snapshotAdmin, rollback, nil, 2},
 		// An approver that may have taken minutes: the state is read again
 		// (all reads at once), then the request.
 		{"power, slow approver", func(c *proxmoxsafe.Config) {

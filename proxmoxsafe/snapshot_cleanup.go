@@ -128,16 +128,18 @@ func (c *Client) CleanupSnapshots(ctx context.Context, in CleanupSnapshotsInput)
 	start := time.Now()
 	t := in.Target()
 	var plan retention.Result
+	view := newPrefetch(func(ctx context.Context) ([]retention.Snapshot, error) { return c.retentionView(ctx, t) })
 	m := &mutation{decl: &cleanupSnapshotsOp, mutationCall: mutationCall{
-		action: "snapshot-cleanup",
-		input:  in,
-		target: t,
-		given:  in.Approval,
+		action:   "snapshot-cleanup",
+		input:    in,
+		target:   t,
+		given:    in.Approval,
+		prefetch: []prefetcher{view},
 		precondition: func(ctx context.Context, s GuestState) error {
 			if err := snapshotAdminPrecondition(t, s); err != nil {
 				return err
 			}
-			snaps, err := c.retentionView(ctx, t)
+			snaps, err := view.get(ctx)
 			if err != nil {
 				return err
 			}

@@ -66,16 +66,18 @@ func (c *Client) DeleteSnapshot(ctx context.Context, in DeleteSnapshotInput) (*R
 // deleteSnapshotMutation is the one DELETE of a snapshot, shared by
 // DeleteSnapshot and each step of CleanupSnapshots.
 func (c *Client) deleteSnapshotMutation(op *operation, input any, t Target, given string) *mutation {
+	present := newPrefetch(func(ctx context.Context) (bool, error) { return c.snapshotPresent(ctx, t) })
 	return &mutation{decl: op, mutationCall: mutationCall{
-		action: "delsnapshot",
-		input:  input,
-		target: t,
-		given:  given,
+		action:   "delsnapshot",
+		input:    input,
+		target:   t,
+		given:    given,
+		prefetch: []prefetcher{present},
 		precondition: func(ctx context.Context, s GuestState) error {
 			if err := snapshotAdminPrecondition(t, s); err != nil {
 				return err
 			}
-			present, err := c.snapshotPresent(ctx, t)
+			present, err := present.get(ctx)
 			if err != nil {
 				return err
 			}

@@ -75,6 +75,7 @@ func (c *Client) RollbackSnapshot(ctx context.Context, in RollbackSnapshotInput)
 		form.Set("start", "1")
 	}
 	var hasRAM bool
+	found := newPrefetch(func(ctx context.Context) (*rawSnapshotEntry, error) { return c.findSnapshot(ctx, t) })
 	return c.waitIfAsked(ctx, in.Wait, &mutation{decl: &rollbackSnapshotOp, mutationCall: mutationCall{
 		planOnly: in.Plan,
 		action:   "rollback",
@@ -82,11 +83,12 @@ func (c *Client) RollbackSnapshot(ctx context.Context, in RollbackSnapshotInput)
 		target:   t,
 		params:   in.approvalParams(),
 		given:    in.Approval,
+		prefetch: []prefetcher{found},
 		precondition: func(ctx context.Context, s GuestState) error {
 			if err := snapshotAdminPrecondition(t, s); err != nil {
 				return err
 			}
-			snap, err := c.findSnapshot(ctx, t)
+			snap, err := found.get(ctx)
 			if err != nil {
 				return err
 			}
