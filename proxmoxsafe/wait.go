@@ -8,15 +8,18 @@ import (
 // WaitOptions tunes every wait of this package: [Client.WaitTask],
 // [Client.Verify] and the Wait field of [GuestPowerInput] and
 // [SnapshotGuestInput]. The zero value (and nil) waits up to
-// [DefaultWaitTimeout], polling at once, then after 250 ms, each pause half
-// again as long as the one before, up to 5 s.
+// [DefaultWaitTimeout], polling at once, then after 50 ms, each pause half
+// again as long as the one before, up to 2 s: most tasks of a guest end
+// within a second, and the answer comes at most one pause after the task
+// ended (and a read of the result), while a long task costs one status
+// read per 2 s.
 type WaitOptions struct {
 	// Timeout bounds the whole wait; zero means [DefaultWaitTimeout]. A
 	// value above the operator's cap ([Config.MaxWait]) is clamped to the
 	// cap, not refused: the caller asked to wait "up to" that long.
 	Timeout time.Duration `validate:"min=0"`
-	// Interval is the first pause between polls; zero means 250 ms. The
-	// pause grows by half each poll up to MaxInterval (zero means 5 s).
+	// Interval is the first pause between polls; zero means 50 ms. The
+	// pause grows by half each poll up to MaxInterval (zero means 2 s).
 	Interval    time.Duration `validate:"min=0"`
 	MaxInterval time.Duration `validate:"min=0"`
 	// OnProgress, when set, is called after every poll, on the waiting
@@ -27,8 +30,8 @@ type WaitOptions struct {
 
 // Polling pace when WaitOptions leaves it zero.
 const (
-	defaultPollInterval    = 250 * time.Millisecond
-	defaultMaxPollInterval = 5 * time.Second
+	defaultPollInterval    = 50 * time.Millisecond
+	defaultMaxPollInterval = 2 * time.Second
 )
 
 // waitOptions validates opts and fills in the defaults (not the timeout,
@@ -100,13 +103,19 @@ func (b *backoff) wait(ctx context.Context) bool {
 		b.first = false
 		return ctx.Err() == nil
 	}
-	t := time.NewTimer(b.next)
+	t := time.NewTimer(b.pause())
 	defer t.Stop()
-	b.next = min(b.next+b.next/2, b.max)
 	select {
 	case <-ctx.Done():
 		return false
 	case <-t.C:
 		return true
 	}
+}
+
+// pause returns the next pause and grows the one after it.
+func (b *backoff) pause() time.Duration {
+	p := b.next
+	b.next = min(b.next+b.next/2, b.max)
+	return p
 }
