@@ -50,7 +50,8 @@ type Server struct {
 	// TaskDuration, when positive, also stops every task once it has run
 	// this long (checked at each request), as real tasks end whether or
 	// not anyone polls them. Interactive demos set it; tests that count
-	// polls leave it zero. Resolution is one second (UPID start times).
+	// polls leave it zero. A task ends this long after it started, to the
+	// nanosecond (not from the UPID's start time, which is in seconds).
 	TaskDuration time.Duration
 	// AgentTimeout is how long agent/ping of a guest whose agent hangs
 	// ([Guest.AgentHung]) waits before failing; 0 means 3 s, qemu-server's

@@ -32,7 +32,10 @@ type task struct {
 	Task
 	pid, pstart uint64
 	polls       int // status polls answered so far
-	need        int // polls answered "running" before the task stops
+	// began is when the task started, to the nanosecond (StartTime is
+	// Proxmox's seconds), for TaskDuration.
+	began time.Time
+	need  int // polls answered "running" before the task stops
 	// run is the worker body, executed under the model write lock when the
 	// task stops. It returns the error text ("" = success) and may append
 	// log lines; its effect on the model must only happen on success.
@@ -105,7 +108,7 @@ func (s *Server) startTask(node, typ string, vmid int, user string, need int, lo
 			UPID: encodeUPID(p), Node: node, Type: typ, ID: p.id, User: user,
 			Status: "running", StartTime: p.starttime, Log: logLines,
 		},
-		pid: p.pid, pstart: p.pstart, need: need, run: run,
+		pid: p.pid, pstart: p.pstart, need: need, run: run, began: now,
 	}
 	if len(s.outcomes) > 0 {
 		o := s.outcomes[0]
@@ -151,7 +154,11 @@ func (s *Server) finishDueTasks(now time.Time) {
 		return
 	}
 	for _, t := range s.tasks {
-		if t.Status == "running" && !time.Unix(t.StartTime, 0).Add(s.TaskDuration).After(now) {
+		began := t.began
+		if began.IsZero() { // a seeded task: only its UPID's seconds
+			began = time.Unix(t.StartTime, 0)
+		}
+		if t.Status == "running" && !began.Add(s.TaskDuration).After(now) {
 			s.stopTask(t)
 		}
 	}

@@ -181,14 +181,18 @@ func TestTaskDurationEndsTasksWithoutPolls(t *testing.T) {
 	if len(tasks) != 1 || tasks[0].Status != "running" {
 		t.Fatalf("tasks = %+v", tasks)
 	}
-	start := time.Unix(tasks[0].StartTime, 0)
 	s.mu.Lock()
+	start := s.tasks[0].began // to the nanosecond: the UPID's seconds would end it up to 1 s early
 	s.finishDueTasks(start.Add(4 * time.Second))
 	s.mu.Unlock()
 	if st := s.Tasks()[0].Status; st != "running" {
 		t.Fatalf("after 4s the task is %s, want running", st)
 	}
 	s.mu.Lock()
+	s.finishDueTasks(start.Add(5*time.Second - time.Nanosecond))
+	if st := s.tasks[0].Status; st != "running" {
+		t.Errorf("a nanosecond before 5s the task is %s, want running", st)
+	}
 	s.finishDueTasks(start.Add(5 * time.Second))
 	s.mu.Unlock()
 	got := s.Tasks()[0]
