@@ -1,6 +1,15 @@
 // Command compare measures proxmox-safe-mcp against its baselines in one
 // run and prints the ratios docs/PERFORMANCE.md sets targets for:
 //
+//   - tokens: the tool definitions each profile serves (compact JSON of
+//     name, description and input schema; and the whole tools/list), and
+//     the bytes per guest of one page of list_guests (tokens.go);
+//
+//   - trips: sequential round trips to Proxmox per operation with the
+//     fake delaying every request (-trip-latency), counted from its
+//     request log; wait: how long after its task's end a waited-for
+//     snapshot answers (trips.go);
+//
 //   - cold start (process start → tools/list answered, and → exit on stdin
 //     close) against a minimal go-sdk server with one tool (./minimal), and
 //     against the floor (./floor: minimal plus what the project's fixed
@@ -20,6 +29,7 @@
 //
 //     go run ./bench/compare                 # defaults: 15 cold starts, 100 calls, 64 clients × 5 s
 //     go run ./bench/compare -runs 20 -calls 200
+//     go run ./bench/compare -only tokens,trips,wait   # the byte counts and round trips alone (seconds)
 //
 // Everything runs on loopback against an in-process proxmoxtest fake (TLS).
 // Figures belong in docs/PERFORMANCE.md, never in a test assertion.
@@ -52,6 +62,16 @@ type options struct {
 	skipHTTP, bigOnly    bool
 	latency              time.Duration
 	profile              string
+	tripLatency          time.Duration
+	only                 string
+}
+
+// sections are the parts of one run, in the order they print; -only
+// picks some.
+var sections = []string{"tokens", "trips", "wait", "start", "http"}
+
+func (o options) does(section string) bool {
+	return o.only == "" || slices.Contains(strings.Split(o.only, ","), section)
 }
 
 func main() {
@@ -63,6 +83,8 @@ func main() {
 	flag.DurationVar(&o.latency, "latency", 0, "delay every answer of the small fake by this much (a network round trip and Proxmox's own work: the in-process fake answers in microseconds, so without it several reads sent at once cannot beat the same reads in sequence on a busy machine)")
 	flag.BoolVar(&o.skipHTTP, "skip-http", false, "skip the HTTP concurrency comparison")
 	flag.BoolVar(&o.bigOnly, "big-only", false, "measure only list_guests over 10,000 guests (-calls/10 rounds)")
+	flag.DurationVar(&o.tripLatency, "trip-latency", 25*time.Millisecond, "the fake's delay per request where round trips are counted and waits timed (trips, wait)")
+	flag.StringVar(&o.only, "only", "", "run only these sections, comma-separated: "+strings.Join(sections, ", ")+" (start = cold start, per call, the 10,000-guest list, RSS)")
 	flag.StringVar(&o.profile, "profile", "", "instead of comparing, write CPU and allocation profiles of ours to this directory: each cold start, and one session of -calls list_guests calls (profile.go)")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -122,8 +144,33 @@ func run(o options) error {
 	}
 
 	var rows []row
-	fmt.Printf("bench/compare: %s, %d CPUs, %s; cold starts ×%d (interleaved, order rotated each round), calls ×%d, fake latency %v\n",
-		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), runtime.Version(), o.runs, o.calls, o.latency)
+	fmt.Printf("bench/compare: %s, %d CPUs, %s, load average %s; cold starts ×%d (interleaved, order rotated each round), calls ×%d, fake latency %v (trips and wait: %v)\n",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), runtime.Version(), benchutil.LoadAvg(), o.runs, o.calls, o.latency, o.tripLatency)
+	if o.does("tokens") {
+		if err := definitionSizes(ours, env, fake); err != nil {
+			return err
+		}
+		if err := guestListSizes(ours, env); err != nil {
+			return err
+		}
+	}
+	if o.does("trips") {
+		if err := roundTrips(o.tripLatency); err != nil {
+			return err
+		}
+	}
+	if o.does("wait") {
+		if err := waitOverhead(o.tripLatency, []time.Duration{100 * time.Millisecond, 500 * time.Millisecond, 1500 * time.Millisecond, 4 * time.Second}); err != nil {
+			return err
+		}
+	}
+	if !o.does("start") {
+		if o.does("http") {
+			fmt.Println()
+			return httpCompare(ours, oursEnv, minimal, minEnv, o)
+		}
+		return nil
+	}
 
 	if o.bigOnly {
 		bigRows, err := measureBig(ours, env, o)
@@ -266,7 +313,7 @@ func run(o options) error {
 			fmt.Printf("binary size %s: %.1f MiB\n", filepath.Base(b), float64(st.Size())/(1<<20))
 		}
 	}
-	if o.skipHTTP {
+	if o.skipHTTP || !o.does("http") {
 		return nil
 	}
 	fmt.Println()

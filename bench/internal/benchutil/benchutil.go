@@ -120,3 +120,14 @@ func Median[T cmp.Ordered](s []T) T {
 	slices.Sort(c)
 	return c[len(c)/2]
 }
+
+// LoadAvg is the machine's 1, 5 and 15 minute load averages as
+// /proc/loadavg gives them ("?" elsewhere): a figure measured on a busy
+// machine says so.
+func LoadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "?"
+}
