@@ -29,6 +29,7 @@ func httpCompare(ours string, oursEnv []string, minimal string, minEnv []string,
 	rand.Read(tok)
 	token := hex.EncodeToString(tok)
 	fmt.Printf("| streamable HTTP, %d clients × %s, list_guests | calls ok | errors | calls/s | p50 | p99 |\n|---|---|---|---|---|---|\n", o.clients, o.duration)
+	var results []*loadResult
 	for _, s := range []struct {
 		name string
 		bin  string
@@ -46,6 +47,10 @@ func httpCompare(ours string, oursEnv []string, minimal string, minEnv []string,
 		if res.errs > 0 {
 			return fmt.Errorf("%s: %d calls failed, first: %s", s.name, res.errs, res.first)
 		}
+		results = append(results, res)
+	}
+	if o, m := results[0], results[1]; m.rate > 0 && m.p99 > 0 {
+		fmt.Printf("| ours / minimal | | | %.2f× (target ≥ 0.95×) | %.2f× | %.2f× (target ≤ 1.1×) |\n", o.rate/m.rate, float64(o.p50)/float64(m.p50), float64(o.p99)/float64(m.p99))
 	}
 	return nil
 }

@@ -187,7 +187,7 @@ func run(o options) error {
 		name, bin string
 		env       []string
 	}{{"ours", ours, oursEnv}, {"minimal", minimal, minEnv}, {"floor", floor, minEnv}}
-	firsts, exits, idles := make([][]time.Duration, len(servers)), make([][]time.Duration, len(servers)), make([]string, len(servers))
+	firsts, exits, idles := make([][]time.Duration, len(servers)), make([][]time.Duration, len(servers)), make([]idleMem, len(servers))
 	for i := range o.runs {
 		for _, s := range benchutil.RoundOrder(i, len(servers)) {
 			f, e, rss, err := coldStart(servers[s].bin, servers[s].env, i == o.runs-1)
@@ -195,7 +195,7 @@ func run(o options) error {
 				return fmt.Errorf("%s: %w", servers[s].name, err)
 			}
 			firsts[s], exits[s] = append(firsts[s], f), append(exits[s], e)
-			if rss != "" {
+			if rss.text != "" {
 				idles[s] = rss
 			}
 		}
@@ -204,9 +204,9 @@ func run(o options) error {
 	idle, idleMinimal, idleFloor := idles[0], idles[1], idles[2]
 	rows = append(rows,
 		row{"cold start: tools/list answered", median(oFirst), median(mFirst), 0},
-		row{"cold start: + exit on stdin close", median(oExit), median(mExit), 1.3},
+		row{"cold start: + exit on stdin close", median(oExit), median(mExit), 0},
 		row{"cold start: + exit, floor (minimal + validator, go-cleanhttp, TLS client, slog) / minimal (reference)", median(fExit), median(mExit), 0},
-		row{"cold start: + exit, ours / floor", median(oExit), median(fExit), 0})
+		row{"cold start: + exit, ours / floor", median(oExit), median(fExit), 1.15})
 
 	// Per read call over stdio against replaying the same upstream requests.
 	sess, err := startSession(ours, oursEnv)
@@ -290,7 +290,7 @@ func run(o options) error {
 		}
 		rows = append(rows,
 			row{"per call: guest_status's GET, minimal go-sdk server (reference) / the same GET", median(minSmall), median(bare), 0},
-			row{"per call: guest_status, ours / minimal go-sdk server doing the same GET", median(ourCalls["guest_status"]), median(minSmall), 0})
+			row{"per call: guest_status, ours / minimal go-sdk server doing the same GET", median(ourCalls["guest_status"]), median(minSmall), 1.0})
 		if minSmallCPU > 0 {
 			// CPU time of the server process per call: what each server
 			// does, which a loaded machine inflates far less than wall time.
@@ -307,7 +307,10 @@ func run(o options) error {
 	}
 	printTable(append(rows, bigRows...))
 	fmt.Printf("\nbaselines: cold start = ./bench/compare/minimal (go-sdk, one tool) and ./bench/compare/floor (minimal + the fixed dependencies' start); per call = the same upstream GETs (in sequence; for several also at once, and the first alone), keep-alive, decoded into any\n")
-	fmt.Printf("idle memory after tools/list: ours %s; minimal %s; floor %s\n", idle, idleMinimal, idleFloor)
+	fmt.Printf("idle memory after tools/list: ours %s; minimal %s; floor %s\n", idle.text, idleMinimal.text, idleFloor.text)
+	if idle.kB > 0 && idleFloor.kB > 0 {
+		fmt.Printf("idle RSS, ours − floor: %.1f MiB (target ≤ 4 MiB)\n", float64(idle.kB-idleFloor.kB)/1024)
+	}
 	for _, b := range []string{ours, minimal, floor} {
 		if st, err := os.Stat(b); err == nil {
 			fmt.Printf("binary size %s: %.1f MiB\n", filepath.Base(b), float64(st.Size())/(1<<20))
@@ -421,11 +424,17 @@ func (r *rpc) close() {
 // coldStart returns the time from process start to the answered tools/list
 // and to the process's exit after stdin closes; withRSS also reads the idle
 // memory after tools/list.
-func coldStart(bin string, env []string, withRSS bool) (first, exit time.Duration, rss string, err error) {
+// idleMem is a server's idle memory: as printed, and its RSS in kB.
+type idleMem struct {
+	text string
+	kB   int
+}
+
+func coldStart(bin string, env []string, withRSS bool) (first, exit time.Duration, rss idleMem, err error) {
 	t0 := time.Now()
 	r, err := start(bin, env)
 	if err != nil {
-		return 0, 0, "", err
+		return 0, 0, idleMem{}, err
 	}
 	if err = r.initialize(); err == nil {
 		_, err = r.call("tools/list", map[string]any{})
@@ -434,7 +443,7 @@ func coldStart(bin string, env []string, withRSS bool) (first, exit time.Duratio
 	if err != nil {
 		r.cmd.Process.Kill()
 		r.cmd.Wait()
-		return 0, 0, "", err
+		return 0, 0, idleMem{}, err
 	}
 	if withRSS {
 		// Idle: after ours' background privilege check (it begins 250 ms
@@ -443,11 +452,12 @@ func coldStart(bin string, env []string, withRSS bool) (first, exit time.Duratio
 		time.Sleep(1500 * time.Millisecond)
 		hwm, now := benchutil.ProcMem(r.cmd.Process.Pid)
 		anon, file := benchutil.ProcRSSSplit(r.cmd.Process.Pid)
-		rss = fmt.Sprintf("RSS %s (anonymous %s, file-backed %s), peak %s", now, anon, file, hwm)
+		rss.text = fmt.Sprintf("RSS %s (anonymous %s, file-backed %s), peak %s", now, anon, file, hwm)
+		fmt.Sscanf(now, "%d", &rss.kB)
 	}
 	r.in.Close()
 	if err := r.cmd.Wait(); err != nil {
-		return 0, 0, "", fmt.Errorf("exit after stdin close: %w", err)
+		return 0, 0, idleMem{}, fmt.Errorf("exit after stdin close: %w", err)
 	}
 	exit = time.Since(t0)
 	if withRSS {
