@@ -109,6 +109,8 @@ func (in MigrateGuestInput) form() url.Values { return paramForm(in.approvalPara
 func (c *Client) MigrateGuest(ctx context.Context, in MigrateGuestInput) (*Receipt, error) {
 	t := in.Target()
 	var pre *MigratePrecheck
+	nodes := newPrefetch(func(ctx context.Context) (cappedRows[rawNodeResource], error) { return c.nodeResources(ctx) })
+	precheck := newPrefetch(func(ctx context.Context) (*MigratePrecheck, error) { return c.migratePrecheck(ctx, t, in) })
 	return c.waitIfAsked(ctx, in.Wait, &mutation{decl: &migrateGuestOp, mutationCall: mutationCall{
 		planOnly:  in.Plan,
 		action:    "migrate",
@@ -117,14 +119,15 @@ func (c *Client) MigrateGuest(ctx context.Context, in MigrateGuestInput) (*Recei
 		alsoNodes: []string{in.TargetNode},
 		params:    in.approvalParams(),
 		given:     in.Approval,
+		prefetch:  []prefetcher{nodes, precheck},
 		precondition: func(ctx context.Context, s GuestState) error {
 			if err := migratePrecondition(t, s, in); err != nil {
 				return err
 			}
-			if err := c.checkTargetNode(ctx, t, s, in.TargetNode); err != nil {
+			if err := checkTargetNode(ctx, t, s, in.TargetNode, nodes); err != nil {
 				return err
 			}
-			p, err := c.migratePrecheck(ctx, t, in)
+			p, err := precheck.get(ctx)
 			if err != nil {
 				return err
 			}

@@ -210,9 +210,9 @@ func (p *MigratePrecheck) summary() string {
 
 // checkTargetNode refuses a target that is not an online cluster member,
 // from /cluster/resources (node entries need no privilege).
-func (c *Client) checkTargetNode(ctx context.Context, t Target, s GuestState, target string) error {
-	var raw cappedRows[rawNodeResource]
-	if err := c.get(ctx, "/cluster/resources", url.Values{"type": {"node"}}, &raw); err != nil {
+func checkTargetNode(ctx context.Context, t Target, s GuestState, target string, nodes *prefetch[cappedRows[rawNodeResource]]) error {
+	raw, err := nodes.get(ctx)
+	if err != nil {
 		return err
 	}
 	for _, r := range raw {
@@ -224,4 +224,13 @@ func (c *Client) checkTargetNode(ctx context.Context, t Target, s GuestState, ta
 		}
 	}
 	return refuse(ErrPrecondition, "the target node %s is not a member of this cluster", target)
+}
+
+// nodeResources reads /cluster/resources?type=node.
+func (c *Client) nodeResources(ctx context.Context) (cappedRows[rawNodeResource], error) {
+	var raw cappedRows[rawNodeResource]
+	if err := c.get(ctx, "/cluster/resources", url.Values{"type": {"node"}}, &raw); err != nil {
+		return nil, err
+	}
+	return raw, nil
 }

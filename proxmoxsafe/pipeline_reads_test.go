@@ -104,6 +104,16 @@ func TestMutationRoundTrips(t *testing.T) {
 		{"snapshot approved, protection by name", protectByName, snapshot(true), nil, 2},
 		{"snapshot without a phrase", nil, snapshot(false), proxmoxsafe.ErrApprovalRequired, 1},
 		{"snapshot delete approved", snapshotAdmin, deleteSnap, nil, 2},
+		// The target node and Proxmox's migration precheck are read with
+		// the state too.
+		{"migrate approved", func(c *proxmoxsafe.Config) {
+			c.Policy.Classes = append(c.Policy.Classes, proxmoxsafe.ClassMigrate)
+		}, func(e *env) error {
+			in := proxmoxsafe.MigrateGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 100}, TargetNode: "pve2", Online: true}
+			in.Approval = in.ApprovalPhrase()
+			_, err := e.client.MigrateGuest(t.Context(), in)
+			return err
+		}, nil, 2},
 		{"snapshot rollback approved", snapshotAdmin, rollback, nil, 2},
 		// An approver that may have taken minutes: the state is read again
 		// (all reads at once), then the request.
