@@ -47,6 +47,8 @@ func ApprovalPhrase(action string, target Target, params ...ApprovalParam) strin
 
 // ApprovalRequest is what an [Approver] decides on. Everything in it was
 // validated, checked against policy and read from fresh guest state first.
+// An approver that asks a person and uses the answer in a later call binds
+// [ApprovalRequest.Binding]: exactly what the person is shown.
 type ApprovalRequest struct {
 	// Action is the mutation, e.g. "stop" or "snapshot".
 	Action string
@@ -69,6 +71,13 @@ type ApprovalRequest struct {
 	State GuestState
 	// Effect says in one sentence what approving will do.
 	Effect string
+	// Risk is the action's risk line, as the person approving is shown
+	// it (the operation's declaration; [ActionRisk]).
+	Risk string
+	// Cluster is the cluster the request acts on ([Client.Cluster]): an
+	// approver shows it and binds it, so that an approval given for one
+	// cluster does not approve the same call on another.
+	Cluster Cluster
 	// Plan is what the mutation will send, as a call with plan: true
 	// returns it ([Plan]); nil for operations that send more than one
 	// request ([Client.CleanupSnapshots]: its dry run is the plan). A

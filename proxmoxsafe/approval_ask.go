@@ -15,9 +15,21 @@ import (
 // that is available decides. It returns the approver that approved (nil
 // for level "none") and records its name in m.
 func (c *Client) approve(ctx context.Context, m *mutation, s GuestState) (Approver, error) {
+	req, err := c.approvalRequest(m, s)
+	if err != nil {
+		return nil, err
+	}
+	approver, err := c.askApprovers(ctx, m, req)
+	return approver, c.phraseIgnored(m, withPlan(err, req.Plan))
+}
+
+// approvalRequest builds what the approvers are shown for m in state s:
+// the same function builds it before the approval and again from the
+// fresh reads after it (recheck), so the two can be compared whole.
+func (c *Client) approvalRequest(m *mutation, s GuestState) (ApprovalRequest, error) {
 	args, err := ArgumentsDigest(m.name(), m.input)
 	if err != nil {
-		return nil, refuse(ErrApprovalRequired, "the arguments could not be digested for the approval (%v)", err)
+		return ApprovalRequest{}, refuse(ErrApprovalRequired, "the arguments could not be digested for the approval (%v)", err)
 	}
 	req := ApprovalRequest{
 		Action:    m.action,
@@ -29,16 +41,16 @@ func (c *Client) approve(ctx context.Context, m *mutation, s GuestState) (Approv
 		State:     s,
 		Effect:    m.effect(s),
 	}
-	m.state.shownEffect = req.Effect
 	if m.path != "" { // one request: the plan says which
 		req.Plan = m.decorated(c.plan(m, s)).Plan
 	}
-	approver, err := c.askApprovers(ctx, m, req)
-	return approver, c.phraseIgnored(m, withPlan(err, req.Plan))
+	return c.shownRequest(m, req), nil
 }
 
 // askApprovers asks the class's approval levels in order (see approve).
 func (c *Client) askApprovers(ctx context.Context, m *mutation, req ApprovalRequest) (Approver, error) {
+	req = c.shownRequest(m, req)
+	m.state.shown = req
 	var unavailable []string
 	for _, level := range c.policy.approvalsFor(m.class()) {
 		if level == LevelNone {

@@ -41,11 +41,16 @@ type AuditRecord struct {
 	Time  time.Time  `json:"time"`
 	Event AuditEvent `json:"event"`
 	// Op is the library operation, e.g. [OpGuestPower] or [OpSnapshotGuest].
-	Op     Operation `json:"op"`
-	Action string    `json:"action,omitempty"`
-	Node   string    `json:"node,omitempty"`
-	Type   string    `json:"type,omitempty"`
-	VMID   int       `json:"vmid,omitempty"`
+	Op Operation `json:"op"`
+	// Cluster names the cluster the mutation was for and whom the server
+	// acts as ([Cluster.String]: "https://pve:8006 as root@pam!mcp"): set
+	// on every record the Client writes, so that servers for several
+	// clusters can share one log. Records of earlier versions lack it.
+	Cluster string `json:"cluster,omitempty"`
+	Action  string `json:"action,omitempty"`
+	Node    string `json:"node,omitempty"`
+	Type    string `json:"type,omitempty"`
+	VMID    int    `json:"vmid,omitempty"`
 	// Snapshot is the snapshot name for snapshot operations.
 	Snapshot string `json:"snapname,omitempty"`
 	// Method and Path are set for gateway writes ([OpAPIRequest]): the

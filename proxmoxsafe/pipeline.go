@@ -98,9 +98,10 @@ type mutationCall struct {
 type runState struct {
 	// approvedBy names the approver that approved, for the audit record.
 	approvedBy string
-	// shownEffect is the effect the approvers were shown; the re-check
-	// after a slow approval refuses when the effect is no longer that.
-	shownEffect string
+	// shown is what the approvers were shown (its Binding is what an
+	// approval covers); the re-check after a slow approval refuses when
+	// the request rebuilt from fresh reads is no longer that.
+	shown ApprovalRequest
 	// approvalNote is what the approver added with NoteApproval.
 	approvalNote ApprovalNote
 	// release ends the claim on the guest (see claim); nil before it.
@@ -402,11 +403,17 @@ func (c *Client) recheck(ctx context.Context, m *mutation, approved GuestState) 
 		return now, err
 	}
 	// The precondition may read more than the state (the disks a destroy
-	// loses, Proxmox's migration precheck): the person approved the effect
-	// they were shown, not whatever the fresh reads say now.
-	if effect := m.effect(now); effect != m.state.shownEffect {
-		return now, refuse(ErrPrecondition, "what approving does changed while the approval was pending (approved: %q; now: %q); ask for approval again",
-			m.state.shownEffect, effect)
+	// loses, a disk's current size, Proxmox's migration precheck): the
+	// person approved what they were shown — the effect, the risk, the
+	// state, the request, the cluster — not whatever the fresh reads say
+	// now. The request is rebuilt as the approvers got it and compared
+	// whole, the same binding a grant or an elicitation holds.
+	fresh, err := c.approvalRequest(m, now)
+	if err != nil {
+		return now, err
+	}
+	if diff := ShownDifference(m.state.shown, fresh); diff != "" {
+		return now, refuse(ErrPrecondition, "what approving does changed while the approval was pending: %s; ask for approval again", diff)
 	}
 	return now, nil
 }
