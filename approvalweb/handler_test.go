@@ -85,6 +85,7 @@ func (p *page) ask() string {
 	err := p.store.Approve(context.Background(), proxmoxsafe.ApprovalRequest{
 		Action: "shutdown", Target: proxmoxsafe.Target{Node: "pve1", Type: "qemu", VMID: testVMID},
 		State: proxmoxsafe.GuestState{Status: "running", QMPStatus: "running", Name: "web<b>1</b>"}, Effect: "shut the guest down cleanly",
+		Risk: proxmoxsafe.ActionRisk("shutdown"), Cluster: proxmoxsafe.Cluster{URL: "https://pve-lab:8006", User: "root@pam!mcp"},
 	})
 	var gr *grant.RequiredError
 	if !errors.As(err, &gr) {
@@ -215,13 +216,14 @@ func TestApproveOnce(t *testing.T) {
 	cookie := p.login()
 
 	list := p.do("GET", "/approve/", nil, map[string]string{"Cookie": cookie})
-	for _, want := range []string{code, "shutdown", "pve1/qemu/101", "running", "shut the guest down cleanly"} {
+	for _, want := range []string{code, "https://pve-lab:8006 as root@pam!mcp", "shutdown", "pve1/qemu/101", "running", "shut the guest down cleanly"} {
 		if !strings.Contains(list.body, want) {
 			t.Errorf("the list lacks %q:\n%s", want, list.body)
 		}
 	}
 	g := p.do("GET", "/approve/grant/"+code, nil, map[string]string{"Cookie": cookie})
-	for _, want := range []string{"approving will shut the guest down cleanly", proxmoxsafe.ActionRisk("shutdown"), "Type the VMID", `value="approve"`, `value="deny"`} {
+	for _, want := range []string{"<dt>Cluster</dt><dd><code>https://pve-lab:8006 as root@pam!mcp</code>", "pve1/qemu/101 (web&lt;b&gt;1&lt;/b&gt;)",
+		"approving will shut the guest down cleanly", proxmoxsafe.ActionRisk("shutdown"), "Type the VMID", `value="approve"`, `value="deny"`} {
 		if !strings.Contains(g.body, want) {
 			t.Errorf("the grant page lacks %q:\n%s", want, g.body)
 		}

@@ -25,23 +25,37 @@ type grantView struct {
 	// names it ([proxmoxsafe.ConfirmWord]); both are "" for a grant that
 	// names nothing to type, which the page does not approve.
 	Confirm, ConfirmWhat string
+	// ClusterText names the cluster the grant is for, and RequestText the
+	// one request it sends with its parameters: with the rest they are
+	// exactly what the grant binds (grant.Grant.Request).
+	ClusterText, RequestText string
+	// Unbound is set for a grant whose fields do not give its binding
+	// (an earlier version's, or edited): it cannot be approved.
+	Unbound bool
 }
 
 func (h *Handler) view(g grant.Grant, now time.Time) grantView {
 	expired := now.After(g.Expires)
 	word, what := proxmoxsafe.ConfirmWord(g.Target, g.Plan)
+	cluster := g.Cluster.String()
+	if cluster == "" {
+		cluster = "(not recorded)"
+	}
 	return grantView{
-		Grant: g, Risk: proxmoxsafe.ActionRisk(g.Action), Expired: expired,
+		Grant: g, Risk: g.Risk, Expired: expired,
 		Pending: g.Status == grant.Pending && !expired, ParamStr: strings.Join(g.Params, " "),
 		TargetText: targetText(g), Confirm: word, ConfirmWhat: what,
+		ClusterText: cluster, RequestText: g.Request().Request(), Unbound: !g.Shows(),
 	}
 }
 
-// targetText is the grant's target as the page names it. A request that
-// names no guest has a zero guest target ("//0" as a string), which names
-// nothing: its path does.
+// targetText is the grant's target as the page names it: the guest with
+// its name as it was read. A request that names no guest has a zero guest
+// target ("//0" as a string), which names nothing: its path does.
 func targetText(g grant.Grant) string {
 	switch {
+	case g.Target.VMID != 0 && g.Guest.Name != "":
+		return g.Target.String() + " (" + g.Guest.Name + ")"
 	case g.Target.VMID != 0:
 		return g.Target.String()
 	case g.Plan != nil && g.Plan.Path != "":
@@ -125,6 +139,10 @@ func (h *Handler) serveDecide(w http.ResponseWriter, r *http.Request, code strin
 		h.grantError(w, r, err, s)
 		return
 	}
+	if approve && !g.Shows() {
+		h.fail(w, r, http.StatusUnprocessableEntity, "this grant does not bind what it shows (an earlier version wrote it, or it was edited), so the page cannot approve it; nothing was changed", s)
+		return
+	}
 	if word, what := proxmoxsafe.ConfirmWord(g.Target, g.Plan); approve && word == "" {
 		h.fail(w, r, http.StatusUnprocessableEntity, "this grant names no guest and no request to type, so the page cannot approve it; nothing was changed", s)
 		return
@@ -141,7 +159,7 @@ func (h *Handler) serveDecide(w http.ResponseWriter, r *http.Request, code strin
 		decision = "approved"
 	}
 	h.log.Info("approval page decision", slog.String("grant", g.Code), slog.String("decision", decision),
-		slog.String("operator", h.operator), slog.String("action", g.Action), slog.String("target", g.Target.String()))
+		slog.String("operator", h.operator), slog.String("cluster", g.Cluster.String()), slog.String("action", g.Action), slog.String("target", g.Target.String()))
 	http.Redirect(w, r, h.path+"grant/"+g.Code, http.StatusSeeOther)
 }
 

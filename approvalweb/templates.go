@@ -96,8 +96,8 @@ func parseTemplates() *template.Template {
 
 {{define "error"}}{{template "head" .}}<p><a href="{{.Base}}">Back to the list</a></p>{{template "foot" .}}{{end}}
 
-{{define "rows"}}<table><tr><th>Code</th><th>Action</th><th>Target</th><th>Current state</th><th>Effect</th><th>Status</th><th>Expires</th></tr>
-{{range .}}<tr><td><a href="grant/{{.Code}}"><code>{{.Code}}</code></a></td><td>{{.Action}}{{if .ParamStr}} <code>{{.ParamStr}}</code>{{end}}</td>
+{{define "rows"}}<table><tr><th>Code</th><th>Cluster</th><th>Action</th><th>Target</th><th>Current state</th><th>Effect</th><th>Status</th><th>Expires</th></tr>
+{{range .}}<tr><td><a href="grant/{{.Code}}"><code>{{.Code}}</code></a></td><td><code>{{.ClusterText}}</code></td><td>{{.Action}}{{if .ParamStr}} <code>{{.ParamStr}}</code>{{end}}</td>
 <td><code>{{.TargetText}}</code></td><td>{{.State}}</td><td>{{.Effect}}</td>
 <td class="status {{if .Expired}}expired{{else}}{{.Status}}{{end}}">{{.Status}}{{if .Expired}} (expired){{end}}</td>
 <td>{{when .Expires}}</td></tr>{{end}}</table>{{end}}
@@ -113,25 +113,26 @@ func parseTemplates() *template.Template {
 <h2>Grant <code>{{.Code}}</code></h2>
 <dl class="plan">
 <dt>Status</dt><dd class="status {{if .Expired}}expired{{else}}{{.Status}}{{end}}">{{.Status}}{{if .Expired}} (expired){{end}}{{if .Operator}} · by {{.Operator}} at {{when .Decided}}{{end}}{{if not .Used.IsZero}} · used at {{when .Used}}{{end}}</dd>
+<dt>Cluster</dt><dd><code>{{.ClusterText}}</code></dd>
 <dt>Action</dt><dd>{{.Action}}</dd>
 <dt>Target</dt><dd><code>{{.TargetText}}</code></dd>
 {{if .ParamStr}}<dt>Parameters</dt><dd><code>{{.ParamStr}}</code></dd>{{end}}
 <dt>Current state</dt><dd>{{.State}}</dd>
 <dt>Effect</dt><dd>approving will {{.Effect}}</dd>
-{{with .Plan}}<dt>Request</dt><dd><code>{{.Method}} {{.Path}}</code></dd>{{end}}
+{{if .RequestText}}<dt>Request</dt><dd><code>{{.RequestText}}</code></dd>{{end}}
 <dt>Risk</dt><dd>{{.Risk}}</dd>
 <dt>Asked</dt><dd>{{when .Created}}</dd>
 <dt>Expires</dt><dd>{{when .Expires}}</dd>
 </dl>
 {{if .Pending}}<div class="decide">
-{{if .Confirm}}<form method="post" action="{{.Code}}"><input type="hidden" name="csrf" value="{{$.CSRF}}"><input type="hidden" name="decision" value="approve">
+{{if .Unbound}}<p class="note">This grant does not bind what it shows (an earlier version wrote it, or it was edited): the page cannot approve it. Repeat the call for a new code.</p>{{else if .Confirm}}<form method="post" action="{{.Code}}"><input type="hidden" name="csrf" value="{{$.CSRF}}"><input type="hidden" name="decision" value="approve">
 <label for="confirm">Type the {{.ConfirmWhat}} <code>{{.Confirm}}</code> to approve</label>
 <input type="text" id="confirm" name="confirm" autocomplete="off" spellcheck="false" required{{if ne .ConfirmWhat "VMID"}} class="wide"{{end}}>
 <button type="submit" class="approve">Approve once</button></form>{{else}}<p class="note">This grant names no guest and no request to type: the page cannot approve it.</p>{{end}}
 <form method="post" action="{{.Code}}"><input type="hidden" name="csrf" value="{{$.CSRF}}"><input type="hidden" name="decision" value="deny">
 <label>Refuse this request</label><button type="submit" class="deny">Deny</button></form>
 </div>
-<p class="note">Approving lets the same MCP call, repeated unchanged before the expiry and while the guest's state is as shown, run once.</p>
+<p class="note">Approving lets the same MCP call, repeated unchanged on this cluster before the expiry, run once — only while everything above (state, effect, risk, request) is still what it does; otherwise the call asks for a new grant.</p>
 {{else}}<p class="note">This grant can no longer be decided.</p>{{end}}
 {{end}}<p><a href="{{.Base}}">Back to the list</a></p>{{template "foot" .}}{{end}}`))
 }

@@ -118,12 +118,20 @@ func (*ElicitApprover) Name() string { return string(proxmoxsafe.LevelElicit) }
 
 // elicitState is what the sealed request state carries.
 type elicitState struct {
-	Tool    string `json:"tool"`
-	Args    string `json:"args"` // proxmoxsafe.ArgumentsDigest of the call
-	Action  string `json:"action"`
-	Target  string `json:"target"`
-	Params  string `json:"params"`
-	State   string `json:"state"` // GuestState.Fingerprint of the state shown
+	Tool   string `json:"tool"`
+	Args   string `json:"args"` // proxmoxsafe.ArgumentsDigest of the call
+	Action string `json:"action"`
+	Target string `json:"target"`
+	Params string `json:"params"`
+	State  string `json:"state"` // GuestState.Fingerprint of the state shown
+	// Cluster is the cluster the person was asked about
+	// (proxmoxsafe.Cluster.String), and Bound the binding of everything
+	// the form showed (proxmoxsafe.ApprovalRequest.Binding): the answer
+	// approves only a retry that, rebuilt from fresh reads, shows the same.
+	// The nonce travels in the same sealed state, so it too is good only
+	// for this cluster; a used nonce stays used for every cluster.
+	Cluster string `json:"cluster"`
+	Bound   string `json:"bound"`
 	Nonce   string `json:"nonce"`
 	Expires int64  `json:"exp"` // Unix seconds
 }
@@ -189,6 +197,9 @@ func (e *ElicitApprover) Approve(ctx context.Context, ar proxmoxsafe.ApprovalReq
 		!same(st.Target, ar.Target.String()) || !same(st.Params, paramsText(ar.Params)) {
 		return refuseElicit("the arguments differ from those the person was asked about")
 	}
+	if !same(st.Cluster, ar.Cluster.String()) {
+		return refuseElicit("the person was asked about another cluster (" + st.Cluster + "), not this server's (" + ar.Cluster.String() + ")")
+	}
 	resp, _ := p.InputResponses[elicitInputID].(*mcp.ElicitResult)
 	if resp == nil || len(p.InputResponses) != 1 {
 		return refuseElicit("the retry carries no answer to the elicitation")
@@ -207,6 +218,15 @@ func (e *ElicitApprover) Approve(ctx context.Context, ar proxmoxsafe.ApprovalReq
 			return e.ask(req, ar, "the guest's state changed since the person was asked; they are asked again with the new state")
 		}
 		return refuseElicit("the guest's state changed since the person was asked; call again to be asked with the new state")
+	}
+	// The state alone is not all the form showed: the effect (the disks a
+	// destroy deletes, a disk's size), the risk and the request are
+	// rebuilt from this call's fresh reads and must be what the person saw.
+	if !same(st.Bound, ar.Binding()) {
+		if req.ProtocolVersion() >= firstMRTRVersion {
+			return e.ask(req, ar, "what approving does changed since the person was asked; they are asked again with what it does now")
+		}
+		return refuseElicit("what approving does changed since the person was asked (the effect, the risk or the request); call again to be asked with what it does now")
 	}
 	typed, _ := resp.Content["confirm"].(string)
 	if word, what := proxmoxsafe.ConfirmWord(ar.Target, ar.Plan); !proxmoxsafe.ConfirmMatches(typed, word) {
@@ -230,7 +250,7 @@ func (e *ElicitApprover) ask(req *mcp.CallToolRequest, ar proxmoxsafe.ApprovalRe
 	}
 	st := elicitState{
 		Tool: req.Params.Name, Args: ar.Arguments, Action: ar.Action, Target: ar.Target.String(),
-		Params: paramsText(ar.Params), State: ar.State.Fingerprint(),
+		Params: paramsText(ar.Params), State: ar.State.Fingerprint(), Cluster: ar.Cluster.String(), Bound: ar.Binding(),
 		Nonce: hex.EncodeToString(nonce), Expires: e.now().Add(e.ttl).Unix(),
 	}
 	raw, _ := json.Marshal(st)
@@ -256,11 +276,16 @@ func (e *ElicitApprover) ask(req *mcp.CallToolRequest, ar proxmoxsafe.ApprovalRe
 	return &InputRequiredError{Requests: mcp.InputRequestMap{elicitInputID: form}, State: sealed, Reason: reason}
 }
 
-// planText is the form's message: what will happen, to what, from which
-// state, and what can go wrong. Only validated input and sanitized state.
+// planText is the form's message: on which cluster, what will happen, to
+// what, from which state, what can go wrong and the request sent: every
+// part of what the answer binds (proxmoxsafe.ApprovalRequest.Binding).
+// Only validated input and sanitized state.
 func planText(ar proxmoxsafe.ApprovalRequest, ttl time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Approve a Proxmox change requested through this MCP client?\n")
+	if c := ar.Cluster.String(); c != "" {
+		fmt.Fprintf(&b, "Cluster: %s\n", c)
+	}
 	fmt.Fprintf(&b, "Action: %s\n", ar.Action)
 	if ps := paramsText(ar.Params); ps != "" {
 		fmt.Fprintf(&b, "Parameters: %s\n", ps)
@@ -275,8 +300,15 @@ func planText(ar proxmoxsafe.ApprovalRequest, ttl time.Duration) string {
 	if ar.State.Status != "" { // nor read its state
 		fmt.Fprintf(&b, "Current state: %s\n", stateText(ar.State))
 	}
-	fmt.Fprintf(&b, "Effect: approving will %s.\n", clean(ar.Effect, 512))
-	fmt.Fprintf(&b, "Risk: %s\n", riskText(ar.Action))
+	fmt.Fprintf(&b, "Effect: approving will %s.\n", clean(ar.Effect, 4096))
+	risk := ar.Risk
+	if risk == "" {
+		risk = riskText(ar.Action)
+	}
+	fmt.Fprintf(&b, "Risk: %s\n", risk)
+	if r := ar.Request(); r != "" {
+		fmt.Fprintf(&b, "Request: %s\n", clean(r, 1024))
+	}
 	fmt.Fprintf(&b, "This request expires in %s and can be answered once.", ttl)
 	return b.String()
 }

@@ -4,7 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"maps"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,9 +41,26 @@ func (c Cluster) String() string {
 	return c.URL + " as " + c.User
 }
 
-// Cluster returns the cluster this client acts on and whom it acts as.
-func (c *Client) Cluster() Cluster {
-	return Cluster{URL: c.api.Base.Scheme + "://" + strings.ToLower(c.api.Base.Host), User: c.tokenID}
+// Cluster returns the cluster this client acts on and whom it acts as:
+// [Config.ClusterURL] when set, else URL's scheme and host.
+func (c *Client) Cluster() Cluster { return Cluster{URL: c.clusterURL, User: c.tokenID} }
+
+// clusterAddress is the address the client names its cluster by:
+// Config.ClusterURL (checked as URL is), else base's scheme and host,
+// the host in lower case.
+func clusterAddress(cfg Config, base *url.URL) (string, error) {
+	if cfg.ClusterURL != "" {
+		u, err := parseBaseURL(cfg.ClusterURL, true)
+		if err != nil {
+			var ce *ConfigError
+			if errors.As(err, &ce) {
+				return "", configError("ClusterURL", "Cluster%s", ce.Problem)
+			}
+			return "", err
+		}
+		base = u
+	}
+	return base.Scheme + "://" + strings.ToLower(base.Host), nil
 }
 
 // bindingLabel versions the encoding of [ApprovalRequest.Binding]: a

@@ -2,6 +2,7 @@ package proxmoxsafe_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -116,3 +117,35 @@ func TestApproversGetTheClusterAndRisk(t *testing.T) {
 	}
 }
 
+// TestClusterURL: Config.ClusterURL names the cluster instead of URL (the
+// binary's demo, whose fake listens on a new port every run), checked as
+// URL is; without it the cluster is URL's scheme and host, lower case.
+func TestClusterURL(t *testing.T) {
+	t.Parallel()
+	base := proxmoxsafe.Config{URL: "https://PVE-Lab.example:8006/api2/json", TokenID: "root@pam!mcp", TokenSecret: "00000000-0000-4000-8000-000000000000", InsecureSkipVerify: true}
+	for _, tc := range []struct {
+		cluster, want, err string
+	}{
+		{"", "https://pve-lab.example:8006 as root@pam!mcp", ""},
+		{"https://pve-demo.invalid:8006", "https://pve-demo.invalid:8006 as root@pam!mcp", ""},
+		{"https://user:pw@pve:8006", "", "ClusterURL must not contain credentials"},
+		{"ftp://pve", "", "ClusterURL scheme must be https"},
+	} {
+		cfg := base
+		cfg.ClusterURL = tc.cluster
+		c, err := proxmoxsafe.New(cfg)
+		if tc.err != "" {
+			var ce *proxmoxsafe.ConfigError
+			if !errors.As(err, &ce) || ce.Field != "ClusterURL" || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("ClusterURL %q: %v, want a ConfigError saying %q", tc.cluster, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("ClusterURL %q: %v", tc.cluster, err)
+		}
+		if got := c.Cluster().String(); got != tc.want {
+			t.Errorf("ClusterURL %q: Cluster() = %q, want %q", tc.cluster, got, tc.want)
+		}
+	}
+}

@@ -37,6 +37,14 @@ type Config struct {
 	// the "/api2/json" suffix. It must not carry credentials, a query or a
 	// fragment.
 	URL string
+	// ClusterURL, when set, is the address approvals and audit records
+	// name the cluster by ([Client.Cluster]) instead of URL's scheme and
+	// host, e.g. "https://pve-lab.example:8006": for a cluster the client
+	// reaches under an address that changes (the binary's demo starts its
+	// simulated cluster on a new port every run). Approvals given for one
+	// ClusterURL never approve a call of a client with another, so never
+	// give two clusters the same one. Same rules as URL.
+	ClusterURL string
 	// TokenID is the API token id, "user@realm!tokenname".
 	TokenID string
 	// TokenSecret is the token's secret (a UUID). It is sent only in the
@@ -147,6 +155,10 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	clusterURL, err := clusterAddress(cfg, base)
+	if err != nil {
+		return nil, err
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -213,6 +225,7 @@ func New(cfg Config) (*Client, error) {
 			Timeout:   requestTimeout(cfg),
 		},
 		tokenID:        auth.principal,
+		clusterURL:     clusterURL,
 		ticket:         auth.ticket,
 		ticketLifetime: auth.lifetime,
 		policy:         pol,
@@ -403,6 +416,9 @@ func requestTimeout(cfg Config) time.Duration {
 type Client struct {
 	api     *pve.Client
 	tokenID string // the token id, or the user id with ticket authentication
+	// clusterURL names the cluster in approvals and audit records (see
+	// Cluster): Config.ClusterURL, else URL's scheme and host.
+	clusterURL string
 	// ticket is the login state with ticket authentication, else nil.
 	ticket         *pve.TicketAuth
 	ticketLifetime time.Duration

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os/user"
 	"path/filepath"
 	"slices"
@@ -142,25 +141,52 @@ func grantCommand(args []string, lookup func(string) (string, bool), stdin io.Re
 	return exitOK
 }
 
+// printPlan shows what approving the grant covers: every part of its
+// binding (grant.Grant.Request), from the grant's own fields.
 func printPlan(w io.Writer, g grant.Grant) {
+	req := g.Request()
 	fmt.Fprintf(w, "Grant %s (%s)\n", g.Code, g.Status)
+	fmt.Fprintf(w, "  Cluster: %s\n", orUnknown(req.Cluster.String()))
 	fmt.Fprintf(w, "  Action:  %s\n", g.Action)
-	fmt.Fprintf(w, "  Target:  %s\n", g.Target)
+	fmt.Fprintf(w, "  Target:  %s\n", grantTarget(g))
 	if len(g.Params) > 0 {
 		fmt.Fprintf(w, "  Params:  %s\n", strings.Join(g.Params, " "))
 	}
 	fmt.Fprintf(w, "  State:   %s\n", g.State)
 	fmt.Fprintf(w, "  Effect:  approving will %s\n", g.Effect)
-	if p := g.Plan; p != nil {
+	if g.Risk != "" {
+		fmt.Fprintf(w, "  Risk:    %s\n", g.Risk)
+	}
+	if r := req.Request(); r != "" {
 		// The one request the call will send: what the operator approves.
-		req := p.Method + " " + p.Path
-		for _, k := range slices.Sorted(maps.Keys(p.Params)) {
-			req += " " + k + "=" + p.Params[k]
-		}
-		req, _ = sanitize.CapLine(req, 1024)
-		fmt.Fprintf(w, "  Request: %s\n", req)
+		r, _ = sanitize.CapLine(r, 1024)
+		fmt.Fprintf(w, "  Request: %s\n", r)
 	}
 	fmt.Fprintf(w, "  Asked:   %s, expires %s\n", g.Created.Local().Format(grant.TimeFormat), g.Expires.Local().Format(grant.TimeFormat))
+	if !g.Shows() {
+		fmt.Fprintln(w, "  Note:    this grant does not bind what it shows (an earlier version wrote it, or it was edited): it cannot be approved; repeat the call for a new code")
+	}
+}
+
+// grantTarget names a grant's target as the operator reads it: the guest
+// with its name, or for a request that names no guest, its path.
+func grantTarget(g grant.Grant) string {
+	switch {
+	case g.Target.VMID != 0 && g.Guest.Name != "":
+		return g.Target.String() + " (" + g.Guest.Name + ")"
+	case g.Target.VMID != 0:
+		return g.Target.String()
+	case g.Plan != nil && g.Plan.Path != "":
+		return g.Plan.Path
+	}
+	return "(none)"
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "(not recorded)"
+	}
+	return s
 }
 
 func listGrants(store *grant.Store, stdout, stderr io.Writer) int {
@@ -170,14 +196,15 @@ func listGrants(store *grant.Store, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CODE\tSTATUS\tEXPIRES\tACTION\tTARGET\tOPERATOR")
+	fmt.Fprintln(tw, "CODE\tSTATUS\tEXPIRES\tCLUSTER\tACTION\tTARGET\tOPERATOR")
 	now := time.Now()
 	for _, g := range grants {
 		status := string(g.Status)
 		if now.After(g.Expires) && (g.Status == grant.Pending || g.Status == grant.Approved) {
 			status += " (expired)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", g.Code, status, g.Expires.Local().Format(grant.TimeFormat), g.Action, g.Target, g.Operator)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.Code, status, g.Expires.Local().Format(grant.TimeFormat),
+			orUnknown(g.Cluster.String()), g.Action, grantTarget(g), g.Operator)
 	}
 	if err := tw.Flush(); err != nil {
 		return exitUsage

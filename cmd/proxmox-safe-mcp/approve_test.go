@@ -78,7 +78,7 @@ func TestGrantCLI(t *testing.T) {
 
 	code := askedCode(t, call(t, cs, "guest_power", shutdown100))
 	out, _, _ := grantCLI(t, env, "", "grants", "list")
-	if !regexp.MustCompile(code+`\s+pending`).MatchString(out) || !regexp.MustCompile(denied+`\s+denied`).MatchString(out) {
+	if !regexp.MustCompile(code+`\s+pending\s.*\shttps://pve-demo\.invalid:8006 as \S+\s+shutdown\s+pve1/qemu/100 \(`).MatchString(out) || !regexp.MustCompile(denied+`\s+denied`).MatchString(out) {
 		t.Errorf("grants list:\n%s", out)
 	}
 	if out, errOut, ec := grantCLI(t, env, "yes\n", "approve", code); ec == 0 || !strings.Contains(errOut, "not confirmed") {
@@ -91,7 +91,7 @@ func TestGrantCLI(t *testing.T) {
 	if ec != 0 {
 		t.Fatalf("approve: exit %d\n%s\n%s", ec, out, errOut)
 	}
-	for _, want := range []string{"Action:  shutdown", "Target:  pve1/qemu/100", "State:   running", "Effect:  approving will", "Request: POST /nodes/pve1/qemu/100/status/shutdown", "Approved " + code} {
+	for _, want := range []string{"Cluster: https://pve-demo.invalid:8006 as automation@pve!mcp", "Action:  shutdown", "Target:  pve1/qemu/100 (", "State:   running", "Risk:    ", "Effect:  approving will", "Request: POST /nodes/pve1/qemu/100/status/shutdown", "Approved " + code} {
 		if !strings.Contains(out, want) {
 			t.Errorf("approve output lacks %q:\n%s", want, out)
 		}
@@ -243,7 +243,7 @@ func TestDemoGrantOutlivesTheCall(t *testing.T) {
 	if !regexp.MustCompile(`Asked:   `+stamp+`, expires `+stamp+`\n`).MatchString(out) || !regexp.MustCompile(`repeated unchanged before `+stamp+`, runs once`).MatchString(out) {
 		t.Errorf("approve's times lack the format or the zone:\n%s", out)
 	}
-	if out, _, code := runStdin(t, m, "", "--demo", "grants", "list"); code != exitOK || !regexp.MustCompile(grantCode+`\s+approved\s+`+stamp+`\s+shutdown`).MatchString(out) {
+	if out, _, code := runStdin(t, m, "", "--demo", "grants", "list"); code != exitOK || !regexp.MustCompile(grantCode+`\s+approved\s+`+stamp+`\s+https://pve-demo\.invalid:8006 as \S+\s+shutdown`).MatchString(out) {
 		t.Errorf("--demo grants list: exit %d\n%s", code, out)
 	}
 	if _, err := os.Stat(demoDir); err != nil {

@@ -121,13 +121,23 @@ func Start(cfg *settings.Config, version string, stderr io.Writer) (lib proxmoxs
 		fmt.Fprintf(stderr, "proxmox-safe-mcp: demo mode: simulated cluster (nodes %s), nothing real is touched%s\n", settings.DescribeNodes(nodes), audit)
 	}
 	return proxmoxsafe.Config{
-		URL:         srv.URL,
+		URL: srv.URL,
+		// Approvals are bound to the cluster's address, and each run starts
+		// the fake on a new port: a grant a one-shot call asked for must
+		// serve the repeated call, which runs a fake of its own. The demo
+		// cluster is the same on every run, so it has one name.
+		ClusterURL:  ClusterURL,
 		TokenID:     proxmoxtest.DefaultTokenID,
 		TokenSecret: proxmoxtest.DefaultTokenSecret,
 		Fingerprint: srv.Fingerprint(),
 		Policy:      proxmoxsafe.Policy{AllowedNodes: nodes},
 	}, closers, nil
 }
+
+// ClusterURL names the demo's simulated cluster in approvals and audit
+// records (proxmoxsafe.Config.ClusterURL). The .invalid top-level domain
+// never resolves: the name cannot be a real cluster's.
+const ClusterURL = "https://pve-demo.invalid:8006"
 
 // examplePhrase returns an approval phrase for a running, unlocked,
 // non-template guest, to show in the banner.

@@ -13,14 +13,21 @@ import (
 func (*Store) Name() string { return string(proxmoxsafe.LevelGrant) }
 
 // Approve implements [proxmoxsafe.Approver]: a call approves when an
-// approved, unexpired grant bound to exactly this request exists; that
-// grant is then used. Otherwise it refuses with a [*RequiredError] naming
-// a pending grant (an existing one for this request, or a new one) and the
-// plan (req.Plan: the pipeline adds a plan only to its own refusal types).
+// approved, unexpired grant bound to exactly this request exists (the
+// same [proxmoxsafe.ApprovalRequest.Binding]: what the operator was shown,
+// rebuilt by the pipeline from this call's fresh reads, on this cluster);
+// that grant is then used. Otherwise it refuses with a [*RequiredError]
+// naming a pending grant (an existing one for this request, or a new one)
+// and the plan (req.Plan: the pipeline adds a plan only to its own refusal
+// types). When a grant was approved for the same call but what it showed
+// is no longer what approving does (a disk attached, another size,
+// another state, another cluster), the refusal says what differs and asks
+// for the new grant: the old one stays unused.
 func (s *Store) Approve(ctx context.Context, req proxmoxsafe.ApprovalRequest) error {
 	bound := binding(req)
 	var used *Grant
 	var pending *Grant
+	var stale *Grant // approved for the same call, showing something else
 	err := s.locked(func() error {
 		now := s.now()
 		grants, err := s.readAll()
@@ -29,7 +36,13 @@ func (s *Store) Approve(ctx context.Context, req proxmoxsafe.ApprovalRequest) er
 		}
 		for i := range grants {
 			g := &grants[i]
-			if g.Binding != bound || now.After(g.Expires) {
+			if now.After(g.Expires) {
+				continue
+			}
+			if g.Binding != bound || !g.Shows() {
+				if g.Status == Approved && sameCall(*g, req) && (stale == nil || g.Decided.After(stale.Decided)) {
+					stale = g
+				}
 				continue
 			}
 			switch g.Status {
@@ -48,8 +61,8 @@ func (s *Store) Approve(ctx context.Context, req proxmoxsafe.ApprovalRequest) er
 			return nil
 		}
 		g := Grant{
-			Action: req.Action, Target: req.Target, Params: paramStrings(req.Params), Arguments: req.Arguments,
-			Effect: req.Effect, State: req.State.Summary(), Plan: req.Plan, Binding: bound,
+			Cluster: req.Cluster, Action: req.Action, Target: req.Target, Params: paramStrings(req.Params), Arguments: req.Arguments,
+			Effect: req.Effect, Risk: req.Risk, Guest: req.State, State: req.State.Summary(), Plan: req.Plan, Binding: bound,
 			Created: now.UTC(), Expires: now.Add(s.ttl).UTC(), Status: Pending,
 		}
 		for range 5 {
@@ -74,7 +87,18 @@ func (s *Store) Approve(ctx context.Context, req proxmoxsafe.ApprovalRequest) er
 		proxmoxsafe.NoteApproval(ctx, proxmoxsafe.ApprovalNote{Grant: used.Code, Operator: used.Operator})
 		return nil
 	}
-	return &RequiredError{Grant: *pending, Plan: req.Plan, Command: s.cmd}
+	out := &RequiredError{Grant: *pending, Plan: req.Plan, Command: s.cmd}
+	if stale != nil {
+		out.Stale, out.Changed = stale.Code, proxmoxsafe.ShownDifference(stale.Request(), req)
+	}
+	return out
+}
+
+// sameCall reports whether g was asked for by the call req repeats: the
+// same action, target and arguments (which hold the parameters), whatever
+// the cluster, the state or the effect.
+func sameCall(g Grant, req proxmoxsafe.ApprovalRequest) bool {
+	return g.Action == req.Action && g.Target == req.Target && g.Arguments == req.Arguments
 }
 
 // RequiredError is the refusal of the grant level: the operator must
@@ -89,6 +113,11 @@ type RequiredError struct {
 	// Command is what the operator runs with the code on the server host
 	// ([Options.Command]); empty means [DefaultCommand].
 	Command string
+	// Stale, when set, is the code of a grant approved for this same call
+	// that no longer applies, and Changed says what differs between what
+	// it showed and what approving does now
+	// ([proxmoxsafe.ShownDifference]).
+	Stale, Changed string
 }
 
 // Error says what the operator must do; it holds the code and the plan,
@@ -99,9 +128,13 @@ func (e *RequiredError) Error() string {
 	if command == "" {
 		command = DefaultCommand
 	}
+	stale := ""
+	if e.Stale != "" {
+		stale = fmt.Sprintf(" (grant %s was approved for this call, but not for what it does now, so it was not used: %s)", e.Stale, e.Changed)
+	}
 	return fmt.Sprintf("approval required: an operator must approve grant %s out of band (on the server host: %s %s) "+
-		"before %s; then repeat this call unchanged. Plan: %s on %s; approving will %s; current state: %s; no action was taken",
-		g.Code, command, g.Code, g.Expires.UTC().Format(TimeFormat), g.Action, g.Target, g.Effect, g.State)
+		"before %s; then repeat this call unchanged%s. Plan: %s on %s (cluster %s); approving will %s; current state: %s; no action was taken",
+		g.Code, command, g.Code, g.Expires.UTC().Format(TimeFormat), stale, g.Action, g.Target, g.Cluster, g.Effect, g.State)
 }
 
 // Is makes the error match [proxmoxsafe.ErrApprovalRequired].

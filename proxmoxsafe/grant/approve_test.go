@@ -277,3 +277,146 @@ func TestRefusalTimeHasItsZone(t *testing.T) {
 		t.Errorf("%v\nwant %q", err, want)
 	}
 }
+
+// demoEnv is an env over proxmoxtest's demo cluster (VM 103 on pve2:
+// stopped, one 100G disk) whose destroy and config classes are approved
+// only by grants kept in store.
+func demoEnv(t *testing.T, fake *proxmoxtest.Server, store *grant.Store) *env {
+	t.Helper()
+	return envOn(t, fake, func(c *proxmoxsafe.Config) {
+		c.TokenID, c.TokenSecret = proxmoxtest.DefaultTokenID, proxmoxtest.DefaultTokenSecret
+		c.Policy = proxmoxsafe.Policy{AllowedNodes: []string{"pve1", "pve2"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassDestroy, proxmoxsafe.ClassConfig}}
+		c.Approvers = []proxmoxsafe.Approver{store}
+		c.Policy.Approvals = map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassDestroy: {proxmoxsafe.LevelGrant}, proxmoxsafe.ClassConfig: {proxmoxsafe.LevelGrant}}
+	})
+}
+
+// TestGrantBindsWhatWasShown: the operator approves a grant for what its
+// plan shows; something changes before the model repeats the call. A
+// change of what approving does (a 2T disk attached to the guest a
+// destroy deletes, a disk grown from 100G to 500G before a resize) gets a
+// new code, a refusal that names the approved grant and what differs,
+// and no mutating request; a change elsewhere (another guest renamed)
+// leaves the approval in force, and the call sends its one request.
+func TestGrantBindsWhatWasShown(t *testing.T) {
+	t.Parallel()
+	destroy := func(e *env) error {
+		_, err := e.client.DestroyGuest(t.Context(), proxmoxsafe.DestroyGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve2", Type: "qemu", VMID: 103}, DestroyUnreferencedDisks: true})
+		return err
+	}
+	resize := func(e *env) error {
+		_, err := e.client.ResizeDisk(t.Context(), proxmoxsafe.ResizeDiskInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve2", Type: "qemu", VMID: 103}, Disk: "scsi0", Size: "+10G"})
+		return err
+	}
+	for _, tc := range []struct {
+		name    string
+		call    func(e *env) error
+		shown   string // in the approved grant's effect
+		change  func(fake *proxmoxtest.Server)
+		changed string // in the refusal; "" = the approval still applies
+	}{
+		{"destroy, a 2T disk attached", destroy, "scsi0 local-lvm:vm-103-disk-0 (100G)",
+			func(f *proxmoxtest.Server) {
+				changeGuest(f, 103, func(g *proxmoxtest.Guest) { g.Config = map[string]string{"scsi1": "local-lvm:vm-103-disk-1,size=2T"} })
+			}, "(2T)"},
+		{"destroy, another guest renamed", destroy, "scsi0 local-lvm:vm-103-disk-0 (100G)",
+			func(f *proxmoxtest.Server) { changeGuest(f, 100, func(g *proxmoxtest.Guest) { g.Name = "renamed" }) }, ""},
+		{"resize, the disk grown to 500G", resize, "from 100G to 110G",
+			func(f *proxmoxtest.Server) { changeGuest(f, 103, func(g *proxmoxtest.Guest) { g.MaxDisk = 500 << 30 }) }, "from 500G to 510G"},
+		{"resize, another guest renamed", resize, "from 100G to 110G",
+			func(f *proxmoxtest.Server) { changeGuest(f, 100, func(g *proxmoxtest.Guest) { g.Name = "renamed" }) }, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fake := proxmoxtest.NewServer(nil)
+			t.Cleanup(fake.Close)
+			store := openStore(t, t.TempDir())
+			e := demoEnv(t, fake, store)
+			var gr *grant.RequiredError
+			if err := tc.call(e); !errors.As(err, &gr) {
+				t.Fatalf("first call: %v, want a grant refusal", err)
+			}
+			if !strings.Contains(gr.Grant.Effect, tc.shown) || gr.Grant.Cluster != e.client.Cluster() || gr.Grant.Risk == "" || !gr.Grant.Shows() {
+				t.Fatalf("the grant shows %+v", gr.Grant)
+			}
+			code := gr.Grant.Code
+			if _, err := store.Decide(code, true, "alice"); err != nil {
+				t.Fatal(err)
+			}
+			tc.change(fake)
+			err := tc.call(e)
+			if tc.changed == "" {
+				if err != nil {
+					t.Fatalf("an unrelated change voided the approval: %v", err)
+				}
+				if n := len(fake.MutatingRequests()); n != 1 {
+					t.Fatalf("%d mutating requests, want 1", n)
+				}
+				return
+			}
+			var again *grant.RequiredError
+			if !errors.As(err, &again) {
+				t.Fatalf("after the change: %v, want a new grant refusal", err)
+			}
+			if m := nonGET(e); len(m) != 0 {
+				t.Fatalf("mutating requests after the refusal: %v", m)
+			}
+			if again.Grant.Code == code || again.Stale != code || !strings.Contains(again.Changed, "the effect") || !strings.Contains(again.Changed, tc.changed) ||
+				!strings.Contains(err.Error(), "(grant "+code+" was approved for this call, but not for what it does now, so it was not used: ") {
+				t.Errorf("refusal: %v (stale %q, changed %q)", err, again.Stale, again.Changed)
+			}
+			if !strings.Contains(again.Grant.Effect, tc.changed) {
+				t.Errorf("the new grant shows %q, not the new effect", again.Grant.Effect)
+			}
+			if g, _ := store.Get(code); g.Status != grant.Approved {
+				t.Errorf("the approved grant is %s, want it left unused", g.Status)
+			}
+		})
+	}
+}
+
+// TestGrantOtherCluster: two servers with one grant directory (the
+// default state directory of one user), one for "lab", one for "prod",
+// both with power=grant and a pve1/qemu/100. The lab grant approved, the
+// same call on prod is refused with a grant of its own and nothing sent
+// to prod; lab's call runs. Each server's audit records name its cluster.
+func TestGrantOtherCluster(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	lab, labStore := grantEnv(t, dir)
+	prod, _ := grantEnv(t, dir)
+	in := powerIn("pve1", "qemu", 100, proxmoxsafe.ActionShutdown)
+	code := askGrant(t, lab, in)
+	g, err := labStore.Get(code)
+	if err != nil || g.Cluster != lab.client.Cluster() {
+		t.Fatalf("the grant names cluster %+v, want lab's %+v (%v)", g.Cluster, lab.client.Cluster(), err)
+	}
+	if _, err := labStore.Decide(code, true, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = prod.client.GuestPower(t.Context(), in)
+	var gr *grant.RequiredError
+	if !errors.As(err, &gr) || gr.Grant.Code == code || gr.Stale != code || !strings.Contains(gr.Changed, "the cluster") {
+		t.Fatalf("prod: %v, want a new grant naming the other cluster", err)
+	}
+	if m := nonGET(prod); len(m) != 0 {
+		t.Fatalf("prod sent %v on lab's grant", m)
+	}
+	if !strings.Contains(err.Error(), prod.client.Cluster().String()) {
+		t.Errorf("the refusal does not name prod's cluster: %v", err)
+	}
+	if _, err := lab.client.GuestPower(t.Context(), in); err != nil {
+		t.Fatalf("lab: %v", err)
+	}
+	if n := len(lab.fake.MutatingRequests()); n != 1 {
+		t.Fatalf("lab sent %d mutating requests, want 1", n)
+	}
+	for _, e := range []*env{lab, prod} {
+		want := `"cluster":"` + e.client.Cluster().String() + `"`
+		for l := range strings.SplitSeq(strings.TrimSpace(e.audit.String()), "\n") {
+			if !strings.Contains(l, want) {
+				t.Errorf("audit record without %s: %s", want, l)
+			}
+		}
+	}
+}

@@ -2,9 +2,6 @@ package grant
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"strings"
 	"time"
 
@@ -29,13 +26,18 @@ const (
 
 // Grant is one out-of-band approval: asked for by a refused call, decided
 // by the operator outside the MCP session, used at most once by the same
-// call repeated. It is bound to the action, the target, the parameters
-// that change the effect, the digest of the exact arguments and a
-// fingerprint of the guest state shown ([proxmoxsafe.GuestState.Fingerprint]).
-// Its JSON form is the grant file's.
+// call repeated. It is bound to exactly what the operator is shown
+// ([proxmoxsafe.ApprovalRequest.Binding]): the cluster, the action, the
+// target, the parameters that change the effect, the digest of the exact
+// arguments, the guest's state, the effect, the risk and the request; a
+// later call uses it only when the request rebuilt from fresh reads has
+// the same binding. Its JSON form is the grant file's.
 type Grant struct {
 	// Code names the grant to the operator, e.g. "K7QF-3MZD".
 	Code string `json:"code"`
+	// Cluster is the cluster the call was for, and whom the server acts
+	// as there ([proxmoxsafe.Client.Cluster]).
+	Cluster proxmoxsafe.Cluster `json:"cluster"`
 	// Action, Target and Params are what it approves.
 	Action string             `json:"action"`
 	Target proxmoxsafe.Target `json:"target"`
@@ -44,14 +46,19 @@ type Grant struct {
 	// ([proxmoxsafe.ArgumentsDigest]): only a call with the same arguments
 	// matches.
 	Arguments string `json:"arguments"`
-	// Effect and State are the plan the operator is shown; Plan is the
-	// request it would send (nil for operations without a single one).
-	Effect string            `json:"effect"`
-	State  string            `json:"state"`
-	Plan   *proxmoxsafe.Plan `json:"plan,omitempty"`
-	// Binding digests action, target, parameters, arguments digest and
-	// [proxmoxsafe.GuestState.Fingerprint]; a call matches only with the
-	// same digest.
+	// Effect, Risk, Guest and State are the plan the operator is shown:
+	// what approving does, what can go wrong, the guest's state as read
+	// (its name included) and that state in words
+	// ([proxmoxsafe.GuestState.Summary]); Plan is the request it would
+	// send (nil for operations without a single one).
+	Effect string                 `json:"effect"`
+	Risk   string                 `json:"risk"`
+	Guest  proxmoxsafe.GuestState `json:"guest"`
+	State  string                 `json:"state"`
+	Plan   *proxmoxsafe.Plan      `json:"plan,omitempty"`
+	// Binding is [proxmoxsafe.ApprovalRequest.Binding] of the request the
+	// operator is shown; a call matches only with the same digest, and
+	// only while the grant's own fields still give it (Request).
 	Binding string `json:"binding"`
 	// Created and Expires bound its life.
 	Created time.Time `json:"created"`
@@ -86,13 +93,33 @@ func normalizeCode(code string) string {
 	return strings.ToUpper(strings.TrimSpace(code))
 }
 
-// binding digests what a grant approves. Grant files written by earlier
-// versions hold this digest, so its encoding must not change.
-func binding(req proxmoxsafe.ApprovalRequest) string {
-	raw, _ := json.Marshal([]any{req.Action, req.Target.String(), paramStrings(req.Params), req.Arguments, req.State.Fingerprint()})
-	sum := sha256.Sum256(raw)
-	return hex.EncodeToString(sum[:])
+// binding digests what a grant approves: exactly what the operator is
+// shown. Grant files of versions that bound less (no effect, no cluster)
+// hold another encoding's digest, which no call matches: such a grant is
+// asked for again, never used.
+func binding(req proxmoxsafe.ApprovalRequest) string { return req.Binding() }
+
+// Request is the approval request the grant shows the operator, rebuilt
+// from its own fields: its [proxmoxsafe.ApprovalRequest.Binding] is the
+// grant's Binding exactly when what the grant file shows is what it binds
+// (Shows).
+func (g Grant) Request() proxmoxsafe.ApprovalRequest {
+	var ps []proxmoxsafe.ApprovalParam
+	for _, p := range g.Params {
+		name, value, _ := strings.Cut(p, "=")
+		ps = append(ps, proxmoxsafe.ApprovalParam{Name: name, Value: value})
+	}
+	return proxmoxsafe.ApprovalRequest{
+		Action: g.Action, Target: g.Target, Params: ps, Arguments: g.Arguments,
+		State: g.Guest, Effect: g.Effect, Risk: g.Risk, Cluster: g.Cluster, Plan: g.Plan,
+	}
 }
+
+// Shows reports whether the grant's fields, which the approve command and
+// the approval page show, give its Binding: a grant whose file was
+// written by a version that bound less, or edited, does not, and
+// approves nothing.
+func (g Grant) Shows() bool { return g.Binding != "" && binding(g.Request()) == g.Binding }
 
 // paramStrings renders approval parameters as "name=value", as the audit
 // record's params do; nil when there are none (the binding digests that

@@ -60,6 +60,13 @@ func newEnv(t *testing.T, cluster *proxmoxtest.Cluster, mod func(*proxmoxsafe.Co
 	t.Helper()
 	fake := proxmoxtest.NewServer(cluster)
 	t.Cleanup(fake.Close)
+	return envOn(t, fake, mod)
+}
+
+// envOn is newEnv for a running fake: a second server (or a restarted
+// one) for the same cluster.
+func envOn(t *testing.T, fake *proxmoxtest.Server, mod func(*proxmoxsafe.Config)) *env {
+	t.Helper()
 	e := &env{fake: fake, audit: &auditLines{}}
 	cfg := proxmoxsafe.Config{
 		URL: fake.URL, TokenID: "automation@pve!mcp", TokenSecret: tokenSecret, Fingerprint: fake.Fingerprint(),
@@ -90,6 +97,14 @@ func grantEnv(t *testing.T, dir string) (*env, *grant.Store) {
 	store := openStore(t, dir)
 	e := newEnv(t, testCluster(), approvedBy(store, proxmoxsafe.ClassPower))
 	return e, store
+}
+
+// grantEnvOn is grantEnv for a running fake (a restarted server of the
+// same cluster, or a second server for it).
+func grantEnvOn(t *testing.T, fake *proxmoxtest.Server, dir string) (*env, *grant.Store) {
+	t.Helper()
+	store := openStore(t, dir)
+	return envOn(t, fake, approvedBy(store, proxmoxsafe.ClassPower)), store
 }
 
 func openStore(t testing.TB, dir string) *grant.Store {

@@ -109,6 +109,8 @@ func (s *Store) Decide(code string, approve bool, operator string) (Grant, error
 			return fmt.Errorf("grant %s is %s, not pending; nothing was changed", code, g.Status)
 		case s.now().After(g.Expires):
 			return fmt.Errorf("grant %s expired at %s; nothing was changed (repeat the call for a new code)", code, g.Expires.UTC().Format(TimeFormat))
+		case approve && !g.Shows():
+			return fmt.Errorf("grant %s does not bind what it shows (written by an earlier version, or edited), so no call could use it; nothing was changed (repeat the call for a new code)", code)
 		}
 		g.Status, g.Operator, g.Decided = Denied, operator, s.now().UTC()
 		if approve {

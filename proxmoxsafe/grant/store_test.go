@@ -12,6 +12,7 @@ import (
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
 // TestGrantDenyAndExpiry: a denied or expired grant approves nothing and
@@ -58,13 +59,15 @@ func TestGrantSurvivesRestart(t *testing.T) {
 	if _, err := store.Decide(code, true, "alice"); err != nil {
 		t.Fatal(err)
 	}
-	e2, _ := grantEnv(t, dir) // "restarted" server, fresh fake
+	e2, _ := grantEnvOn(t, e.fake, dir) // "restarted" server, same cluster
 	if _, err := e2.client.GuestPower(t.Context(), in); err != nil {
 		t.Fatalf("after a restart the approved grant does not approve: %v", err)
 	}
-	e3, _ := grantEnv(t, dir)
+	e.fake.FinishTasks()
+	changeGuest(e.fake, 100, func(g *proxmoxtest.Guest) { g.Status = "running" }) // up again, so only the used grant can refuse
+	e3, _ := grantEnvOn(t, e.fake, dir)
 	askGrant(t, e3, in)
-	if n := len(e3.fake.MutatingRequests()); n != 0 {
+	if n := len(e3.fake.MutatingRequests()); n != 1 {
 		t.Fatalf("a used grant approved again after a restart: %d mutating requests", n)
 	}
 	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
