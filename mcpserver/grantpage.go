@@ -57,7 +57,7 @@ func (a *adapter) pointToApprovalPage(req *mcp.CallToolRequest, err error) (prot
 			URL:           page,
 			ElicitationID: "grant-" + g.Code,
 			Message: fmt.Sprintf("An operator must approve grant %s on the approval page (operator login required) before %s, then repeat the call unchanged. "+
-				"Plan: %s on %s (cluster %s); approving will %s; current state: %s. No action was taken.",
+				"Plan: %s on %s; cluster: %s; approving will %s; current state: %s. No action was taken.",
 				g.Code, g.Expires.Format("15:04:05 MST"), g.Action, g.Target, g.Cluster, clean(g.Effect, 4096), g.State),
 		}}), nil
 	}

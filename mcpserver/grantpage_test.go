@@ -75,7 +75,7 @@ func TestGrantRefusalPointsToApprovalPage(t *testing.T) {
 			}
 			e := data.Elicitations[0]
 			if e.Mode != "url" || e.URL != testPageURL+"grant/"+code || e.ElicitationID == "" ||
-				!strings.Contains(e.Message, "shutdown on pve1/qemu/101 (cluster "+client.Cluster().String()+")") || !strings.Contains(e.Message, "No action was taken") {
+				!strings.Contains(e.Message, "shutdown on pve1/qemu/101; cluster: "+client.Cluster().String()+";") || !strings.Contains(e.Message, "No action was taken") {
 				t.Errorf("elicitation %+v", e)
 			}
 			if n := len(fake.MutatingRequests()); n != 0 {

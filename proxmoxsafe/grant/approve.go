@@ -132,9 +132,13 @@ func (e *RequiredError) Error() string {
 	if e.Stale != "" {
 		stale = fmt.Sprintf(" (grant %s was approved for this call, but not for what it does now, so it was not used: %s)", e.Stale, e.Changed)
 	}
+	cluster := ""
+	if c := g.Cluster.String(); c != "" {
+		cluster = "; cluster: " + c
+	}
 	return fmt.Sprintf("approval required: an operator must approve grant %s out of band (on the server host: %s %s) "+
-		"before %s; then repeat this call unchanged%s. Plan: %s on %s (cluster %s); approving will %s; current state: %s; no action was taken",
-		g.Code, command, g.Code, g.Expires.UTC().Format(TimeFormat), stale, g.Action, g.Target, g.Cluster, g.Effect, g.State)
+		"before %s; then repeat this call unchanged%s. Plan: %s on %s%s; approving will %s; current state: %s; no action was taken",
+		g.Code, command, g.Code, g.Expires.UTC().Format(TimeFormat), stale, g.Action, g.Target, cluster, g.Effect, g.State)
 }
 
 // Is makes the error match [proxmoxsafe.ErrApprovalRequired].
