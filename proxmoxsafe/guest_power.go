@@ -106,6 +106,9 @@ func powerPrecondition(a PowerAction, t Target, s GuestState) error {
 	case s.Status != "running" && s.Status != "stopped":
 		return refuse(ErrPrecondition, "%s is in state %q; power actions need a known state", who, s.Status)
 	}
+	if err := haPrecondition(string(a), t, s); err != nil {
+		return err
+	}
 	switch a {
 	case ActionStart:
 		if s.Status == "running" {
@@ -138,10 +141,7 @@ func powerEffect(a PowerAction, t Target, s GuestState) string {
 	case ActionStop:
 		e = "cut the power of " + who + " at once, without a clean shutdown (unsaved data in the guest may be lost)"
 	}
-	if s.HAManaged && a != ActionReboot {
-		e += "; the HA manager carries it out"
-	}
-	return e
+	return e + haEffect(string(a), s)
 }
 
 // powerVerifier proves a power action from the guest's fresh

@@ -85,7 +85,7 @@ func (c *Client) ResetGuest(ctx context.Context, in ResetGuestInput) (*Receipt, 
 			return c.agentGone(ctx, t, s, timeout)
 		},
 		effect: func(s GuestState) string {
-			return "hard-reset " + describe(t, s) + " at once, like pressing its reset button (its guest agent does not answer; unsaved data in the guest may be lost)"
+			return "hard-reset " + describe(t, s) + " at once, like pressing its reset button (its guest agent does not answer; unsaved data in the guest may be lost)" + haEffect("reset", s)
 		},
 		path: guestPath(t, "status", "reset"),
 		form: url.Values{},
@@ -104,7 +104,7 @@ func resetPrecondition(t Target, s GuestState) error {
 	case s.Paused():
 		return refuse(ErrPrecondition, "%s is paused, not hung; resume it instead of resetting it", who)
 	}
-	return nil
+	return haPrecondition("reset", t, s)
 }
 
 // agentGone pings the VM's guest agent and returns nil only when it does

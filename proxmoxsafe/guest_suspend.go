@@ -119,7 +119,7 @@ func suspendPrecondition(t Target, s GuestState, toDisk bool) error {
 	case toDisk && s.HAManaged:
 		return refuse(ErrPrecondition, "%s is HA-managed; Proxmox does not suspend an HA-managed VM to disk (pause it without todisk, or remove it from HA first)", who)
 	}
-	return nil
+	return haPrecondition("suspend", t, s)
 }
 
 // suspendVerifier proves a suspend by its task type: a qmpause task

@@ -22,6 +22,11 @@ func (s *Server) haDelay() int {
 // requestHA records the HA request for g; s.mu must be held for writing.
 func (s *Server) requestHA(g *Guest, running bool) {
 	g.HAState = map[bool]string{true: "started", false: "stopped"}[running]
+	if g.HACRMState != "" {
+		// error, migrate, fence, …: the manager records the request and
+		// does nothing with it now.
+		return
+	}
 	p := &haPending{running: running, left: s.haDelay()}
 	if p.left == 0 {
 		applyPower(g, running)

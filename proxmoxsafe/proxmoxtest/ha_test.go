@@ -37,9 +37,12 @@ func TestHADelay(t *testing.T) {
 				if d["status"] != wantStatus {
 					t.Fatalf("read %d: status %v, want %s", i+1, d["status"], wantStatus)
 				}
+				// ha.state is the CRM's: request_stop until the LRM
+				// has stopped the guest.
+				wantHA := map[string]string{"running": "request_stop", "stopped": "stopped"}[wantStatus]
 				ha := d["ha"].(map[string]any)
-				if ha["managed"] != 1.0 || ha["state"] != "stopped" {
-					t.Errorf("ha = %v", ha)
+				if ha["managed"] != 1.0 || ha["state"] != wantHA {
+					t.Errorf("read %d: ha = %v, want state %s", i+1, ha, wantHA)
 				}
 			}
 			up := upidOf(t, post(t, s, "/nodes/pve1/qemu/101/status/start", nil))
@@ -47,5 +50,48 @@ func TestHADelay(t *testing.T) {
 				t.Errorf("start of HA guest gave %q", up)
 			}
 		})
+	}
+}
+
+// TestHACRMState: status/current and /cluster/resources show the HA
+// manager's state; in a state the manager owns the guest in (error here)
+// a power request still gives an hastart task that ends OK, and nothing
+// happens to the guest.
+func TestHACRMState(t *testing.T) {
+	t.Parallel()
+	c := DemoCluster()
+	var g *Guest
+	for _, x := range c.Guests {
+		if x.VMID == 101 {
+			g = x
+		}
+	}
+	g.Status, g.Uptime, g.HAState, g.HACRMState = "stopped", 0, "started", "error"
+	s := NewUnstartedServer(c)
+	s.HADelayPolls = -1
+	s.StartTLS()
+	defer s.Close()
+	upid := upidOf(t, post(t, s, "/nodes/pve1/qemu/101/status/start", nil))
+	if !strings.Contains(upid, ":hastart:101:") {
+		t.Fatalf("UPID %q is not an hastart task", upid)
+	}
+	if st := taskStatus(t, s, "pve1", upid); st["exitstatus"] != "OK" {
+		t.Errorf("hastart task = %v, want OK", st)
+	}
+	d := get(t, s, "/nodes/pve1/qemu/101/status/current").body["data"].(map[string]any)
+	if d["status"] != "stopped" || d["ha"].(map[string]any)["state"] != "error" {
+		t.Errorf("status/current = %v, want stopped and ha.state error", d)
+	}
+	found := false
+	for _, e := range get(t, s, "/cluster/resources").body["data"].([]any) {
+		if m := e.(map[string]any); m["vmid"] == 101.0 {
+			found = true
+			if m["hastate"] != "error" {
+				t.Errorf("/cluster/resources hastate = %v, want error", m["hastate"])
+			}
+		}
+	}
+	if !found {
+		t.Error("guest 101 not in /cluster/resources")
 	}
 }

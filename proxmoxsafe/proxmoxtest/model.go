@@ -93,9 +93,19 @@ type Guest struct {
 	Template bool
 	Tags     []string
 	// HAManaged guests get hastart/hastop tasks; HAState is the requested
-	// HA state ("started", "stopped", ...) shown as hastate/ha.state.
-	HAManaged   bool
-	HAState     string
+	// HA state ("started", "stopped", ...: resources.cfg's "state").
+	HAManaged bool
+	HAState   string
+	// HACRMState sets the HA manager's (CRM) state of the resource when it
+	// is one the request and the run state do not give: "error",
+	// "migrate", "relocate", "fence", "recovery", "freeze", … Empty
+	// derives it (haCRMState). status/current's ha.state and
+	// /cluster/resources' hastate show the CRM state, as Proxmox does
+	// (pve-ha-manager Config.pm get_service_status, pve-manager
+	// API2/Cluster.pm). While it is set the manager acts on no power
+	// request: an hastart/hastop task still ends OK (it only records the
+	// request) and the guest stays as it is.
+	HACRMState  string
 	Description string
 	CPUs        int
 	CPU         float64

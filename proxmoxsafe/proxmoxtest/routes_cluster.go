@@ -164,7 +164,7 @@ func resourceEntry(c *Cluster, g *Guest, nodeOnline bool) guestResource {
 		}
 	}
 	if g.HAManaged {
-		e.HAState = g.HAState
+		e.HAState = c.haCRMState(g)
 	}
 	return e
 }

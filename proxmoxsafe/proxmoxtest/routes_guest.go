@@ -131,7 +131,7 @@ func handleStatusCurrent(typ string) func(rc *reqCtx) (any, *apiError) {
 		e := guestCommon(c, g)
 		ha := map[string]any{"managed": 0}
 		if g.HAManaged {
-			ha = map[string]any{"managed": 1, "state": g.HAState}
+			ha = map[string]any{"managed": 1, "state": c.haCRMState(g)}
 		}
 		e["ha"] = ha
 		if typ == "lxc" {

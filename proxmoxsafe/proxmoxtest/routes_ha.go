@@ -42,19 +42,20 @@ func haRequestState(g *Guest) string {
 	return g.HAState
 }
 
-// haCRMState is the CRM's view of the service: it follows the request,
-// with transitional states while the guest has not caught up yet and
-// "fence" when its node is gone.
+// haCRMState is the CRM's view of the service: the state a test set
+// (Guest.HACRMState), "fence" when its node is gone, else it follows the
+// request: "started" also while the LRM has yet to start the guest (the
+// manager has no separate starting state), "request_stop" until a stop
+// has happened (pve-ha-manager Manager.pm).
 func (c *Cluster) haCRMState(g *Guest) string {
+	if g.HACRMState != "" {
+		return g.HACRMState
+	}
 	if n := c.node(g.Node); n == nil || !n.Online {
 		return "fence"
 	}
 	req := haRequestState(g)
-	running := g.Status == "running"
-	switch {
-	case req == "started" && !running:
-		return "starting"
-	case req == "stopped" && running:
+	if req == "stopped" && g.Status == "running" {
 		return "request_stop"
 	}
 	return req
