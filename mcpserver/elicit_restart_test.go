@@ -60,6 +60,16 @@ func TestElicitAcrossRestart(t *testing.T) {
 	if res := retry(server(key), state); res.IsError || len(fake.MutatingRequests()) != 1 {
 		t.Fatalf("after a restart: %d mutating: %s", len(fake.MutatingRequests()), mustJSON(t, res))
 	}
+	// The HA manager is now stopping the guest (HA state request_stop),
+	// which the power precondition refuses; as if it were asked to start
+	// it again, so only the replay check can refuse.
+	fake.Update(func(c *proxmoxtest.Cluster) {
+		for _, g := range c.Guests {
+			if g.VMID == 101 {
+				g.HAState = "started"
+			}
+		}
+	})
 	if res := retry(server(key), state); !res.IsError || !strings.Contains(text(t, res), "already answered") || len(fake.MutatingRequests()) != 1 {
 		t.Fatalf("replayed after another restart: %d mutating: %s", len(fake.MutatingRequests()), mustJSON(t, res))
 	}

@@ -395,7 +395,10 @@ func TestElicitReplayAfterApproval(t *testing.T) {
 	f.fake.Update(func(c *proxmoxtest.Cluster) {
 		for _, g := range c.Guests {
 			if g.VMID == 101 {
-				g.Status = "running" // as if it came back up, so only the replay check can refuse
+				// As if it came back up (started again through the HA
+				// manager, so its HA state allows a shutdown), so only the
+				// replay check can refuse.
+				g.Status, g.HAState = "running", "started"
 			}
 		}
 	})
