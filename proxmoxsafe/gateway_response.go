@@ -136,6 +136,13 @@ func redactText(s string) (string, bool) {
 	return s, false
 }
 
+// redactedLine is one line of upstream free text, sanitized and
+// redacted by redactText, not yet capped.
+func redactedLine(s string) string {
+	s, _ = redactText(sanitize.Line(s))
+	return s
+}
+
 // shaper walks a decoded answer, building the shaped copy and the lists of
 // what it changed.
 type shaper struct {

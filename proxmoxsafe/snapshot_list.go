@@ -138,7 +138,10 @@ func (c *Client) ListSnapshots(ctx context.Context, in ListSnapshotsInput) (*Lis
 			s.Time = time.Unix(int64(r.SnapTime), 0).UTC()
 			s.AgeSeconds = max(int64(now.Sub(s.Time)/time.Second), 0)
 		}
-		s.Description, s.DescriptionTruncated = sanitize.Cap(strings.TrimSpace(string(r.Description)), MaxDescriptionLen)
+		// Free text gets the rule every upstream string of the gateway
+		// gets (redactText), so this tool is no less strict than api_get.
+		desc, _ := redactText(sanitize.String(strings.TrimSpace(string(r.Description))))
+		s.Description, s.DescriptionTruncated = sanitize.Cap(desc, MaxDescriptionLen)
 		snaps = append(snaps, s)
 	}
 	res.Total = len(snaps)

@@ -161,7 +161,7 @@ func taskInfo(r rawTaskEntry) TaskInfo {
 		t.User += "!" + string(r.TokenID)
 	}
 	t.User = line(t.User, 128)
-	switch status := line(string(r.Status), maxErrorText); status {
+	switch status := exitStatusText(string(r.Status)); status {
 	case "RUNNING":
 		t.Status = "running"
 	case "":

@@ -121,7 +121,7 @@ func (c *Client) taskStatus(ctx context.Context, id string, ref TaskRef) (*TaskS
 		UPID:       id,
 		Task:       ref,
 		Status:     line(string(raw.Status), 16),
-		ExitStatus: line(string(raw.ExitStatus), maxErrorText),
+		ExitStatus: exitStatusText(string(raw.ExitStatus)),
 	}, nil
 }
 
@@ -233,4 +233,12 @@ func (c *Client) TaskStatus(ctx context.Context, in TaskLogInput) (*TaskStatusRe
 	attrs = append(attrs, slog.String("status", st.Status))
 	c.logged(ctx, op, start, nil, attrs...)
 	return res, nil
+}
+
+// exitStatusText is a task's exit status as shown: one line, capped, and
+// redacted by the rule every upstream string of the gateway gets
+// (redactText): an error text may quote the command that failed, with
+// its arguments. "OK", "WARNINGS: n" and "RUNNING" are left as they are.
+func exitStatusText(s string) string {
+	return line(redactedLine(s), maxErrorText)
 }
