@@ -79,6 +79,15 @@ func startBrowser(t *testing.T, chromium string) *browser {
 		"--no-first-run", "--disable-background-networking", "--disable-component-update",
 		"--disable-sync", "--disable-dev-shm-usage", "--hide-scrollbars", "--window-size=1100,900",
 		"--remote-debugging-pipe", "--user-data-dir="+t.TempDir(), "about:blank")
+	// Chromium leaves its singleton socket directory in $TMPDIR when it is
+	// killed: give it one the test removes (short: a socket path is at
+	// most 107 bytes, which t.TempDir's names can exceed).
+	tmp, err := os.MkdirTemp("", "cr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	b.cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	b.cmd.ExtraFiles = []*os.File{cmdR, outW}
 	b.cmd.Stderr = &b.stderr
 	if err := b.cmd.Start(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"strings"
 	"sync/atomic"
@@ -108,6 +109,15 @@ func (p *page) open(t *testing.T, chromium string) browserReport {
 	cmd := exec.Command(chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
 		"--no-first-run", "--disable-background-networking", "--disable-component-update",
 		"--disable-sync", "--disable-dev-shm-usage", "--user-data-dir="+t.TempDir(), p.URL+"/")
+	// Chromium leaves its singleton socket directory in $TMPDIR when it is
+	// killed: give it one the test removes (short: a socket path is at
+	// most 107 bytes, which t.TempDir's names can exceed).
+	tmp, err := os.MkdirTemp("", "cr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
