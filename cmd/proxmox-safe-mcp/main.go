@@ -100,10 +100,10 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		return exitOK
 	}
 
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	logger := slog.New(logHandler(cfg, stderr, cfg.LogLevel))
 	// Startup warnings (insecure TLS, a loose secret file) are shown even
 	// when the CLI commands' quieter default level would hide them.
-	warn := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: min(cfg.LogLevel, slog.LevelWarn)}))
+	warn := slog.New(logHandler(cfg, stderr, min(cfg.LogLevel, slog.LevelWarn)))
 	for _, w := range cfg.Warnings {
 		warn.Warn(w)
 	}
@@ -180,4 +180,14 @@ func versionString() string {
 		}
 	}
 	return v
+}
+
+// logHandler writes stderr's log lines as text, or as one JSON object per
+// line with --log-format json.
+func logHandler(cfg *settings.Config, stderr io.Writer, level slog.Level) slog.Handler {
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogJSON {
+		return slog.NewJSONHandler(stderr, opts)
+	}
+	return slog.NewTextHandler(stderr, opts)
 }

@@ -705,3 +705,38 @@ func allToolNames() []string {
 	slices.Sort(names)
 	return names
 }
+
+// TestLogFormatJSON: with --log-format json every line a serving process
+// writes to stderr is one JSON object with time, level and msg — the
+// start-up warning (no allowed nodes) and the serving line included — so
+// a log shipper reads it without a parser per format; text stays the
+// default.
+func TestLogFormatJSON(t *testing.T) {
+	t.Parallel()
+	_, env := fakeEnv(t, "PROXMOX_SAFE_READ_ONLY", "true")
+	_, stderr, code := runWith(t, env, "--log-format", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var msgs []string
+	for line := range strings.Lines(stderr) {
+		var rec struct{ Time, Level, Msg string }
+		if err := json.Unmarshal([]byte(line), &rec); err != nil || rec.Time == "" || rec.Level == "" || rec.Msg == "" {
+			t.Errorf("not a JSON log record (%v): %q", err, line)
+			continue
+		}
+		msgs = append(msgs, rec.Level+" "+rec.Msg)
+	}
+	if !slices.ContainsFunc(msgs, func(m string) bool { return strings.HasPrefix(m, "WARN PVE_ALLOWED_NODES is empty") }) ||
+		!slices.ContainsFunc(msgs, func(m string) bool { return strings.HasPrefix(m, "INFO serving MCP on stdio") }) {
+		t.Errorf("records %q lack the start-up warning or the serving line", msgs)
+	}
+	env["PROXMOX_SAFE_LOG_FORMAT"] = "text"
+	if _, stderr, _ := runWith(t, env); !strings.Contains(stderr, `level=INFO msg="serving MCP on stdio"`) {
+		t.Errorf("text format: %s", stderr)
+	}
+	env["PROXMOX_SAFE_LOG_FORMAT"] = "yaml"
+	if _, stderr, code := runWith(t, env); code != exitUsage || !strings.Contains(stderr, "PROXMOX_SAFE_LOG_FORMAT (--log-format): must be text or json") {
+		t.Errorf("unknown format: exit %d, %s", code, stderr)
+	}
+}

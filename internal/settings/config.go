@@ -82,6 +82,7 @@ type Config struct {
 	MaxWait           time.Duration                                     // 0: the library's default cap
 	LogLevel          slog.Level
 	logLevelSet       bool
+	LogJSON           bool // --log-format json: one JSON object per log line
 	HTTP              HTTPConfig    // --http and MCP_* (http.go)
 	Protect           ProtectConfig // protected guests, uptime, retention (protect.go)
 	ConfigKeys        []string      // nil: the library's default (proxmoxsafe/guest_config_keys.go)

@@ -256,6 +256,21 @@ var table = append([]*setting{
 			c.LogLevel, c.logLevelSet = l, true
 			return nil
 		}},
+	{flag: "log-format", env: "PROXMOX_SAFE_LOG_FORMAT", def: "text",
+		docDefault: "`text`",
+		doc:        "stderr log format: `text` (`key=value`, for a person) or `json` (one JSON object per line: `time`, `level`, `msg` and the record's attributes, for a log shipper). Errors that stop the program before logging starts stay one plain line.",
+		help:       "stderr log format: text or json (one JSON object per line, for log shippers)",
+		set: func(c *Config, v string) error {
+			switch strings.TrimSpace(v) {
+			case "text":
+				c.LogJSON = false
+			case "json":
+				c.LogJSON = true
+			default:
+				return errors.New("must be text or json")
+			}
+			return nil
+		}},
 	// HTTP transport (http.go).
 	{flag: "http", env: "MCP_HTTP_ADDR", def: "off: stdio",
 		docDefault: "off (stdio)",
