@@ -74,7 +74,7 @@ func New(client *proxmoxsafe.Client, opts *Options) *mcp.Server {
 	}
 	s := mcp.NewServer(&mcp.Implementation{
 		Name:    ServerName,
-		Title:   "Proxmox VE (safe)",
+		Title:   serverTitle(client, o),
 		Version: version,
 	}, &mcp.ServerOptions{
 		Instructions: Instructions,
@@ -84,6 +84,42 @@ func New(client *proxmoxsafe.Client, opts *Options) *mcp.Server {
 	addTools(s, client, o, true)
 	s.AddReceivingMiddleware(Middleware(client, o)...)
 	return s
+}
+
+// serverTitle names the policy in force, so a person choosing among
+// connected servers sees which one may change what: "Proxmox VE
+// (read-only)", "(safe)", "(responder)", "(admin)", a profile plus
+// gateway-write as "(admin + gateway-write)", any other set of classes
+// "(custom policy)".
+func serverTitle(client *proxmoxsafe.Client, o *Options) string {
+	pol := client.Policy()
+	enabled := map[proxmoxsafe.Class]bool{}
+	for _, c := range pol.Classes {
+		enabled[c] = true
+	}
+	if pol.ReadOnly || o.ReadOnly || len(enabled) == 0 {
+		return "Proxmox VE (read-only)"
+	}
+	gatewayWrite := enabled[proxmoxsafe.ClassGatewayWrite]
+	delete(enabled, proxmoxsafe.ClassGatewayWrite)
+	for _, p := range proxmoxsafe.Profiles() {
+		classes, _ := p.Classes()
+		if len(classes) != len(enabled) || len(classes) == 0 {
+			continue
+		}
+		same := true
+		for _, c := range classes {
+			same = same && enabled[c]
+		}
+		if !same {
+			continue
+		}
+		if gatewayWrite {
+			return "Proxmox VE (" + string(p) + " + gateway-write)"
+		}
+		return "Proxmox VE (" + string(p) + ")"
+	}
+	return "Proxmox VE (custom policy)"
 }
 
 // Middleware returns the receiving middleware [New] installs, outermost
