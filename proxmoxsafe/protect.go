@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/humantime"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/lazyre"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/retention"
 )
@@ -170,7 +171,7 @@ func (g *protectRules) checkUptime(action string, t Target, s GuestState, uptime
 		return nil
 	}
 	return refuse(ErrPrecondition, "%s has been up for %s, less than the minimum uptime %s before a %s (the guard against reboot loops; wait, or ask the operator)",
-		describe(t, s), uptime.Truncate(time.Second), g.minUptime, action)
+		describe(t, s), humantime.Duration(uptime), humantime.Duration(g.minUptime), action)
 }
 
 // sameForApproval reports whether two reads of a guest show the state an

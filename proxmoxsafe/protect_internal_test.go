@@ -79,7 +79,7 @@ func TestCheckUptime(t *testing.T) {
 	g := &protectRules{minUptime: time.Hour}
 	tg := Target{Node: "pve1", Type: "qemu", VMID: 100}
 	err := g.checkUptime("reboot", tg, GuestState{}, 59*time.Minute)
-	if !errors.Is(err, ErrPrecondition) || !strings.Contains(err.Error(), "minimum uptime 1h0m0s before a reboot") {
+	if !errors.Is(err, ErrPrecondition) || !strings.Contains(err.Error(), "up for 59m, less than the minimum uptime 1h before a reboot") {
 		t.Errorf("err = %v, want a precondition refusal naming the minimum", err)
 	}
 	if err := g.checkUptime("reboot", tg, GuestState{}, time.Hour); err != nil {

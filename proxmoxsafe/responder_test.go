@@ -168,7 +168,7 @@ func TestResponderGuardsRefuse(t *testing.T) {
 				_, err := c.RebootGuest(ctx, guarded(104, "qemu", "reboot"))
 				return err
 			},
-			kind: proxmoxsafe.ErrPrecondition, mention: "up for 1m0s, less than the minimum uptime 1h0m0s"},
+			kind: proxmoxsafe.ErrPrecondition, mention: "up for 1m, less than the minimum uptime 1h"},
 		{name: "reset under the minimum uptime",
 			call: func(ctx context.Context, c *proxmoxsafe.Client) error {
 				_, err := c.ResetGuest(ctx, resetIn(104))

@@ -107,7 +107,7 @@ func TestResponderProfileEndToEnd(t *testing.T) {
 	}{
 		{"protected by short name", mcpserver.ToolVMReboot, guest(101, "qemu"), `"db.example.com" matches the protected name "db"`, false},
 		{"protected by tag", mcpserver.ToolSnapshotCleanup, mergeArgs(guest(102, "lxc"), map[string]any{"apply": true}), `protected tag "critical"`, false},
-		{"reboot under min uptime", mcpserver.ToolVMReboot, guest(103, "qemu"), "less than the minimum uptime 1h0m0s", false},
+		{"reboot under min uptime", mcpserver.ToolVMReboot, guest(103, "qemu"), "less than the minimum uptime 1h before", false},
 		{"reset with a live agent", mcpserver.ToolVMReset, guest(100, "qemu"), "answers a ping", true},
 		{"reset of an LXC", mcpserver.ToolVMReset, guest(104, "lxc"), "qemu", false},
 		{"start of a running guest", mcpserver.ToolVMStart, guest(100, "qemu"), "already running", false},

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/humantime"
 )
 
 // Defaults and bounds of [Policy].
@@ -210,7 +212,7 @@ func Plan(snaps []Snapshot, policy Policy, now time.Time) Result {
 			kept = append(kept, d)
 		case now.Sub(d.Time) > p.MaxAge:
 			d.Delete, d.Rule = true, RuleMaxAge
-			d.Reason = fmt.Sprintf("older than the maximum age %s (taken %s ago)", p.MaxAge, now.Sub(d.Time).Truncate(time.Second))
+			d.Reason = fmt.Sprintf("older than the maximum age %s (taken %s ago)", humantime.Duration(p.MaxAge), humantime.Duration(now.Sub(d.Time)))
 			plan.Delete = append(plan.Delete, d)
 		default:
 			candidates = append(candidates, d)

@@ -171,6 +171,17 @@ func TestPlanDefaults(t *testing.T) {
 	}
 }
 
+// TestMaxAgeReasonReadable: the reason a person reads says ages in days
+// and hours ("taken 45d 3h ago"), not Go's "1083h0m0s".
+func TestMaxAgeReasonReadable(t *testing.T) {
+	t.Parallel()
+	plan := retention.Plan([]retention.Snapshot{snap("old", "", 45*24*time.Hour+3*time.Hour)}, retention.Policy{MaxAge: 30 * 24 * time.Hour}, retentionNow)
+	d, ok := plan.Decision("old")
+	if !ok || d.Rule != retention.RuleMaxAge || d.Reason != "older than the maximum age 30d (taken 45d 3h ago)" {
+		t.Errorf("Decision(old) = %+v, %v", d, ok)
+	}
+}
+
 func TestPolicyWithDefaults(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
