@@ -136,6 +136,7 @@ func serveHTTP(ctx context.Context, a *app, cfg *settings.Config, warn *slog.Log
 	if cfg.Demo {
 		// The demo banner is for stdio; say where to connect instead.
 		fmt.Fprintf(stderr, "proxmox-safe-mcp: demo mode: MCP %s at %s (health: http://%s%s)\n", h.Transport, endpoint, addr, mcphttp.HealthPath)
+		fmt.Fprintf(stderr, "proxmox-safe-mcp: connect Claude Code with: %s\n", claudeAddHTTP(h.Transport, endpoint, !h.Token.Empty()))
 	}
 
 	served := make(chan error, 1)
@@ -160,6 +161,21 @@ func serveHTTP(ctx context.Context, a *app, cfg *settings.Config, warn *slog.Log
 	}
 	a.log.Info("stopped")
 	return exitOK
+}
+
+// claudeAddHTTP is the `claude mcp add` line for the server at endpoint;
+// with a bearer token it names the header and where the token is, never
+// the token itself.
+func claudeAddHTTP(transport, endpoint string, token bool) string {
+	kind := "http"
+	if transport == "sse" {
+		kind = "sse"
+	}
+	line := "claude mcp add --transport " + kind + " proxmox-safe-demo " + endpoint
+	if token {
+		line += ` --header "Authorization: Bearer $(cat YOUR_MCP_TOKEN_FILE)"`
+	}
+	return line
 }
 
 // slogWriter routes net/http's internal error log (TLS handshake noise,

@@ -406,3 +406,22 @@ func TestHTTPListenErrorIsConfiguration(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPDemoBannerClaudeLine: the HTTP demo says how to connect Claude
+// Code to the address it actually listens on; with a bearer token the
+// line names the header, never the token.
+func TestHTTPDemoBannerClaudeLine(t *testing.T) {
+	t.Parallel()
+	p := startHTTP(t, cleanEnv(), "--demo")
+	want := "connect Claude Code with: claude mcp add --transport http proxmox-safe-demo " + p.url + "\n"
+	deadline := time.Now().Add(terminateWait)
+	for !strings.Contains(p.stderr.String(), want) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(p.stderr.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, p.stderr.String())
+	}
+	if got := claudeAddHTTP("sse", "http://127.0.0.1:1/sse", true); got != `claude mcp add --transport sse proxmox-safe-demo http://127.0.0.1:1/sse --header "Authorization: Bearer $(cat YOUR_MCP_TOKEN_FILE)"` {
+		t.Errorf("with a token: %s", got)
+	}
+}

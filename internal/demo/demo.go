@@ -155,7 +155,7 @@ func examplePhrase(c *proxmoxtest.Cluster) string {
 // printBanner tells a newcomer what is running and how to connect a
 // client. It goes to stderr: stdout is the MCP channel.
 func printBanner(w io.Writer, version, url string, nodes []string, guests int, cfg *settings.Config, classes []proxmoxsafe.Class, example string) {
-	command, args := clientCommand()
+	command, args := clientCommand(cfg.Flags)
 	cmdJSON, _ := json.Marshal(command)
 	argsJSON, _ := json.Marshal(args)
 	claude := fmt.Sprintf(`    {"mcpServers": {"proxmox-safe-demo": {"command": %s, "args": %s}}}`, cmdJSON, argsJSON)
@@ -172,12 +172,14 @@ func printBanner(w io.Writer, version, url string, nodes []string, guests int, c
 %s
   From VS Code (.vscode/mcp.json):
 %s
+  From Claude Code:
+    %s
   From a shell, without a client:
     proxmox-safe-mcp --demo tools
     proxmox-safe-mcp --demo call list_guests
 `, version, url, settings.DescribeNodes(nodes), guests,
 		cfg.Profile, settings.ClassNames(classes), cfg.ReadOnly, settings.DescribeNodes(nodes),
-		cfg.AuditLog, approvals(cfg, classes, example), claude, vscode)
+		cfg.AuditLog, approvals(cfg, classes, example), claude, vscode, claudeAdd(command, args))
 }
 
 // approvals says how each enabled class is approved (the levels in
@@ -226,22 +228,40 @@ func ApproveCommand(cfg *settings.Config) string {
 }
 
 // shellQuote quotes s for a POSIX shell when it holds anything but the
-// characters paths are usually made of.
+// characters paths and flags are usually made of.
 func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+:@%,") == "" {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+:@%,=") == "" {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// claudeAdd is the `claude mcp add` line that starts the same demo over
+// stdio; arguments are shell-quoted where they need it.
+func claudeAdd(command string, args []string) string {
+	words := []string{"claude", "mcp", "add", "proxmox-safe-demo", "--", shellQuote(command)}
+	for _, a := range args {
+		words = append(words, shellQuote(a))
+	}
+	return strings.Join(words, " ")
+}
+
 // clientCommand returns how a client should start this demo: the binary's
 // absolute path, or `go run` from the module root when running under
 // `go run` (whose binary lives in a temporary directory).
-func clientCommand() (string, []string) {
+func clientCommand(flags []string) (string, []string) {
+	// The flags the demo was started with (a profile, approval levels),
+	// so the client starts the same demo; --demo once, first.
+	demoArgs := []string{"--demo"}
+	for _, f := range flags {
+		if f != "--demo" {
+			demoArgs = append(demoArgs, f)
+		}
+	}
 	exe, err := os.Executable()
 	if err == nil && !strings.Contains(exe, "go-build") {
 		if abs, err := filepath.Abs(exe); err == nil {
-			return abs, []string{"--demo"}
+			return abs, demoArgs
 		}
 	}
 	dir, _ := os.Getwd()
@@ -255,7 +275,7 @@ func clientCommand() (string, []string) {
 			break
 		}
 	}
-	return "go", []string{"-C", dir, "run", "./cmd/proxmox-safe-mcp", "--demo"}
+	return "go", append([]string{"-C", dir, "run", "./cmd/proxmox-safe-mcp"}, demoArgs...)
 }
 
 // privileges are the README role's privileges plus the ones the

@@ -121,3 +121,23 @@ func TestStartKeepsTheDemoGrants(t *testing.T) {
 		t.Errorf("the call line does not say the state resets: %s", stderr.String())
 	}
 }
+
+// TestBannerKeepsTheFlags: the client configurations the stdio banner
+// shows start the same demo — its profile and approval levels, --demo
+// once — and the Claude Code line is one a shell runs as shown.
+func TestBannerKeepsTheFlags(t *testing.T) {
+	t.Parallel()
+	cfg := parse(t, "--profile", "admin", "--approvals", "power=none,phrase", "--demo")
+	command, args := clientCommand(cfg.Flags)
+	if want := []string{"--demo", "--profile=admin", "--approvals=power=none,phrase"}; !slices.Equal(args[len(args)-len(want):], want) || slices.Index(args, "--demo") != len(args)-len(want) {
+		t.Errorf("args %q, want them to end with %q and hold --demo once", args, want)
+	}
+	var banner strings.Builder
+	printBanner(&banner, "v-test", "https://127.0.0.1:1", []string{"pve1"}, 1, cfg, cfg.Classes(), "APPROVE shutdown pve1/qemu/100")
+	if want := claudeAdd(command, args); !strings.Contains(banner.String(), "From Claude Code:\n    "+want+"\n") || !strings.HasSuffix(want, " --demo --profile=admin --approvals=power=none,phrase") {
+		t.Errorf("banner lacks %q:\n%s", want, banner.String())
+	}
+	if got := claudeAdd("/opt/my tools/psm", []string{"--demo"}); got != "claude mcp add proxmox-safe-demo -- '/opt/my tools/psm' --demo" {
+		t.Errorf("claudeAdd quoted %q", got)
+	}
+}

@@ -83,6 +83,10 @@ type Config struct {
 	LogLevel          slog.Level
 	logLevelSet       bool
 	LogJSON           bool // --log-format json: one JSON object per log line
+	// Flags are the flags given, in order, as --name=value (a true
+	// boolean as --name), without the values of secret settings: what
+	// the demo's banner repeats in the client configuration it shows.
+	Flags []string
 	HTTP              HTTPConfig    // --http and MCP_* (http.go)
 	Protect           ProtectConfig // protected guests, uptime, retention (protect.go)
 	ConfigKeys        []string      // nil: the library's default (proxmoxsafe/guest_config_keys.go)

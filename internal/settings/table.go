@@ -391,6 +391,13 @@ func (v settingValue) Set(x string) error {
 		*v.failed = fmt.Errorf("%s: %w", v.s.name(true), err)
 		return *v.failed
 	}
+	if !v.s.secret {
+		given := "--" + v.s.flag
+		if !v.s.boolean || x != "true" {
+			given += "=" + x
+		}
+		v.c.Flags = append(v.c.Flags, given)
+	}
 	return nil
 }
 
