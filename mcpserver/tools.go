@@ -400,9 +400,22 @@ func Tools(client *proxmoxsafe.Client, opts *Options) []ToolInfo {
 	return out
 }
 
+// RequiresUserInteractionKey is the tool `_meta` key with which Claude Code
+// asks the person before every call of the tool, even in its automatic
+// modes. The approval levels stay the authority; this is one more layer,
+// on the tools whose effect cannot be undone.
+const RequiresUserInteractionKey = "anthropic/requiresUserInteraction"
+
+// requiresUserInteraction reports whether a class's tools carry
+// [RequiresUserInteractionKey]: the destroy class (gone for good) and
+// the gateway's writes (any write the API allows).
+func requiresUserInteraction(c proxmoxsafe.Class) bool {
+	return c == proxmoxsafe.ClassDestroy || c == proxmoxsafe.ClassGatewayWrite
+}
+
 func (t ToolInfo) mcpTool() *mcp.Tool {
 	ann := t.Annotations
-	return &mcp.Tool{
+	tool := &mcp.Tool{
 		Name:         t.Name,
 		Title:        t.Title,
 		Description:  t.Description,
@@ -410,6 +423,10 @@ func (t ToolInfo) mcpTool() *mcp.Tool {
 		InputSchema:  t.InputSchema,
 		OutputSchema: t.OutputSchema,
 	}
+	if requiresUserInteraction(t.Class) {
+		tool.Meta = mcp.Meta{RequiresUserInteractionKey: true}
+	}
+	return tool
 }
 
 // ops lists operations; it reads better than the slice literal in a table.

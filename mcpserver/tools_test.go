@@ -639,3 +639,33 @@ func TestWithWaitDecodesBoth(t *testing.T) {
 		t.Error("a wrong type decoded")
 	}
 }
+
+// TestRequiresUserInteraction: over the wire, exactly the tools whose
+// effect cannot be undone — the destroy class and the gateway's writes —
+// carry Claude Code's requiresUserInteraction flag; every other tool has
+// no _meta of that key.
+func TestRequiresUserInteraction(t *testing.T) {
+	t.Parallel()
+	pol := everyClassPolicy()
+	f := newFixture(t, t.Context(), "", fixtureConfig{policy: &pol})
+	lt, err := f.cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	class := map[string]proxmoxsafe.Class{}
+	for _, info := range Tools(nil, nil) {
+		class[info.Name] = info.Class
+	}
+	flagged := map[string]bool{}
+	for _, tool := range lt.Tools {
+		v, has := tool.Meta[RequiresUserInteractionKey]
+		want := class[tool.Name] == proxmoxsafe.ClassDestroy || class[tool.Name] == proxmoxsafe.ClassGatewayWrite
+		if has != want || (has && v != true) {
+			t.Errorf("%s (class %q): _meta[%s] = %v (present %v), want present %v", tool.Name, class[tool.Name], RequiresUserInteractionKey, v, has, want)
+		}
+		flagged[tool.Name] = has
+	}
+	if !flagged[ToolGuestDestroy] || !flagged[ToolAPIRequest] {
+		t.Errorf("guest_destroy and api_request must be flagged: %v", flagged)
+	}
+}
