@@ -86,10 +86,10 @@ type Config struct {
 	// Flags are the flags given, in order, as --name=value (a true
 	// boolean as --name), without the values of secret settings: what
 	// the demo's banner repeats in the client configuration it shows.
-	Flags []string
-	HTTP              HTTPConfig    // --http and MCP_* (http.go)
-	Protect           ProtectConfig // protected guests, uptime, retention (protect.go)
-	ConfigKeys        []string      // nil: the library's default (proxmoxsafe/guest_config_keys.go)
+	Flags      []string
+	HTTP       HTTPConfig    // --http and MCP_* (http.go)
+	Protect    ProtectConfig // protected guests, uptime, retention (protect.go)
+	ConfigKeys []string      // nil: the library's default (proxmoxsafe/guest_config_keys.go)
 
 	// Warnings are logged once the logger exists.
 	Warnings []string
