@@ -239,3 +239,28 @@ func TestToolExampleRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestCompletionCommand: completion needs no configuration, lists every
+// tool of this version after tools and call, and refuses an unknown shell
+// with exit 2.
+func TestCompletionCommand(t *testing.T) {
+	t.Parallel()
+	out, stderr, code := runWith(t, map[string]string{}, "completion", "bash")
+	if code != exitOK || !strings.Contains(out, "complete -F _proxmox_safe_mcp proxmox-safe-mcp") {
+		t.Fatalf("exit %d: %s %s", code, out, stderr)
+	}
+	for _, tool := range mcpserver.Tools(nil, nil) {
+		if !regexp.MustCompile(`[" ]` + tool.Name + `[" ]`).MatchString(out) {
+			t.Errorf("bash script lacks tool %s", tool.Name)
+		}
+	}
+	if _, stderr, code := runWith(t, map[string]string{}, "completion", "tcsh"); code != exitUsage || !strings.Contains(stderr, `unknown shell "tcsh"`) {
+		t.Errorf("tcsh: exit %d %s", code, stderr)
+	}
+	if out, _, code := runWith(t, map[string]string{}, "completion", "--help"); code != exitOK || !strings.Contains(out, "Usage: proxmox-safe-mcp completion bash|zsh|fish") {
+		t.Errorf("--help: exit %d %s", code, out)
+	}
+	if _, _, code := runWith(t, map[string]string{}, "completion"); code != exitUsage {
+		t.Errorf("no shell: exit %d", code)
+	}
+}

@@ -71,6 +71,9 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if isGrantCommand(args) { // needs no Proxmox configuration (approve.go)
 		return grantCommand(args, lookup, stdin, stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "completion" { // needs no configuration
+		return completionCommand(args[1:], stdout, stderr)
+	}
 	if len(args) > 0 && args[0] == cmdHealthcheck { // needs no configuration (http.go)
 		return healthcheck(ctx, args[1:], lookup, stdout, stderr)
 	}
@@ -190,4 +193,33 @@ func logHandler(cfg *settings.Config, stderr io.Writer, level slog.Level) slog.H
 		return slog.NewJSONHandler(stderr, opts)
 	}
 	return slog.NewTextHandler(stderr, opts)
+}
+
+// completionCommand prints the shell completion script for bash, zsh or
+// fish; the tool names are every tool this version has, since which are
+// offered depends on a configuration the shell does not know.
+func completionCommand(args []string, stdout, stderr io.Writer) int {
+	if len(args) != 1 || args[0] == "--help" || args[0] == "-h" {
+		w, code := stderr, exitUsage
+		if len(args) == 1 {
+			w, code = stdout, exitOK
+		}
+		fmt.Fprintf(w, "Usage: proxmox-safe-mcp completion bash|zsh|fish\n\n"+
+			"Prints a completion script for the shell. Load it in the running shell with\n"+
+			"  source <(proxmox-safe-mcp completion bash)          # bash, zsh: the same with zsh\n"+
+			"  proxmox-safe-mcp completion fish | source           # fish\n"+
+			"or install it where the shell looks, e.g.\n"+
+			"  proxmox-safe-mcp completion bash > /etc/bash_completion.d/proxmox-safe-mcp\n"+
+			"  proxmox-safe-mcp completion fish > ~/.config/fish/completions/proxmox-safe-mcp.fish\n")
+		return code
+	}
+	var tools []string
+	for _, t := range mcpserver.Tools(nil, nil) {
+		tools = append(tools, t.Name)
+	}
+	if err := settings.Completion(stdout, args[0], tools); err != nil {
+		fmt.Fprintln(stderr, "proxmox-safe-mcp: "+err.Error())
+		return exitUsage
+	}
+	return exitOK
 }

@@ -270,7 +270,7 @@ func parseCommand(c *Config, pos []string) error {
 			c.ToolArgs = pos[2]
 		}
 	default:
-		return Errorf("unknown command %s (known: serve, tools, call, doctor, approve, deny, grants, healthcheck, audit)", sanitize.Quote(c.Command))
+		return Errorf("unknown command %s (known: serve, tools, call, doctor, approve, deny, grants, healthcheck, audit, completion)", sanitize.Quote(c.Command))
 	}
 	return nil
 }

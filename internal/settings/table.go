@@ -469,6 +469,7 @@ Usage:
   proxmox-safe-mcp [flags] doctor                check the setup: reachability, TLS, token, nodes, privileges
   proxmox-safe-mcp approve|deny CODE             decide a grant a refused call asked for (see approve --help)
   proxmox-safe-mcp grants list                   list the grants (pending, approved, denied, used)
+  proxmox-safe-mcp completion bash|zsh|fish      print a shell completion script (see completion --help)
   proxmox-safe-mcp --demo [tools|call|doctor|approve|grants ...] the same, against a simulated cluster
 
 COMMAND --help shows one command's usage.
