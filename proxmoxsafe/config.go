@@ -102,6 +102,10 @@ type Config struct {
 	UserAgent string
 	// Logger receives one line per operation; nil discards.
 	Logger *slog.Logger
+	// OnRequest, when set, is called after every request to Proxmox
+	// returns (or fails), from the goroutine that sent it: for metrics of
+	// upstream latency and errors. It must not block. nil: not called.
+	OnRequest func(RequestStats)
 
 	// Policy is the operator's upper bound on what the client may do. The
 	// zero Policy allows cluster-wide reads and nothing else.
@@ -388,6 +392,9 @@ func buildHTTPClient(cfg Config, base *url.URL, pol *policy, login bool) (*http.
 		}
 	}
 	hc.Transport = newGuard(rt, base.Path, pol, login)
+	if cfg.OnRequest != nil {
+		hc.Transport = observed{next: hc.Transport, on: cfg.OnRequest}
+	}
 	hc.Timeout = 0 // requestTimeout, enforced by pve.Client
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error {
 		return errors.New("refusing to follow a redirect from Proxmox")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/demo"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/doctor"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/keyfile"
@@ -31,6 +32,16 @@ type app struct {
 	// listed is closed once the server answered its first tools/list
 	// (watchFirstList, doctor.go).
 	listed chan struct{}
+	// metrics is --metrics-addr's listener (metrics.go); nil when off.
+	metrics *metrics
+}
+
+// instrument adds the metrics' counters to a server about to serve.
+func (a *app) instrument(srv *mcp.Server) {
+	if a.metrics != nil {
+		a.metrics.instrument(srv)
+		a.metrics.serve(a.log)
+	}
 }
 
 func (a *app) close() {
@@ -112,6 +123,15 @@ func setup(cfg *settings.Config, logger, warn *slog.Logger, stderr io.Writer) (*
 		lib.Audit = refusingSink{}
 	}
 
+	if cfg.MetricsAddr != "" && cfg.Command == settings.CmdServe {
+		m, err := newMetrics(cfg.MetricsAddr)
+		if err != nil {
+			return nil, settings.Errorf("PROXMOX_SAFE_METRICS_ADDR (--metrics-addr): %v", err)
+		}
+		a.metrics = m
+		a.closers = append(a.closers, m.close)
+		lib.OnRequest = m.upstream
+	}
 	client, err := proxmoxsafe.New(lib)
 	if err != nil {
 		return nil, cfg.LibraryError(err)

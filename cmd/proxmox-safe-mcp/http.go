@@ -93,6 +93,7 @@ func serveHTTP(ctx context.Context, a *app, cfg *settings.Config, warn *slog.Log
 	}
 	srv := mcpserver.New(a.client, a.opts)
 	a.watchFirstList(srv) // starts the privilege check (doctor.go)
+	a.instrument(srv)     // --metrics-addr (metrics.go)
 	handler, err := mcphttp.New(srv, opts)
 	if err != nil {
 		ln.Close()

@@ -143,6 +143,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 func serve(ctx context.Context, a *app, stdin io.Reader, stdout io.Writer) int {
 	srv := mcpserver.New(a.client, a.opts)
 	a.watchFirstList(srv) // starts the privilege check (doctor.go)
+	a.instrument(srv)     // --metrics-addr (metrics.go)
 	// Not mcp.StdioTransport: one invalid line would end the session.
 	t := mcpstdio.NewTransport(stdin, stdout, &mcpstdio.Options{Logger: a.log})
 	a.log.Info("serving MCP on stdio", slog.String("version", versionString()))

@@ -90,6 +90,8 @@ type Config struct {
 	HTTP       HTTPConfig    // --http and MCP_* (http.go)
 	Protect    ProtectConfig // protected guests, uptime, retention (protect.go)
 	ConfigKeys []string      // nil: the library's default (proxmoxsafe/guest_config_keys.go)
+	// MetricsAddr is where Prometheus metrics are served; "" is off.
+	MetricsAddr string
 
 	// Warnings are logged once the logger exists.
 	Warnings []string

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -234,6 +235,25 @@ var table = append([]*setting{
 		doc:        "Also send every audit record, once on disk, to syslog (`log/syslog`, tag `proxmox-safe-mcp-audit`, facility authpriv): `local` (the local syslog/journald socket), `udp://HOST:PORT`, `tcp://HOST:PORT` or `unix:///PATH`. A copy off the host is tamper evidence the host cannot fake; a send failure refuses the mutation.",
 		help:       "also send every audit record to syslog, to keep a copy off the host: local (the local syslog/journald socket), udp://HOST:PORT, tcp://HOST:PORT or unix:///PATH",
 		set:        setAuditSyslog},
+	{flag: "metrics-addr", env: "PROXMOX_SAFE_METRICS_ADDR", def: "off",
+		docDefault: "off",
+		doc:        "Serve Prometheus metrics at `http://ADDR/metrics` on their own listener (stdio and HTTP alike): tool calls by tool and outcome, refusals by kind, call durations per tool, upstream requests by method and status class with their latency, MCP sessions, and the process's Go runtime figures. No authentication: keep it on loopback (`127.0.0.1:9464`) or a network only the scraper reaches; another address is started with a warning. Never argument values, guest names or paths.",
+		help:       "serve Prometheus metrics at http://ADDR/metrics on their own listener, e.g. 127.0.0.1:9464 (no authentication: keep it on loopback)",
+		set: func(c *Config, v string) error {
+			v = strings.TrimSpace(v)
+			host, port, err := net.SplitHostPort(v)
+			if err != nil || port == "" {
+				return fmt.Errorf("must be HOST:PORT, e.g. 127.0.0.1:9464 (got %s)", sanitize.Quote(v))
+			}
+			if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+				return fmt.Errorf("the port must be a number from 0 to 65535 (got %s)", sanitize.Quote(port))
+			}
+			if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+				c.Warnings = append(c.Warnings, "PROXMOX_SAFE_METRICS_ADDR "+v+" is not a loopback address: the metrics endpoint has no authentication, so anyone who reaches it reads the tool call counts")
+			}
+			c.MetricsAddr = v
+			return nil
+		}},
 	{flag: "lock-dir", env: "PROXMOX_SAFE_LOCK_DIR", def: "locks/ beside the audit log",
 		docDefault: "`locks/` beside the audit log (`…/proxmox-safe-mcp/locks` by default)",
 		doc:        "Directory of per-guest lock files (`flock`): every server and `call` sharing it refuse to change a guest another one is changing. Processes that share the audit log share it; give processes with different logs or of different users one shared directory if they must exclude each other.",
