@@ -69,6 +69,8 @@ const (
 	ToolDiskResize     = "disk_resize"
 	ToolGuestConfigSet = "guest_config_set"
 
-	// The backup class.
-	ToolBackupCreate = "backup_create"
+	// The backup, restore and destroy (a backup volume) classes.
+	ToolBackupCreate  = "backup_create"
+	ToolBackupRestore = "backup_restore"
+	ToolBackupDelete  = "backup_delete"
 )

@@ -25,7 +25,7 @@ var frozenToolNames = []string{
 	"guest_clone", "vm_create", "container_create",
 	"guest_destroy",
 	"disk_resize", "guest_config_set",
-	"backup_create",
+	"backup_create", "backup_restore", "backup_delete",
 }
 
 // TestToolNamesFrozen: the tools are exactly the frozen names, in listing
@@ -51,7 +51,7 @@ func TestToolNamesFrozen(t *testing.T) {
 		ToolGuestClone, ToolVMCreate, ToolContainerCreate,
 		ToolGuestDestroy,
 		ToolDiskResize, ToolGuestConfigSet,
-		ToolBackupCreate,
+		ToolBackupCreate, ToolBackupRestore, ToolBackupDelete,
 	}
 	if !slices.Equal(consts, frozenToolNames) {
 		t.Errorf("name constants %v\nwant %v", consts, frozenToolNames)

@@ -256,6 +256,8 @@ func allTools() []toolDef {
 		diskResizeTool(),
 		guestConfigSetTool(),
 		backupCreateTool(),
+		backupRestoreTool(),
+		backupDeleteTool(),
 	}
 }
 

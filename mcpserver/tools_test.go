@@ -178,6 +178,18 @@ var toolCases = map[string]toolCase{
 		plan:       map[string]any{"node": "pve2", "type": "qemu", "vmid": 103, "storage": "local"},
 		planAnswer: "Plan only for the backup of VM 103 (build-runner) on pve2, nothing was changed",
 	},
+	ToolBackupRestore: {
+		hints:      hints{readOnly: false, destructive: false, idempotent: false, openWorld: false},
+		valid:      map[string]any{"node": "pve1", "archive": "local:backup/vzdump-qemu-100-2026_01_01-00_00_00.vma.zst", "vmid": 150, "storage": "local-lvm", "keep_mac_addresses": true},
+		plan:       map[string]any{"node": "pve1", "archive": "local:backup/vzdump-qemu-100-2026_01_01-00_00_00.vma.zst", "vmid": 150},
+		planAnswer: "Plan only for the restore of local:backup/vzdump-qemu-100-2026_01_01-00_00_00.vma.zst as VM 150 on pve1, nothing was changed",
+	},
+	ToolBackupDelete: {
+		hints:      hints{readOnly: false, destructive: true, idempotent: false, openWorld: false},
+		valid:      map[string]any{"node": "pve1", "volume": "local:backup/vzdump-qemu-100-2026_01_01-00_00_00.vma.zst"},
+		plan:       map[string]any{"node": "pve1", "volume": "local:backup/vzdump-qemu-100-2026_01_01-00_00_00.vma.zst"},
+		planAnswer: "Plan only for the deletion of backup local:backup/vzdump-qemu-100-2026_01_01-00_00_00.vma.zst, nothing was changed",
+	},
 	// The destroy class.
 	ToolGuestDestroy: {
 		hints:      hints{readOnly: false, destructive: true, idempotent: false, openWorld: false},

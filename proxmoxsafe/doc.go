@@ -41,10 +41,11 @@
 //   - power-extra: [Client.SuspendGuest], [Client.ResumeGuest]
 //   - provision: [Client.CloneGuest], [Client.CreateVM],
 //     [Client.CreateContainer]
-//   - destroy: [Client.DestroyGuest]
+//   - destroy: [Client.DestroyGuest], [Client.DeleteBackup]
 //   - migrate: [Client.MigrateGuest]
 //   - config: [Client.ResizeDisk], [Client.SetGuestConfig]
 //   - backup: [Client.BackupGuest]
+//   - restore: [Client.RestoreBackup]
 //   - gateway: [Client.APIGet]
 //   - gateway-write: [Client.APIRequest]
 //

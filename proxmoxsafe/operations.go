@@ -22,7 +22,7 @@ var operations = []*operation{
 	&cephStatusOp,
 	&haStatusOp,
 	// Mutations, by class: power, snapshot, responder, snapshot-admin,
-	// power-extra, provision, destroy, migrate, config, backup.
+	// power-extra, provision, destroy, migrate, config, backup, restore, destroy (a backup).
 	&guestPowerOp,
 	&snapshotGuestOp,
 	&startGuestOp,
@@ -41,6 +41,8 @@ var operations = []*operation{
 	&resizeDiskOp,
 	&setGuestConfigOp,
 	&backupGuestOp,
+	&restoreBackupOp,
+	&deleteBackupOp,
 	// The privilege report and the version need no privilege.
 	&permissionsOp,
 	&versionOp,

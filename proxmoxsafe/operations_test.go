@@ -195,6 +195,20 @@ var opCases = map[proxmoxsafe.Operation][]opCase{
 		apply: func(ctx context.Context, c *proxmoxsafe.Client, approval string) error {
 			return receiptErr(c.BackupGuest(ctx, proxmoxsafe.BackupGuestInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 101}, Storage: "local", Notes: "before {{guestname}} upgrade", Protected: true, Controls: proxmoxsafe.Controls{Approval: approval}}))
 		}}},
+	proxmoxsafe.OpRestoreBackup: {{env: opsEnv,
+		plan: func(ctx context.Context, c *proxmoxsafe.Client) (*proxmoxsafe.Plan, error) {
+			return receiptPlan(c.RestoreBackup(ctx, proxmoxsafe.RestoreBackupInput{Node: "pve1", Archive: "local:backup/vzdump-qemu-100-2026_01_01-00_00_00.vma.zst", VMID: 150, Storage: "local-lvm", Controls: proxmoxsafe.Controls{Plan: true}}))
+		},
+		apply: func(ctx context.Context, c *proxmoxsafe.Client, approval string) error {
+			return receiptErr(c.RestoreBackup(ctx, proxmoxsafe.RestoreBackupInput{Node: "pve1", Archive: "local:backup/vzdump-qemu-100-2026_01_01-00_00_00.vma.zst", VMID: 150, Storage: "local-lvm", Controls: proxmoxsafe.Controls{Approval: approval}}))
+		}}},
+	proxmoxsafe.OpDeleteBackup: {{env: opsEnv,
+		plan: func(ctx context.Context, c *proxmoxsafe.Client) (*proxmoxsafe.Plan, error) {
+			return receiptPlan(c.DeleteBackup(ctx, proxmoxsafe.DeleteBackupInput{Node: "pve1", Volume: "local:backup/vzdump-qemu-101-2026_01_01-01_00_00.vma.zst", Controls: proxmoxsafe.Controls{Plan: true}}))
+		},
+		apply: func(ctx context.Context, c *proxmoxsafe.Client, approval string) error {
+			return receiptErr(c.DeleteBackup(ctx, proxmoxsafe.DeleteBackupInput{Node: "pve1", Volume: "local:backup/vzdump-qemu-101-2026_01_01-01_00_00.vma.zst", Controls: proxmoxsafe.Controls{Approval: approval}}))
+		}}},
 	proxmoxsafe.OpStartGuest: {{env: responderOpsEnv,
 		plan: func(ctx context.Context, c *proxmoxsafe.Client) (*proxmoxsafe.Plan, error) {
 			return receiptPlan(c.StartGuest(ctx, proxmoxsafe.GuardedPowerInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "qemu", VMID: 107}, Controls: proxmoxsafe.Controls{Plan: true}}))
@@ -334,7 +348,7 @@ type upidKey struct{}
 
 var allClasses = []proxmoxsafe.Class{proxmoxsafe.ClassPower, proxmoxsafe.ClassSnapshot, proxmoxsafe.ClassSnapshotAdmin,
 	proxmoxsafe.ClassResponder, proxmoxsafe.ClassPowerExtra, proxmoxsafe.ClassProvision, proxmoxsafe.ClassDestroy,
-	proxmoxsafe.ClassMigrate, proxmoxsafe.ClassConfig, proxmoxsafe.ClassBackup, proxmoxsafe.ClassGateway, proxmoxsafe.ClassGatewayWrite}
+	proxmoxsafe.ClassMigrate, proxmoxsafe.ClassConfig, proxmoxsafe.ClassBackup, proxmoxsafe.ClassRestore, proxmoxsafe.ClassGateway, proxmoxsafe.ClassGatewayWrite}
 
 // TestOperationsDeclarations checks every declaration of the list against
 // the code: a risk line for every action, the route and method the real
@@ -483,11 +497,12 @@ func changing(rs []proxmoxtest.Request) []proxmoxtest.Request {
 }
 
 // routeMatches reports whether path fits the template: "{x}" is one
-// segment, a last "{x...}" the rest.
+// segment, a last "{x...}" the rest, and so is a last "{volume}" (a
+// volume id's "/" are sent as path separators, as Proxmox takes them).
 func routeMatches(template, path string) bool {
 	ts, ps := strings.Split(template, "/"), strings.Split(path, "/")
 	for i, seg := range ts {
-		if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "...}") {
+		if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "...}") || seg == "{volume}" && i == len(ts)-1 {
 			return i == len(ts)-1 && len(ps) > i && ps[i] != ""
 		}
 		if i >= len(ps) {

@@ -77,7 +77,7 @@ const (
 	ProfileResponder Profile = "responder"
 	// ProfileAdmin enables the interactive admin surface: power,
 	// snapshot, snapshot-admin, power-extra, provision, destroy, migrate,
-	// config and backup, each operation behind its class's approval, and the
+	// config, backup and restore, each operation behind its class's approval, and the
 	// gateway's reads (class gateway). It leaves out the responder class,
 	// whose tools are meant to run unattended, and gateway-write, which no
 	// profile enables. Never the default.
@@ -100,7 +100,7 @@ func (p Profile) Classes() ([]Class, error) {
 	case ProfileResponder:
 		return []Class{ClassResponder}, nil
 	case ProfileAdmin:
-		return []Class{ClassPower, ClassSnapshot, ClassSnapshotAdmin, ClassPowerExtra, ClassProvision, ClassDestroy, ClassMigrate, ClassConfig, ClassBackup, ClassGateway}, nil
+		return []Class{ClassPower, ClassSnapshot, ClassSnapshotAdmin, ClassPowerExtra, ClassProvision, ClassDestroy, ClassMigrate, ClassConfig, ClassBackup, ClassRestore, ClassGateway}, nil
 	}
 	return nil, fmt.Errorf("unknown profile %q (known: %s, %s, %s, %s)", p, ProfileReadOnly, ProfileSafe, ProfileResponder, ProfileAdmin)
 }

@@ -78,7 +78,8 @@ const (
 	// profile enables it: the operator must name it.
 	ClassGatewayWrite Class = "gateway-write"
 	// ClassDestroy covers deleting a guest with its disks
-	// ([Client.DestroyGuest]). It destroys without a way back, so its
+	// ([Client.DestroyGuest]) and deleting a backup volume
+	// ([Client.DeleteBackup]). It destroys without a way back, so its
 	// default approval is one only a person can give ([DefaultApprovals]).
 	ClassDestroy Class = "destroy"
 	// ClassMigrate covers moving a guest to another node
@@ -88,11 +89,15 @@ const (
 	// ([Client.BackupGuest], vzdump). It adds a backup and never removes
 	// one: older backups are not pruned by it.
 	ClassBackup Class = "backup"
+	// ClassRestore covers restoring a backup to a new guest
+	// ([Client.RestoreBackup]). Restoring over an existing guest is not
+	// offered by any class (docs/ARCHITECTURE.md, "Backups").
+	ClassRestore Class = "restore"
 )
 
 // classOrder lists every class this version implements, in the order
 // policies report them.
-var classOrder = []Class{ClassPower, ClassSnapshot, ClassSnapshotAdmin, ClassResponder, ClassPowerExtra, ClassProvision, ClassDestroy, ClassMigrate, ClassConfig, ClassBackup, ClassGateway, ClassGatewayWrite}
+var classOrder = []Class{ClassPower, ClassSnapshot, ClassSnapshotAdmin, ClassResponder, ClassPowerExtra, ClassProvision, ClassDestroy, ClassMigrate, ClassConfig, ClassBackup, ClassRestore, ClassGateway, ClassGatewayWrite}
 
 // readClasses are the classes whose operations change nothing: read-only
 // mode keeps them, and they need no audit sink.

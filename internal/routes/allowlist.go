@@ -51,7 +51,8 @@ type Verdict struct {
 
 // Check judges one request: its method, its escaped path below the API
 // base (/api2/json), beginning with "/", and its raw query. The deny list
-// is checked before every route, the ticket login apart.
+// is checked before every route, the ticket login and the routes marked
+// pastDeny apart (one literal route each, of a dedicated operation).
 func (a *Allowlist) Check(method, path, rawQuery string) Verdict {
 	if !strings.HasPrefix(path, "/") {
 		return Verdict{}
@@ -62,6 +63,11 @@ func (a *Allowlist) Check(method, path, rawQuery string) Verdict {
 	segs, why := Segments(path)
 	if why != "" {
 		return Verdict{Malformed: why}
+	}
+	for i := range a.allow {
+		if a.allow[i].pastDeny && a.allow[i].allows(method, path, segs, rawQuery) {
+			return Verdict{Allowed: true}
+		}
 	}
 	if rule := DeniedBy(method, segs); rule != nil {
 		return Verdict{Denied: rule}

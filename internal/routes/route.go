@@ -28,6 +28,10 @@ type Route struct {
 	// query, when set, lists the only query parameters the route may
 	// carry (destroy: never skiplock, never force).
 	query []string
+	// pastDeny lets this one literal route through although the deny list
+	// covers its path: a dedicated operation with its own preconditions
+	// (the destroy class's backup volume delete), never the gateway.
+	pastDeny bool
 }
 
 func mkRoute(method, pattern string) Route {
@@ -67,6 +71,12 @@ func literalPrefix(pattern string) string {
 		i--
 	}
 	return pattern[:i]
+}
+
+// pastDenyList marks r as allowed before the deny list (see Route.pastDeny).
+func pastDenyList(r Route) Route {
+	r.pastDeny = true
+	return r
 }
 
 // withQuery limits r to the query parameters named.

@@ -16,6 +16,9 @@ const (
 	segUPID = `UPID:([A-Za-z0-9:@._-]|%21)+`
 	// pve-storage-id.
 	segStorage = `[A-Za-z][A-Za-z0-9._-]*`
+	// A backup volume id, a vzdump archive or a Proxmox Backup Server
+	// snapshot; its "/" are path separators (the guard refuses %2F).
+	segBackupVolume = segStorage + `:backup/(vzdump-(qemu|lxc|openvz)-[0-9]+-[0-9_-]+\.[a-z.]+|(vm|ct)/[0-9]+/[0-9T:Z-]+)`
 	// pve-configid (a snapshot name).
 	segSnap = `[A-Za-z][A-Za-z0-9_-]*`
 )
@@ -79,6 +82,11 @@ var classRoutes = map[string][]Route{
 	// running container).
 	"destroy": {
 		withQuery(mkRoute(http.MethodDelete, `/nodes/`+segNode+`/`+segType+`/`+segVMID), "purge", "destroy-unreferenced-disks"),
+		// One backup volume, its "/" unescaped (the library sends no
+		// delay: it waits itself). The deny list covers storage volumes
+		// for the gateway; this literal route of DeleteBackup, with its
+		// own preconditions, passes before it.
+		pastDenyList(mkRoute(http.MethodDelete, `/nodes/`+segNode+`/storage/`+segStorage+`/content/`+segBackupVolume)),
 	},
 	// Clone a guest; create a VM or a container.
 	"provision": {
@@ -95,6 +103,11 @@ var classRoutes = map[string][]Route{
 	// backup jobs (/cluster/backup) are not this class's.
 	"backup": {
 		mkRoute(http.MethodPost, `/nodes/`+segNode+`/vzdump`),
+	},
+	// Restore a backup to a new guest: the create request, with the
+	// archive (the library never sends force).
+	"restore": {
+		mkRoute(http.MethodPost, `/nodes/`+segNode+`/`+segType),
 	},
 	// Grow a disk; set config keys (a VM through the asynchronous POST,
 	// a container through PUT, the only method pve-container has).

@@ -9,7 +9,7 @@ import (
 // route list for every class that is not the gateway's.
 func TestClasses(t *testing.T) {
 	t.Parallel()
-	want := []string{"backup", "config", "destroy", "gateway", "gateway-write", "migrate", "power", "power-extra", "provision", "responder", "snapshot", "snapshot-admin"}
+	want := []string{"backup", "config", "destroy", "gateway", "gateway-write", "migrate", "power", "power-extra", "provision", "responder", "restore", "snapshot", "snapshot-admin"}
 	if got := Classes(); !slices.Equal(got, want) {
 		t.Errorf("Classes() = %q, want %q", got, want)
 	}

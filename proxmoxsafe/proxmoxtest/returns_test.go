@@ -38,6 +38,7 @@ var returnsRequests = map[string]struct {
 	"POST /nodes/{node}/lxc":                                      {"/nodes/pve1/lxc", url.Values{"vmid": {"301"}, "ostemplate": {DemoTemplate}, "rootfs": {"local-lvm:8"}}},
 	"POST /nodes/{node}/qemu/{vmid}/clone":                        {"/nodes/pve2/qemu/105/clone", url.Values{"newid": {"300"}}},
 	"POST /nodes/{node}/lxc/{vmid}/clone":                         {"/nodes/pve3/lxc/203/clone", url.Values{"newid": {"301"}}},
+	"DELETE /nodes/{node}/storage/{storage}/content/{volume}":     {"/nodes/pve1/storage/local/content/local:backup/vzdump-qemu-100-2026_01_01-00_00_00.vma.zst", nil},
 	"POST /nodes/{node}/vzdump":                                   {"/nodes/pve1/vzdump", url.Values{"vmid": {"100"}, "storage": {"local"}}},
 	"DELETE /nodes/{node}/qemu/{vmid}":                            {"/nodes/pve2/qemu/103", nil},
 	"DELETE /nodes/{node}/lxc/{vmid}":                             {"/nodes/pve3/lxc/202", nil},

@@ -2,6 +2,7 @@ package proxmoxtest
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -127,10 +128,18 @@ func powerParams(typ string) map[string][]param {
 }
 
 // findRoute matches method and path like PVE's find_handler: literal
-// segments must be equal, {name} segments match any non-empty segment.
+// segments must be equal, {name} segments match any non-empty segment. A
+// trailing {volume} takes the rest of the path: a volume id holds a "/"
+// ("local:backup/vzdump-…"), sent as is or as %2F, which the path
+// carries decoded (real clients send both; pve6
+// storage-content-delete-backup.json was sent unescaped).
 func findRoute(method, rel string) (*route, map[string]string) {
 	segs := strings.Split(strings.Trim(rel, "/"), "/")
 	for _, rt := range routes() {
+		segs := segs
+		if n := len(rt.segs); n > 0 && rt.segs[n-1] == "{volume}" && len(segs) > n {
+			segs = append(slices.Clone(segs[:n-1]), strings.Join(segs[n-1:], "/"))
+		}
 		if rt.method != method || len(rt.segs) != len(segs) {
 			continue
 		}

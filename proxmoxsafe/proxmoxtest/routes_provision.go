@@ -146,6 +146,9 @@ func macFor(vmid int) string {
 // before the worker forks; the guest then exists locked "create".
 func handleCreate(typ string) func(rc *reqCtx) (any, *apiError) {
 	return func(rc *reqCtx) (any, *apiError) {
+		if isRestore(rc, typ) {
+			return handleRestore(rc, typ) // routes_restore.go
+		}
 		s, c := rc.s, rc.s.cluster
 		node, vmid := rc.params["node"], rc.vmid()
 		if !hasPriv(rc.token, "/vms/"+strconv.Itoa(vmid), "VM.Allocate") &&

@@ -62,6 +62,11 @@ type Backup struct {
 	// Notes is free text; only its first line is listed, as real PVE does.
 	Notes     string
 	Protected bool
+
+	// source is the guest as it was backed up (its configuration), for a
+	// restore; nil for backups the cluster was made with, which restore
+	// the guest as it is now.
+	source *Guest
 }
 
 // sensitiveStorageProps are never returned by GET /storage (pve-storage

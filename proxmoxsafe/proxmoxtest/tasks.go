@@ -89,6 +89,12 @@ func (s *Server) FinishTasks() {
 // startTask creates a task; s.mu must be held for writing. need < 0 selects
 // the server default from TaskPolls.
 func (s *Server) startTask(node, typ string, vmid int, user string, need int, logLines []string, run func(c *Cluster, log *[]string) string) *task {
+	return s.startTaskID(node, typ, strconv.Itoa(vmid), user, need, logLines, run)
+}
+
+// startTaskID is startTask for a task whose UPID id is not a plain vmid
+// (imgdel: "<vmid>@<storage>"; a vzdump of several guests: "").
+func (s *Server) startTaskID(node, typ, id string, user string, need int, logLines []string, run func(c *Cluster, log *[]string) string) *task {
 	if need < 0 {
 		need = s.taskPolls()
 	}
@@ -100,7 +106,7 @@ func (s *Server) startTask(node, typ string, vmid int, user string, need int, lo
 		pstart:    s.pstartBase + uint64(now.Sub(s.started)/(10*time.Millisecond)),
 		starttime: now.Unix(),
 		typ:       typ,
-		id:        strconv.Itoa(vmid),
+		id:        id,
 		user:      user,
 	}
 	t := &task{

@@ -1,0 +1,20 @@
+package mcpserver
+
+import "github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+
+// backupDeleteTool declares the backup_delete tool.
+func backupDeleteTool() toolDef {
+	return mutationTool(ToolInfo{
+		Name:        ToolBackupDelete,
+		Title:       "Delete a backup",
+		Annotations: destroyAnnotations,
+	}, ops(proxmoxsafe.OpDeleteBackup), (*proxmoxsafe.Client).DeleteBackup, func(in proxmoxsafe.DeleteBackupInput, _ *proxmoxsafe.Receipt) string {
+		return "deletion of backup " + clean(in.Volume, 255)
+	}).describedBy(mutationWords{
+		does:    "Delete one backup volume (see backup_list) for good, with its notes and log.",
+		allows:  "allows the node and does not protect the guest the backup is of",
+		unless:  "the node lists the backup and it is not protected",
+		returns: "the task UPID (imgdel)",
+		waits:   "then until the volume is no longer listed",
+	})
+}
