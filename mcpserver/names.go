@@ -23,6 +23,7 @@ const (
 	// Infrastructure reads.
 	ToolStorageList      = "storage_list"
 	ToolBackupList       = "backup_list"
+	ToolBackupCoverage   = "backup_coverage"
 	ToolCephStatus       = "ceph_status"
 	ToolHAStatus         = "ha_status"
 	ToolPermissionsCheck = "permissions_check"

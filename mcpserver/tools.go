@@ -233,6 +233,7 @@ func allTools() []toolDef {
 		taskListTool(),
 		storageListTool(),
 		backupListTool(),
+		backupCoverageTool(),
 		cephStatusTool(),
 		haStatusTool(),
 		permissionsCheckTool(),

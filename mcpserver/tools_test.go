@@ -101,6 +101,10 @@ var toolCases = map[string]toolCase{
 		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
 		valid: map[string]any{"node": "pve1", "storage": "local"},
 	},
+	ToolBackupCoverage: {
+		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
+		valid: map[string]any{"max_age_days": 3, "vmid": 100, "limit": 10},
+	},
 	ToolCephStatus: {
 		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
 	},

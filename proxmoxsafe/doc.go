@@ -28,8 +28,9 @@
 // [Client.ClusterStatus], [Client.NodeStatus], [Client.ListGuests],
 // [Client.GuestStatus], [Client.GuestConfig], [Client.ListSnapshots],
 // [Client.TaskStatus], [Client.TaskLog], [Client.ListTasks],
-// [Client.ListStorage], [Client.ListBackups], [Client.CephStatus],
-// [Client.HAStatus], [Client.Permissions], [Client.Version].
+// [Client.ListStorage], [Client.ListBackups], [Client.BackupCoverage],
+// [Client.CephStatus], [Client.HAStatus], [Client.Permissions],
+// [Client.Version].
 //
 // Each class, off unless the [Policy] enables it, with its operations:
 //

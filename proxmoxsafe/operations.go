@@ -19,6 +19,7 @@ var operations = []*operation{
 	&listTasksOp,
 	&listStorageOp,
 	&listBackupsOp,
+	&backupCoverageOp,
 	&cephStatusOp,
 	&haStatusOp,
 	// Mutations, by class: power, snapshot, responder, snapshot-admin,

@@ -153,6 +153,10 @@ var opCases = map[proxmoxsafe.Operation][]opCase{
 		_, err := c.ListBackups(ctx, proxmoxsafe.ListBackupsInput{Node: "pve1", Storage: "local"})
 		return err
 	}}},
+	proxmoxsafe.OpBackupCoverage: {{env: infraOpsEnv, read: func(ctx context.Context, c *proxmoxsafe.Client) error {
+		_, err := c.BackupCoverage(ctx, proxmoxsafe.BackupCoverageInput{})
+		return err
+	}}},
 	proxmoxsafe.OpCephStatus: {{env: infraOpsEnv, read: func(ctx context.Context, c *proxmoxsafe.Client) error {
 		_, err := c.CephStatus(ctx)
 		return err

@@ -48,6 +48,8 @@ var readRoutes = []Route{
 	mkRoute(http.MethodGet, `/cluster/ha/status/current`),
 	mkRoute(http.MethodGet, `/cluster/ha/resources`),
 	mkRoute(http.MethodGet, `/access/permissions`),
+	// The backup jobs (backup coverage).
+	mkRoute(http.MethodGet, `/cluster/backup`),
 	// The next free VMID, and whether a given one is free (provision).
 	mkRoute(http.MethodGet, `/cluster/nextid`),
 }

@@ -53,6 +53,9 @@ type Cluster struct {
 	// (lvmthin) on every node, with one backup of each non-template guest
 	// on its node's "local"; see [DefaultStorages].
 	Storages []*Storage
+	// BackupJobs are the scheduled vzdump jobs (jobs.cfg) GET
+	// /cluster/backup lists.
+	BackupJobs []*BackupJob
 	// Ceph is the cluster's Ceph; nil models a cluster without Ceph
 	// installed (its endpoints answer 500 "binary not installed").
 	Ceph *CephModel

@@ -1,0 +1,60 @@
+package proxmoxsafe_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
+)
+
+// TestBackupCoverage: newest backup per guest over every backup storage
+// of the allowlisted nodes; findings for no backup, too old, and no
+// enabled job (a disabled job still "covers" in Proxmox's own report);
+// guests on other nodes counted as unchecked; only GETs; paged.
+func TestBackupCoverage(t *testing.T) {
+	t.Parallel()
+	c := infraCluster()
+	now := time.Now().Unix()
+	c.Storages[0].Backups = append(c.Storages[0].Backups, &proxmoxtest.Backup{VMID: 101, Type: "qemu", Node: "pve1", CTime: now - 3600, Size: 1 << 30})
+	c.BackupJobs = []*proxmoxtest.BackupJob{
+		{ID: "backup-nightly", Schedule: "21:00", Storage: "local", Mode: "snapshot", VMIDs: "100,101", NextRun: now + 3600},
+		{ID: "backup-old", Disabled: true, Schedule: "sun 01:00", Storage: "local", All: true, Exclude: "100,101"},
+	}
+	e := newEnvWith(t, c, nil)
+	res, err := e.client.BackupCoverage(t.Context(), proxmoxsafe.BackupCoverageInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nonGET(e)) != 0 {
+		t.Errorf("non-GET requests: %v", nonGET(e))
+	}
+	by := map[int]proxmoxsafe.GuestCoverage{}
+	for _, g := range res.Guests {
+		by[g.VMID] = g
+	}
+	if g := by[101]; g.Newest == nil || len(g.Findings) != 0 || !slices.Equal(g.Jobs, []string{"backup-nightly"}) {
+		t.Errorf("101 = %+v", g)
+	}
+	if g := by[100]; g.Newest == nil || !slices.Contains(g.Findings, "newest backup older than 7 days") {
+		t.Errorf("100 = %+v", g)
+	}
+	if g := by[102]; g.Newest != nil || !slices.Equal(g.Findings, []string{"no backup", "not covered by an enabled job"}) || !slices.Equal(g.Jobs, []string{"backup-old"}) {
+		t.Errorf("102 = %+v", g)
+	}
+	if _, ok := by[300]; ok || res.Unchecked != 1 {
+		t.Errorf("300 (pve3, not allowlisted) reported, unchecked = %d", res.Unchecked)
+	}
+	if len(res.Jobs) != 2 || res.Jobs[0].NextRun.IsZero() || !slices.Equal(res.Jobs[0].Guests, []int{100, 101}) || res.Jobs[1].Enabled {
+		t.Errorf("jobs = %+v", res.Jobs)
+	}
+	page, err := e.client.BackupCoverage(t.Context(), proxmoxsafe.BackupCoverageInput{Limit: 2})
+	if err != nil || len(page.Guests) != 2 || page.NextCursor == "" || page.Total != res.Total {
+		t.Fatalf("page = %+v, %v", page, err)
+	}
+	next, err := e.client.BackupCoverage(t.Context(), proxmoxsafe.BackupCoverageInput{Limit: 2, Cursor: page.NextCursor})
+	if err != nil || len(next.Guests) == 0 || next.Guests[0].VMID <= page.Guests[1].VMID {
+		t.Fatalf("next = %+v, %v", next, err)
+	}
+}
