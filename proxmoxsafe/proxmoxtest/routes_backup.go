@@ -198,6 +198,9 @@ func handleVZDump(rc *reqCtx) (any, *apiError) {
 			if !st.Shared {
 				b.Node = g.Node
 			}
+			if st.Type == "pbs" {
+				b.Format = "" // pbs-vm or pbs-ct, from the storage's type
+			}
 			if tmpl, ok := p["notes-template"]; ok {
 				b.Notes = expandNotes(tmpl, c, g)
 			} else {

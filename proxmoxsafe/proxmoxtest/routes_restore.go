@@ -5,6 +5,7 @@ import (
 	"maps"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Restore: POST /nodes/{node}/qemu with archive, POST /nodes/{node}/lxc
@@ -154,13 +155,26 @@ func newMAC(typ, v string, vmid int) string {
 
 // volidOf is the volume id of a backup on st, the format defaulted as the
 // content listing does.
+// On a Proxmox Backup Server storage it is the snapshot's name,
+// "<storage>:backup/<vm|ct>/<vmid>/<RFC 3339 time>" (pve-storage
+// PBSPlugin.pm).
 func volidOf(st *Storage, b *Backup) string {
-	return backupVolid(st.ID, b, backupFormat(b))
+	if st.Type == "pbs" {
+		kind := map[string]string{"lxc": "ct"}[b.Type]
+		if kind == "" {
+			kind = "vm"
+		}
+		return fmt.Sprintf("%s:backup/%s/%d/%s", st.ID, kind, b.VMID, time.Unix(b.CTime, 0).UTC().Format("2006-01-02T15:04:05Z"))
+	}
+	return backupVolid(st.ID, b, backupFormat(st, b))
 }
 
-// backupFormat is the backup's format: its own, else vzdump's default
-// for the guest type.
-func backupFormat(b *Backup) string {
+// backupFormat is the backup's format: pbs-vm or pbs-ct on a Proxmox
+// Backup Server, else its own, else vzdump's default for the guest type.
+func backupFormat(st *Storage, b *Backup) string {
+	if st.Type == "pbs" {
+		return map[string]string{"qemu": "pbs-vm", "lxc": "pbs-ct"}[b.Type]
+	}
 	if b.Format != "" {
 		return b.Format
 	}

@@ -63,6 +63,13 @@ type Backup struct {
 	Notes     string
 	Protected bool
 
+	// Verification is a Proxmox Backup Server verification state ("ok",
+	// "failed"); "" for none (and for file storages).
+	Verification string
+	// Encrypted is the key fingerprint of a client-side encrypted PBS
+	// backup; "" when not encrypted.
+	Encrypted string
+
 	// source is the guest as it was backed up (its configuration), for a
 	// restore; nil for backups the cluster was made with, which restore
 	// the guest as it is now.
@@ -277,15 +284,10 @@ func handleStorageContent(rc *reqCtx) (any, *apiError) {
 		if !admin && !(space && hasPriv(rc.token, "/vms/"+strconv.Itoa(b.VMID), "VM.Backup")) {
 			continue
 		}
-		format := b.Format
-		if format == "" {
-			format = map[string]string{"lxc": "tar.zst"}[b.Type]
-			if format == "" {
-				format = "vma.zst"
-			}
-		}
+		pbs := st.Type == "pbs"
+		format := backupFormat(st, b)
 		e := map[string]any{
-			"volid":   backupVolid(id, b, format),
+			"volid":   volidOf(st, b),
 			"content": "backup",
 			"format":  format,
 			"size":    b.Size,
@@ -299,6 +301,13 @@ func handleStorageContent(rc *reqCtx) (any, *apiError) {
 		}
 		if b.Protected {
 			e["protected"] = 1
+		}
+		if pbs && b.Verification != "" {
+			// PBSPlugin.pm list_volumes: the last verification's state and upid.
+			e["verification"] = map[string]any{"state": b.Verification, "upid": "UPID:pbs:00000001:00000001:00000001:6773A680:verificationjob:store1::root@pam:"}
+		}
+		if pbs && b.Encrypted != "" {
+			e["encrypted"] = b.Encrypted
 		}
 		out = append(out, e)
 	}
