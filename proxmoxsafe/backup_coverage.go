@@ -23,9 +23,8 @@ var backupCoverageOp = operation{info: OperationInfo{
 	Privileges: []Privilege{
 		{Path: pathRoot, Name: "Sys.Audit", Note: "to read the backup jobs (/cluster/backup)"},
 		{Path: pathVMs, Name: "VM.Audit", Note: "guests without it are not listed"},
-		{Path: pathStorage, Name: "Datastore.AllocateSpace",
-			Note: "with VM.Backup on the guest, what makes Proxmox list its backups; without them a guest looks unbacked"},
-		{Path: pathVMs, Name: "VM.Backup", Note: "see Datastore.AllocateSpace"},
+		{Path: pathStorage, Name: "Datastore.Audit",
+			Note: "to list the nodes' storages; Proxmox lists a guest's backups only with Datastore.AllocateSpace there and VM.Backup on the guest (see backup_list): without them a guest looks unbacked"},
 	},
 }}
 

@@ -91,6 +91,9 @@ var exampleValues = map[string]any{
 	"ostemplate": "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst",
 	"upid":       "UPID:pve1:00001234:00005678:65A0B1C2:qmstart:100:root@pam:",
 	"path":       "/cluster/resources", "disk": "scsi0", "size": "+1G",
+	// The demo cluster's backup of VM 100 (backup_restore, backup_delete).
+	"archive": "local:backup/vzdump-qemu-100-2026_01_01-00_00_00.vma.zst",
+	"volume":  "local:backup/vzdump-qemu-100-2026_01_01-00_00_00.vma.zst",
 }
 
 // exampleOptional are the optional parameters a tool's example needs
