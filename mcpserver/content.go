@@ -21,13 +21,19 @@ import (
 // structuredContent, and clients on protocol 2025-03-26 or older have no
 // structuredContent at all; the MCP specification (2025-06-18 and later)
 // says a tool that returns structured content SHOULD also return it
-// serialized as JSON text. So every result's text is:
+// serialized in a text block. Repeating it as JSON would cost every key on
+// every row of a list (~255 bytes a guest), so every result's text is:
 //
-//	a short summary for people (one or more lines)
-//	{"the":"structured result","as":"one line of compact JSON"}
+//	a short summary for people (one line; a few more for some tools)
+//	(an empty line)
+//	every value of the structured result in internal/textform's compact
+//	form: key: value lines, nested keys as dotted paths, and each list a
+//	header of tab-separated columns with one row per item
 //
-// The JSON line is exactly structuredContent: it is bounded by the same
-// limits (paged lists, capped strings) and a script can take the last line.
+// The data is exactly structuredContent (TestTextFormEveryTool parses it
+// back), so it is bounded by the same limits (paged lists, capped
+// strings); a value from Proxmox holding a tab or a line break is quoted
+// and cannot add a row or a column.
 //
 // An error result carries, after its message, one JSON line
 // {"error":{...}} with the machine-readable parts: kind, whether anything

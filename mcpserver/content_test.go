@@ -3,12 +3,15 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/textform"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
@@ -28,9 +31,58 @@ func lastLineJSON(tb testing.TB, msg string) (words string, tail map[string]any)
 	return words, tail
 }
 
+// splitText splits a text content into its words and its data (the text
+// form of internal/textform), at the first empty line.
+func splitText(msg string) (words, data string) {
+	if i := strings.Index(msg, "\n\n"); i >= 0 {
+		return msg[:i], msg[i+2:]
+	}
+	return msg, ""
+}
+
+// textRoundTrip checks a result as every test's results are checked
+// (TestMain): a successful result's text is words for people, then its
+// data, which parses back to exactly structuredContent (so the text can
+// never drop a field a host that shows only content would need).
+func textRoundTrip(res *mcp.CallToolResult) error {
+	if res.StructuredContent == nil {
+		return nil
+	}
+	if len(res.Content) != 1 {
+		return fmt.Errorf("%d contents, want one text", len(res.Content))
+	}
+	tc, ok := res.Content[0].(*mcp.TextContent)
+	if !ok {
+		return fmt.Errorf("content is %T, want text", res.Content[0])
+	}
+	words, data := splitText(tc.Text)
+	if words == "" {
+		return fmt.Errorf("no summary before the data: %q", tc.Text)
+	}
+	got, err := textform.Parse(data)
+	if err != nil {
+		return fmt.Errorf("the data does not parse: %w\n%s", err, data)
+	}
+	sc, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(sc))
+	dec.UseNumber()
+	var want map[string]any
+	if err := dec.Decode(&want); err != nil {
+		return err
+	}
+	if !reflect.DeepEqual(got, want) {
+		return fmt.Errorf("the text's data differs from structuredContent:\ntext:\n%s\nstructured: %s", data, sc)
+	}
+	return nil
+}
+
 // TestTextCarriesStructuredResult: hosts that hand the model only content
 // (and clients on 2025-03-26 or older) must see the data, not just a
-// summary: the text ends with the structured result as compact JSON.
+// summary: after the summary and an empty line the text carries every
+// value of the result, in the compact form (internal/textform).
 func TestTextCarriesStructuredResult(t *testing.T) {
 	t.Parallel()
 	for _, pv := range append(protocols, "2025-03-26") {
@@ -41,39 +93,101 @@ func TestTextCarriesStructuredResult(t *testing.T) {
 			for _, tc := range []struct {
 				tool string
 				args map[string]any
-				want string // a datum that only the JSON carries
+				want string // a datum that only the data carries
 			}{
-				{ToolListGuests, map[string]any{"node": "pve1"}, `"name":"web-01"`},
-				{ToolClusterStatus, nil, `"quorate":true`},
-				{ToolNodeStatus, map[string]any{"node": "pve1"}, `"cpus":`},
-				{ToolGuestStatus, map[string]any{"node": "pve1", "type": "qemu", "vmid": 100}, `"maxmem":`},
+				{ToolListGuests, map[string]any{"node": "pve1"}, "\n100\tweb-01\tpve1\tqemu\trunning\t"},
+				{ToolClusterStatus, nil, "\nquorate: true\n"},
+				{ToolNodeStatus, map[string]any{"node": "pve1"}, "\ncpus: "},
+				{ToolGuestStatus, map[string]any{"node": "pve1", "type": "qemu", "vmid": 100}, "\nmaxmem(GiB): 8\n"},
 			} {
 				res := f.call(t, ctx, tc.tool, tc.args)
 				if res.IsError {
 					t.Fatalf("%s: %s", tc.tool, text(t, res))
 				}
 				msg := text(t, res)
-				words, _ := lastLineJSON(t, msg)
-				if words == "" || strings.HasPrefix(words, "{") {
-					t.Errorf("%s: no summary line before the JSON: %q", tc.tool, msg)
+				words, data := splitText(msg)
+				if words == "" || strings.Contains(words, "\n") {
+					t.Errorf("%s: no one-line summary before the data: %q", tc.tool, msg)
 				}
-				last := msg[strings.LastIndexByte(msg, '\n')+1:]
-				if !strings.Contains(last, tc.want) || strings.Contains(last, "\\u003c") {
-					t.Errorf("%s: JSON line lacks %s: %s", tc.tool, tc.want, last)
+				if !strings.Contains("\n"+data, tc.want) {
+					t.Errorf("%s: the data lacks %q:\n%s", tc.tool, tc.want, data)
 				}
-				if res.StructuredContent != nil {
-					// Same data as structuredContent, compact.
-					var a, b any
-					sc, _ := json.Marshal(res.StructuredContent)
-					json.Unmarshal(sc, &a)
-					json.Unmarshal([]byte(last), &b)
-					x, _ := json.Marshal(a)
-					y, _ := json.Marshal(b)
-					if !bytes.Equal(x, y) {
-						t.Errorf("%s: text JSON differs from structuredContent:\n%s\n%s", tc.tool, x, y)
+				if err := textRoundTrip(res); err != nil && res.StructuredContent != nil {
+					t.Errorf("%s: %v", tc.tool, err)
+				}
+				if res.StructuredContent == nil { // no structuredContent on 2025-03-26: the text alone
+					if _, err := textform.Parse(data); err != nil {
+						t.Errorf("%s: %v", tc.tool, err)
 					}
 				}
 			}
+		})
+	}
+}
+
+// TestTextFormEveryTool renders every tool's results to text and parses
+// them back (textRoundTrip): every read with valid arguments, and for every
+// mutation its plan, its receipt once approved, and a receipt with the
+// outcome of a wait. textRoundTrip fails on any field the text drops; this
+// test fails on a tool no call covered.
+func TestTextFormEveryTool(t *testing.T) {
+	t.Parallel()
+	pol := everyClassPolicy()
+	for _, info := range Tools(nil, nil) {
+		tc := toolCases[info.Name]
+		t.Run(info.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			f := newFixture(t, ctx, "", fixtureConfig{policy: &pol})
+			check := func(what string, args map[string]any) *mcp.CallToolResult {
+				t.Helper()
+				res := f.call(t, ctx, info.Name, args)
+				if res.IsError || res.StructuredContent == nil {
+					t.Fatalf("%s: IsError=%v: %s", what, res.IsError, text(t, res))
+				}
+				if err := textRoundTrip(res); err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				return res
+			}
+			if info.ReadOnly() {
+				args := tc.valid
+				switch info.Name {
+				case ToolAPIGet: // toolCases' path is valid, but the fake does not serve it
+					args = map[string]any{"path": "/cluster/resources", "params": map[string]any{"type": "vm"}}
+				case ToolTaskStatus: // a task the fake knows
+					args = map[string]any{"node": "pve1", "upid": submittedUPID(t, f)}
+				}
+				if args == nil {
+					args = map[string]any{}
+				}
+				check("read", args)
+				return
+			}
+			if tc.plan == nil {
+				t.Fatal("no plan arguments in toolCases")
+			}
+			if tc.planless { // its dry run is its plan; the refusal names the phrase
+				check("dry run", tc.valid)
+				_, meta := refusalDetail(t, f.call(t, ctx, info.Name, tc.plan))
+				phrase, _ := meta["approval_phrase"].(string)
+				check("approved", with(tc.plan, "approval", phrase))
+				return
+			}
+			var p struct {
+				Plan struct {
+					Approval string `json:"approval"`
+				} `json:"plan"`
+			}
+			structured(t, check("plan", with(tc.plan, "plan", true)), &p)
+			if p.Plan.Approval == "" {
+				t.Fatal("the plan names no approval phrase")
+			}
+			approved := with(tc.plan, "approval", p.Plan.Approval)
+			if _, waits := info.InputSchema.Properties["wait"]; waits {
+				approved = with(approved, "wait", true)
+			}
+			check("approved", approved)
 		})
 	}
 }
@@ -204,5 +318,85 @@ func BenchmarkResultContent(b *testing.B) {
 		if r := structuredResult("Listed 200 of 300 guests", res); len(r.Content) != 1 {
 			b.Fatal(len(r.Content))
 		}
+	}
+}
+
+// submittedUPID stops VM 100 on f and returns its task's UPID.
+func submittedUPID(t *testing.T, f *fixture) string {
+	t.Helper()
+	args := with(toolCases[ToolGuestPower].plan, "approval", "APPROVE stop pve1/qemu/100")
+	res := f.call(t, t.Context(), ToolGuestPower, args)
+	var r struct {
+		UPID string `json:"upid"`
+	}
+	structured(t, res, &r)
+	if r.UPID == "" {
+		t.Fatalf("guest_power returned no UPID: %s", text(t, res))
+	}
+	return r.UPID
+}
+
+// The text size targets: a listed guest costs at most maxTextPerGuest
+// bytes of text (summary and header included) on the demo cluster and on
+// a default page of 200, and a list's text is at least minListShrink
+// times smaller than the same result written as JSON after its summary.
+const (
+	maxTextPerGuest = 100
+	minListShrink   = 2.5
+)
+
+// jsonText is the text a result's data costs written as one line of
+// compact JSON after the summary, for comparison.
+func jsonText(t *testing.T, res *mcp.CallToolResult) int {
+	t.Helper()
+	sc, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	words, _ := splitText(text(t, res))
+	return len(words) + 1 + len(sc)
+}
+
+// TestResultTextSizes holds list_guests to the size targets and logs the
+// sizes of the results docs/PERFORMANCE.md reports (go test ./mcpserver
+// -run TestResultTextSizes -v).
+func TestResultTextSizes(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	for _, c := range []struct {
+		name    string
+		cluster *proxmoxtest.Cluster
+		guests  int
+	}{
+		{"demo", nil, 13},
+		{"200 of 10,000", proxmoxtest.GenerateCluster(10, 1000, 1), 200},
+	} {
+		f := newFixture(t, ctx, "", fixtureConfig{cluster: c.cluster})
+		res := f.call(t, ctx, ToolListGuests, map[string]any{})
+		n, before := len(text(t, res)), jsonText(t, res)
+		t.Logf("list_guests, %s: %d guests, text %d B (%.1f B/guest), as JSON %d B (%.1f B/guest), %.2f× smaller",
+			c.name, c.guests, n, float64(n)/float64(c.guests), before, float64(before)/float64(c.guests), float64(before)/float64(n))
+		if float64(n) > maxTextPerGuest*float64(c.guests) {
+			t.Errorf("list_guests, %s: %.1f bytes of text per guest, want at most %d", c.name, float64(n)/float64(c.guests), maxTextPerGuest)
+		}
+		if float64(before) < minListShrink*float64(n) {
+			t.Errorf("list_guests, %s: text %d B is only %.2f× smaller than JSON (%d B), want %.1f×", c.name, n, float64(before)/float64(n), before, minListShrink)
+		}
+	}
+	f := newFixture(t, ctx, "", fixtureConfig{})
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{ToolClusterStatus, nil},
+		{ToolGuestStatus, map[string]any{"node": "pve1", "type": "qemu", "vmid": 100}},
+		{ToolGuestPower, map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "action": "shutdown"}},
+	} {
+		res := f.call(t, ctx, c.tool, c.args)
+		if res.IsError {
+			t.Logf("%s refused: text %d B", c.tool, len(text(t, res)))
+			continue
+		}
+		t.Logf("%s: text %d B, as JSON %d B", c.tool, len(text(t, res)), jsonText(t, res))
 	}
 }

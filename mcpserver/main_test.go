@@ -24,6 +24,7 @@ func TestMain(m *testing.M) {
 	// Production skips it (served.go); here every tool result a test sees
 	// is checked against the output schema the tool advertises.
 	validateOutputs = true
+	checkText = textRoundTrip // content_test.go
 	flag.Parse()
 	// With -update, serve what the types infer now, not the compiled
 	// schemas_generated.go the same run rewrites: one run refreshes both

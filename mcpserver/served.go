@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/textform"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
 
@@ -42,6 +44,11 @@ import (
 // against the tool's output schema, as mcp.AddTool did. TestMain turns it
 // on for this package's tests; it is off in production.
 var validateOutputs = false
+
+// checkText, when set (this package's TestMain sets it), checks every
+// tool result's text content: that its data parses back to exactly the
+// structured result. nil in production.
+var checkText func(*mcp.CallToolResult) error
 
 // servedSchemas is a tool's wire form and its schemas, built once.
 type servedSchemas struct {
@@ -187,6 +194,11 @@ func addServed[In any](server *mcp.Server, s *servedSchemas, fresh bool, call ca
 				return nil, fmt.Errorf("validating tool output: %w", err)
 			}
 		}
+		if checkText != nil && res != nil {
+			if err := checkText(res); err != nil {
+				return nil, fmt.Errorf("checking the text content: %w", err)
+			}
+		}
 		return res, nil
 	}
 	if !fresh {
@@ -266,26 +278,49 @@ func validateOutput(out any, resolved func() (*jsonschema.Resolved, error)) erro
 }
 
 // structuredResult is a successful (or submitted-then-failed) result:
-// out marshalled once, as structuredContent and as the last line of the
-// text content after summary (content.go). Both are cut from one buffer:
-// the text is the one copy, structuredContent shares the buffer's bytes.
+// out marshalled once, as structuredContent, and the text content: summary,
+// a blank line, then every value of out in the compact text form of
+// internal/textform (content.go says why the text carries the data).
 func structuredResult(summary string, out any) *mcp.CallToolResult {
 	var b bytes.Buffer
-	b.Grow(len(summary) + 1 + 1024)
-	b.WriteString(summary)
-	if summary != "" {
-		b.WriteByte('\n')
-	}
-	start := b.Len()
 	if !appendCompactJSON(&b, out) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: summary}}}
 	}
-	buf := b.Bytes()
+	js := b.Bytes()
+	text := make([]byte, 0, len(summary)+2+len(js)/2)
+	text = appendWords(text, summary)
+	if len(text) > 0 {
+		text = append(text, "\n\n"...)
+	}
+	n := len(text)
+	text, err := textform.Append(text, js, textOptions)
+	if err != nil { // out is not an object: no tool has such a result
+		text = append(text[:n], js...)
+	}
+	text = bytes.TrimSuffix(text, []byte("\n"))
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(buf)}},
-		StructuredContent: json.RawMessage(buf[start:]),
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(text)}},
+		StructuredContent: json.RawMessage(js),
 	}
 }
+
+// appendWords appends the words before a text's data without empty lines
+// or a trailing line break: the first empty line of a text content is where
+// its data begins.
+func appendWords(b []byte, words string) []byte {
+	words = strings.TrimRight(words, "\n")
+	for strings.Contains(words, "\n\n") {
+		words = strings.ReplaceAll(words, "\n\n", "\n")
+	}
+	return append(b, words...)
+}
+
+// textOptions say which keys of the results are byte sizes (written in GiB
+// or MiB when whole): the names every result uses for a guest's or node's
+// memory and disk, never a name some result uses for a count.
+var textOptions = textform.Options{ByteKeys: map[string]bool{
+	"mem": true, "maxmem": true, "disk": true, "maxdisk": true, "swap": true, "maxswap": true,
+}}
 
 // adapter holds what the handlers share.
 type adapter struct {

@@ -90,11 +90,11 @@ func TestServedSchemasAreTools(t *testing.T) {
 	}
 }
 
-// TestStructuredResultTextCarriesTheJSON: structuredResult cuts the text
-// and structuredContent from one buffer; the text is still the summary, a
-// newline and exactly the structured JSON (compact, no HTML escaping), and
-// nothing marshals to no structured content.
-func TestStructuredResultTextCarriesTheJSON(t *testing.T) {
+// TestStructuredResultTextCarriesTheData: the result is marshalled once,
+// as structuredContent (HTML characters unescaped) and, after the summary
+// and an empty line, as the text form of the same data; empty lines in a
+// summary are dropped, since the first one is where the data begins.
+func TestStructuredResultTextCarriesTheData(t *testing.T) {
 	t.Parallel()
 	type out struct {
 		Name string   `json:"name"`
@@ -106,11 +106,13 @@ func TestStructuredResultTextCarriesTheJSON(t *testing.T) {
 		out           any
 		text, json    string
 	}{
-		{"summary and result", "Guest <a> & b", &out{Name: "<a>&b", Tags: []string{}}, "Guest <a> & b\n" + `{"name":"<a>&b","tags":[]}`, `{"name":"<a>&b","tags":[]}`},
-		{"result only", "", out{Name: "x"}, `{"name":"x","tags":null}`, `{"name":"x","tags":null}`},
+		{"summary and result", "Guest <a> & b", &out{Name: "<a>&b", Tags: []string{}}, "Guest <a> & b\n\nname: <a>&b\ntags: []", `{"name":"<a>&b","tags":[]}`},
+		{"summary with empty lines", "one\n\ntwo\n", &out{Name: "x", Tags: []string{"a", "b"}}, "one\ntwo\n\nname: x\ntags[2]: a,b", `{"name":"x","tags":["a","b"]}`},
+		{"result only", "", out{Name: "x"}, "name: x\ntags: null", `{"name":"x","tags":null}`},
 		{"nil pointer", "nothing", nilOut, "nothing", ""},
 		{"nil", "nothing", nil, "nothing", ""},
 		{"does not marshal", "bad", map[string]any{"f": func() {}}, "bad", ""},
+		{"not an object", "list", []int{1}, "list\n\n[1]", "[1]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := structuredResult(tc.summary, tc.out)
@@ -126,9 +128,6 @@ func TestStructuredResultTextCarriesTheJSON(t *testing.T) {
 			raw, ok := r.StructuredContent.(json.RawMessage)
 			if !ok || string(raw) != tc.json {
 				t.Errorf("structuredContent = %v, want %s", r.StructuredContent, tc.json)
-			}
-			if tc.summary != "" && !strings.HasSuffix(r.Content[0].(*mcp.TextContent).Text, "\n"+string(raw)) {
-				t.Error("the text's last line is not the structured JSON")
 			}
 		})
 	}

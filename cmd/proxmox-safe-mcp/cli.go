@@ -189,8 +189,9 @@ func waitExitCode(res *mcp.CallToolResult, code int) int {
 
 // printResult prints a tool result for a shell: JSON on stdout (the
 // structured result, or for an error the {"error":…} object), the words for
-// people on stderr. Each text content ends with the same JSON on one line
-// (mcpserver content.go); that line is not printed twice.
+// people on stderr. A text content with a structured result is the words,
+// an empty line and the same data in a compact text form (mcpserver
+// content.go); the data is not printed twice.
 func printResult(res *mcp.CallToolResult, stdout, stderr io.Writer) int {
 	var structured []byte
 	if res.StructuredContent != nil {
@@ -206,7 +207,8 @@ func printResult(res *mcp.CallToolResult, stdout, stderr io.Writer) int {
 		}
 		words, tail := splitJSONTail(tc.Text)
 		switch {
-		case tail != "" && structured != nil && sameJSON(structured, []byte(tail)):
+		case structured != nil:
+			words, _, _ = strings.Cut(tc.Text, "\n\n")
 		case tail != "" && res.IsError && structured == nil:
 			writeIndented(stdout, []byte(tail))
 		default:
@@ -250,15 +252,4 @@ func writeIndented(w io.Writer, b []byte) {
 	}
 	out.WriteByte('\n')
 	w.Write(out.Bytes())
-}
-
-// sameJSON reports whether text is only a JSON rendering of structured.
-func sameJSON(structured, text []byte) bool {
-	var a, b any
-	if json.Unmarshal(structured, &a) != nil || json.Unmarshal(text, &b) != nil {
-		return false
-	}
-	x, _ := json.Marshal(a)
-	y, _ := json.Marshal(b)
-	return bytes.Equal(x, y)
 }
