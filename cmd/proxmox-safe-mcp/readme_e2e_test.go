@@ -135,7 +135,7 @@ func TestReadmeFromFreshClone(t *testing.T) {
 		cs, stderr := serve(t, env)
 		res := call(t, cs, "list_guests", map[string]any{})
 		text := textOf(res)
-		if res.IsError || !strings.Contains(text, `"name":"web-01"`) || !strings.Contains(text, `"vmid":100`) {
+		if res.IsError || !strings.Contains(text, "\n100\tweb-01\tpve1\t") {
 			t.Errorf("list_guests: the guests' data is not in the text content: %q", text)
 		}
 		lt, err := cs.ListTools(t.Context(), nil)
