@@ -1,6 +1,8 @@
 package mcpserver
 
 import (
+	"bytes"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"runtime/metrics"
@@ -53,8 +55,38 @@ func BenchmarkListGuestsLibrary(b *testing.B) {
 // tests (served.go), so a benchmark measures what production runs.
 // Benchmarks run one at a time, after the tests.
 func productionMode(b *testing.B) {
-	validateOutputs = false
-	b.Cleanup(func() { validateOutputs = true })
+	check := checkText
+	validateOutputs, checkText = false, nil
+	b.Cleanup(func() { validateOutputs, checkText = true, check })
+}
+
+// BenchmarkStructuredResult measures building a list_guests result of a
+// default page (200 guests): text is what the server does (the JSON once,
+// then its text form), json the JSON alone copied into the text, as the
+// text carried it before, for comparison.
+func BenchmarkStructuredResult(b *testing.B) {
+	fake := proxmoxtest.NewServer(benchCluster())
+	b.Cleanup(fake.Close)
+	client := newClient(b, fake, defaultPolicy(), "", newMemAudit(), nil)
+	res, err := client.ListGuests(b.Context(), proxmoxsafe.ListGuestsInput{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("text", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			structuredResult("Listed 200 of 900 guests", res)
+		}
+	})
+	b.Run("json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var buf bytes.Buffer
+			buf.WriteString("Listed 200 of 900 guests\n")
+			appendCompactJSON(&buf, res)
+			_ = &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: buf.String()}}, StructuredContent: json.RawMessage(buf.Bytes()[25:])}
+		}
+	})
 }
 
 // BenchmarkGuestStatusMCP measures one small read (guest_status: one GET

@@ -127,8 +127,9 @@ func TestTextCarriesStructuredResult(t *testing.T) {
 
 // TestTextFormEveryTool renders every tool's results to text and parses
 // them back (textRoundTrip): every read with valid arguments, and for every
-// mutation its plan, its receipt once approved, and a receipt with the
-// outcome of a wait. textRoundTrip fails on any field the text drops; this
+// mutation its plan, its refusal without approval (its error line is the
+// object _meta carries), its receipt once approved, with the outcome of a
+// wait where the tool waits. textRoundTrip fails on any field the text drops; this
 // test fails on a tool no call covered.
 func TestTextFormEveryTool(t *testing.T) {
 	t.Parallel()
@@ -182,6 +183,11 @@ func TestTextFormEveryTool(t *testing.T) {
 			structured(t, check("plan", with(tc.plan, "plan", true)), &p)
 			if p.Plan.Approval == "" {
 				t.Fatal("the plan names no approval phrase")
+			}
+			// The refusal has no structured result: its machine-readable
+			// part is the {"error":…} line, the same object as in _meta.
+			if line, meta := refusalDetail(t, f.call(t, ctx, info.Name, tc.plan)); !reflect.DeepEqual(line, meta) || line["approval_phrase"] != p.Plan.Approval {
+				t.Errorf("refusal: the error line %v differs from _meta %v or names another phrase than %q", line, meta, p.Plan.Approval)
 			}
 			approved := with(tc.plan, "approval", p.Plan.Approval)
 			if _, waits := info.InputSchema.Properties["wait"]; waits {

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -43,14 +43,16 @@ type Options struct {
 // Append appends the text form of the JSON object js to b. It fails on
 // anything but one JSON object.
 func Append(b []byte, js []byte, opts Options) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.UseNumber()
-	v, err := decode(dec)
+	d := decoder{data: js}
+	v, err := d.value(0)
+	if err == nil {
+		d.space()
+		if d.i != len(d.data) {
+			err = errors.New("textform: more than one JSON value")
+		}
+	}
 	if err != nil {
 		return b, err
-	}
-	if _, err := dec.Token(); err == nil {
-		return b, errors.New("textform: more than one JSON value")
 	}
 	if v.kind != kObject {
 		return b, errors.New("textform: not a JSON object")
@@ -60,51 +62,216 @@ func Append(b []byte, js []byte, opts Options) ([]byte, error) {
 	return w.b, nil
 }
 
-// decode reads one value from dec.
-func decode(dec *json.Decoder) (*value, error) {
-	t, err := dec.Token()
-	if err != nil {
-		return nil, err
+// maxDepth bounds the nesting decoder reads (encoding/json's own limit
+// is 10,000; no result nests beyond a few levels).
+const maxDepth = 1000
+
+// decoder reads JSON into values: a result is decoded once more to be
+// written as text, so this is a plain recursive descent over the bytes
+// (json.Decoder's tokens cost ~70 times the marshal of a guest list).
+type decoder struct {
+	data []byte
+	i    int
+	slab []value // values are cut from it, a few allocations for all
+	// last holds, by depth, the keys of the last object read there: a
+	// list's rows have the same keys, which are then not allocated again.
+	last [][]string
+}
+
+func (d *decoder) alloc(kind int) *value {
+	if len(d.slab) == 0 {
+		d.slab = make([]value, 256)
 	}
-	switch t := t.(type) {
-	case json.Delim:
-		if t == '{' {
-			v := &value{kind: kObject}
-			for dec.More() {
-				k, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				m, err := decode(dec)
-				if err != nil {
-					return nil, err
-				}
-				v.keys = append(v.keys, k.(string))
-				v.vals = append(v.vals, m)
-			}
-			_, err = dec.Token()
-			return v, err
+	v := &d.slab[0]
+	d.slab = d.slab[1:]
+	v.kind = kind
+	return v
+}
+
+var errSyntax = errors.New("textform: invalid JSON")
+
+func (d *decoder) space() {
+	for d.i < len(d.data) {
+		switch d.data[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
 		}
-		v := &value{kind: kArray}
-		for dec.More() {
-			e, err := decode(dec)
+	}
+}
+
+func (d *decoder) value(depth int) (*value, error) {
+	if depth > maxDepth {
+		return nil, errors.New("textform: JSON nested too deeply")
+	}
+	d.space()
+	if d.i >= len(d.data) {
+		return nil, errSyntax
+	}
+	switch c := d.data[d.i]; {
+	case c == '{':
+		d.i++
+		v := d.alloc(kObject)
+		d.space()
+		if d.i < len(d.data) && d.data[d.i] == '}' {
+			d.i++
+			return v, nil
+		}
+		for len(d.last) <= depth {
+			d.last = append(d.last, nil)
+		}
+		if n := len(d.last[depth]); n > 0 {
+			v.keys, v.vals = make([]string, 0, n), make([]*value, 0, n)
+		}
+		for {
+			d.space()
+			if d.i >= len(d.data) || d.data[d.i] != '"' {
+				return nil, errSyntax
+			}
+			k, err := d.key(depth, len(v.keys))
+			if err != nil {
+				return nil, err
+			}
+			d.space()
+			if d.i >= len(d.data) || d.data[d.i] != ':' {
+				return nil, errSyntax
+			}
+			d.i++
+			m, err := d.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			v.keys = append(v.keys, k)
+			v.vals = append(v.vals, m)
+			if end, err := d.next('}'); err != nil || end {
+				d.last[depth] = v.keys
+				return v, err
+			}
+		}
+	case c == '[':
+		d.i++
+		v := d.alloc(kArray)
+		d.space()
+		if d.i < len(d.data) && d.data[d.i] == ']' {
+			d.i++
+			return v, nil
+		}
+		for {
+			e, err := d.value(depth + 1)
 			if err != nil {
 				return nil, err
 			}
 			v.vals = append(v.vals, e)
+			if end, err := d.next(']'); err != nil || end {
+				return v, err
+			}
 		}
-		_, err = dec.Token()
+	case c == '"':
+		s, err := d.str()
+		v := d.alloc(kString)
+		v.raw = s
 		return v, err
-	case string:
-		return &value{kind: kString, raw: t}, nil
-	case json.Number:
-		return &value{kind: kScalar, raw: t.String()}, nil
-	case bool:
-		return &value{kind: kScalar, raw: strconv.FormatBool(t)}, nil
-	case nil:
-		return &value{kind: kScalar, raw: "null"}, nil
+	case c == 't' || c == 'f' || c == 'n':
+		for _, lit := range []string{"true", "false", "null"} {
+			if bytes.HasPrefix(d.data[d.i:], []byte(lit)) {
+				d.i += len(lit)
+				v := d.alloc(kScalar)
+				v.raw = lit
+				return v, nil
+			}
+		}
+		return nil, errSyntax
+	default:
+		start := d.i
+		for d.i < len(d.data) && strings.IndexByte("+-.0123456789eE", d.data[d.i]) >= 0 {
+			d.i++
+		}
+		raw := string(d.data[start:d.i])
+		if !isNumber(raw) {
+			return nil, errSyntax
+		}
+		v := d.alloc(kScalar)
+		v.raw = raw
+		return v, nil
 	}
-	return nil, fmt.Errorf("textform: unexpected token %v", t)
+}
+
+// next reads the comma or the closing delimiter after a member or element.
+func (d *decoder) next(closing byte) (end bool, err error) {
+	d.space()
+	if d.i >= len(d.data) {
+		return false, errSyntax
+	}
+	switch d.data[d.i] {
+	case ',':
+		d.i++
+		return false, nil
+	case closing:
+		d.i++
+		return true, nil
+	}
+	return false, errSyntax
+}
+
+// key reads the n-th key of an object at depth, the string of the last
+// object there when it is the same.
+func (d *decoder) key(depth, n int) (string, error) {
+	raw, plain, err := d.scanStr()
+	if err != nil {
+		return "", err
+	}
+	if plain && depth < len(d.last) && n < len(d.last[depth]) {
+		if prev := d.last[depth][n]; prev == string(raw[1:len(raw)-1]) {
+			return prev, nil
+		}
+	}
+	return unquote(raw, plain)
+}
+
+// str reads the JSON string at d.i.
+func (d *decoder) str() (string, error) {
+	raw, plain, err := d.scanStr()
+	if err != nil {
+		return "", err
+	}
+	return unquote(raw, plain)
+}
+
+// scanStr reads past the JSON string at d.i and returns it with its
+// quotes; plain when it has no escape and only ASCII.
+func (d *decoder) scanStr() (raw []byte, plain bool, err error) {
+	start := d.i
+	plain = true
+	for d.i++; d.i < len(d.data); d.i++ {
+		switch c := d.data[d.i]; {
+		case c == '\\':
+			plain = false
+			d.i++
+		case c == '"':
+			d.i++
+			return d.data[start:d.i], plain, nil
+		case c < 0x20:
+			return nil, false, errSyntax
+		case c >= utf8.RuneSelf:
+			plain = false
+		}
+	}
+	return nil, false, errSyntax
+}
+
+// unquote decodes a JSON string; one with an escape or a byte that is not
+// plain ASCII by encoding/json, which replaces invalid UTF-8 as the
+// decoding the text must equal does.
+func unquote(raw []byte, plain bool) (string, error) {
+	if plain {
+		return string(raw[1 : len(raw)-1]), nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", errSyntax
+	}
+	return s, nil
 }
 
 type writer struct {
