@@ -78,6 +78,25 @@ func BenchmarkStructuredResult(b *testing.B) {
 			structuredResult("Listed 200 of 900 guests", res)
 		}
 	})
+	st, err := client.GuestStatus(b.Context(), proxmoxsafe.GuestStatusInput{GuestRef: proxmoxsafe.GuestRef{Node: res.Guests[0].Node, Type: res.Guests[0].Type, VMID: res.Guests[0].VMID}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("small-text", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			structuredResult("VM 100", st)
+		}
+	})
+	b.Run("small-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var buf bytes.Buffer
+			buf.WriteString("VM 100\n")
+			appendCompactJSON(&buf, st)
+			_ = &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: buf.String()}}, StructuredContent: json.RawMessage(buf.Bytes()[7:])}
+		}
+	})
 	b.Run("json", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

@@ -80,7 +80,8 @@ type decoder struct {
 
 func (d *decoder) alloc(kind int) *value {
 	if len(d.slab) == 0 {
-		d.slab = make([]value, 256)
+		// A value takes at least 2 bytes of JSON; most take 16 or more.
+		d.slab = make([]value, min(256, len(d.data)/16+4))
 	}
 	v := &d.slab[0]
 	d.slab = d.slab[1:]
