@@ -15,10 +15,8 @@ func apiGetTool() toolDef {
 	return classTool(ToolInfo{
 		Name:  ToolAPIGet,
 		Title: "Proxmox API GET",
-		Description: "Read any Proxmox VE API path the token can read that no dedicated tool covers (e.g. /cluster/options, /nodes/{node}/qemu/{vmid}/pending, /pools, /cluster/ha/groups), with params as the query. " +
-			"The path is relative to /api2/json, segments unencoded; full URLs, query strings, fragments, percent-encoding, . and .. segments, empty segments, control and non-ASCII characters are refused. " +
-			"Refused (nothing is sent) unless the operator enabled the " + string(decl.Class) + " class; a node in the path must be on the node allowlist; paths that hand out secrets, consoles or command execution are on a deny list (e.g. cloudinit/dump, agent file-read, scan, termproxy). " +
-			"Secret-bearing fields (passwords, tickets, keys, sshkeys, args, …) come back as \"[redacted]\"; strings are sanitized and capped, lists capped at 500. Read-only.",
+		Description: "Read an API path no dedicated tool covers (e.g. /cluster/options, /pools), params as the query. Class " + string(decl.Class) + ". " +
+			"A node in the path must be allowed; paths that hand out secrets, consoles or command execution are denied. Secret-bearing fields come back \"[redacted]\"; strings and lists are capped.",
 		Annotations: readAnnotations,
 	}, ops(proxmoxsafe.OpAPIGet), (*adapter).apiGet)
 }

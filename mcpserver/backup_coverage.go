@@ -10,10 +10,9 @@ import (
 // backupCoverageTool declares the backup_coverage tool.
 func backupCoverageTool() toolDef {
 	return readTool(ToolInfo{
-		Name:  ToolBackupCoverage,
-		Title: "Backup coverage",
-		Description: "For each guest on an allowlisted node: its newest backup (any backup storage the node lists), the backup jobs selecting it, and findings: no backup, newest older than max_age_days, not covered by an enabled job, verification failed. " +
-			"Also the backup jobs (schedule, next run, storage, mode, selection resolved to guests, enabled). Paged by vmid like list_guests. Read-only.",
+		Name:        ToolBackupCoverage,
+		Title:       "Backup coverage",
+		Description: "Per guest on allowed nodes: its newest backup, the jobs covering it and findings (none, too old, no enabled job, failed verification); also the backup jobs. Paged like list_guests.",
 	}, ops(proxmoxsafe.OpBackupCoverage), (*adapter).backupCoverage, map[string]string{
 		"guests":    "By vmid. A guest Proxmox hides backups of (privileges) looks unbacked.",
 		"unchecked": "Guests on nodes outside the allowlist, not reported.",

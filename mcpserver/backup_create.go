@@ -12,9 +12,7 @@ func backupCreateTool() toolDef {
 	}, ops(proxmoxsafe.OpBackupGuest), (*proxmoxsafe.Client).BackupGuest, func(_ proxmoxsafe.BackupGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("backup", r)
 	}).describedBy(mutationWords{
-		does:    "Back up one VM or container with vzdump to a storage with content backup (see storage_list). mode: snapshot (default, keeps running), suspend (paused or frozen for part of it), stop (a running guest is shut down and started again). Older backups are never pruned.",
-		unless:  "the guest is not locked and the storage exists on the node, is enabled, active and holds backups",
-		returns: "the task UPID (vzdump)",
-		waits:   "then until a new backup of the guest, newer than the task, is listed on the storage (its volid)",
+		does:   "Back up one VM or container with vzdump to a storage holding backups. mode: snapshot (default, keeps running), suspend (paused or frozen meanwhile), stop (shut down and started again). Older backups are never pruned.",
+		unless: "the storage exists on the node, is enabled and active",
 	})
 }

@@ -11,12 +11,9 @@ func backupRestoreTool() toolDef {
 	}, ops(proxmoxsafe.OpRestoreBackup), (*proxmoxsafe.Client).RestoreBackup, func(in proxmoxsafe.RestoreBackupInput, r *proxmoxsafe.Receipt) string {
 		return "restore of " + clean(in.Archive, 255) + " as " + newGuestLabel(r)
 	}).describedBy(mutationWords{
-		does:    "Restore a backup (see backup_list) as a NEW VM or container: never over an existing guest, never started, new MAC addresses unless keep_mac_addresses. The VMID is vmid, or the next free one when omitted.",
-		allows:  "allows the node and does not protect the new VMID",
-		unless:  "the VMID is free, the node online, the backup listed by the node, and storage (if given) exists there, enabled, active, with content images (VM) or rootdir (container)",
-		phrase:  "pass vmid explicitly on the approving call",
-		returns: "the task UPID (qmrestore or vzrestore; the new guest is locked while it runs) and new_guest",
-		waits:   "then until the new guest exists, unlocked",
-		after:   "Start it with guest_power.",
-	})
+		does:    "Restore a backup (see backup_list) as a NEW, stopped VM or container, never over an existing guest; new MAC addresses unless keep_mac_addresses. vmid defaults to the next free one.",
+		unless:  "the new VMID is not protected and free, the node online, the backup listed there, and storage (if given) usable for images or rootdir",
+		phrase:  "pass vmid explicitly",
+		returns: "new_guest",
+	}).returning("new_guest")
 }

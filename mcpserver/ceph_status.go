@@ -11,10 +11,9 @@ import (
 // cephStatusTool declares the ceph_status tool.
 func cephStatusTool() toolDef {
 	return readTool(ToolInfo{
-		Name:  ToolCephStatus,
-		Title: "Ceph status",
-		Description: "Summarize the cluster's Ceph: health and its checks, monitors in and out of quorum, OSDs total/up/in, placement groups by state, raw usage. " +
-			"Where Ceph is not installed, says so (installed: false) instead of failing. Read-only; takes no arguments.",
+		Name:        ToolCephStatus,
+		Title:       "Ceph status",
+		Description: "Ceph health and checks, monitors, OSDs, placement groups and usage; installed: false without Ceph.",
 	}, ops(proxmoxsafe.OpCephStatus), (*adapter).cephStatus, map[string]string{
 		"installed": "False when Ceph is not installed or not initialized; message then says why and the other fields are empty.",
 		"health":    "HEALTH_OK, HEALTH_WARN or HEALTH_ERR.",

@@ -11,10 +11,9 @@ import (
 // clusterStatusTool declares the cluster_status tool.
 func clusterStatusTool() toolDef {
 	return readTool(ToolInfo{
-		Name:  ToolClusterStatus,
-		Title: "Cluster status",
-		Description: "Report the Proxmox VE cluster's name, quorum, version and members: each online or not, with its CPU, memory, root disk usage and uptime, or the problem that hides them (offline, unreachable). " +
-			"Read-only; takes no arguments.",
+		Name:        ToolClusterStatus,
+		Title:       "Cluster status",
+		Description: "Cluster name, quorum, version, and each node online or not with CPU, memory, disk and uptime.",
 	}, ops(proxmoxsafe.OpClusterStatus), (*adapter).clusterStatus, map[string]string{
 		"name":      "Cluster name; empty for a standalone node.",
 		"clustered": "False for a standalone node.",

@@ -264,12 +264,12 @@ func TestMachineReadableRefusals(t *testing.T) {
 				t.Errorf("policy refusal = %+v", e.Error)
 			}
 
-			res = f.call(t, ctx, ToolGuestPower, map[string]any{"node": "pve1", "type": "qemu", "vmid": 5, "action": "shutdown"})
+			res = f.call(t, ctx, ToolGuestPower, map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "action": "explode"})
 			if m, _ := res.Meta[ErrorMetaKey].(map[string]any); m["kind"] != "invalid_input" {
 				t.Errorf("schema refusal _meta = %v", res.Meta)
 			}
 			e = errorOf(t, res)
-			if e.Error.Kind != "invalid_input" || len(e.Error.Fields) != 1 || e.Error.Fields[0] != (proxmoxsafe.FieldError{Field: "vmid", Problem: "must be at least 100"}) {
+			if e.Error.Kind != "invalid_input" || len(e.Error.Fields) != 1 || e.Error.Fields[0] != (proxmoxsafe.FieldError{Field: "action", Problem: "must be one of: start, shutdown, reboot, stop"}) {
 				t.Errorf("schema refusal = %+v", e.Error)
 			}
 

@@ -84,33 +84,48 @@ func approvalFormat(decl proxmoxsafe.OperationInfo, when string) string {
 }
 
 // approvalDescription is the description of a tool's approval parameter:
-// the declared format, when a phrase counts at all (as in approvalFormat),
-// and what the first call's refusal shows (shows, the tool's own words;
-// "" for the usual).
-func approvalDescription(decl proxmoxsafe.OperationInfo, when, shows string) string {
-	f := decl.ApprovalFormat
-	optional := ""
-	if strings.Contains(f, "[") {
-		optional = " (" + optionalParts + ")"
+// the head of the declared format (phraseHead), when a phrase counts at
+// all (as in approvalFormat), and the tool's own note on its phrase
+// (phrase; "" for none). How the phrase is obtained and when to pass it is
+// the same for every tool and said once, in the server's instructions;
+// here it is one short sentence, so that a host which does not show the
+// instructions still tells the model to ask before approving.
+func approvalDescription(decl proxmoxsafe.OperationInfo, when, phrase string) string {
+	f := "\"" + phraseHead(decl.ApprovalFormat) + "\""
+	if phrase != "" {
+		f += " (" + phrase + ")"
+	}
+	if when != "" {
+		when = " " + when
 	}
 	switch {
 	case noApprovalByDefault[decl.Class]:
-		if when != "" {
-			when = ", and " + when
-		}
-		return "Only when the operator requires approval for these tools" + when + ": exactly \"" + f + "\"" + optional + ". By default none is needed: omit it."
+		return "Only if the operator requires one" + when + ": the refusal's phrase, " + f + "."
 	case !slices.Contains(proxmoxsafe.DefaultApprovals(decl.Class), proxmoxsafe.LevelPhrase):
-		if shows == "" {
-			shows = "how to approve"
-		}
-		return "Only when the operator set the " + string(decl.Class) + " class to the phrase level: exactly \"" + f + "\"" + optional +
-			". By default a person must approve (elicitation or an operator grant) and a phrase does not count. Omit it on the first call: the refusal says " + shows + "."
+		return "Only at the phrase level" + when + ": the refusal's phrase, " + f + "."
 	}
-	if shows == "" {
-		shows = "the exact phrase, the current state and what approving will do"
+	if when != "" {
+		when = "," + when
 	}
-	return "Exactly \"" + f + "\"" + optional + ", as the refusal or a plan: true call states it, unless the operator set another approval level. " +
-		"Omit it on the first call: the refusal gives " + shows + ", for the user to approve."
+	return "The refusal's phrase, " + f + when + ", once the user agrees."
+}
+
+// phraseHead is an approval format up to the target it names: "APPROVE
+// create <node>/lxc/<vmid> …" for a format that goes on to bind every
+// parameter. The model passes the phrase the refusal or the plan gives,
+// never one it composed, so the rest of the format (up to 300 bytes for a
+// create, in every listing) would only cost; [ToolInfo.ApprovalFormat]
+// and docs/TOOLS.md keep it whole.
+func phraseHead(format string) string {
+	fields := strings.SplitN(format, " ", 4)
+	head := strings.Join(fields[:min(3, len(fields))], " ")
+	if i := strings.IndexByte(head, '['); i >= 0 {
+		head = head[:i]
+	}
+	if head == format {
+		return format
+	}
+	return head + " …"
 }
 
 // privilegesOf renders the declared privileges of operations, e.g.
@@ -143,111 +158,72 @@ func privilegesOf(ops []proxmoxsafe.Operation) []string {
 
 // mutationWords are what a mutation tool's description says that is its
 // own; [toolDef.description] composes the rest from the operation's
-// declaration (class, approval format, the class's default levels), so
-// the sentences every mutation tool repeats are written once, here.
+// declaration (class, approval format, the class's default levels). What
+// every mutation shares (the policy's refusals, how to approve, the
+// receipt and the wait) is said once, in the server's instructions
+// (instructions.go), not in every tool.
 type mutationWords struct {
 	// does is what the tool does: the description's opening sentences.
 	does string
-	// allows is what the operator must allow and not protect besides
-	// enabling the class; "" is "allows the node and does not protect the
-	// guest".
-	allows string
-	// unless is the tool's own preconditions, after "…, and ".
+	// unless is the tool's own preconditions, after "Refused unless ",
+	// beyond the ones every mutation has (the instructions'); "" for none.
 	unless string
-	// also are sentences after the refusal, before the approval.
+	// also are sentences after the refusal.
 	also string
-	// phrase is the tool's own note on its phrase, in the parentheses
-	// after the declared format.
+	// phrase is the tool's own note on its phrase, in the approval
+	// parameter's description after the declared format.
 	phrase string
 	// when, when set, says when the phrase applies, e.g. "only with
 	// apply" ([ToolInfo.ApprovalFormat], the approval parameter).
 	when string
-	// shows is what the first call's refusal shows, in the description
-	// and the approval parameter; "" is the usual (defaultShows, and
-	// approvalDescription's own default).
-	shows string
-	// returns is what the receipt carries; "" is "the task UPID".
-	// "none" marks a tool that returns no receipt (snapshot_cleanup).
+	// returns is what the receipt carries beyond the task UPID, after
+	// "Returns "; "" says nothing more. "none" marks a tool that returns no
+	// receipt (snapshot_cleanup).
 	returns string
-	// waits is what the wait verifies after the task, e.g. "then until
-	// the VM runs unpaused".
-	waits string
 	// after are the closing sentences.
 	after string
 }
 
 // Sentences of [toolDef.description].
 const (
-	// refusedUnless opens the refusal sentence with the class.
-	refusedUnless = "Refused (nothing is done) unless the operator enabled the %s class, %s, and %s. "
-	// defaultAllows is what most tools need allowed besides the class.
-	defaultAllows = "allows the node and does not protect the guest"
+	// classSays names the class and who approves by default.
+	classSays = "Class %s; approval: %s."
 	// optionalParts explains a declared format's [ … ] parts.
 	optionalParts = "a part in [ ] only with its option"
-	// defaultShows is what the first refusal shows unless the tool's
-	// shows says more.
-	defaultShows = "exact phrase, current state, effect"
-	// receiptIs and waitSays frame what the tool returns and its wait.
-	receiptIs = "Returns a receipt with %s: submission, not completion. "
-	waitSays  = "With wait: true it waits (timeout_seconds, default 30) for the task and %s, and says completed OK, completed with warnings, FAILED (a tool error, with the exit status and last log lines) or still running at the timeout (not an error: check the task later)."
-	// responderApproval is the approval sentence of a class the operator
-	// runs with no approval by default (noApprovalByDefault).
-	responderApproval = "No approval phrase is needed unless the operator requires one for this class (the refusal then names it). Every call, refused or not, is audited."
 )
 
+// approvalBy is who approves a class's tools by default, in classSays.
+func approvalBy(c proxmoxsafe.Class) string {
+	switch {
+	case noApprovalByDefault[c]:
+		return "none by default"
+	case !slices.Contains(proxmoxsafe.DefaultApprovals(c), proxmoxsafe.LevelPhrase):
+		return "a person by default"
+	}
+	return "the phrase"
+}
+
 // description composes a mutation tool's description from w and the
-// declaration of the operation it performs: the class it needs enabled,
-// its approval phrase and who approves by default (the class's default
-// levels), and its receipt and wait.
+// declaration of the operation it performs: the class it needs enabled
+// and who approves by default (the class's default levels), then the
+// tool's own preconditions and receipt.
 func (d toolDef) description() string {
 	w := d.words
 	decl, ok := d.mutationDecl()
 	if !ok {
 		panic("mcpserver: tool " + d.info.Name + " has mutation words but no operation with an approval format")
 	}
-	allows := w.allows
-	if allows == "" {
-		allows = defaultAllows
-	}
 	var b strings.Builder
 	b.WriteString(w.does + " ")
-	fmt.Fprintf(&b, refusedUnless, decl.Class, allows, w.unless)
+	fmt.Fprintf(&b, classSays+" ", decl.Class, approvalBy(decl.Class))
+	if w.unless != "" {
+		b.WriteString("Refused unless " + w.unless + ". ")
+	}
 	if w.also != "" {
 		b.WriteString(w.also + " ")
 	}
-	var notes []string
-	if strings.Contains(decl.ApprovalFormat, "[") {
-		notes = append(notes, optionalParts)
-	}
-	if w.phrase != "" {
-		notes = append(notes, w.phrase)
-	}
-	phrase := "\"" + decl.ApprovalFormat + "\""
-	if len(notes) > 0 {
-		phrase += " (" + strings.Join(notes, "; ") + ")"
-	}
-	switch {
-	case noApprovalByDefault[decl.Class]:
-		b.WriteString(responderApproval + " ")
-	case !slices.Contains(proxmoxsafe.DefaultApprovals(decl.Class), proxmoxsafe.LevelPhrase):
-		b.WriteString("By default a person must approve it (an elicitation form at the client, or a grant the operator approves on the server host); the typed phrase " +
-			phrase + " counts only where the operator allowed it. ")
-	default:
-		shows := defaultShows
-		if w.shows != "" {
-			shows = w.shows
-		}
-		b.WriteString("Needs the approval phrase " + phrase + " unless the operator set another approval level: call without approval first, show the user the refusal (" +
-			shows + ") and pass the phrase only once they agree. ")
-	}
-	if w.returns != "none" {
-		returns := w.returns
-		if returns == "" {
-			returns = "the task UPID"
-		}
-		fmt.Fprintf(&b, receiptIs, returns)
-		fmt.Fprintf(&b, waitSays, w.waits)
-		b.WriteString(" ")
+	if w.returns != "" && w.returns != "none" {
+		b.WriteString("Returns " + w.returns + ". ")
 	}
 	if w.after != "" {
 		b.WriteString(w.after)

@@ -15,38 +15,24 @@ import (
 // answer instead of a receipt). It must still name its class and format.
 var handWritten = []string{ToolAPIRequest}
 
-// composedParts are what every mutation tool's description must say
-// because its declaration says it: the class it needs enabled, the exact
-// approval format with who approves by default, and, for a tool that
-// returns a receipt, the receipt and wait sentences.
+// composedParts are what every mutation tool's definition must say
+// because its declaration says it: in its description the class it needs
+// enabled with who approves by default, in its approval parameter the
+// exact format. (What every mutation shares is in the instructions,
+// TestInstructions.)
 func composedParts(d toolDef, decl proxmoxsafe.OperationInfo) []string {
-	parts := []string{
-		fmt.Sprintf("enabled the %s class", decl.Class),
-		"\"" + decl.ApprovalFormat + "\"",
+	_ = d
+	return []string{fmt.Sprintf(classSays, decl.Class, approvalBy(decl.Class)), "\"" + phraseHead(decl.ApprovalFormat) + "\""}
+}
+
+// definitionText is what composedParts are looked for in: the
+// description and the approval parameter's description.
+func definitionText(info ToolInfo) string {
+	text := info.Description
+	if p := info.InputSchema.Properties["approval"]; p != nil {
+		text += "\n" + p.Description
 	}
-	if slices.Contains(handWritten, d.info.Name) {
-		return parts
-	}
-	parts = append(parts, "Refused (nothing is done) unless the operator enabled the "+string(decl.Class)+" class, ")
-	switch {
-	case noApprovalByDefault[decl.Class]:
-		parts[1] = responderApproval // the phrase is named by the refusal
-	case !slices.Contains(proxmoxsafe.DefaultApprovals(decl.Class), proxmoxsafe.LevelPhrase):
-		parts = append(parts, "By default a person must approve it", "counts only where the operator allowed it.")
-	default:
-		parts = append(parts, "Needs the approval phrase \""+decl.ApprovalFormat+"\"",
-			"unless the operator set another approval level: call without approval first, show the user the refusal (",
-			") and pass the phrase only once they agree.")
-	}
-	if strings.Contains(decl.ApprovalFormat, "[") && !noApprovalByDefault[decl.Class] {
-		parts = append(parts, optionalParts)
-	}
-	if d.words != nil && d.words.returns != "none" {
-		parts = append(parts, "Returns a receipt with ", ": submission, not completion. ",
-			"With wait: true it waits (timeout_seconds, default 30) for the task and ",
-			"and says completed OK, completed with warnings, FAILED (a tool error, with the exit status and last log lines) or still running at the timeout (not an error: check the task later).")
-	}
-	return parts
+	return text
 }
 
 // missingParts returns the composed parts description lacks.
@@ -85,7 +71,7 @@ func TestMutationDescriptionsComposed(t *testing.T) {
 		if d.words == nil && !slices.Contains(handWritten, d.info.Name) {
 			t.Errorf("%s: description written by hand; give it mutationWords (describedBy)", d.info.Name)
 		}
-		if m := missingParts(info.Description, composedParts(d, decl)); len(m) > 0 {
+		if m := missingParts(definitionText(info), composedParts(d, decl)); len(m) > 0 {
 			t.Errorf("%s: description lacks %q\n%s", d.info.Name, m, info.Description)
 		}
 		checked++
@@ -96,7 +82,7 @@ func TestMutationDescriptionsComposed(t *testing.T) {
 }
 
 // TestComposedPartsCatchAnOmission shows the check above fails when one
-// composed part is missing: the class, the format or the receipt.
+// composed part is missing: the class, the format or who approves.
 func TestComposedPartsCatchAnOmission(t *testing.T) {
 	var d toolDef
 	for _, c := range toolList() {
@@ -105,12 +91,12 @@ func TestComposedPartsCatchAnOmission(t *testing.T) {
 		}
 	}
 	decl, _ := d.mutationDecl()
-	desc := d.build().Description
+	desc := definitionText(d.build())
 	parts := composedParts(d, decl)
 	if m := missingParts(desc, parts); len(m) > 0 {
 		t.Fatalf("composed description lacks %q", m)
 	}
-	for _, cut := range []string{"power-extra class", decl.ApprovalFormat, "Returns a receipt with ", ": submission, not completion."} {
+	for _, cut := range []string{"Class power-extra", phraseHead(decl.ApprovalFormat), "approval: the phrase"} {
 		broken := strings.Replace(desc, cut, "", 1)
 		if broken == desc {
 			t.Fatalf("%q is not in the description", cut)

@@ -11,12 +11,9 @@ func guestDestroyTool() toolDef {
 	}, ops(proxmoxsafe.OpDestroyGuest), (*proxmoxsafe.Client).DestroyGuest, func(_ proxmoxsafe.DestroyGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("destroy", r)
 	}).describedBy(mutationWords{
-		does:    "Delete one stopped VM or container for good: its disks, snapshots, configuration, firewall rules and permissions; only a backup can bring it back. purge and destroy_unreferenced_disks are required choices: purge also removes it from backup jobs, replication jobs and HA (needed for an HA-managed guest); destroy_unreferenced_disks also deletes disks with its VMID that its configuration does not name.",
-		unless:  "the guest is stopped, not locked, not protected by Proxmox's protection flag, not HA-managed without purge, and not a template that linked clones still use",
-		also:    "Call with plan: true first and show the user what will be lost (disks with sizes, snapshots).",
-		shows:   "what will be lost and how to approve",
-		returns: "the task UPID (qmdestroy or vzdestroy)",
-		waits:   "then until the guest is gone from the cluster resources",
+		does:   "Delete one stopped guest for good: disks, snapshots, config, firewall, permissions (only a backup brings it back); purge and destroy_unreferenced_disks are required choices.",
+		unless: "it is stopped, without Proxmox's protection flag, HA-managed only with purge, not a template of linked clones",
+		also:   "Plan first and show the user what will be lost.",
 	})
 }
 

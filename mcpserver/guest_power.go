@@ -12,7 +12,6 @@ func guestPowerTool() toolDef {
 		return ofGuest(r.Action, r)
 	}).describedBy(mutationWords{
 		does:   "Start, shut down, reboot or stop one guest.",
-		unless: "the guest's current state makes sense for the action (not locked, not a template; start only when stopped; shutdown, reboot and stop only when running)",
-		waits:  "re-reads the guest's power state (for HA-managed guests until the HA manager has acted)",
+		unless: "start finds it stopped, the others running",
 	})
 }

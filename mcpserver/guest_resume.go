@@ -11,9 +11,7 @@ func guestResumeTool() toolDef {
 	}, ops(proxmoxsafe.OpResumeGuest), (*proxmoxsafe.Client).ResumeGuest, func(_ proxmoxsafe.ResumeGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("resume", r)
 	}).describedBy(mutationWords{
-		does:    "Resume one paused QEMU VM, or start a hibernated one (stopped, locked \"suspended\") from its saved memory.",
-		unless:  "the VM is paused or hibernated (a running or simply stopped VM is refused: use guest_power start), not otherwise locked and not a template",
-		returns: "the task UPID (qmresume)",
-		waits:   "then until the VM runs unpaused",
+		does:   "Resume one paused QEMU VM, or start a hibernated one from its saved memory.",
+		unless: "it is paused or hibernated (its suspended lock is the one allowed; for a stopped VM use guest_power)",
 	})
 }

@@ -11,10 +11,9 @@ import (
 // guestStatusTool declares the guest_status tool.
 func guestStatusTool() toolDef {
 	return readTool(ToolInfo{
-		Name:  ToolGuestStatus,
-		Title: "Guest status",
-		Description: "Report one guest's live state: power status (a paused VM is running with qmpstatus paused), uptime, CPU, memory, disk, network and disk I/O counters, lock, template, HA managed/state, guest agent enabled (qemu), name and tags. " +
-			"Read-only. The node must be on the operator's node allowlist.",
+		Name:        ToolGuestStatus,
+		Title:       "Guest status",
+		Description: "One guest's live state: status (a paused VM is running, qmpstatus paused), uptime, usage, I/O, lock, template, HA, agent, name, tags.",
 	}, ops(proxmoxsafe.OpGuestStatus), (*adapter).guestStatus, map[string]string{
 		"status":        "running or stopped; a paused VM is running (see paused).",
 		"paused":        "True for a running VM whose CPUs are paused.",

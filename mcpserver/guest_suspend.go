@@ -17,9 +17,7 @@ func guestSuspendTool() toolDef {
 		}
 		return ofGuest("suspend", r)
 	}).describedBy(mutationWords{
-		does:    "Pause one running QEMU VM in memory, or with todisk: true hibernate it (its memory is written to disk and the VM stops, locked \"suspended\", until guest_resume or a start). Containers are not supported (Proxmox's container suspend is experimental).",
-		unless:  "the VM is running, not already paused, not locked and not a template; an HA-managed VM cannot be hibernated",
-		returns: "the task UPID (qmpause, or qmsuspend for todisk)",
-		waits:   "then until the VM is paused (or stopped and locked suspended)",
+		does:   "Pause one running QEMU VM, or with todisk: true hibernate it (stopped, locked suspended, until guest_resume).",
+		unless: "it runs unpaused; an HA-managed VM cannot hibernate",
 	})
 }

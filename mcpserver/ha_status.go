@@ -12,10 +12,9 @@ import (
 // haStatusTool declares the ha_status tool.
 func haStatusTool() toolDef {
 	return readTool(ToolInfo{
-		Name:  ToolHAStatus,
-		Title: "HA status",
-		Description: "Report the HA manager: quorum, the active manager node, each node's local resource manager, and every HA-managed resource (sid such as vm:100, node, state, requested state, max_restart, max_relocate, failback). " +
-			"Read-only; takes no arguments.",
+		Name:        ToolHAStatus,
+		Title:       "HA status",
+		Description: "The HA manager: quorum, master, each node's LRM and every HA resource with its state.",
 	}, ops(proxmoxsafe.OpHAStatus), (*adapter).haStatus, map[string]string{
 		"in_use":   "False when HA was never configured.",
 		"services": "HA resources ordered by sid, at most 1000 (total counts all).",

@@ -10,10 +10,9 @@ import (
 // nodeStatusTool declares the node_status tool.
 func nodeStatusTool() toolDef {
 	return readTool(ToolInfo{
-		Name:  ToolNodeStatus,
-		Title: "Node status",
-		Description: "Report one node's uptime, CPU usage and count, load averages, memory, swap and root file system usage, kernel and pve-manager version. " +
-			"Read-only. The node must be on the operator's node allowlist.",
+		Name:        ToolNodeStatus,
+		Title:       "Node status",
+		Description: "One node's uptime, CPU, load, memory, swap, root disk, kernel and PVE version.",
 	}, ops(proxmoxsafe.OpNodeStatus), (*adapter).nodeStatus, map[string]string{
 		"node":        "The node reported on.",
 		"cpus":        "Number of logical CPUs.",

@@ -12,11 +12,9 @@ import (
 // permissionsCheckTool declares the permissions_check tool.
 func permissionsCheckTool() toolDef {
 	return readTool(ToolInfo{
-		Name:  ToolPermissionsCheck,
-		Title: "Check token permissions",
-		Description: "Check the API token's effective Proxmox privileges against what each tool this server offers needs: per tool what is held, partial or missing, " +
-			"the exact pveum commands that would grant what is missing, and what the token holds beyond need (dangerous privileges such as Permissions.Modify, Sys.Modify or VM.Allocate are flagged). " +
-			"Read-only; takes no arguments.",
+		Name:        ToolPermissionsCheck,
+		Title:       "Check token permissions",
+		Description: "The token's privileges against what each offered tool needs, with the pveum commands granting what is missing and dangerous excess.",
 	}, ops(proxmoxsafe.OpPermissions), (*adapter).permissionsCheck, map[string]string{
 		"ok":           "True when every offered tool has what it requires (optional privileges and excess do not count).",
 		"tools":        "Per offered tool: the privilege checks of the library operations it calls.",

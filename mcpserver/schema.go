@@ -17,16 +17,18 @@ import (
 // translates each field's validate tag into JSON Schema keywords. The
 // library validates again; TestSchemaMatchesValidator proves over a corpus
 // of edge values that the two accept the same values, apart from the rules
-// listed in libraryOnlyTags.
+// listed in libraryOnlyTags and formatTags.
+//
+// A served schema states types, enums, required properties, numeric bounds
+// and lengths, not the patterns of Proxmox's formats (formatTags): every
+// listing pays for a pattern's bytes in every tool that has the parameter
+// (a node name's in 25 tools, an IPv4 address's 200 bytes), and it tells a
+// model nothing the parameter's name and description do not. The library
+// checks each format (and a VMID's range) before anything is sent, and
+// refuses in the same "field: problem" words.
 
 // printableASCIIPattern is validator's printascii (0x20 to 0x7e).
 const printableASCIIPattern = `^[ -~]*$`
-
-// reservedSnapnamePattern matches "current" in any case, reserved for every
-// guest type. The type-specific names (qemu "pending", lxc "vzdump") cannot
-// be expressed per property without a top-level allOf/if, which several MCP
-// clients reject; the library refuses them before any request.
-const reservedSnapnamePattern = `^[Cc][Uu][Rr][Rr][Ee][Nn][Tt]$`
 
 // libraryOnlyTags are validate tags (and struct-level rules) a per-property
 // JSON Schema cannot express; only the library enforces them, before any
@@ -39,6 +41,17 @@ var libraryOnlyTags = map[string]bool{
 	"pve_sshkeys": true, "linked_storage": true, "gw_static_only": true,
 	// MigrateGuestInput's cross-field rules (validateMigrate).
 	"lxc_only": true, "not_source": true, "lxc_no_live": true, "restart_only": true,
+}
+
+// formatTags are the validate tags of Proxmox's formats (and VMIDs): the
+// library checks them, and refuses an empty one where it is required; the
+// served schema states only the type.
+var formatTags = map[string]bool{
+	"pve_node": true, "pve_snapname": true, "pve_tag": true, "pve_storage": true,
+	"pve_upid": true, "pve_tasktype": true, "printascii": true, "pve_dnsname": true,
+	"pve_poolid": true, "pve_bridge": true, "pve_isovolume": true,
+	"pve_tmplvolume": true, "pve_ctip": true, "pve_ipv4": true, "pve_vmid": true,
+	"pve_backupnotes": true, "pve_backupvolume": true,
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -77,57 +90,13 @@ func constrain(s *jsonschema.Schema, t reflect.Type) {
 
 func applyRule(p *jsonschema.Schema, kind reflect.Kind, rule string) {
 	key, param, _ := strings.Cut(rule, "=")
-	pattern := func(re string) {
-		if p.Pattern != "" && p.Pattern != re {
-			panic(fmt.Sprintf("mcpserver: two patterns for one property (%q, %q)", p.Pattern, re))
-		}
-		p.Pattern = re
+	if formatTags[key] {
+		return
 	}
 	switch key {
 	case "required", "omitempty":
 		// Required-ness comes from the json tag (omitempty = optional);
 		// an empty value fails the field's other constraints.
-	case "pve_node":
-		pattern(proxmoxsafe.NodePattern)
-		p.MaxLength = ptr(proxmoxsafe.MaxNodeLen)
-	case "pve_vmid":
-		p.Minimum = ptr(float64(proxmoxsafe.MinVMID))
-		p.Maximum = ptr(float64(proxmoxsafe.MaxVMID))
-	case "pve_snapname":
-		pattern(proxmoxsafe.SnapshotNamePattern)
-		p.MaxLength = ptr(proxmoxsafe.MaxSnapshotNameLen)
-		p.Not = &jsonschema.Schema{Pattern: reservedSnapnamePattern}
-	case "pve_tag":
-		pattern(proxmoxsafe.TagPattern)
-		p.MaxLength = ptr(proxmoxsafe.MaxTagLen)
-	case "pve_storage":
-		pattern(proxmoxsafe.StoragePattern)
-		p.MaxLength = ptr(proxmoxsafe.MaxStorageIDLen)
-	case "pve_upid":
-		pattern(proxmoxsafe.UPIDPattern)
-		p.MaxLength = ptr(proxmoxsafe.MaxUPIDLen)
-	case "pve_tasktype":
-		pattern(proxmoxsafe.TaskTypePattern)
-	case "printascii":
-		pattern(printableASCIIPattern)
-	case "pve_dnsname":
-		pattern(proxmoxsafe.DNSNamePattern)
-	case "pve_poolid":
-		pattern(proxmoxsafe.PoolIDPattern)
-	case "pve_bridge":
-		pattern(proxmoxsafe.BridgePattern)
-	case "pve_isovolume":
-		pattern(proxmoxsafe.ISOVolumePattern)
-	case "pve_tmplvolume":
-		pattern(proxmoxsafe.TemplateVolumePattern)
-	case "pve_backupnotes":
-		pattern(proxmoxsafe.BackupNotesPattern)
-	case "pve_backupvolume":
-		pattern(proxmoxsafe.BackupVolumePattern)
-	case "pve_ctip":
-		pattern(proxmoxsafe.ContainerIPPattern)
-	case "pve_ipv4":
-		pattern(proxmoxsafe.GatewayPattern)
 	case "oneof":
 		p.Enum = nil
 		for v := range strings.FieldsSeq(param) {

@@ -26,7 +26,7 @@ func TestSchemaErrorsReadLikeTheLibrary(t *testing.T) {
 		want string
 	}{
 		{ToolGuestPower, power("wait", true, "timeout_seconds", 500), "timeout_seconds: must be at most 120"},
-		{ToolGuestPower, power("vmid", 5), "vmid: must be at least 100"},
+		{ToolGuestPower, power("vmid", 5), "vmid: must be a VMID from 100 to 999999999"},
 		{ToolGuestPower, power("type", "qemx"), "type: must be one of: qemu, lxc"},
 		{ToolGuestPower, power("vmid", "100"), "vmid: must be a whole number"},
 		{ToolGuestPower, power("extra", 1), "extra: is not a parameter of guest_power"},

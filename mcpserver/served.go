@@ -102,7 +102,39 @@ func (d toolDef) marshalSchemas(maxWait time.Duration) (in, out json.RawMessage)
 	if p := info.InputSchema.Properties["timeout_seconds"]; p != nil {
 		setTimeoutCap(p, maxWait)
 	}
+	withoutDescriptions(info.OutputSchema)
 	return mustMarshal(info.InputSchema), mustMarshal(info.OutputSchema)
+}
+
+// withoutDescriptions removes every description from s, in place, and
+// "additionalProperties": false. A served output schema is for the host
+// that validates structuredContent with it, and is sent on every listing:
+// the tool's description, its input schema and the server's instructions
+// say what the fields mean, and [ToolInfo.OutputSchema] keeps the
+// descriptions for documentation. Every field the result can carry is
+// still listed; only a host's refusal of fields a newer server adds goes.
+func withoutDescriptions(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	s.Description = ""
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Not != nil && s.Type == "object" {
+		s.AdditionalProperties = nil // false is {"not": {}}
+	}
+	for _, p := range s.Properties {
+		withoutDescriptions(p)
+	}
+	for _, d := range s.Defs {
+		withoutDescriptions(d)
+	}
+	for _, list := range [][]*jsonschema.Schema{s.AnyOf, s.OneOf, s.AllOf} {
+		for _, x := range list {
+			withoutDescriptions(x)
+		}
+	}
+	withoutDescriptions(s.Items)
+	withoutDescriptions(s.AdditionalProperties)
+	withoutDescriptions(s.Not)
 }
 
 // inferSchemas makes served build every schema instead of reading

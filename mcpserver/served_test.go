@@ -60,7 +60,8 @@ func TestServedOutputValidatedInTests(t *testing.T) {
 }
 
 // TestServedSchemasAreTools: the pre-marshalled schemas served in
-// tools/list are exactly those Tools reports, cap included.
+// tools/list are exactly those Tools reports, cap included, the output
+// schema without its descriptions.
 func TestServedSchemasAreTools(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -78,6 +79,7 @@ func TestServedSchemasAreTools(t *testing.T) {
 	}
 	for _, tl := range listed.Tools {
 		w := want[tl.Name]
+		withoutDescriptions(w.OutputSchema) // served without (withoutDescriptions)
 		for _, pair := range [][2]any{{tl.InputSchema, w.InputSchema}, {tl.OutputSchema, w.OutputSchema}} {
 			got, w := mustJSON(t, pair[0]), mustJSON(t, pair[1])
 			var a, b any

@@ -1,29 +1,60 @@
 package mcpserver
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
+// TestInstructions: go-sdk delivers the composed instructions in the
+// initialize answer on every protocol version (2026-07-28 through
+// server/discover), and they say what the listed tools share: nothing
+// about approvals for a read-only server, the phrase and the wait for
+// power and snapshot, a person's approval for destroy.
 func TestInstructions(t *testing.T) {
 	t.Parallel()
-	for _, pv := range protocols {
-		t.Run(protoName(pv), func(t *testing.T) {
-			t.Parallel()
-			f := newFixture(t, t.Context(), pv, fixtureConfig{})
-			got := f.cs.InitializeResult()
-			if got.Instructions != Instructions {
-				t.Errorf("instructions = %q, want the static Instructions", got.Instructions)
-			}
-			if got.ServerInfo.Name != ServerName || got.ServerInfo.Version != "dev" {
-				t.Errorf("server info = %+v, want %s dev", got.ServerInfo, ServerName)
-			}
-			if len(f.fake.Requests()) != 0 {
-				t.Errorf("initialization sent requests to Proxmox: %v", requestLines(f.fake.Requests()))
-			}
-		})
+	adminClasses, _ := proxmoxsafe.ProfileAdmin.Classes()
+	admin := proxmoxsafe.Policy{AllowedNodes: []string{"pve1"}, Classes: adminClasses,
+		Approvals: map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassDestroy: {proxmoxsafe.LevelPhrase}}}
+	responder := proxmoxsafe.Policy{AllowedNodes: []string{"pve1"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassResponder}}
+	for _, tc := range []struct {
+		name         string
+		cfg          fixtureConfig
+		want, absent []string
+	}{
+		{"readonly", fixtureConfig{opts: Options{ReadOnly: true}}, []string{instructionsHead, instructionsReads}, []string{"approval", "receipt"}},
+		{"safe", fixtureConfig{}, []string{instructionsMutations, instructionsPhrase, instructionsWait}, []string{instructionsPerson, instructionsNone}},
+		{"responder", fixtureConfig{policy: &responder}, []string{"The responder class's tools" + instructionsNone, instructionsWait}, []string{instructionsPerson}},
+		{"admin", fixtureConfig{policy: &admin}, []string{"The destroy class's tools" + instructionsPerson, instructionsPhrase}, []string{instructionsNone}},
+	} {
+		for _, pv := range protocols {
+			t.Run(tc.name+"/"+protoName(pv), func(t *testing.T) {
+				t.Parallel()
+				f := newFixture(t, t.Context(), pv, tc.cfg)
+				got := f.cs.InitializeResult()
+				if want := ServerInstructions(f.client, &tc.cfg.opts); got.Instructions != want {
+					t.Errorf("instructions = %q, want ServerInstructions' %q", got.Instructions, want)
+				}
+				for _, s := range tc.want {
+					if !strings.Contains(got.Instructions, s) {
+						t.Errorf("instructions lack %q:\n%s", s, got.Instructions)
+					}
+				}
+				for _, s := range tc.absent {
+					if strings.Contains(got.Instructions, s) {
+						t.Errorf("instructions say %q:\n%s", s, got.Instructions)
+					}
+				}
+				if got.ServerInfo.Name != ServerName || got.ServerInfo.Version != "dev" {
+					t.Errorf("server info = %+v, want %s dev", got.ServerInfo, ServerName)
+				}
+				if len(f.fake.Requests()) != 0 {
+					t.Errorf("initialization sent requests to Proxmox: %v", requestLines(f.fake.Requests()))
+				}
+			})
+		}
 	}
 }
 

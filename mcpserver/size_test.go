@@ -28,15 +28,33 @@ type sizeProfile struct {
 	profile proxmoxsafe.Profile
 	// gatewayWrite adds the gateway-write class (--gateway-write).
 	gatewayWrite bool
+	// maxDefinitions and maxWire are the limits TestDefinitionSizes holds
+	// the profile to (0: none), in bytes.
+	maxDefinitions, maxWire int
 }
+
+// The limits. safe and responder are the targets of the issue that set
+// them (8 KB, 8.5 KB); admin with --gateway-write (target 20 KB) and
+// admin's tools/list (target 60 KB) are held at what they reached, so
+// they cannot grow back while the rest of the way is open
+// (docs/TOOLS.md, "What the model is given").
+const (
+	maxSafeDefinitions      = 8000
+	maxResponderDefinitions = 9000  // target 8500, not met since the backup tools
+	maxAdminDefinitions     = 29000 // target 20000
+	maxAdminWire            = 90000 // target 60000
+	// maxInstructions bounds what moved into the instructions, which
+	// every conversation pays for too.
+	maxInstructions = 2000
+)
 
 func sizeProfiles() []sizeProfile {
 	return []sizeProfile{
 		{name: "readonly", profile: proxmoxsafe.ProfileReadOnly},
-		{name: "safe", profile: proxmoxsafe.ProfileSafe},
-		{name: "responder", profile: proxmoxsafe.ProfileResponder},
-		{name: "admin", profile: proxmoxsafe.ProfileAdmin},
-		{name: "admin+gateway-write", profile: proxmoxsafe.ProfileAdmin, gatewayWrite: true},
+		{name: "safe", profile: proxmoxsafe.ProfileSafe, maxDefinitions: maxSafeDefinitions},
+		{name: "responder", profile: proxmoxsafe.ProfileResponder, maxDefinitions: maxResponderDefinitions},
+		{name: "admin", profile: proxmoxsafe.ProfileAdmin, maxWire: maxAdminWire},
+		{name: "admin+gateway-write", profile: proxmoxsafe.ProfileAdmin, gatewayWrite: true, maxDefinitions: maxAdminDefinitions},
 	}
 }
 
@@ -137,13 +155,25 @@ func modelJSON(tb testing.TB, v any) []byte {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
-// TestDefinitionSizes measures every profile and prints the table (-v),
-// with the largest tools of the widest profile.
+// TestDefinitionSizes measures every profile, prints the table (-v) with
+// the largest tools of the widest profile, and fails above a profile's
+// limits. A new tool or a longer description must fit: say shared things
+// once (the instructions, declaration.go), and a parameter's description
+// only where its name does not say it.
 func TestDefinitionSizes(t *testing.T) {
 	var rows []string
 	var widest definitionSizes
 	for _, p := range sizeProfiles() {
 		s := measureDefinitions(t, p)
+		if p.maxDefinitions > 0 && s.definitions > p.maxDefinitions {
+			t.Errorf("%s: tool definitions take %d bytes, more than the limit of %d", p.name, s.definitions, p.maxDefinitions)
+		}
+		if p.maxWire > 0 && s.wire > p.maxWire {
+			t.Errorf("%s: tools/list takes %d bytes on the wire, more than the limit of %d", p.name, s.wire, p.maxWire)
+		}
+		if s.instructions > maxInstructions {
+			t.Errorf("%s: the instructions take %d bytes, more than the limit of %d", p.name, s.instructions, maxInstructions)
+		}
 		rows = append(rows, fmt.Sprintf("%-20s %5d %12d %12d %12d", p.name, s.tools, s.definitions, s.instructions, s.wire))
 		if s.tools > widest.tools {
 			widest = s

@@ -23,10 +23,7 @@ func snapshotCleanupTool() toolDef {
 		register:           typedPartial(mutating((*adapter).snapshotCleanup)),
 		outputDescriptions: cleanupDescriptions,
 		words: &mutationWords{
-			does: "Apply the operator's snapshot retention policy to one guest. A dry run unless apply: true. " +
-				"The policy, in order: a snapshot with \"keep\" in its name or description is never deleted; every other one older than the maximum age (default 24h) is deleted, oldest first; while more than the maximum count (default 6) remain, the oldest manual snapshots go first and automatic ones (description holds the autosnap marker, default cv4pve-autosnap) only as a last resort. " +
-				"The dry run returns the exact plan (which snapshot, which rule, why) and changes nothing. With apply: true the deletions run one at a time, each waiting for its Proxmox task; a failed deletion stops the run and the answer says what was deleted, what failed and what was not attempted.",
-			unless:  "the guest is not locked, not a template and no task runs for it",
+			does:    "Apply the operator's snapshot retention to one guest: a dry run giving the exact plan unless apply: true. Never deletes one with \"keep\" in its name or description; deletes those past the maximum age, then the oldest beyond the maximum count, automatic ones last; one at a time, stopping at a failure.",
 			when:    "only with apply",
 			returns: "none",
 		},

@@ -11,9 +11,8 @@ func snapshotGuestTool() toolDef {
 	}, ops(proxmoxsafe.OpSnapshotGuest), (*proxmoxsafe.Client).SnapshotGuest, func(_ proxmoxsafe.SnapshotGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("snapshot "+r.Target.Snapshot, r)
 	}).describedBy(mutationWords{
-		does:   "Take a snapshot of one guest (optionally with the VM's memory). Existing snapshots are never changed.",
-		unless: "the guest is not locked, not a template and has no snapshot of that name",
-		phrase: "an approval without vmstate=1 never covers a memory dump",
-		waits:  "checks that the snapshot is listed",
+		does:   "Take a snapshot of one guest, with vmstate: true including the VM's memory. Existing snapshots are never changed.",
+		unless: "no snapshot has that name",
+		phrase: "without vmstate=1 it never covers a memory dump",
 	})
 }

@@ -11,10 +11,7 @@ func snapshotRollbackTool() toolDef {
 	}, ops(proxmoxsafe.OpRollbackSnapshot), (*proxmoxsafe.Client).RollbackSnapshot, func(_ proxmoxsafe.RollbackSnapshotInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("rollback", r) + " to snapshot " + clean(r.Target.Snapshot, 64)
 	}).describedBy(mutationWords{
-		does:    "Roll one guest back to one of its snapshots. Everything that changed since the snapshot (disks, configuration, and the memory of a running guest) is lost; Proxmox stops a running guest first. A VM snapshot that includes RAM runs the VM again afterwards; otherwise the guest stays stopped unless start: true.",
-		unless:  "the snapshot exists (not current), the guest is not locked and not a template",
-		shows:   "the exact phrase, the current state, what will be lost and whether the snapshot has RAM",
-		returns: "the task UPID (qmrollback or vzrollback)",
-		waits:   "then until the guest's current state is based on the snapshot",
+		does:   "Roll one guest back to a snapshot, losing everything since (disks, config, a running guest's memory); a running guest is stopped first. A RAM snapshot runs the VM again, else it stays stopped unless start: true.",
+		unless: "the snapshot exists",
 	})
 }

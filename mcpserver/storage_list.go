@@ -10,11 +10,9 @@ import (
 // storageListTool declares the storage_list tool.
 func storageListTool() toolDef {
 	return readTool(ToolInfo{
-		Name:  ToolStorageList,
-		Title: "List storage",
-		Description: "List storages with their type, content types (images, rootdir, backup, iso, vztmpl, …), shared flag, enabled/active state and used/total/available bytes. " +
-			"With node: that node's view (the node must be on the operator's allowlist). Without: every node's storages, cluster-wide. " +
-			"Never returns storage configuration (servers, user names, secrets). Read-only.",
+		Name:        ToolStorageList,
+		Title:       "List storage",
+		Description: "Storages with type, content, shared, state and usage bytes; never their configuration.",
 	}, ops(proxmoxsafe.OpListStorage), (*adapter).storageList, map[string]string{
 		"scope":    "node (read from the node) or cluster (every node, from the cluster resource list).",
 		"storages": "One entry per storage and node, ordered by node then storage id. Sizes are bytes.",

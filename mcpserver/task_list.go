@@ -10,11 +10,9 @@ import (
 // taskListTool declares the task_list tool.
 func taskListTool() toolDef {
 	return readTool(ToolInfo{
-		Name:  ToolTaskList,
-		Title: "Task list",
-		Description: "List a node's recent tasks, newest first, running ones included, optionally only one guest's (vmid), one type's (e.g. qmstart, vzdump) or only failed ones; one page at a time (50 by default, at most 500) with total and next_start. " +
-			"Each task has upid, type, id (usually the VMID), user, status, exit status, failed, start and end time. " +
-			"Read-only. The node must be on the operator's node allowlist.",
+		Name:        ToolTaskList,
+		Title:       "Task list",
+		Description: "A node's tasks, newest first, running ones included; filtered and paged (pass next_start back as start).",
 	}, ops(proxmoxsafe.OpListTasks), (*adapter).taskList, map[string]string{
 		"tasks":      "This page of tasks, newest first.",
 		"total":      "Number of tasks that matched, on all pages.",

@@ -10,11 +10,9 @@ import (
 // taskStatusTool declares the task_status tool.
 func taskStatusTool() toolDef {
 	return readTool(ToolInfo{
-		Name:  ToolTaskStatus,
-		Title: "Task status",
-		Description: "Report one Proxmox task (by UPID): running or stopped, its exit status (OK, WARNINGS: n, or the error), whether it failed, and the last lines of its log (50 by default, at most 500; sanitized, secret-looking arguments redacted). " +
-			"For an HA-managed guest, the ha* task ends before the guest changes state: check guest_status too. " +
-			"Read-only. The node must be the UPID's node and on the operator's node allowlist.",
+		Name:        ToolTaskStatus,
+		Title:       "Task status",
+		Description: "One task by UPID: state, exit status, last log lines (secrets redacted). An HA task ends before the guest changes: check guest_status.",
 	}, ops(proxmoxsafe.OpTaskStatus, proxmoxsafe.OpTaskLog), (*adapter).taskStatus, map[string]string{
 		"upid":       "The task id.",
 		"status":     "running or stopped.",

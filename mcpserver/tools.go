@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -30,6 +31,8 @@ type ToolInfo struct {
 	Annotations mcp.ToolAnnotations
 	// InputSchema and OutputSchema are the JSON Schemas of the arguments and
 	// of structuredContent. They are copies: changing them changes nothing.
+	// OutputSchema describes its fields for documentation; tools/list
+	// serves it without descriptions.
 	InputSchema  *jsonschema.Schema
 	OutputSchema *jsonschema.Schema
 	// Privileges lists the Proxmox privileges the API token needs, e.g.
@@ -101,6 +104,50 @@ type toolDef struct {
 	// words, for a mutation tool, are what its description says that is
 	// its own; the rest is composed from its declaration (description).
 	words *mutationWords
+	// receipt marks a tool whose result is a receipt (mutationTool);
+	// receiptFields are the optional receipt fields (optionalReceipt) its
+	// operation can set, which its output schema keeps (returning).
+	receipt       bool
+	receiptFields []string
+}
+
+// optionalReceipt are the receipt fields only some operations set; a
+// receipt tool's output schema has only those it declares (returning), so
+// that fifteen receipts do not each describe a migration's precheck and a
+// clone's new guest. Dotted names are nested (plan.precheck).
+var optionalReceipt = []string{"target_node", "new_guest", "changes", "synchronous", "plan.precheck"}
+
+// returning declares the optional receipt fields the tool's operation sets.
+func (d toolDef) returning(fields ...string) toolDef {
+	for _, f := range fields {
+		if !slices.Contains(optionalReceipt, f) {
+			panic("mcpserver: " + d.info.Name + ": returning " + f + ", which is no optional receipt field")
+		}
+	}
+	d.receiptFields = fields
+	return d
+}
+
+// narrowReceipt removes from a receipt tool's output schema the optional
+// fields its operation never sets.
+func (d toolDef) narrowReceipt(out *jsonschema.Schema) {
+	if !d.receipt {
+		return
+	}
+	for _, f := range optionalReceipt {
+		if slices.Contains(d.receiptFields, f) {
+			continue
+		}
+		s, name := out, f
+		if parent, child, nested := strings.Cut(f, "."); nested {
+			s, name = out.Properties[parent], child
+		}
+		if s != nil {
+			delete(s.Properties, name)
+			s.PropertyOrder = slices.DeleteFunc(s.PropertyOrder, func(p string) bool { return p == name })
+			s.Required = slices.DeleteFunc(s.Required, func(p string) bool { return p == name })
+		}
+	}
 }
 
 // readTool declares a read tool: info (name, title, description; the
@@ -156,7 +203,7 @@ func mutationTool[In any, P controlled[In]](info ToolInfo, ops []proxmoxsafe.Ope
 		}
 		return submitted(what(in, r), r, err)
 	}
-	return toolDef{info: info, ops: ops, schemas: receiptSchemas[In], input: reflect.TypeFor[In](), register: typedMutation(mutating(h)), outputDescriptions: receiptDescriptions}
+	return toolDef{info: info, ops: ops, schemas: receiptSchemas[In], input: reflect.TypeFor[In](), register: typedMutation(mutating(h)), outputDescriptions: receiptDescriptions, receipt: true}
 }
 
 // ofGuest is the usual what of mutationTool: "<action> of VM 101 (web1)
@@ -324,6 +371,7 @@ func (d toolDef) build() ToolInfo {
 		info.Privileges = slices.Clone(d.privileges)
 	}
 	in, out := d.schemas()
+	d.narrowReceipt(out)
 	for name, desc := range d.outputDescriptions {
 		if p := out.Properties[name]; p != nil && p.Description == "" {
 			p.Description = desc
@@ -337,7 +385,7 @@ func (d toolDef) build() ToolInfo {
 		p.Description = desc
 	}
 	if p := in.Properties["approval"]; p != nil && mutates {
-		p.Description = approvalDescription(decl, w.when, w.shows)
+		p.Description = approvalDescription(decl, w.when, w.phrase)
 	}
 	info.InputSchema, info.OutputSchema = in, out
 	return info

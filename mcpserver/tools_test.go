@@ -448,7 +448,6 @@ func withWaitCap(t *testing.T, def []byte, maxWait time.Duration) []byte {
 	if p, ok := props["timeout_seconds"].(map[string]any); ok {
 		secs := int(maxWait / time.Second)
 		p["maximum"] = secs
-		p["description"] = fmt.Sprintf(timeoutDescription, secs)
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -633,7 +632,7 @@ func TestToolsReturnsCopies(t *testing.T) {
 	*a.Annotations.DestructiveHint = false
 	a.Privileges[0] = "changed"
 	b := toolNamed(t, ToolGuestPower)
-	if *b.InputSchema.Properties["vmid"].Minimum != proxmoxsafe.MinVMID || !*b.Annotations.DestructiveHint || b.Privileges[0] == "changed" {
+	if b.InputSchema.Properties["vmid"].Minimum != nil || !*b.Annotations.DestructiveHint || b.Privileges[0] == "changed" {
 		t.Error("Tools shares state between calls")
 	}
 }

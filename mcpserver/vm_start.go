@@ -12,8 +12,6 @@ func vmStartTool() toolDef {
 		return ofGuest("start", r)
 	}).describedBy(mutationWords{
 		does:   "Start one stopped VM or container.",
-		allows: "allows the node and does not protect the guest (by VMID, name, tag or pool)",
-		unless: "the guest is stopped (not running or paused), not locked, not a template and no task runs for it",
-		waits:  "then until the guest runs",
+		unless: "it is stopped, not paused",
 	})
 }

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -22,14 +21,10 @@ import (
 // proxmoxsafe.Client.Verify) and reports the outcome in plain words,
 // forwarding progress notifications when the client asked for them.
 
-// waitDescription and timeoutDescription are the two parameters' schema
-// descriptions; the cap in timeoutDescription is filled in per client.
-const (
-	waitDescription = "Wait for the task to finish and verify the result from fresh state (the guest's power state, or the snapshot in the snapshot list; for HA-managed guests, until the HA manager has acted) before answering. " +
-		"Default false: answer at submission with the task UPID."
-	timeoutDescription = "With wait: give up waiting after this many seconds (default 30, at most %d, the operator's limit). " +
-		"A timeout does not cancel the action; the answer gives the task UPID to check later."
-)
+// The wait parameters have no description: what waiting establishes, and
+// timeout_seconds' default, are the same for every mutation tool and said
+// once, in the server's instructions (instructions.go); the cap is the
+// schema's maximum, set per client.
 
 // addWaitParams adds the wait parameters (waitArgs) to a library input's
 // schema, after its own properties, as embedding waitArgs beside the input
@@ -49,8 +44,6 @@ func addWaitParams(in *jsonschema.Schema) {
 // the library's default cap; applyWaitCap lowers or raises it to the
 // operator's cap of the client the tool is served for.
 func setWaitParams(p map[string]*jsonschema.Schema) {
-	p["wait"].Default = json.RawMessage("false")
-	p["wait"].Description = waitDescription
 	p["timeout_seconds"].Minimum = ptr(1.0)
 	setTimeoutCap(p["timeout_seconds"], proxmoxsafe.DefaultMaxWait)
 }
@@ -58,7 +51,6 @@ func setWaitParams(p map[string]*jsonschema.Schema) {
 func setTimeoutCap(s *jsonschema.Schema, limit time.Duration) {
 	secs := max(int(limit/time.Second), 1)
 	s.Maximum = ptr(float64(secs))
-	s.Description = fmt.Sprintf(timeoutDescription, secs)
 }
 
 // applyWaitCap sets timeout_seconds' maximum to the client's operator cap

@@ -36,7 +36,7 @@ const DefaultBackupMaxAgeDays = 7
 type BackupCoverageInput struct {
 	// MaxAgeDays: a newest backup older than this is a finding; 0 means
 	// [DefaultBackupMaxAgeDays].
-	MaxAgeDays int `json:"max_age_days,omitempty" validate:"min=0,max=3650" jsonschema:"A newest backup older than this many days is a finding (default 7)."`
+	MaxAgeDays int `json:"max_age_days,omitempty" validate:"min=0,max=3650" jsonschema:"Days before a newest backup is too old (default 7)."`
 	// VMID, when set, reports only that guest.
 	VMID int `json:"vmid,omitempty" validate:"omitempty,pve_vmid" jsonschema:"Only this guest."`
 	// Limit and Cursor page the guests as list_guests does.

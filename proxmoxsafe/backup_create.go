@@ -57,17 +57,17 @@ const BackupNotesPattern = `^([^{}\\\n\r]|\{\{(cluster|guestname|node|vmid)\}\})
 type BackupGuestInput struct {
 	GuestRef
 	// Storage is where the backup goes; it must hold content "backup".
-	Storage string `json:"storage" validate:"required,pve_storage" jsonschema:"Storage the backup goes to (enabled, active, with content backup on the node; a Proxmox Backup Server storage too)."`
+	Storage string `json:"storage" validate:"required,pve_storage" jsonschema:"e.g. local or pbs."`
 	// Mode is snapshot (default), suspend or stop.
-	Mode string `json:"mode,omitempty" validate:"omitempty,oneof=snapshot suspend stop" jsonschema:"snapshot (default: the guest keeps running), suspend (a VM is paused, a container frozen, for part of the backup) or stop (a running guest is shut down and started again)."`
+	Mode string `json:"mode,omitempty" validate:"omitempty,oneof=snapshot suspend stop" jsonschema:"Default snapshot."`
 	// Compress is zstd (default), gzip, lzo or none; a Proxmox Backup
 	// Server compresses by itself and ignores it.
-	Compress string `json:"compress,omitempty" validate:"omitempty,oneof=zstd gzip lzo none" jsonschema:"zstd (default), gzip, lzo or none."`
+	Compress string `json:"compress,omitempty" validate:"omitempty,oneof=zstd gzip lzo none" jsonschema:"Default zstd."`
 	// Notes become the backup's notes (vzdump's notes-template).
-	Notes string `json:"notes,omitempty" validate:"omitempty,max=1024,pve_text,pve_backupnotes" jsonschema:"Notes of the backup: one line; {{guestname}}, {{node}}, {{vmid}}, {{cluster}} are filled in. The phrase names them by a digest."`
+	Notes string `json:"notes,omitempty" validate:"omitempty,max=1024,pve_text,pve_backupnotes" jsonschema:"One line; {{guestname}}, {{node}}, {{vmid}} are filled in."`
 	// Protected marks the backup protected: pruning skips it and Proxmox
 	// refuses to delete it until the mark is removed.
-	Protected bool `json:"protected,omitempty" jsonschema:"Mark the backup protected (never pruned, not deletable until unprotected)."`
+	Protected bool `json:"protected,omitempty" jsonschema:"Never pruned nor deletable until unprotected."`
 	Controls
 }
 

@@ -41,14 +41,14 @@ const (
 type ListBackupsInput struct {
 	// Node is the node to ask; it must be on the allowlist. For a storage
 	// that is not shared, it sees only its own backup files.
-	Node string `json:"node" validate:"required,pve_node" jsonschema:"Node to ask. It must be on the operator's node allowlist. A storage that is not shared only shows the node's own backup files."`
+	Node string `json:"node" validate:"required,pve_node" jsonschema:"The node to ask (a local storage shows only its files)."`
 	// Storage is the storage id, e.g. "local" or "pbs".
-	Storage string `json:"storage" validate:"required,pve_storage" jsonschema:"Storage id, e.g. local or pbs (see storage_list: storages with content backup)."`
+	Storage string `json:"storage" validate:"required,pve_storage" jsonschema:"e.g. local or pbs."`
 	// VMID, when set, keeps only that guest's backups.
 	VMID int `json:"vmid,omitempty" validate:"omitempty,pve_vmid" jsonschema:"Only backups of this guest."`
 	// Limit caps the number of backups; 0 means [DefaultListLimit]; at most
 	// [MaxListLimit].
-	Limit int `json:"limit,omitempty" validate:"min=0,max=1000" jsonschema:"At most this many backups, newest first (0 or absent means 200)."`
+	Limit int `json:"limit,omitempty" validate:"min=0,max=1000" jsonschema:"Default 200."`
 }
 
 // ListBackupsResult is what [Client.ListBackups] returns, newest first.

@@ -16,10 +16,12 @@ type Controls struct {
 	// names ([ApprovalPhrase]; each operation's shape is its
 	// [OperationInfo.ApprovalFormat]). At most [MaxApprovalLen]
 	// characters, or the input's longer limit ([MaxApprovalLenOf]).
-	Approval string `json:"approval,omitempty" jsonschema:"The approval phrase, exactly as the refusal or the plan names it, where the operator's approval level for this tool's class is the phrase. Omit it on the first call: the refusal gives the exact phrase, the current state and the effect."`
+	Approval string `json:"approval,omitempty" jsonschema:"The approval phrase, exactly as the refusal or the plan names it. Omit it on the first call."`
 	// Plan, when true, runs every step up to the approval and returns
 	// the plan ([Receipt.Plan]) without sending any mutating request.
-	Plan bool `json:"plan,omitempty" jsonschema:"Only plan: check everything (policy, fresh state, preconditions) and return what would be sent, the effect and the exact approval required, without changing anything."`
+	// Plan has no description in a tool's schema: the server's
+	// instructions say what every tool's plan does.
+	Plan bool `json:"plan,omitempty"`
 	// Wait, when set, makes the call wait for the task and verify its
 	// effect from fresh state before returning; see [Client.Verify]. nil
 	// returns the receipt at submission.

@@ -72,27 +72,27 @@ type APIGetInput struct {
 	// Path is the API path relative to /api2/json, each segment unescaped,
 	// e.g. "/nodes/pve1/qemu/100/pending" (see the path rules in
 	// docs/SECURITY.md).
-	Path string `json:"path" validate:"required,min=1,max=256" jsonschema:"API path relative to /api2/json, e.g. /cluster/options or /nodes/pve1/qemu/100/pending. Segments unencoded (no %), no query string (use params), no . or .. segments."`
+	Path string `json:"path" validate:"required,min=1,max=256" jsonschema:"Relative to /api2/json, e.g. /cluster/options; unencoded, no query string."`
 	// Params are sent as the query string. nil means none.
-	Params map[string]string `json:"params,omitempty" jsonschema:"Query parameters by Proxmox's names (values as strings: numbers as digits, booleans as 0/1)."`
+	Params map[string]string `json:"params,omitempty" jsonschema:"Query parameters as strings (booleans 0/1)."`
 }
 
 // APIRequestInput is a POST, PUT or DELETE through the gateway.
 type APIRequestInput struct {
 	// Method is POST, PUT or DELETE.
-	Method string `json:"method" validate:"required,oneof=POST PUT DELETE" jsonschema:"HTTP method: POST, PUT or DELETE (reads: api_get)."`
+	Method string `json:"method" validate:"required,oneof=POST PUT DELETE"`
 	// Path is as in [APIGetInput].
-	Path string `json:"path" validate:"required,min=1,max=256" jsonschema:"API path relative to /api2/json, e.g. /cluster/ha/groups. Segments unencoded (no %), no query string (use params), no . or .. segments."`
+	Path string `json:"path" validate:"required,min=1,max=256" jsonschema:"Relative to /api2/json, e.g. /cluster/ha/groups; unencoded, no query string."`
 	// Params are sent form-encoded (POST, PUT) or as the query (DELETE).
 	// Their digest is part of the approval phrase. A parameter whose value
 	// the gateway would redact (a password, token, key, sshkeys, …; see
 	// docs/SECURITY.md) is refused: no secret is sent through the gateway.
-	Params map[string]string `json:"params,omitempty" jsonschema:"Parameters by Proxmox's names (values as strings: numbers as digits, booleans as 0/1). Their digest is part of the approval phrase. Secrets are refused: any parameter api_get would redact (passwords, tokens, keys, sshkeys, …) or a value that looks like a ticket or quotes a password."`
+	Params map[string]string `json:"params,omitempty" jsonschema:"Parameters by Proxmox's names as strings (booleans 0/1); the phrase binds their digest. Secrets are refused."`
 	// Approval is the approval phrase, when the class's level is phrase.
-	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"The exact approval phrase the refusal named: APPROVE <method> <path> params=<digest>."`
+	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"The phrase the refusal gives; omit it first."`
 	// Plan runs every step up to approval and returns the plan; nothing
 	// is sent.
-	Plan bool `json:"plan,omitempty" jsonschema:"Run every check up to approval and return the plan (the exact phrase); nothing is sent."`
+	Plan bool `json:"plan,omitempty"`
 }
 
 // APIResult is the gateway's answer: Proxmox's "data", sanitized, capped

@@ -44,10 +44,10 @@ type SetGuestConfigInput struct {
 	// Set maps config keys to new values, as Proxmox's config API takes
 	// them: numbers as digits, booleans as 0 or 1, tags separated by ";".
 	// Every key must be on the operator's allowlist ([Policy.ConfigKeys]).
-	Set map[string]string `json:"set,omitempty" validate:"max=32" jsonschema:"Config keys and their new values as strings, e.g. {\"cores\": \"4\", \"memory\": \"8192\"}: numbers as digits (memory in MiB), booleans as 0 or 1, tags separated by semicolons. Only keys on the operator's allowlist (default: cores, sockets, memory, balloon, name, description, tags, onboot; for containers hostname and swap)."`
+	Set map[string]string `json:"set,omitempty" validate:"max=32" jsonschema:"Keys and new values as strings, e.g. {\"cores\": \"4\"}."`
 	// Delete lists config keys to remove (Proxmox's defaults apply
 	// again); each must be on the allowlist and set today.
-	Delete []string `json:"delete,omitempty" validate:"max=32" jsonschema:"Config keys to remove, so Proxmox's default applies again (e.g. tags). Same allowlist as set; a key cannot be both set and deleted."`
+	Delete []string `json:"delete,omitempty" validate:"max=32" jsonschema:"Keys to remove (Proxmox's default applies again); not also in set."`
 	Controls
 }
 

@@ -38,12 +38,12 @@ type DestroyGuestInput struct {
 	// and HA (Proxmox's purge). Without it Proxmox refuses an HA-managed
 	// guest and a guest with replication jobs, and backup jobs keep
 	// naming the VMID. The zero value is false.
-	Purge bool `json:"purge" jsonschema:"Required choice. true also removes the guest from backup jobs, replication jobs and the HA resources (needed for an HA-managed guest); false leaves those configurations alone."`
+	Purge bool `json:"purge" jsonschema:"Also remove it from backup, replication and HA jobs."`
 	// DestroyUnreferencedDisks also destroys every disk with the guest's
 	// VMID on any enabled storage that its configuration does not
 	// reference (Proxmox's destroy-unreferenced-disks). The zero value is
 	// false: such disks are kept.
-	DestroyUnreferencedDisks bool `json:"destroy_unreferenced_disks" jsonschema:"Required choice. true also destroys every disk on any enabled storage that carries the guest's VMID but is not in its configuration (leftovers, detached disks); false keeps them."`
+	DestroyUnreferencedDisks bool `json:"destroy_unreferenced_disks" jsonschema:"Also delete disks with its VMID its config does not name."`
 	Controls
 }
 

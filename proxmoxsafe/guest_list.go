@@ -31,17 +31,17 @@ type ListGuestsInput struct {
 	// Node keeps only guests on this node.
 	Node string `json:"node,omitempty" validate:"omitempty,pve_node" jsonschema:"Only guests on this node."`
 	// Type keeps only "qemu" or only "lxc" guests.
-	Type GuestType `json:"type,omitempty" validate:"omitempty,oneof=qemu lxc" jsonschema:"Only QEMU VMs (qemu) or only LXC containers (lxc)."`
+	Type GuestType `json:"type,omitempty" validate:"omitempty,oneof=qemu lxc"`
 	// Status keeps only guests in this state ("running", "stopped", "unknown").
 	Status string `json:"status,omitempty" validate:"omitempty,oneof=running stopped unknown" jsonschema:"Only guests in this state."`
 	// Tag keeps only guests carrying this tag (exact, case-insensitive).
-	Tag string `json:"tag,omitempty" validate:"omitempty,pve_tag" jsonschema:"Only guests carrying this tag (exact match, case-insensitive)."`
+	Tag string `json:"tag,omitempty" validate:"omitempty,pve_tag" jsonschema:"Has this tag (any case)."`
 	// Name keeps only guests whose name contains this text (case-insensitive).
-	Name string `json:"name,omitempty" validate:"omitempty,max=128,printascii" jsonschema:"Only guests whose name contains this text (case-insensitive, printable ASCII)."`
+	Name string `json:"name,omitempty" validate:"omitempty,max=128,printascii" jsonschema:"Name contains it (any case)."`
 	// Limit caps the page size; 0 means [DefaultListLimit]; at most [MaxListLimit].
-	Limit int `json:"limit,omitempty" validate:"min=0,max=1000" jsonschema:"Page size: at most this many guests (0 or absent means 200)."`
+	Limit int `json:"limit,omitempty" validate:"min=0,max=1000" jsonschema:"Default 200."`
 	// Cursor continues a listing from [ListGuestsResult.NextCursor].
-	Cursor string `json:"cursor,omitempty" validate:"omitempty,max=64,printascii" jsonschema:"The next_cursor of the previous page, to continue a listing."`
+	Cursor string `json:"cursor,omitempty" validate:"omitempty,max=64,printascii" jsonschema:"The previous page's next_cursor."`
 }
 
 // Default and maximum page sizes of [Client.ListGuests].

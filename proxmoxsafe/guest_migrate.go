@@ -42,21 +42,21 @@ type MigrateGuestInput struct {
 	GuestRef
 	// TargetNode is the node to move the guest to: another cluster member,
 	// online and on the allowlist.
-	TargetNode string `json:"target" validate:"required,pve_node" jsonschema:"The node to move the guest to: another online cluster member on the operator's node allowlist."`
+	TargetNode string `json:"target" validate:"required,pve_node" jsonschema:"The node to move it to."`
 	// Online live-migrates a running VM (QEMU only). Proxmox refuses to
 	// move a running VM without it; a container has no live migration.
-	Online bool `json:"online,omitempty" jsonschema:"QEMU only: live-migrate the running VM (required for a running VM, refused for a stopped one). Containers cannot be live-migrated: use restart."`
+	Online bool `json:"online,omitempty" jsonschema:"QEMU: live migration, required for a running VM."`
 	// WithLocalDisks copies the VM's disks on node-local storage to the
 	// target (QEMU only; Proxmox's "with-local-disks"). Needed whenever
 	// the precheck lists local disks: copying disks is never implicit.
-	WithLocalDisks bool `json:"with_local_disks,omitempty" jsonschema:"QEMU only: also copy the VM's disks on node-local storage to the target (required when Proxmox's precheck lists local disks)."`
+	WithLocalDisks bool `json:"with_local_disks,omitempty" jsonschema:"QEMU: copy node-local disks too."`
 	// Restart moves a running container by shutting it down, moving it
 	// and starting it on the target (LXC only).
-	Restart bool `json:"restart,omitempty" jsonschema:"LXC only: restart migration of the running container: shut it down, move it, start it on the target (required for a running container, refused for a stopped one)."`
+	Restart bool `json:"restart,omitempty" jsonschema:"LXC: restart migration, required for a running container."`
 	// Timeout is how long restart mode waits for the container to shut
 	// down, in seconds; zero means Proxmox's default (180). It is only
 	// accepted with Restart.
-	Timeout int `json:"timeout,omitempty" validate:"min=0,max=3600" jsonschema:"LXC restart mode only: seconds to wait for the container to shut down (default: Proxmox's 180)."`
+	Timeout int `json:"timeout,omitempty" validate:"min=0,max=3600" jsonschema:"With restart: shutdown timeout in seconds (default 180)."`
 	Controls
 }
 

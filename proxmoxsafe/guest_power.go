@@ -34,7 +34,7 @@ var guestPowerOp = operation{verify: powerVerifier, info: OperationInfo{
 // GuestPowerInput is a request to change a guest's power state.
 type GuestPowerInput struct {
 	GuestRef
-	Action PowerAction `json:"action" validate:"required,oneof=start shutdown reboot stop" jsonschema:"start boots a stopped guest; shutdown asks the guest OS to shut down cleanly; reboot asks it to reboot; stop cuts the power at once (unsaved data may be lost)."`
+	Action PowerAction `json:"action" validate:"required,oneof=start shutdown reboot stop" jsonschema:"shutdown and reboot ask the guest OS; stop cuts the power (unsaved data may be lost)."`
 	Controls
 }
 

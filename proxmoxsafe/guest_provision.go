@@ -107,25 +107,25 @@ type CloneGuestInput struct {
 	GuestRef
 	// NewID is the clone's VMID; 0 asks Proxmox for the next free one
 	// (/cluster/nextid), which the refusal and the plan then name.
-	NewID int `json:"newid,omitempty" validate:"omitempty,pve_vmid" jsonschema:"VMID of the clone. Omit it to take the next free VMID; the plan and the approval phrase name it, pass it explicitly on the approving call."`
+	NewID int `json:"newid,omitempty" validate:"omitempty,pve_vmid" jsonschema:"Default: the next free VMID."`
 	// Linked makes a linked clone (shares the template's base disks;
 	// only from a template, and without Storage). false makes a full,
 	// independent copy. Either way full=0/1 is sent and is in the phrase.
-	Linked bool `json:"linked,omitempty" jsonschema:"Make a linked clone (only from a template; no storage then). Default false: a full, independent copy of every disk."`
+	Linked bool `json:"linked,omitempty"`
 	// TargetNode is the node the clone ends up on; "" or the source's node
 	// keeps it there. Another node needs every source disk on shared
 	// storage (Proxmox refuses otherwise).
-	TargetNode string `json:"target,omitempty" validate:"omitempty,pve_node" jsonschema:"Node the clone is placed on; it must be online and on the operator's node allowlist, and the source's disks must be on shared storage. Omit it to keep the source's node."`
+	TargetNode string `json:"target,omitempty" validate:"omitempty,pve_node" jsonschema:"Node for the clone (default the source's)."`
 	// Storage is where a full clone's disks go; "" keeps each disk's
 	// storage. Not allowed for a linked clone.
-	Storage string `json:"storage,omitempty" validate:"omitempty,pve_storage" jsonschema:"Storage for the full clone's disks (enabled, active, with content images for a VM or rootdir for a container; shared when target is another node). Omit it to keep each disk's storage. Not allowed with linked."`
+	Storage string `json:"storage,omitempty" validate:"omitempty,pve_storage" jsonschema:"Storage for a full clone's disks; default: each disk's own."`
 	// Name is the clone's name (QEMU) or hostname (LXC), a dns-name.
-	Name string `json:"name,omitempty" validate:"omitempty,max=253,pve_dnsname" jsonschema:"Name of the new VM, or hostname of the new container (letters, digits, '-' and dots). Omit it for Proxmox's default (Copy-of-VM-<name> for a VM, the source's hostname for a container)."`
+	Name string `json:"name,omitempty" validate:"omitempty,max=253,pve_dnsname" jsonschema:"The new VM's name or container's hostname (DNS name); default Proxmox's."`
 	// Pool is the resource pool the clone joins; "" for none.
-	Pool string `json:"pool,omitempty" validate:"omitempty,max=64,pve_poolid" jsonschema:"Resource pool the clone joins (it must exist and not be protected by the operator)."`
+	Pool string `json:"pool,omitempty" validate:"omitempty,max=64,pve_poolid"`
 	// Description is the clone's description (free text; in the phrase
 	// by its [TextDigest]).
-	Description string `json:"description,omitempty" validate:"omitempty,max=8192,pve_text" jsonschema:"Description of the clone (plain text). The approval phrase names it by a digest."`
+	Description string `json:"description,omitempty" validate:"omitempty,max=8192,pve_text"`
 	Controls
 }
 
@@ -189,11 +189,11 @@ func (in CloneGuestInput) ApprovalPhrase(newid int) string {
 // CD-ROM drive. Zero values of the optional fields mean the documented
 // defaults, which are sent explicitly (and so are in the phrase).
 type CreateVMInput struct {
-	Node string `json:"node" validate:"required,pve_node" jsonschema:"Node to create the VM on. It must be online and on the operator's node allowlist."`
+	Node string `json:"node" validate:"required,pve_node"`
 	// VMID is the new VM's id; 0 takes the next free one (/cluster/nextid).
-	VMID int `json:"vmid,omitempty" validate:"omitempty,pve_vmid" jsonschema:"VMID of the new VM. Omit it to take the next free VMID; the plan and the approval phrase name it, pass it explicitly on the approving call."`
+	VMID int `json:"vmid,omitempty" validate:"omitempty,pve_vmid" jsonschema:"Default: the next free VMID."`
 	// Name is the VM's name, a dns-name.
-	Name string `json:"name" validate:"required,max=253,pve_dnsname" jsonschema:"Name of the VM (letters, digits, '-' and dots)."`
+	Name string `json:"name" validate:"required,max=253,pve_dnsname"`
 	// Cores per socket, 1 to [MaxCores].
 	Cores int `json:"cores" validate:"required,min=1,max=8192" jsonschema:"CPU cores per socket."`
 	// Sockets, 1 to [MaxSockets]; 0 means 1.
@@ -201,22 +201,22 @@ type CreateVMInput struct {
 	// MemoryMiB is the VM's memory in MiB, [MinMemoryMiB] to [MaxMemoryMiB].
 	MemoryMiB int `json:"memory" validate:"required,min=16,max=4194304" jsonschema:"Memory in MiB (at least 16)."`
 	// OSType is Proxmox's ostype; "" means "l26" (Linux 2.6 to 6.x).
-	OSType string `json:"ostype,omitempty" validate:"omitempty,oneof=other wxp w2k w2k3 w2k8 wvista win7 win8 win10 win11 l24 l26 solaris" jsonschema:"Guest OS type (default l26: a Linux 2.6 to 6.x kernel)."`
+	OSType string `json:"ostype,omitempty" validate:"omitempty,oneof=other wxp w2k w2k3 w2k8 wvista win7 win8 win10 win11 l24 l26 solaris" jsonschema:"Default l26 (Linux)."`
 	// DiskStorage and DiskSizeGiB make the VM's one disk (scsi0, on a
 	// virtio-scsi-single controller); the storage needs content "images".
-	DiskStorage string `json:"disk_storage" validate:"required,pve_storage" jsonschema:"Storage for the VM's disk (enabled, active, with content images on the node)."`
+	DiskStorage string `json:"disk_storage" validate:"required,pve_storage"`
 	DiskSizeGiB int    `json:"disk_size_gib" validate:"required,min=1,max=65536" jsonschema:"Size of the VM's disk in GiB."`
 	// Bridge and NetModel make the VM's one network device (net0).
-	Bridge string `json:"bridge" validate:"required,pve_bridge" jsonschema:"Bridge the VM's network device attaches to, e.g. vmbr0."`
+	Bridge string `json:"bridge" validate:"required,pve_bridge" jsonschema:"e.g. vmbr0."`
 	// NetModel is the NIC model; "" means virtio.
-	NetModel string `json:"net_model,omitempty" validate:"omitempty,oneof=virtio e1000 e1000e rtl8139 vmxnet3" jsonschema:"Network device model (default virtio)."`
+	NetModel string `json:"net_model,omitempty" validate:"omitempty,oneof=virtio e1000 e1000e rtl8139 vmxnet3" jsonschema:"Default virtio."`
 	// ISO, when set, is an ISO image volume (storage:iso/file.iso) put in
 	// a CD-ROM drive (ide2) to install from; it must exist on the node.
-	ISO string `json:"iso,omitempty" validate:"omitempty,max=255,pve_isovolume" jsonschema:"ISO image to boot the installer from, as a volume id (storage:iso/file.iso); it must exist on the node."`
+	ISO string `json:"iso,omitempty" validate:"omitempty,max=255,pve_isovolume" jsonschema:"Installer ISO volume, e.g. local:iso/x.iso."`
 	// Pool is the resource pool the VM joins; "" for none.
-	Pool string `json:"pool,omitempty" validate:"omitempty,max=64,pve_poolid" jsonschema:"Resource pool the VM joins (it must exist and not be protected by the operator)."`
+	Pool string `json:"pool,omitempty" validate:"omitempty,max=64,pve_poolid"`
 	// Description is free text (in the phrase by its [TextDigest]).
-	Description string `json:"description,omitempty" validate:"omitempty,max=8192,pve_text" jsonschema:"Description of the VM (plain text). The approval phrase names it by a digest."`
+	Description string `json:"description,omitempty" validate:"omitempty,max=8192,pve_text"`
 	Controls
 }
 
@@ -269,14 +269,14 @@ func (in CreateVMInput) ApprovalPhrase(vmid int) string {
 // creates from an OS template: CPUs, memory, swap, a root disk, one
 // network interface and SSH public keys for root. There is no password.
 type CreateContainerInput struct {
-	Node string `json:"node" validate:"required,pve_node" jsonschema:"Node to create the container on. It must be online and on the operator's node allowlist."`
+	Node string `json:"node" validate:"required,pve_node"`
 	// VMID is the new container's id; 0 takes the next free one.
-	VMID int `json:"vmid,omitempty" validate:"omitempty,pve_vmid" jsonschema:"VMID of the new container. Omit it to take the next free VMID; the plan and the approval phrase name it, pass it explicitly on the approving call."`
+	VMID int `json:"vmid,omitempty" validate:"omitempty,pve_vmid" jsonschema:"Default: the next free VMID."`
 	// OSTemplate is the template volume (storage:vztmpl/file.tar.zst); it
 	// must exist on the node.
-	OSTemplate string `json:"ostemplate" validate:"required,max=255,pve_tmplvolume" jsonschema:"OS template as a volume id (storage:vztmpl/file.tar.zst); it must exist on the node."`
+	OSTemplate string `json:"ostemplate" validate:"required,max=255,pve_tmplvolume" jsonschema:"e.g. local:vztmpl/debian-12.tar.zst."`
 	// Hostname is the container's hostname, a dns-name.
-	Hostname string `json:"hostname" validate:"required,max=253,pve_dnsname" jsonschema:"Hostname of the container (letters, digits, '-' and dots)."`
+	Hostname string `json:"hostname" validate:"required,max=253,pve_dnsname"`
 	// Cores, 1 to [MaxCores].
 	Cores int `json:"cores" validate:"required,min=1,max=8192" jsonschema:"CPU cores the container may use."`
 	// MemoryMiB, [MinMemoryMiB] to [MaxMemoryMiB].
@@ -285,26 +285,26 @@ type CreateContainerInput struct {
 	SwapMiB int `json:"swap,omitempty" validate:"min=0,max=4194304" jsonschema:"Swap in MiB (default 0: none)."`
 	// RootfsStorage and RootfsSizeGiB make the root disk; the storage
 	// needs content "rootdir".
-	RootfsStorage string `json:"rootfs_storage" validate:"required,pve_storage" jsonschema:"Storage for the root disk (enabled, active, with content rootdir on the node)."`
+	RootfsStorage string `json:"rootfs_storage" validate:"required,pve_storage"`
 	RootfsSizeGiB int    `json:"rootfs_size_gib" validate:"required,min=1,max=65536" jsonschema:"Size of the root disk in GiB."`
 	// Bridge is where eth0 attaches.
 	Bridge string `json:"bridge" validate:"required,pve_bridge" jsonschema:"Bridge eth0 attaches to, e.g. vmbr0."`
 	// IP is "dhcp" or an IPv4 address with prefix length (10.0.0.5/24).
-	IP string `json:"ip" validate:"required,pve_ctip" jsonschema:"IPv4 configuration of eth0: dhcp, or an address with prefix length such as 192.0.2.10/24."`
+	IP string `json:"ip" validate:"required,pve_ctip" jsonschema:"dhcp or an IPv4 address/prefix, e.g. 192.0.2.10/24."`
 	// Gateway is the IPv4 gateway; only with a static IP.
 	Gateway string `json:"gateway,omitempty" validate:"omitempty,pve_ipv4" jsonschema:"IPv4 gateway (only with a static ip)."`
 	// Privileged creates a privileged container. The default (false)
 	// creates an unprivileged one (unprivileged=1 is sent), which is what
 	// Proxmox recommends; a privileged one needs Sys.Modify on "/".
-	Privileged bool `json:"privileged,omitempty" jsonschema:"Create a privileged container (root in the container is root on the host). Default false: unprivileged."`
+	Privileged bool `json:"privileged,omitempty" jsonschema:"Root in the container is root on the host."`
 	// SSHPublicKeys are OpenSSH public keys for root, one per line. They
 	// are the only way in that this operation sets up: it takes no
 	// password.
-	SSHPublicKeys string `json:"ssh_public_keys,omitempty" validate:"omitempty,max=16384,pve_sshkeys" jsonschema:"OpenSSH public keys for root, one per line (ssh-ed25519 AAAA… comment). No password is ever accepted. The approval phrase names them by a digest."`
+	SSHPublicKeys string `json:"ssh_public_keys,omitempty" validate:"omitempty,max=16384,pve_sshkeys" jsonschema:"OpenSSH public keys for root, one per line."`
 	// Pool is the resource pool the container joins; "" for none.
-	Pool string `json:"pool,omitempty" validate:"omitempty,max=64,pve_poolid" jsonschema:"Resource pool the container joins (it must exist and not be protected by the operator)."`
+	Pool string `json:"pool,omitempty" validate:"omitempty,max=64,pve_poolid"`
 	// Description is free text (in the phrase by its [TextDigest]).
-	Description string `json:"description,omitempty" validate:"omitempty,max=8192,pve_text" jsonschema:"Description of the container (plain text). The approval phrase names it by a digest."`
+	Description string `json:"description,omitempty" validate:"omitempty,max=8192,pve_text"`
 	Controls
 }
 

@@ -39,9 +39,9 @@ const DefaultAgentPingTimeout = 10 * time.Second
 // ResetGuestInput names the VM [Client.ResetGuest] resets. Only QEMU VMs
 // have a reset; containers do not.
 type ResetGuestInput struct {
-	Node string `json:"node" validate:"required,pve_node" jsonschema:"Node the guest runs on. It must be on the operator's node allowlist."`
+	Node string `json:"node" validate:"required,pve_node"`
 	// Type must be "qemu": Proxmox has no reset for containers.
-	Type GuestType `json:"type" validate:"required,oneof=qemu" jsonschema:"Must be qemu: containers have no reset (reboot them with vm_reboot)."`
+	Type GuestType `json:"type" validate:"required,oneof=qemu"`
 	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"The VM's VMID."`
 	Controls
 	// AgentTimeout bounds the guest-agent ping; zero means

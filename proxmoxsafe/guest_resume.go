@@ -28,9 +28,9 @@ var resumeGuestOp = operation{verify: resumeVerifier, info: OperationInfo{
 
 // ResumeGuestInput names the VM [Client.ResumeGuest] resumes.
 type ResumeGuestInput struct {
-	Node string `json:"node" validate:"required,pve_node" jsonschema:"Node the VM runs on. It must be on the operator's node allowlist."`
+	Node string `json:"node" validate:"required,pve_node"`
 	// Type must be "qemu", as for [SuspendGuestInput].
-	Type GuestType `json:"type" validate:"required,oneof=qemu" jsonschema:"Must be qemu: containers cannot be suspended through this server."`
+	Type GuestType `json:"type" validate:"required,oneof=qemu"`
 	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"The VM's VMID."`
 	Controls
 }

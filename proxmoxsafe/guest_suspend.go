@@ -37,15 +37,15 @@ var suspendGuestOp = operation{verify: suspendVerifier, info: OperationInfo{
 
 // SuspendGuestInput names the VM [Client.SuspendGuest] suspends.
 type SuspendGuestInput struct {
-	Node string `json:"node" validate:"required,pve_node" jsonschema:"Node the VM runs on. It must be on the operator's node allowlist."`
+	Node string `json:"node" validate:"required,pve_node"`
 	// Type must be "qemu": containers have no supported suspend.
-	Type GuestType `json:"type" validate:"required,oneof=qemu" jsonschema:"Must be qemu: Proxmox's container suspend is an experimental checkpoint and is not offered."`
+	Type GuestType `json:"type" validate:"required,oneof=qemu"`
 	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"The VM's VMID."`
 	// ToDisk hibernates the VM: its memory is written to a state volume
 	// and the VM stops (locked "suspended") until it is resumed or
 	// started. false pauses it in memory. It is part of the approval
 	// phrase (" todisk=1").
-	ToDisk bool `json:"todisk,omitempty" jsonschema:"Hibernate: write the VM's memory to disk and stop it (it resumes from there). Default false: pause it in memory."`
+	ToDisk bool `json:"todisk,omitempty"`
 	Controls
 }
 

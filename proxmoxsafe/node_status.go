@@ -25,7 +25,7 @@ var nodeStatusOp = operation{info: OperationInfo{
 // NodeStatusInput selects the node [Client.NodeStatus] reports on.
 type NodeStatusInput struct {
 	// Node must be on the policy's node allowlist.
-	Node string `json:"node" validate:"required,pve_node" jsonschema:"Name of the node to report on. It must be on the operator's node allowlist."`
+	Node string `json:"node" validate:"required,pve_node"`
 }
 
 // NodeStatusResult is what [Client.NodeStatus] returns. Sizes are bytes.

@@ -41,7 +41,7 @@ type CleanupSnapshotsInput struct {
 	GuestRef
 	// Apply executes the plan. Without it the call is a dry run: it
 	// returns the exact plan and sends nothing that changes anything.
-	Apply bool `json:"apply,omitempty" jsonschema:"true deletes the planned snapshots, one at a time. Default false: a dry run that returns the exact plan and changes nothing."`
+	Apply bool `json:"apply,omitempty" jsonschema:"Delete as planned; default a dry run."`
 	// Approval is the approval text when the operator requires one: the
 	// phrase [ApprovalPhrase] for "snapshot-cleanup" and the guest. Only
 	// Apply needs it.

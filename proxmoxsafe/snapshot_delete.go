@@ -35,7 +35,7 @@ type DeleteSnapshotInput struct {
 	// Force removes the snapshot from the configuration even when
 	// removing its disk snapshots fails (Proxmox's force). It is part of
 	// the approval phrase.
-	Force bool `json:"force,omitempty" jsonschema:"Remove the snapshot from the configuration even if removing its disk snapshots fails (they may be left behind on the storage)."`
+	Force bool `json:"force,omitempty"`
 }
 
 // Target returns the snapshot the input names.

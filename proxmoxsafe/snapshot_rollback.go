@@ -37,7 +37,7 @@ type RollbackSnapshotInput struct {
 	Name string `json:"snapname" validate:"required,pve_snapname" jsonschema:"The snapshot to roll back to."`
 	// Start starts the guest after the rollback. A QEMU snapshot with RAM
 	// starts the VM anyway. It is part of the approval phrase.
-	Start bool `json:"start,omitempty" jsonschema:"Start the guest after the rollback (a VM snapshot that includes RAM starts it anyway)."`
+	Start bool `json:"start,omitempty" jsonschema:"Start it afterwards."`
 	Controls
 }
 

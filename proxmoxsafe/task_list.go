@@ -40,19 +40,19 @@ const (
 // ListTasksInput selects a node's recent tasks.
 type ListTasksInput struct {
 	// Node must be on the policy's node allowlist.
-	Node string `json:"node" validate:"required,pve_node" jsonschema:"Node whose tasks to list. It must be on the operator's node allowlist."`
+	Node string `json:"node" validate:"required,pve_node"`
 	// VMID keeps only tasks of this guest.
 	VMID int `json:"vmid,omitempty" validate:"omitempty,pve_vmid" jsonschema:"Only tasks of this guest."`
 	// Type keeps only tasks of this type, e.g. "qmstart" or "vzdump".
-	Type string `json:"type,omitempty" validate:"omitempty,max=64,pve_tasktype" jsonschema:"Only tasks of this type, e.g. qmstart, qmshutdown, vzdump, qmsnapshot, hastart."`
+	Type string `json:"type,omitempty" validate:"omitempty,max=64,pve_tasktype" jsonschema:"e.g. qmstart, vzdump."`
 	// ErrorsOnly keeps only tasks that ended with an error.
 	ErrorsOnly bool `json:"errors_only,omitempty" jsonschema:"Only tasks that ended with an error."`
 	// Limit is the page size: 0 means [DefaultTaskListLimit]; at most
 	// [MaxTaskListLimit].
-	Limit int `json:"limit,omitempty" validate:"min=0,max=500" jsonschema:"Page size: at most this many tasks, newest first (0 or absent means 50)."`
+	Limit int `json:"limit,omitempty" validate:"min=0,max=500" jsonschema:"Default 50."`
 	// Start skips this many matching tasks (newest first), to page on
 	// with [ListTasksResult.NextStart].
-	Start int `json:"start,omitempty" validate:"min=0,max=100000" jsonschema:"Skip this many matching tasks: the next_start of the previous page."`
+	Start int `json:"start,omitempty" validate:"min=0,max=100000" jsonschema:"The previous page's next_start."`
 }
 
 // ListTasksResult is one page of a node's tasks, newest first.

@@ -41,12 +41,12 @@ const (
 // TaskLogInput selects a task and how much of the end of its log to read.
 type TaskLogInput struct {
 	// Node must be on the allowlist and be the node the UPID names.
-	Node string `json:"node" validate:"required,pve_node" jsonschema:"Node the task ran on: the node named in the UPID. It must be on the operator's node allowlist."`
+	Node string `json:"node" validate:"required,pve_node" jsonschema:"The UPID's node."`
 	// UPID is the task id, e.g. from a [Receipt].
-	UPID string `json:"upid" validate:"required,max=255,pve_upid" jsonschema:"The task id, e.g. from a guest_power or snapshot_guest receipt or from task_list."`
+	UPID string `json:"upid" validate:"required,max=255,pve_upid"`
 	// Lines is how many lines to return from the end of the log: 0 means
 	// [DefaultTaskLogLines]; at most [MaxTaskLogLines].
-	Lines int `json:"lines,omitempty" validate:"min=0,max=500" jsonschema:"How many lines from the end of the task log to return (0 or absent means 50)."`
+	Lines int `json:"lines,omitempty" validate:"min=0,max=500" jsonschema:"Log lines from the end (default 50)."`
 }
 
 // TaskLogResult is the end of a task's log.

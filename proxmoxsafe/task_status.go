@@ -68,9 +68,9 @@ const maxUPIDLen = MaxUPIDLen
 // TaskStateInput names one task for [Client.TaskState].
 type TaskStateInput struct {
 	// Node must be on the allowlist and be the node the UPID names.
-	Node string `json:"node" validate:"required,pve_node" jsonschema:"Node the task ran on: the node named in the UPID. It must be on the operator's node allowlist."`
+	Node string `json:"node" validate:"required,pve_node" jsonschema:"The UPID's node."`
 	// UPID is the task id, e.g. from a [Receipt] or [Client.ListTasks].
-	UPID string `json:"upid" validate:"required,max=255,pve_upid" jsonschema:"The task id, e.g. from a guest_power or snapshot_guest receipt or from task_list."`
+	UPID string `json:"upid" validate:"required,max=255,pve_upid"`
 }
 
 // TaskState reads the status of one task, and nothing else (one GET;

@@ -126,9 +126,11 @@ func (t Target) String() string {
 // [Client.GuestConfig], [Client.ListSnapshots]).
 type GuestRef struct {
 	// Node must be on the policy's node allowlist.
-	Node string    `json:"node" validate:"required,pve_node" jsonschema:"Node the guest is on. It must be on the operator's node allowlist."`
-	Type GuestType `json:"type" validate:"required,oneof=qemu lxc" jsonschema:"Guest type: qemu (VM) or lxc (container)."`
-	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"The guest's VMID."`
+	// The three need no description in a tool's schema: their names, the
+	// type's enum and the tool's own words say it all.
+	Node string    `json:"node" validate:"required,pve_node"`
+	Type GuestType `json:"type" validate:"required,oneof=qemu lxc"`
+	VMID int       `json:"vmid" validate:"required,pve_vmid"`
 }
 
 // Target returns the guest the input names.
