@@ -30,6 +30,11 @@ type Options struct {
 	// the refusal names only the CLI. [New] and [AddTools] panic on a
 	// malformed URL.
 	ApprovalPageURL string
+	// Selection hides tools the policy would offer (toolsets.go): only the
+	// tools it selects are listed and callable. It never offers a tool
+	// the policy does not. [New] and [AddTools] panic on an unknown
+	// toolset or tool name (check it first with [Selection.Check]).
+	Selection Selection
 
 	// beforeCall, when set, runs at the start of every tool handler. Tests
 	// use it to inject panics.
@@ -154,6 +159,9 @@ func addTools(server *mcp.Server, client *proxmoxsafe.Client, o *Options, fresh 
 		if err := checkApprovalPageURL(o.ApprovalPageURL); err != nil {
 			panic(err)
 		}
+	}
+	if err := o.Selection.Check(); err != nil {
+		panic("mcpserver: " + err.Error())
 	}
 	a := &adapter{client: client, readOnly: o.ReadOnly, log: o.logger(), beforeCall: o.beforeCall, fresh: fresh, approvalPage: o.ApprovalPageURL}
 	for _, d := range toolList() {

@@ -413,8 +413,11 @@ func (d toolDef) wireInfo() ToolInfo {
 }
 
 // enabled reports whether the tool is offered under the client's policy and
-// the options. A nil client enables every tool.
+// the options (the selection included). A nil client enables every tool.
 func (d toolDef) enabled(client *proxmoxsafe.Client, o *Options) bool {
+	if !o.Selection.Selects(d.info.Name) {
+		return false
+	}
 	class := d.class()
 	if class == "" {
 		return true
@@ -435,7 +438,7 @@ func (d toolDef) enabled(client *proxmoxsafe.Client, o *Options) bool {
 // Tools returns the tools [New] and [AddTools] register for this client and
 // options, in listing order: the read tools always; a mutation tool only
 // when the client's policy enables its class and allows at least one node,
-// and opts.ReadOnly is false.
+// and opts.ReadOnly is false; of those, the ones opts.Selection selects.
 // A nil client stands for a policy that enables every class (this is how
 // the documentation lists every tool). nil opts are valid.
 func Tools(client *proxmoxsafe.Client, opts *Options) []ToolInfo {

@@ -150,9 +150,10 @@ func setup(cfg *settings.Config, logger, warn *slog.Logger, stderr io.Writer) (*
 	}
 	a.client = client
 	a.opts = &mcpserver.Options{
-		Version:  versionString(),
-		Logger:   logger,
-		ReadOnly: cfg.ReadOnly,
+		Version:   versionString(),
+		Logger:    logger,
+		ReadOnly:  cfg.ReadOnly,
+		Selection: cfg.Selection,
 	}
 	ok = true
 	return a, nil

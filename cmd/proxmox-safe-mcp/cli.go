@@ -50,7 +50,30 @@ func listTools(a *app, cfg *settings.Config, stdout, stderr io.Writer) int {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, toolcard.ClassName(t), t.Summary())
 	}
 	tw.Flush()
+	if line := selectionLine(a, cfg); line != "" {
+		fmt.Fprintln(stdout, "\n"+line)
+	}
 	return exitOK
+}
+
+// selectionLine says what the tool selection hides of what the policy
+// offers, "" without a selection.
+func selectionLine(a *app, cfg *settings.Config) string {
+	if cfg.Selection.IsZero() {
+		return ""
+	}
+	all := *a.opts
+	all.Selection = mcpserver.Selection{}
+	var hidden []string
+	for _, t := range mcpserver.Tools(a.client, &all) {
+		if !cfg.Selection.Selects(t.Name) {
+			hidden = append(hidden, t.Name)
+		}
+	}
+	if len(hidden) == 0 {
+		return fmt.Sprintf("Tool selection %s hides none of the tools the policy offers.", cfg.Selection)
+	}
+	return fmt.Sprintf("Tool selection %s hides %d of the tools the policy offers: %s.", cfg.Selection, len(hidden), strings.Join(hidden, ", "))
 }
 
 func writeJSON(w io.Writer, v any) {
@@ -72,6 +95,8 @@ func missingTool(a *app, cfg *settings.Config, name string) string {
 		}
 		why := "it is not offered by this configuration"
 		switch {
+		case !cfg.Selection.Selects(name):
+			why = fmt.Sprintf("the tool selection hides it (%s: --toolsets, --tools, --exclude-toolsets, --exclude-tools); it is in toolset %s", cfg.Selection, mcpserver.ToolsetOf(name))
 		case cfg.ReadOnly:
 			why = "it is a mutation tool and this server is read-only (--read-only, PROXMOX_SAFE_READ_ONLY)"
 		case !a.client.Enabled(t.Class):

@@ -137,7 +137,8 @@ func Run(ctx context.Context, s Setup, w io.Writer) int {
 		r.info("demo mode: this checks the simulated cluster, not a real one")
 	}
 	checkPolicy(r, cfg, pol, s.GrantDir) // policy.go
-	checkAudit(r, cfg, s.AuditKey)       // audit.go
+	checkSelection(r, cfg, a.Client, s.Options)
+	checkAudit(r, cfg, s.AuditKey) // audit.go
 
 	hostport := base.Host
 	if base.Port() == "" {

@@ -5,8 +5,36 @@ import (
 	"strings"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
+
+// checkSelection reports the tool selection, and what it hides of what
+// the policy offers: a selection that hides everything useful would
+// otherwise only show as a model that cannot do what was asked.
+func checkSelection(r *report, cfg *settings.Config, client *proxmoxsafe.Client, opts *mcpserver.Options) {
+	if cfg.Selection.IsZero() {
+		return
+	}
+	all := mcpserver.Options{}
+	if opts != nil {
+		all = *opts
+	}
+	all.Selection = mcpserver.Selection{}
+	var offered, hidden []string
+	for _, t := range mcpserver.Tools(client, &all) {
+		if cfg.Selection.Selects(t.Name) {
+			offered = append(offered, t.Name)
+		} else {
+			hidden = append(hidden, t.Name)
+		}
+	}
+	if len(offered) == 0 {
+		r.warn("tool selection %s hides every tool the policy offers: the server lists none", cfg.Selection)
+		return
+	}
+	r.info("tool selection %s: %d tools offered (%s), %d hidden", cfg.Selection, len(offered), strings.Join(offered, ", "), len(hidden))
+}
 
 // checkPolicy reports what the operator policy means in practice, before
 // anything is sent: otherwise doctor could say "ok" and the next command

@@ -13,6 +13,7 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/approvalweb"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcphttp"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
 
@@ -73,6 +74,46 @@ func boolSetter(dst func(c *Config) *bool) func(*Config, string) error {
 		*dst(c) = b
 		return nil
 	}
+}
+
+// selectionSetter sets one list of the tool selection and refuses a name
+// that is no toolset or tool.
+func selectionSetter(set func(*mcpserver.Selection, []string)) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		var one mcpserver.Selection
+		set(&one, splitList(v))
+		if err := one.Check(); err != nil {
+			return err
+		}
+		set(&c.Selection, splitList(v))
+		return nil
+	}
+}
+
+func toolsetList(v []string) []mcpserver.Toolset {
+	out := make([]mcpserver.Toolset, len(v))
+	for i, s := range v {
+		out[i] = mcpserver.Toolset(s)
+	}
+	return out
+}
+
+// toolsetNames lists the toolsets' names for the help text.
+func toolsetNames() string {
+	var names []string
+	for _, ts := range mcpserver.Toolsets() {
+		names = append(names, string(ts.Name))
+	}
+	return strings.Join(names, ", ")
+}
+
+// toolsetsDoc lists each toolset with its tools for the reference.
+func toolsetsDoc() string {
+	var parts []string
+	for _, ts := range mcpserver.Toolsets() {
+		parts = append(parts, "`"+string(ts.Name)+"` ("+strings.Join(ts.Tools, ", ")+")")
+	}
+	return strings.Join(parts, "; ")
 }
 
 func stringSetter(dst func(c *Config) *string) func(*Config, string) error {
@@ -189,6 +230,26 @@ var table = append([]*setting{
 		doc:        "Also enables the `gateway-write` class, which no profile enables: `api_request` sends one POST, PUT or DELETE to an API path outside the gateway's deny list (docs/SECURITY.md), approved for its exact method, path and parameter digest; a parameter that carries a secret (any the gateway redacts in answers: passwords, tokens, keys, `sshkeys`, …) is refused, so the person approving sees every value (docs/SECURITY.md, *Digests*). Its default approval is `elicit,grant` (a person); `PROXMOX_SAFE_APPROVALS=gateway-write=phrase` lets the exact phrase `APPROVE <method> <path> params=<digest>` approve it instead. Read-only mode still wins.",
 		help:       "also enable the gateway-write class, which no profile enables: api_request sends one POST, PUT or DELETE to an API path outside the deny list, approved for its exact method, path and parameters (by default by elicit, then grant); read-only mode still wins",
 		set:        boolSetter(func(c *Config) *bool { return &c.GatewayWrite })},
+	{flag: "toolsets", env: "PROXMOX_SAFE_TOOLSETS", def: "every toolset",
+		docDefault: "every toolset",
+		doc:        "Offers only the tools of these toolsets (comma-separated) and those `PROXMOX_SAFE_TOOLS` names: " + toolsetsDoc() + ". The selection only hides: a tool is still offered only when the profile enables its class, and a hidden tool is refused as unknown. Fewer tools cost every conversation fewer tokens.",
+		help:       "offer only the tools of these toolsets (comma-separated: " + toolsetNames() + "), plus those --tools names; the profile still decides what is allowed",
+		set:        selectionSetter(func(s *mcpserver.Selection, v []string) { s.Toolsets = toolsetList(v) })},
+	{flag: "tools", env: "PROXMOX_SAFE_TOOLS", def: "none",
+		docDefault: "none",
+		doc:        "Offers these tools (comma-separated names) besides those of `PROXMOX_SAFE_TOOLSETS`; alone, only these. Only hides, like the toolsets.",
+		help:       "offer these tools (comma-separated names) besides those of --toolsets; alone, only these",
+		set:        selectionSetter(func(s *mcpserver.Selection, v []string) { s.Tools = v })},
+	{flag: "exclude-toolsets", env: "PROXMOX_SAFE_EXCLUDE_TOOLSETS", def: "none",
+		docDefault: "none",
+		doc:        "Hides the tools of these toolsets (comma-separated), whatever else selects them.",
+		help:       "hide the tools of these toolsets (comma-separated), whatever else selects them",
+		set:        selectionSetter(func(s *mcpserver.Selection, v []string) { s.ExcludeToolsets = toolsetList(v) })},
+	{flag: "exclude-tools", env: "PROXMOX_SAFE_EXCLUDE_TOOLS", def: "none",
+		docDefault: "none",
+		doc:        "Hides these tools (comma-separated names), whatever else selects them.",
+		help:       "hide these tools (comma-separated names), whatever else selects them",
+		set:        selectionSetter(func(s *mcpserver.Selection, v []string) { s.ExcludeTools = v })},
 	{flag: "approvals", env: "PROXMOX_SAFE_APPROVALS", def: "phrase for every class",
 		docDefault: "per class: see *Defaults per profile*",
 		doc:        "How each mutation class is approved: `CLASS=LEVEL[,LEVEL…]`, classes separated by `;`, levels in order of preference, e.g. `power=elicit,grant;snapshot=elicit`. Levels: `none`, `phrase`, `elicit`, `grant`. A class left out keeps its default (`phrase`; `none` for `responder`; `elicit,grant` for a class that destroys without a way back and for `gateway-write`). See *Approval levels* below.",
