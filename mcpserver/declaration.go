@@ -165,6 +165,10 @@ func privilegesOf(ops []proxmoxsafe.Operation) []string {
 type mutationWords struct {
 	// does is what the tool does: the description's opening sentences.
 	does string
+	// allows is what the operator must allow and not protect where it
+	// differs from the instructions' (the node, the guest), e.g. "allows
+	// the node and does not protect the new VMID"; "" for the usual.
+	allows string
 	// unless is the tool's own preconditions, after "Refused unless ",
 	// beyond the ones every mutation has (the instructions'); "" for none.
 	unless string
@@ -180,6 +184,10 @@ type mutationWords struct {
 	// "Returns "; "" says nothing more. "none" marks a tool that returns no
 	// receipt (snapshot_cleanup).
 	returns string
+	// waits is what the wait checks after the task where that is not
+	// obvious from what the tool does, e.g. "until the volume is no longer
+	// listed"; "" for none.
+	waits string
 	// after are the closing sentences.
 	after string
 }
@@ -216,7 +224,12 @@ func (d toolDef) description() string {
 	var b strings.Builder
 	b.WriteString(w.does + " ")
 	fmt.Fprintf(&b, classSays+" ", decl.Class, approvalBy(decl.Class))
-	if w.unless != "" {
+	switch {
+	case w.allows != "" && w.unless != "":
+		b.WriteString("Refused unless the operator " + w.allows + ", and " + w.unless + ". ")
+	case w.allows != "":
+		b.WriteString("Refused unless the operator " + w.allows + ". ")
+	case w.unless != "":
 		b.WriteString("Refused unless " + w.unless + ". ")
 	}
 	if w.also != "" {
@@ -224,6 +237,9 @@ func (d toolDef) description() string {
 	}
 	if w.returns != "" && w.returns != "none" {
 		b.WriteString("Returns " + w.returns + ". ")
+	}
+	if w.waits != "" {
+		b.WriteString("Wait: " + strings.TrimPrefix(w.waits, "then ") + ". ")
 	}
 	if w.after != "" {
 		b.WriteString(w.after)

@@ -35,12 +35,13 @@ type sizeProfile struct {
 
 // The limits. safe and responder are the targets of the issue that set
 // them (8 KB, 8.5 KB); admin with --gateway-write (target 20 KB) and
-// admin's tools/list (target 60 KB) are held at what they reached, so
-// they cannot grow back while the rest of the way is open
+// admin's tools/list (target 60 KB) are held near what they reached
+// (with room for the backup tools landing beside this change), so they
+// cannot grow back while the rest of the way is open
 // (docs/TOOLS.md, "What the model is given").
 const (
 	maxSafeDefinitions      = 8000
-	maxResponderDefinitions = 9000  // target 8500, not met since the backup tools
+	maxResponderDefinitions = 9000 // target 8500, not met since the backup tools
 	maxAdminDefinitions     = 29000 // target 20000
 	maxAdminWire            = 90000 // target 60000
 	// maxInstructions bounds what moved into the instructions, which

@@ -38,7 +38,8 @@ type ToolsetInfo struct {
 }
 
 // toolsets is the one table of areas: every tool is in exactly one
-// (TestEveryToolInOneToolset). A new tool is added to its area here.
+// (TestEveryToolInOneToolset). A new tool is added to its area here (a
+// backup_… tool is a backups tool without, byPrefix).
 var toolsets = []struct {
 	name  Toolset
 	about string
@@ -72,6 +73,11 @@ func Toolsets() []ToolsetInfo {
 	out := make([]ToolsetInfo, len(toolsets))
 	for i, ts := range toolsets {
 		tools := slices.Clone(ts.tools)
+		for _, d := range toolList() {
+			if !slices.Contains(tools, d.info.Name) && ToolsetOf(d.info.Name) == ts.name {
+				tools = append(tools, d.info.Name)
+			}
+		}
 		slices.SortFunc(tools, func(a, b string) int { return order[a] - order[b] })
 		out[i] = ToolsetInfo{Name: ts.name, About: ts.about, Tools: tools}
 	}
@@ -84,6 +90,21 @@ func ToolsetOf(tool string) Toolset {
 		if slices.Contains(ts.tools, tool) {
 			return ts.name
 		}
+	}
+	for _, d := range toolList() {
+		if d.info.Name == tool {
+			return byPrefix(tool)
+		}
+	}
+	return ""
+}
+
+// byPrefix is the toolset of a tool the table does not name, by the area
+// its name begins with (backup_restore is a backups tool); "" when none
+// fits, which TestEveryToolInOneToolset reports.
+func byPrefix(tool string) Toolset {
+	if strings.HasPrefix(tool, "backup_") {
+		return ToolsetBackups
 	}
 	return ""
 }

@@ -25,7 +25,7 @@ func TestEveryToolInOneToolset(t *testing.T) {
 		}
 	}
 	for _, d := range toolList() {
-		if seen[d.info.Name] == "" {
+		if seen[d.info.Name] == "" || ToolsetOf(d.info.Name) != seen[d.info.Name] {
 			t.Errorf("%s is in no toolset (add it to the toolsets table, toolsets.go)", d.info.Name)
 		}
 		delete(seen, d.info.Name)

@@ -95,23 +95,7 @@ type Config struct {
 	MetricsAddr string
 	// Selection hides tools the policy offers (--toolsets, --tools,
 	// --exclude-toolsets, --exclude-tools).
-	Selection     mcpserver.Selection
-	AuditLog      string
-	AuditKeyFile  string                                            // "": the log's path + ".key" (state.go)
-	AuditSyslog   string                                            // "": no syslog copy
-	LockDir       string                                            // "": <state dir>/locks (state.go)
-	AuditDefault  bool                                              // AuditLog is the default path, not a setting
-	Approvals     map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel // approvals.go
-	GrantDir      string                                            // "": beside the audit log (cmd: approve.go)
-	DemoGrantDir  string                                            // --demo: DemoGrantDir, "" when there is no state directory (state.go)
-	ApprovalPage  ApprovalPageConfig                                // HTTP mode's approval page (approvalpage.go)
-	ElicitKeyFile string                                            // "": elicit.key beside the audit log when used (state.go)
-	MaxWait       time.Duration                                     // 0: the library's default cap
-	LogLevel      slog.Level
-	logLevelSet   bool
-	HTTP          HTTPConfig    // --http and MCP_* (http.go)
-	Protect       ProtectConfig // protected guests, uptime, retention (protect.go)
-	ConfigKeys    []string      // nil: the library's default (proxmoxsafe/guest_config_keys.go)
+	Selection mcpserver.Selection
 
 	// Warnings are logged once the logger exists.
 	Warnings []string
