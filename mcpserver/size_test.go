@@ -41,7 +41,7 @@ type sizeProfile struct {
 // (docs/TOOLS.md, "What the model is given").
 const (
 	maxSafeDefinitions      = 8000
-	maxResponderDefinitions = 9000 // target 8500, not met since the backup tools
+	maxResponderDefinitions = 9000  // target 8500, not met since the backup tools
 	maxAdminDefinitions     = 29000 // target 20000
 	maxAdminWire            = 90000 // target 60000
 	// maxInstructions bounds what moved into the instructions, which
