@@ -2,7 +2,10 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
@@ -23,10 +26,34 @@ func apiRequestTool() toolDef {
 func (a *adapter) apiRequest(ctx context.Context, in proxmoxsafe.APIRequestInput) (string, *proxmoxsafe.APIResult, error) {
 	r, err := a.client.APIRequest(ctx, in)
 	if err != nil {
-		return "", nil, err
+		return "", nil, namingCoveringTools(in, err)
 	}
 	if r.Plan != nil {
 		return fmt.Sprintf("Plan only, nothing was sent: %s %s; approve with exactly:\n%s", r.Method, r.Path, r.Plan.Approval), r, nil
 	}
 	return gatewayText(r), r, nil
+}
+
+// namingCoveringTools adds to the refusal of a write that a dedicated
+// operation covers (the library names the operation) the tools that
+// call that operation, which is what the model can use instead.
+func namingCoveringTools(in proxmoxsafe.APIRequestInput, err error) error {
+	var re *proxmoxsafe.RefusalError
+	if !errors.As(err, &re) || !errors.Is(err, proxmoxsafe.ErrNotAllowed) {
+		return err
+	}
+	ops := proxmoxsafe.GatewayCoveredBy(in)
+	if len(ops) == 0 {
+		return err
+	}
+	var names []string
+	for _, d := range toolList() {
+		if d.info.Name != ToolAPIRequest && slices.ContainsFunc(d.ops, func(o proxmoxsafe.Operation) bool { return slices.Contains(ops, o) }) {
+			names = append(names, d.info.Name)
+		}
+	}
+	if len(names) == 0 || !strings.Contains(re.Reason, string(ops[0])) {
+		return err
+	}
+	return &proxmoxsafe.RefusalError{Kind: re.Kind, Reason: re.Reason + " (the tool: " + strings.Join(names, " or ") + ")", Plan: re.Plan}
 }

@@ -29,8 +29,12 @@ func gatewayPolicy() *proxmoxsafe.Policy {
 func TestAPIRequestTool(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, t.Context(), "", fixtureConfig{policy: gatewayPolicy()})
-	args := map[string]any{"method": "POST", "path": "/nodes/pve1/qemu/100/snapshot", "params": map[string]any{"snapname": "viagw"}}
-	phrase, err := proxmoxsafe.GatewayPhrase(proxmoxsafe.APIRequestInput{Method: "POST", Path: "/nodes/pve1/qemu/100/snapshot", Params: map[string]string{"snapname": "viagw"}})
+	// A guest's firewall rule, which no dedicated tool covers; the fake
+	// models no firewall and answers it as Proxmox does a task.
+	const path = "/nodes/pve1/qemu/100/firewall/rules"
+	f.fake.InjectFault(proxmoxtest.Fault{Method: "POST", Path: path, Body: []byte(`{"data":"UPID:pve1:00001234:00005678:6745A2B0:qmconfig:100:root@pam:"}`)})
+	args := map[string]any{"method": "POST", "path": path, "params": map[string]any{"action": "ACCEPT"}}
+	phrase, err := proxmoxsafe.GatewayPhrase(proxmoxsafe.APIRequestInput{Method: "POST", Path: path, Params: map[string]string{"action": "ACCEPT"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,11 +52,11 @@ func TestAPIRequestTool(t *testing.T) {
 	var out proxmoxsafe.APIResult
 	structured(t, res, &out)
 	muts := f.fake.MutatingRequests()
-	if len(muts) != 1 || muts[0].Path != "/nodes/pve1/qemu/100/snapshot" || muts[0].Form.Get("snapname") != "viagw" || !strings.HasPrefix(out.UPID, "UPID:") {
+	if len(muts) != 1 || muts[0].Path != path || muts[0].Form.Get("action") != "ACCEPT" || !strings.HasPrefix(out.UPID, "UPID:") {
 		t.Errorf("mutating requests %+v, result %+v", muts, out)
 	}
 	recs := f.audit.records(t)
-	if n := len(recs); n < 2 || recs[n-1].Event != proxmoxsafe.AuditSubmitted || recs[n-1].Path != "/nodes/pve1/qemu/100/snapshot" || recs[n-2].Event != proxmoxsafe.AuditApproved {
+	if n := len(recs); n < 2 || recs[n-1].Event != proxmoxsafe.AuditSubmitted || recs[n-1].Path != path || recs[n-2].Event != proxmoxsafe.AuditApproved {
 		t.Errorf("audit = %+v", recs)
 	}
 }
@@ -68,8 +72,8 @@ func TestAPIRequestElicit(t *testing.T) {
 		path, confirm string
 		sent          int
 	}{
-		{"/nodes/pve1/qemu/101/snapshot", "101", 1},
-		{"/nodes/pve1/qemu/101/snapshot", "POST", 0},
+		{"/nodes/pve1/qemu/101/firewall/rules", "101", 1},
+		{"/nodes/pve1/qemu/101/firewall/rules", "POST", 0},
 		{"/cluster/ha/groups", "POST /cluster/ha/groups", 1},
 		{"/cluster/ha/groups", " POST  /cluster/ha/groups ", 1},
 		{"/cluster/ha/groups", "POST", 0},
@@ -107,6 +111,43 @@ func TestAPIRequestElicit(t *testing.T) {
 			}
 			if title := <-titles; !strings.Contains(title, want) {
 				t.Errorf("form schema %s does not ask %q", title, want)
+			}
+		})
+	}
+}
+
+// TestAPIRequestCoveredRefused: a write a dedicated tool covers is
+// refused before any elicitation, naming the tool: with destroy and power
+// at the grant level, a DELETE of a guest and a stop went out once the
+// person answered the gateway's elicitation, skipping the destroy class's
+// level and every precondition. No form is shown, nothing is sent.
+func TestAPIRequestCoveredRefused(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ method, path, tool string }{
+		{"DELETE", "/nodes/pve1/qemu/101", ToolGuestDestroy},
+		{"POST", "/nodes/pve1/qemu/100/status/stop", ToolGuestPower},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			t.Parallel()
+			ef := gatewayElicitFixture(t)
+			var asked atomic.Int32
+			cs := ef.connectWith(t, "", &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				asked.Add(1)
+				return accept("101"), nil
+			}})
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: ToolAPIRequest, Arguments: map[string]any{"method": tc.method, "path": tc.path}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg := text(t, res)
+			if !res.IsError || !strings.Contains(msg, "the tool: "+tc.tool) || !strings.Contains(msg, `"action_taken":"none"`) {
+				t.Errorf("result: %s, want a refusal naming %s", msg, tc.tool)
+			}
+			if n := asked.Load(); n != 0 {
+				t.Errorf("%d elicitations, want none", n)
+			}
+			if got := ef.fake.MutatingRequests(); len(got) != 0 {
+				t.Errorf("mutating requests = %+v, want none", got)
 			}
 		})
 	}

@@ -173,8 +173,8 @@ var toolCases = map[string]toolCase{
 	ToolAPIRequest: {
 		hints:      hints{readOnly: false, destructive: true, idempotent: false, openWorld: false},
 		valid:      map[string]any{"method": "POST", "path": "/cluster/ha/groups", "params": map[string]any{"group": "g1"}, "approval": "APPROVE POST /cluster/ha/groups params=0123456789abcdef", "plan": true},
-		plan:       map[string]any{"method": "POST", "path": "/nodes/pve1/qemu/100/snapshot", "params": map[string]any{"snapname": "gw1", "description": "via the gateway"}},
-		planAnswer: "Plan only, nothing was sent: POST /nodes/pve1/qemu/100/snapshot; approve with exactly:\nAPPROVE POST /nodes/pve1/qemu/100/snapshot params=",
+		plan:       map[string]any{"method": "POST", "path": "/nodes/pve1/qemu/100/firewall/rules", "params": map[string]any{"action": "ACCEPT", "comment": "via the gateway"}},
+		planAnswer: "Plan only, nothing was sent: POST /nodes/pve1/qemu/100/firewall/rules; approve with exactly:\nAPPROVE POST /nodes/pve1/qemu/100/firewall/rules params=",
 	},
 	ToolBackupCreate: {
 		hints:      hints{readOnly: false, destructive: true, idempotent: false, openWorld: false},

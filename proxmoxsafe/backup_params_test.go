@@ -12,8 +12,9 @@ import (
 )
 
 // TestBackupRootOnlyParamsRefused: a backup run (POST
-// /nodes/{node}/vzdump) and a backup job (POST /cluster/backup, PUT
-// /cluster/backup/{id}) can carry script, a hook script the node runs as
+// /nodes/{node}/vzdump) and a backup job (POST /cluster/backup; a PUT of
+// one is refused whatever its parameters, TestGatewaySetSelectorsRefused)
+// can carry script, a hook script the node runs as
 // root at each backup phase, and tmpdir and dumpdir, host directories
 // the backup writes to as root. Proxmox allows the three to root@pam
 // only, so a password login as root@pam would send them through (an API
@@ -29,7 +30,6 @@ func TestBackupRootOnlyParamsRefused(t *testing.T) {
 	requests := []struct{ method, path string }{
 		{"POST", "/nodes/pve1/vzdump"},
 		{"POST", "/cluster/backup"},
-		{"PUT", "/cluster/backup/backup-5f0e1d2c-77aa"},
 	}
 	const value = "/root/CANARY-hook.sh"
 	for _, req := range requests {
@@ -37,7 +37,7 @@ func TestBackupRootOnlyParamsRefused(t *testing.T) {
 			t.Run(req.method+" "+req.path+" "+param, func(t *testing.T) {
 				t.Parallel()
 				e := gatewayEnv(t, nil)
-				params := map[string]string{"all": "1", "storage": "local", param: value}
+				params := map[string]string{"vmid": "101", "storage": "local", param: value}
 				in := proxmoxsafe.APIRequestInput{Method: req.method, Path: req.path, Params: params,
 					Approval: exactGatewayPhrase(req.method, req.path, params)}
 				_, err := e.client.APIRequest(t.Context(), in)
@@ -54,7 +54,7 @@ func TestBackupRootOnlyParamsRefused(t *testing.T) {
 			t.Parallel()
 			e := gatewayEnv(t, nil)
 			_, err := e.client.APIRequest(t.Context(), proxmoxsafe.APIRequestInput{Method: req.method, Path: req.path,
-				Params: map[string]string{"all": "1", "storage": "local"}})
+				Params: map[string]string{"vmid": "101", "storage": "local"}})
 			if !errors.Is(err, proxmoxsafe.ErrApprovalRequired) {
 				t.Fatalf("err = %v, want only the approval missing", err)
 			}

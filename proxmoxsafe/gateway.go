@@ -114,7 +114,7 @@ type APIResult struct {
 	// Omitted is set when the answer was larger than
 	// [MaxGatewayResultBytes] after shaping: Data is then null.
 	Omitted bool `json:"omitted,omitempty"`
-	// Note is a remark, e.g. which dedicated tool covers a write.
+	// Note is a remark, e.g. that the answer was too large to return.
 	Note string `json:"note,omitempty"`
 	// Approver names the approval level that approved a write.
 	Approver string `json:"approver,omitempty"`
@@ -193,7 +193,7 @@ func (c *Client) APIRequest(ctx context.Context, in APIRequestInput) (*APIResult
 	plan := c.gatewayPlan(r)
 	if in.Plan {
 		c.logged(ctx, op, start, nil, attrs...)
-		return &APIResult{Method: r.method, Path: r.path(), Redacted: []string{}, Truncated: []string{}, Note: coveredBy(r), Plan: plan}, nil
+		return &APIResult{Method: r.method, Path: r.path(), Redacted: []string{}, Truncated: []string{}, Plan: plan}, nil
 	}
 	args, err := ArgumentsDigest(op, in)
 	if err != nil {
@@ -219,16 +219,24 @@ func (c *Client) APIRequest(ctx context.Context, in APIRequestInput) (*APIResult
 	if err := c.record(ctx, m, AuditApproved, "", ""); err != nil {
 		return nil, c.logged(ctx, op, start, refuse(ErrAudit, "the audit record could not be written (%v)", err), attrs...)
 	}
-	var raw json.RawMessage
+	// Most writes answer {"data":null}: decoded through a pointer, null
+	// leaves it nil instead of reading as a missing "data" (a RawMessage
+	// alone made every such answer a "malformed response" after the
+	// write was carried out).
+	var rawp *json.RawMessage
 	// As in submit: a write being sent is finished and its answer
 	// recorded, whatever happens to ctx meanwhile (sent_cancelled.go).
 	sent := context.WithoutCancel(ctx)
-	if err := c.upstreamErr(c.api.DoCommitted(ctx, r.method, pve.Path(r.segs...), r.params, &raw)); err != nil {
+	if err := c.upstreamErr(c.api.DoCommitted(ctx, r.method, pve.Path(r.segs...), r.params, &rawp)); err != nil {
 		err = mayHaveRun(r.redactEcho(err))
 		if aerr := c.record(sent, m, AuditFailed, err.Error(), ""); aerr != nil {
 			c.log.ErrorContext(sent, "audit record of a failed mutation could not be written", slog.String("error", aerr.Error()))
 		}
 		return nil, c.logged(sent, op, start, err, attrs...)
+	}
+	raw := json.RawMessage("null")
+	if rawp != nil {
+		raw = *rawp
 	}
 	res := shapeAnswer(r, raw)
 	var id string
@@ -240,7 +248,7 @@ func (c *Client) APIRequest(ctx context.Context, in APIRequestInput) (*APIResult
 	if aerr := c.record(sent, m, AuditSubmitted, "", res.UPID); aerr != nil {
 		c.log.ErrorContext(sent, "audit record of a submitted mutation could not be written", slog.String("error", aerr.Error()))
 	}
-	res.Approver, res.Note = m.state.approvedBy, coveredBy(r)
+	res.Approver = m.state.approvedBy
 	err = nil
 	if ctx.Err() != nil {
 		err = &SentBeforeCancelError{UPID: res.UPID, Err: context.Cause(ctx)}
@@ -294,6 +302,14 @@ func (c *Client) gatewayAdmit(_ context.Context, in any, method, path string, pa
 	}
 	if class == ClassGatewayWrite {
 		if err := c.policy.checkGatewayParams(r); err != nil {
+			return r, err
+		}
+		// After the parameters: a forbidden parameter is refused as such
+		// on any route.
+		if err := checkGatewaySets(r.method, r.segs, r.params); err != nil {
+			return r, err
+		}
+		if err := c.policy.checkGatewayCovered(r); err != nil {
 			return r, err
 		}
 	}
@@ -362,6 +378,9 @@ func (p *policy) checkGatewayParams(r *gatewayReq) error {
 	if err := checkHostPaths(r.params); err != nil { // hostpath_params.go
 		return err
 	}
+	if err := checkGatewayNeverKeys(r.params); err != nil {
+		return err
+	}
 	vals := r.params
 	for _, k := range sortedKeys(vals) {
 		switch strings.ToLower(k) {
@@ -376,6 +395,31 @@ func (p *policy) checkGatewayParams(r *gatewayReq) error {
 				node, _, _ := strings.Cut(item, ":") // "pve1:2": a node with its priority
 				if err := p.checkNode(node); err != nil {
 					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkGatewayNeverKeys refuses a write that sets or deletes a config
+// never-key ([NeverConfigKey]) by parameter name, or names one in the
+// delete or revert list of a config write: what the config class refuses
+// whatever the policy (Proxmox's protection flag, container features
+// such as nesting and keyctl, a lock, an unused disk, a template) the
+// gateway does not send either. Config writes are a dedicated
+// operation's and refused as such (checkGatewayCovered); this holds
+// wherever else Proxmox takes config keys.
+func checkGatewayNeverKeys(vals url.Values) error {
+	for _, k := range sortedKeys(vals) {
+		if reason, never := NeverConfigKey(k); never {
+			return refuse(ErrNotAllowed, "parameter %s is never sent through the gateway: it is a config key no policy allows (%s); nothing was sent", k, reason)
+		}
+		switch strings.ToLower(k) {
+		case "delete", "revert":
+			for _, item := range listItems(vals.Get(k)) {
+				if reason, never := NeverConfigKey(item); never {
+					return refuse(ErrNotAllowed, "%s=%s is never sent through the gateway: %s is a config key no policy allows (%s); nothing was sent", k, truncate(sanitize.Line(vals.Get(k)), 64), item, reason)
 				}
 			}
 		}
@@ -749,20 +793,4 @@ func checkGatewayShown(r *gatewayReq) error {
 		return bad(fmt.Sprintf("are too long to show the approver in full (%d bytes with the method and path, at most %d): send fewer or shorter parameters, or use a dedicated tool", n, MaxGatewayEffectLen))
 	}
 	return nil
-}
-
-// coveredBy names the dedicated operation that covers a write, with its
-// preconditions, or "".
-func coveredBy(r *gatewayReq) string {
-	if r.method == http.MethodGet || r.target.VMID == 0 || len(r.segs) < 5 {
-		return ""
-	}
-	rest := strings.Join(r.segs[4:], "/")
-	switch {
-	case strings.HasPrefix(rest, "status/"):
-		return "guest power actions have dedicated tools (guest_power, guest_suspend, guest_resume) that check the guest's state first"
-	case rest == "snapshot" || strings.HasPrefix(rest, "snapshot/"):
-		return "snapshots have dedicated tools (snapshot_guest, snapshot_rollback, snapshot_delete) that check the guest's state first"
-	}
-	return ""
 }

@@ -27,8 +27,8 @@ func TestGatewayWriteOtherSpellings(t *testing.T) {
 		params             map[string]string
 		mention            string
 	}{
-		{"HA resource as a bare VMID in the path", "PUT", "/cluster/ha/resources/106", map[string]string{"state": "stopped"}, "guest 106 is protected"},
-		{"HA migrate of a bare VMID", "POST", "/cluster/ha/resources/106/migrate", map[string]string{"node": "pve2"}, "guest 106 is protected"},
+		{"HA resource as a bare VMID in the path", "PUT", "/cluster/ha/resources/106", map[string]string{"comment": "x"}, "guest 106 is protected"},
+		{"HA migrate of a bare VMID", "POST", "/cluster/ha/resources/106/migrate", map[string]string{"node": "pve2"}, "has the effect of a dedicated operation (the HA manager migrates the guest): MigrateGuest"},
 		{"HA resource removed by bare VMID", "DELETE", "/cluster/ha/resources/106", nil, "guest 106 is protected"},
 		{"pool membership moves the guest", "PUT", "/pools/other", map[string]string{"vms": "101,106", "allow-move": "1"}, "guest 106 is protected"},
 		{"HA rule names the guest in a list", "POST", "/cluster/ha/rules", map[string]string{"rule": "r1", "type": "node-affinity", "resources": "vm:101,vm:106", "nodes": "pve2"}, "guest 106 is protected"},
@@ -69,7 +69,7 @@ func TestGatewayWriteApproverSeesEveryParameter(t *testing.T) {
 	// The end of a long value (a property string) must be shown.
 	long := "virtio=BC:24:11:00:00:01,bridge=vmbr0,firewall=0,link_down=0,mtu=1500,queues=4,rate=0,tag=666"
 	e := gatewayEnv(t, nil)
-	in := proxmoxsafe.APIRequestInput{Method: "PUT", Path: "/nodes/pve1/qemu/101/config", Params: map[string]string{"net0": long}, Plan: true}
+	in := proxmoxsafe.APIRequestInput{Method: "PUT", Path: "/nodes/pve1/qemu/101/cloudinit", Params: map[string]string{"net0": long}, Plan: true}
 	res, err := e.client.APIRequest(t.Context(), in)
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +87,7 @@ func TestGatewayWriteApproverSeesEveryParameter(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			e := gatewayEnv(t, nil)
-			in := proxmoxsafe.APIRequestInput{Method: "PUT", Path: "/nodes/pve1/qemu/101/config", Params: params}
+			in := proxmoxsafe.APIRequestInput{Method: "PUT", Path: "/nodes/pve1/qemu/101/cloudinit", Params: params}
 			var err error
 			if in.Approval, err = proxmoxsafe.GatewayPhrase(in); err != nil {
 				t.Fatal(err)
@@ -114,7 +114,7 @@ func TestGatewayWriteApproverSeesWhiteSpace(t *testing.T) {
 	e := gatewayEnv(t, nil)
 	shown := func(v string) (effect, param string) {
 		t.Helper()
-		in := proxmoxsafe.APIRequestInput{Method: "PUT", Path: "/nodes/pve1/qemu/101/config", Params: map[string]string{"description": v}, Plan: true}
+		in := proxmoxsafe.APIRequestInput{Method: "PUT", Path: "/nodes/pve1/qemu/101/cloudinit", Params: map[string]string{"description": v}, Plan: true}
 		res, err := e.client.APIRequest(t.Context(), in)
 		if err != nil {
 			t.Fatalf("%q: %v", v, err)

@@ -208,22 +208,23 @@ func TestGatewayWritePlainParamsStillApproved(t *testing.T) {
 	t.Parallel()
 	e := gatewayEnv(t, nil)
 	const desc = "before rotating the API key and the token"
-	in := post("/nodes/pve1/qemu/101/snapshot", map[string]string{"snapname": "gw1", "description": desc})
+	acceptGatewayWrite(e, "POST", gatewayGuestPath, "null")
+	in := post(gatewayGuestPath, map[string]string{"action": "ACCEPT", "comment": desc})
 	plan := in
 	plan.Plan = true
 	res, err := e.client.APIRequest(t.Context(), plan)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Plan.Params["description"] != desc {
-		t.Errorf("plan params = %v, want the description in full", res.Plan.Params)
+	if res.Plan.Params["comment"] != desc {
+		t.Errorf("plan params = %v, want the comment in full", res.Plan.Params)
 	}
 	in.Approval = res.Plan.Approval
 	if _, err := e.client.APIRequest(t.Context(), in); err != nil {
 		t.Fatalf("approved write: %v", err)
 	}
-	if got := e.fake.MutatingRequests(); len(got) != 1 || reqLine(got[0]) != "POST /nodes/pve1/qemu/101/snapshot" || got[0].Form.Get("description") != desc {
-		t.Errorf("mutating requests = %+v, want the one write with the description", got)
+	if got := e.fake.MutatingRequests(); len(got) != 1 || reqLine(got[0]) != "POST "+gatewayGuestPath || got[0].Form.Get("comment") != desc {
+		t.Errorf("mutating requests = %+v, want the one write with the comment", got)
 	}
 }
 
@@ -304,6 +305,7 @@ func TestGatewayWriteLookalikesNotSecret(t *testing.T) {
 			t.Errorf("parameter %s: plan params = %v, want it shown", name, res.Plan.Params)
 		}
 	}
+	acceptGatewayWrite(e, "POST", gatewayGuestPath, "null")
 	for i, desc := range []string{
 		"bypass=1 passthrough: on, passive: yes",
 		"compass: north; pwdx=2",
@@ -311,7 +313,7 @@ func TestGatewayWriteLookalikesNotSecret(t *testing.T) {
 		"upgraded to PVE:8.4 at 6A1B2C3D",
 		"PVEAuthCookie is set at login",
 	} {
-		in := post("/nodes/pve1/qemu/101/snapshot", map[string]string{"snapname": "gw" + strconv.Itoa(i+1), "description": desc})
+		in := post(gatewayGuestPath, map[string]string{"pos": strconv.Itoa(i), "comment": desc})
 		plan := in
 		plan.Plan = true
 		res, err := e.client.APIRequest(t.Context(), plan)
@@ -319,7 +321,7 @@ func TestGatewayWriteLookalikesNotSecret(t *testing.T) {
 			t.Errorf("description %q: %v, want a plan", desc, err)
 			continue
 		}
-		if res.Plan.Params["description"] != desc {
+		if res.Plan.Params["comment"] != desc {
 			t.Errorf("description %q: plan params = %v, want it in full", desc, res.Plan.Params)
 		}
 		in.Approval = res.Plan.Approval
@@ -327,7 +329,7 @@ func TestGatewayWriteLookalikesNotSecret(t *testing.T) {
 		if _, err := e.client.APIRequest(t.Context(), in); err != nil {
 			t.Errorf("description %q: approved write: %v", desc, err)
 		}
-		if got := e.fake.MutatingRequests(); len(got) != before+1 || got[len(got)-1].Form.Get("description") != desc {
+		if got := e.fake.MutatingRequests(); len(got) != before+1 || got[len(got)-1].Form.Get("comment") != desc {
 			t.Errorf("description %q: mutating requests = %+v, want it sent once", desc, got[before:])
 		}
 	}

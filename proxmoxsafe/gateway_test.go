@@ -29,6 +29,19 @@ func gatewayEnv(t *testing.T, mod func(*proxmoxsafe.Config)) *env {
 	})
 }
 
+// gatewayGuestPath is a write under a guest's path that no dedicated
+// operation covers (a firewall rule of guest 101), for the tests of the
+// gateway's own mechanics: a covered route is refused
+// (TestGatewayCoveredRoutesRefused). The fake models no firewall:
+// acceptGatewayWrite makes it answer as Proxmox answers a created rule.
+const gatewayGuestPath = "/nodes/pve1/qemu/101/firewall/rules"
+
+// acceptGatewayWrite makes the fake answer method on path with data (its
+// "data" member, JSON) and record the request, as it records every one.
+func acceptGatewayWrite(e *env, method, path, data string) {
+	e.fake.InjectFault(proxmoxtest.Fault{Method: method, Path: path, Body: []byte(`{"data":` + data + `}`)})
+}
+
 // hostilePaths are paths the gateway refuses as invalid input, whatever
 // the method and the approval: each must cause zero upstream requests.
 var hostilePaths = []struct{ name, path, mention string }{
@@ -205,11 +218,11 @@ func TestGatewayPolicy(t *testing.T) {
 		{name: "get on a node off the allowlist", get: &proxmoxsafe.APIGetInput{Path: "/nodes/pve3/status"}, mention: `node "pve3" is not on the node allowlist`},
 		{name: "write on a node off the allowlist", write: post("/nodes/pve3/qemu/300/status/stop", nil), mention: `node "pve3"`},
 		{name: "write with a target node off the allowlist", write: post("/nodes/pve1/qemu/101/migrate", map[string]string{"target": "pve3"}), mention: `node "pve3"`},
-		{name: "write to a protected guest", write: post("/nodes/pve1/qemu/106/config", map[string]string{"cores": "2"}), mention: "guest 106 is protected"},
+		{name: "write to a protected guest", write: post("/nodes/pve1/qemu/106/firewall/rules", map[string]string{"type": "in", "action": "ACCEPT"}), mention: "guest 106 is protected"},
 		{name: "write naming a protected guest by vmid", write: post("/cluster/backup", map[string]string{"vmid": "106"}), mention: "guest 106 is protected"},
-		{name: "disk moved onto a protected guest", write: post("/nodes/pve1/qemu/101/move_disk", map[string]string{"disk": "scsi1", "target-vmid": "106"}), mention: "guest 106 is protected"},
-		{name: "write naming a protected HA resource", write: post("/cluster/ha/resources/vm:106/migrate", nil), mention: "guest 106 is protected"},
-		{name: "write to a guest protected by tag", mod: byTag, write: post("/nodes/pve1/qemu/100/config", map[string]string{"tags": "x"}), mention: "protected by the operator", reads: true},
+		{name: "disk moved onto a protected guest", write: post("/nodes/pve1/qemu/101/move_disk", map[string]string{"disk": "scsi1", "target-vmid": "106"}), mention: "deny list"},
+		{name: "write naming a protected HA resource", write: post("/cluster/ha/resources", map[string]string{"sid": "vm:106", "state": "ignored"}), mention: "guest 106 is protected"},
+		{name: "write to a guest protected by tag", mod: byTag, write: post("/nodes/pve1/qemu/100/firewall/rules", map[string]string{"type": "in", "action": "ACCEPT"}), mention: "protected by the operator", reads: true},
 		{name: "write to a protected pool", mod: byPool, write: post("/pools/prod", map[string]string{"vms": "101"}), mention: "pool prod is protected"},
 		{name: "raw QEMU args", write: post("/nodes/pve1/qemu/101/config", map[string]string{"args": "-x"}), mention: "parameter args is never sent"},
 		{name: "host PCI passthrough", write: post("/nodes/pve1/qemu/101/config", map[string]string{"hostpci0": "01:00.0"}), mention: "parameter hostpci0"},
@@ -396,12 +409,13 @@ func TestAPIRequestApproval(t *testing.T) {
 	t.Parallel()
 	e := gatewayEnv(t, nil)
 	ctx := t.Context()
-	in := proxmoxsafe.APIRequestInput{Method: "POST", Path: "/nodes/pve1/qemu/101/snapshot", Params: map[string]string{"snapname": "gw1", "description": "via gateway"}}
+	acceptGatewayWrite(e, "POST", gatewayGuestPath, "null")
+	in := proxmoxsafe.APIRequestInput{Method: "POST", Path: gatewayGuestPath, Params: map[string]string{"action": "ACCEPT", "comment": "via gateway"}}
 	phrase, err := proxmoxsafe.GatewayPhrase(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(phrase, "APPROVE POST /nodes/pve1/qemu/101/snapshot params=") || len(phrase) != len("APPROVE POST /nodes/pve1/qemu/101/snapshot params=")+16 {
+	if !strings.HasPrefix(phrase, "APPROVE POST "+gatewayGuestPath+" params=") || len(phrase) != len("APPROVE POST "+gatewayGuestPath+" params=")+16 {
 		t.Fatalf("phrase = %q", phrase)
 	}
 	// No approval: the refusal names the phrase.
@@ -412,7 +426,7 @@ func TestAPIRequestApproval(t *testing.T) {
 	}
 	// A phrase for other parameters, another path or another method.
 	other := in
-	other.Params = map[string]string{"snapname": "gw2", "description": "via gateway"}
+	other.Params = map[string]string{"action": "DROP", "comment": "via gateway"}
 	otherPhrase, _ := proxmoxsafe.GatewayPhrase(other)
 	for _, given := range []string{
 		otherPhrase,
@@ -432,7 +446,7 @@ func TestAPIRequestApproval(t *testing.T) {
 	// Plan: nothing sent, the phrase returned.
 	in.Approval, in.Plan = "", true
 	plan, err := e.client.APIRequest(ctx, in)
-	if err != nil || plan.Plan == nil || plan.Plan.Approval != phrase || plan.Plan.Params["snapname"] != "gw1" || len(e.fake.MutatingRequests()) != 0 {
+	if err != nil || plan.Plan == nil || plan.Plan.Approval != phrase || plan.Plan.Params["action"] != "ACCEPT" || len(e.fake.MutatingRequests()) != 0 {
 		t.Fatalf("plan = %+v, err %v; want the phrase and nothing sent", plan, err)
 	}
 	in.Plan = false
@@ -442,10 +456,10 @@ func TestAPIRequestApproval(t *testing.T) {
 		t.Fatal(err)
 	}
 	muts := e.fake.MutatingRequests()
-	if len(muts) != 1 || reqLine(muts[0]) != "POST /nodes/pve1/qemu/101/snapshot" || muts[0].Form.Get("snapname") != "gw1" || muts[0].Form.Get("description") != "via gateway" || len(muts[0].Form) != 2 {
+	if len(muts) != 1 || reqLine(muts[0]) != "POST "+gatewayGuestPath || muts[0].Form.Get("action") != "ACCEPT" || muts[0].Form.Get("comment") != "via gateway" || len(muts[0].Form) != 2 {
 		t.Fatalf("mutating requests = %+v", muts)
 	}
-	if !strings.HasPrefix(res.UPID, "UPID:pve1:") || !strings.Contains(res.UPID, ":qmsnapshot:101:") || res.Approver != "phrase" || !strings.Contains(res.Note, "snapshot_guest") {
+	if res.UPID != "" || res.Approver != "phrase" || res.Note != "" {
 		t.Errorf("result = %+v", res)
 	}
 	recs := auditEvents(t, e)
@@ -453,8 +467,8 @@ func TestAPIRequestApproval(t *testing.T) {
 		t.Fatalf("audit events = %s", got)
 	}
 	sub := recs[len(recs)-1]
-	wantParams := []string{"path=/nodes/pve1/qemu/101/snapshot", "params=" + strings.TrimPrefix(phrase, "APPROVE POST /nodes/pve1/qemu/101/snapshot params="), "description=via gateway", "snapname=gw1"}
-	if sub.Op != proxmoxsafe.OpAPIRequest || sub.Method != "POST" || sub.Path != "/nodes/pve1/qemu/101/snapshot" || sub.UPID != res.UPID ||
+	wantParams := []string{"path=" + gatewayGuestPath, "params=" + strings.TrimPrefix(phrase, "APPROVE POST "+gatewayGuestPath+" params="), "action=ACCEPT", "comment=via gateway"}
+	if sub.Op != proxmoxsafe.OpAPIRequest || sub.Method != "POST" || sub.Path != gatewayGuestPath || sub.UPID != res.UPID ||
 		sub.VMID != 101 || strings.Join(sub.Params, "|") != strings.Join(wantParams, "|") || sub.Approver != "phrase" {
 		t.Errorf("submitted record = %+v", sub)
 	}
@@ -484,7 +498,8 @@ func TestAPIRequestDefaultApproval(t *testing.T) {
 func TestAPIRequestAuditFailClosed(t *testing.T) {
 	t.Parallel()
 	e := gatewayEnv(t, func(c *proxmoxsafe.Config) { c.Audit = failingSink{} })
-	in := proxmoxsafe.APIRequestInput{Method: "POST", Path: "/nodes/pve1/qemu/101/snapshot", Params: map[string]string{"snapname": "gw1"}}
+	acceptGatewayWrite(e, "POST", gatewayGuestPath, "null")
+	in := proxmoxsafe.APIRequestInput{Method: "POST", Path: gatewayGuestPath, Params: map[string]string{"action": "ACCEPT"}}
 	in.Approval, _ = proxmoxsafe.GatewayPhrase(in)
 	_, err := e.client.APIRequest(t.Context(), in)
 	if !errors.Is(err, proxmoxsafe.ErrAudit) {
@@ -516,7 +531,8 @@ func TestAPIRequestGrant(t *testing.T) {
 		c.Approvers = []proxmoxsafe.Approver{store}
 	})
 	ctx := t.Context()
-	in := proxmoxsafe.APIRequestInput{Method: "POST", Path: "/nodes/pve1/qemu/101/snapshot", Params: map[string]string{"snapname": "gr1"}}
+	acceptGatewayWrite(e, "POST", gatewayGuestPath, "null")
+	in := proxmoxsafe.APIRequestInput{Method: "POST", Path: gatewayGuestPath, Params: map[string]string{"action": "ACCEPT"}}
 	_, err = e.client.APIRequest(ctx, in)
 	var gre *grant.RequiredError
 	if !errors.As(err, &gre) {
@@ -526,7 +542,7 @@ func TestAPIRequestGrant(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := in
-	other.Params = map[string]string{"snapname": "gr2"}
+	other.Params = map[string]string{"action": "DROP"}
 	if _, err := e.client.APIRequest(ctx, other); !errors.Is(err, proxmoxsafe.ErrApprovalRequired) {
 		t.Errorf("other parameters: err = %v, want approval required", err)
 	}
@@ -540,7 +556,7 @@ func TestAPIRequestGrant(t *testing.T) {
 	if _, err := e.client.APIRequest(ctx, in); !errors.Is(err, proxmoxsafe.ErrApprovalRequired) {
 		t.Errorf("second send: err = %v, want approval required (a grant is single use)", err)
 	}
-	if got := reqLines(e.fake.MutatingRequests()); len(got) != 1 || got[0] != "POST /nodes/pve1/qemu/101/snapshot" {
+	if got := reqLines(e.fake.MutatingRequests()); len(got) != 1 || got[0] != "POST "+gatewayGuestPath {
 		t.Errorf("mutating requests = %v, want the one approved POST", got)
 	}
 	if rec := auditEvents(t, e); rec[len(rec)-1].Operator != "ops" && rec[len(rec)-2].Operator != "ops" {

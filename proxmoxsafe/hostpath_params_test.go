@@ -14,8 +14,9 @@ import (
 // restore archive that is a host path) is refused before any request,
 // even with the exact approval phrase: Proxmox allows arbitrary file
 // system paths to root@pam only, so logged in as root@pam by password it
-// is host passthrough. The same writes with storage volumes pass the policy step
-// (refused only for the missing approval).
+// is host passthrough. The same writes with storage volumes are not
+// refused for a path (a config write is still refused, as the config
+// class's request).
 func TestGatewayHostPathsRefused(t *testing.T) {
 	t.Parallel()
 	refused := []struct {
@@ -48,15 +49,16 @@ func TestGatewayHostPathsRefused(t *testing.T) {
 		{"ide2": "local:iso/debian.iso,media=cdrom"},
 		{"cdrom": "local:iso/debian.iso"},
 		{"scsi2": "local-lvm:0,import-from=local:import/x.qcow2"},
-		{"unused0": "local-lvm:vm-101-disk-1"},
 		{"description": "/dev/sda is the root disk"}, // not a volume
 	} {
 		t.Run("volume "+strings.Join(keysOf(params), ","), func(t *testing.T) {
 			t.Parallel()
 			e := gatewayEnv(t, nil)
+			// A config write is the config class's, refused as such
+			// (guest_config_set), but not for a host path.
 			_, err := e.client.APIRequest(t.Context(), proxmoxsafe.APIRequestInput{Method: "POST", Path: "/nodes/pve1/qemu/101/config", Params: params})
-			if !errors.Is(err, proxmoxsafe.ErrApprovalRequired) {
-				t.Fatalf("err = %v, want only the approval missing", err)
+			if !errors.Is(err, proxmoxsafe.ErrNotAllowed) || !strings.Contains(err.Error(), "SetGuestConfig") || strings.Contains(err.Error(), "path on the node") {
+				t.Fatalf("err = %v, want only the dedicated operation's refusal", err)
 			}
 			if got := e.fake.MutatingRequests(); len(got) != 0 {
 				t.Errorf("mutating requests = %v, want none", reqLines(got))

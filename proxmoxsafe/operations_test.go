@@ -334,16 +334,22 @@ var opCases = map[proxmoxsafe.Operation][]opCase{
 				return receiptErr(c.SetGuestConfig(ctx, proxmoxsafe.SetGuestConfigInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "lxc", VMID: 200}, Set: map[string]string{"cores": "2"}, Controls: proxmoxsafe.Controls{Approval: approval}}))
 			}},
 	},
-	proxmoxsafe.OpAPIRequest: {{env: opsEnv,
+	// A route no dedicated operation covers (a guest's firewall rule),
+	// which the fake answers as Proxmox does (it models no firewall).
+	proxmoxsafe.OpAPIRequest: {{env: func(t *testing.T) *env {
+		e := opsEnv(t)
+		acceptGatewayWrite(e, "POST", gatewayGuestPath, "null")
+		return e
+	},
 		plan: func(ctx context.Context, c *proxmoxsafe.Client) (*proxmoxsafe.Plan, error) {
-			res, err := c.APIRequest(ctx, proxmoxsafe.APIRequestInput{Method: "POST", Path: "/nodes/pve1/qemu/101/snapshot", Params: map[string]string{"snapname": "gw1"}, Plan: true})
+			res, err := c.APIRequest(ctx, proxmoxsafe.APIRequestInput{Method: "POST", Path: gatewayGuestPath, Params: map[string]string{"action": "ACCEPT"}, Plan: true})
 			if err != nil {
 				return nil, err
 			}
 			return res.Plan, nil
 		},
 		apply: func(ctx context.Context, c *proxmoxsafe.Client, approval string) error {
-			_, err := c.APIRequest(ctx, proxmoxsafe.APIRequestInput{Method: "POST", Path: "/nodes/pve1/qemu/101/snapshot", Params: map[string]string{"snapname": "gw1"}, Approval: approval})
+			_, err := c.APIRequest(ctx, proxmoxsafe.APIRequestInput{Method: "POST", Path: gatewayGuestPath, Params: map[string]string{"action": "ACCEPT"}, Approval: approval})
 			return err
 		}}},
 }

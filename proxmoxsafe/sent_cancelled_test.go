@@ -17,8 +17,16 @@ import (
 // the fake has received a mutating request.
 func holdMutation(t *testing.T, e *env, method, path string) (release func(), arrived func()) {
 	t.Helper()
+	return holdFault(t, e, proxmoxtest.Fault{Method: method, Path: path})
+}
+
+// holdFault is holdMutation with the fault's other fields (an answer of
+// its own) applied after the release.
+func holdFault(t *testing.T, e *env, f proxmoxtest.Fault) (release func(), arrived func()) {
+	t.Helper()
 	hold := make(chan struct{})
-	e.fake.InjectFault(proxmoxtest.Fault{Method: method, Path: path, Hold: hold, Times: 1})
+	f.Hold, f.Times = hold, 1
+	e.fake.InjectFault(f)
 	var once sync.Once
 	release = func() { once.Do(func() { close(hold) }) }
 	t.Cleanup(release)
@@ -40,7 +48,14 @@ func holdMutation(t *testing.T, e *env, method, path string) (release func(), ar
 // answer and returns what call returned.
 func cancelWhileHeld[R any](t *testing.T, e *env, method, path string, call func(context.Context) (R, error)) (R, error) {
 	t.Helper()
-	release, arrived := holdMutation(t, e, method, path)
+	return cancelWhileHeldFault(t, e, proxmoxtest.Fault{Method: method, Path: path}, call)
+}
+
+// cancelWhileHeldFault is cancelWhileHeld with the held request answered
+// by the fault's other fields.
+func cancelWhileHeldFault[R any](t *testing.T, e *env, f proxmoxtest.Fault, call func(context.Context) (R, error)) (R, error) {
+	t.Helper()
+	release, arrived := holdFault(t, e, f)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	type result struct {
@@ -177,14 +192,18 @@ func TestCancelBeforeSendingSendsNothing(t *testing.T) {
 func TestGatewayCancelWhileSendingKeepsTheUPID(t *testing.T) {
 	t.Parallel()
 	e := gatewayEnv(t, nil)
-	const path = "/nodes/pve1/qemu/101/snapshot"
-	in := proxmoxsafe.APIRequestInput{Method: "POST", Path: path, Params: map[string]string{"snapname": "gw1"}}
+	// A write that starts a task (the fake models none of the routes
+	// left to the gateway that do: it answers this one with a UPID).
+	const path = gatewayGuestPath
+	const upid = "UPID:pve1:00001234:00005678:6745A2B0:qmconfig:101:automation@pve!mcp:"
+	in := proxmoxsafe.APIRequestInput{Method: "POST", Path: path, Params: map[string]string{"action": "ACCEPT"}}
 	phrase, err := proxmoxsafe.GatewayPhrase(in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	in.Approval = phrase
-	r, err := cancelWhileHeld(t, e, "POST", path, func(ctx context.Context) (*proxmoxsafe.APIResult, error) {
+	answer := proxmoxtest.Fault{Method: "POST", Path: path, Body: []byte(`{"data":"` + upid + `"}`)}
+	r, err := cancelWhileHeldFault(t, e, answer, func(ctx context.Context) (*proxmoxsafe.APIResult, error) {
 		return e.client.APIRequest(ctx, in)
 	})
 	sc := assertSentBeforeCancel(t, err)

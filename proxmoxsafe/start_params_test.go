@@ -2,6 +2,7 @@ package proxmoxsafe_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
@@ -34,8 +35,11 @@ func TestGatewayStartInternalsRefused(t *testing.T) {
 		})
 	}
 	e := gatewayEnv(t, nil)
-	if _, err := e.client.APIRequest(t.Context(), proxmoxsafe.APIRequestInput{Method: "POST", Path: path, Params: map[string]string{"timeout": "30"}}); !errors.Is(err, proxmoxsafe.ErrApprovalRequired) {
-		t.Fatalf("a start without them: err = %v, want only the approval missing", err)
+	// Without them the start is still refused, as a dedicated
+	// operation's request (guest_power checks the guest first), not for a
+	// parameter.
+	if _, err := e.client.APIRequest(t.Context(), proxmoxsafe.APIRequestInput{Method: "POST", Path: path, Params: map[string]string{"timeout": "30"}}); !errors.Is(err, proxmoxsafe.ErrNotAllowed) || !strings.Contains(err.Error(), "GuestPower") || strings.Contains(err.Error(), "parameter") {
+		t.Fatalf("a start without them: err = %v, want the dedicated operation's refusal", err)
 	}
 	if got := nonGET(e); len(got) != 0 {
 		t.Errorf("a start without them: non-GET requests = %v, want none", got)

@@ -44,7 +44,7 @@ func TestGatewayFlags(t *testing.T) {
 		t.Errorf("api_get: exit %d\n%s\n%s", code, out, errOut)
 	}
 	out, errOut, code = runIn(t, map[string]string{}, "--demo", "--profile", "admin", "--gateway-write", "--audit-log", audit(),
-		"call", "api_request", `{"method":"POST","path":"/nodes/pve1/qemu/100/snapshot","params":{"snapname":"gw"}}`)
+		"call", "api_request", `{"method":"POST","path":"/nodes/pve1/qemu/100/firewall/rules","params":{"action":"ACCEPT"}}`)
 	if code == 0 || strings.Contains(out, "UPID:") || !strings.Contains(out+errOut, "no action was taken") {
 		t.Errorf("api_request without approval: exit %d\n%s\n%s", code, out, errOut)
 	}

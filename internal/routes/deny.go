@@ -66,6 +66,10 @@ var denyTable = []DenyRule{
 	{DenyWrites, "/nodes/*/status", "reboots or shuts down the node"},
 	{DenyWrites, "/nodes/*/startall|stopall|suspendall|migrateall|wakeonlan", "changes the power state of a node or of all its guests"},
 	{DenyWrites, "/cluster/bulk-action/**", "acts on many guests at once (all of them without a list), protected ones included"},
+	// Guest routes equivalent to what the config class never does.
+	{DenyWrites, "/nodes/*/" + guestTypes + "/*/unlink", "deletes unused disks and their volumes (the config class never touches unused*; volumes are never deleted through the gateway)"},
+	{DenyWrites, "/nodes/*/" + guestTypes + "/*/move_disk|move_volume", "moves a disk to another storage or onto another guest, deleting the source volume with delete=1 (storage volumes are never changed through the gateway)"},
+	{DenyWrites, "/nodes/*/" + guestTypes + "/*/template", "converts the guest to a template, which cannot be undone (the config class's never-key template)"},
 	// Host configuration.
 	{DenyWrites, "/nodes/*/services/**", "starts, stops or restarts host services"},
 	{DenyWrites, "/nodes/*/apt/**", "changes the host's package repositories or updates"},
@@ -74,6 +78,7 @@ var denyTable = []DenyRule{
 	{DenyWrites, "/nodes/*/dns|hosts|time|config|subscription", "changes the host's DNS, /etc/hosts, time zone, node options or subscription"},
 	{DenyWrites, "/nodes/*/firewall/**", "changes the host firewall"},
 	{DenyWrites, "/cluster/firewall/**", "changes the cluster firewall"},
+	{DenyWrites, "/cluster/sdn", "applies the pending SDN configuration to the network of every node (as /nodes/*/network/** does on one node: applying it can cut nodes off)"},
 	{DenyAll, "/nodes/*/syslog|journal", "host logs can carry command lines and secrets"},
 	// Cluster membership and cluster-wide secrets.
 	{DenyWrites, "/cluster/config/**", "changes cluster membership or corosync"},
