@@ -176,6 +176,36 @@ func TestGrantCLIExpired(t *testing.T) {
 	}
 }
 
+// TestGrantCLIGatewayTarget: a gateway grant for a request that names no
+// guest is shown by approve and grants list with its path beside its
+// method, as the approval page shows it: its zero guest target read
+// "//0", which names nothing.
+func TestGrantCLIGatewayTarget(t *testing.T) {
+	t.Parallel()
+	gdir := t.TempDir()
+	if err := os.Chmod(gdir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	const code = "K7QF-3MZE"
+	now := time.Now().UTC()
+	g := grant.Grant{Code: code, Action: "DELETE", Params: []string{"path=/cluster/ha/groups/web", "params=none"},
+		Plan:   &proxmoxsafe.Plan{Class: proxmoxsafe.ClassGatewayWrite, Method: "DELETE", Path: "/cluster/ha/groups/web", Effect: "send DELETE /cluster/ha/groups/web with no parameters"},
+		Effect: "send DELETE /cluster/ha/groups/web with no parameters", State: "n/a", Binding: "x", Created: now, Expires: now.Add(grant.DefaultTTL), Status: grant.Pending}
+	raw, _ := json.Marshal(g)
+	if err := os.WriteFile(filepath.Join(gdir, code+".json"), raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := cleanEnv("PROXMOX_SAFE_GRANT_DIR="+gdir, "USER=tester")
+	out, errOut, _ := grantCLI(t, env, "", "grants", "list")
+	if !regexp.MustCompile(code+`\s+pending\s.*\sDELETE\s+/cluster/ha/groups/web\s`).MatchString(out) || strings.Contains(out, "//0") {
+		t.Errorf("grants list:\n%s\n%s", out, errOut)
+	}
+	out, errOut, _ = grantCLI(t, env, "no\n", "approve", code)
+	if !strings.Contains(out, "Action:  DELETE\n  Target:  /cluster/ha/groups/web\n") || strings.Contains(out, "//0") {
+		t.Errorf("approve:\n%s\n%s", out, errOut)
+	}
+}
+
 // TestGrantDirAgrees: approve, deny and grants list find the grant
 // directory a mutating server with the same settings uses, or the operator
 // would approve into a directory the server never reads.

@@ -138,7 +138,7 @@ func (e *RequiredError) Error() string {
 	}
 	return fmt.Sprintf("approval required: an operator must approve grant %s out of band (on the server host: %s %s) "+
 		"before %s; then repeat this call unchanged%s. Plan: %s on %s%s; approving will %s; current state: %s; no action was taken",
-		g.Code, command, g.Code, g.Expires.UTC().Format(TimeFormat), stale, g.Action, g.Target, cluster, g.Effect, g.State)
+		g.Code, command, g.Code, g.Expires.UTC().Format(TimeFormat), stale, g.Action, g.TargetText(), cluster, g.Effect, g.State)
 }
 
 // Is makes the error match [proxmoxsafe.ErrApprovalRequired].

@@ -1,0 +1,36 @@
+package grant_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
+)
+
+// TestTargetText: a grant names its guest, or for a request that names
+// none its path (its action is the method); never the zero guest's "//0". The refusal
+// that hands out the code says the same.
+func TestTargetText(t *testing.T) {
+	t.Parallel()
+	gw := &proxmoxsafe.Plan{Class: proxmoxsafe.ClassGatewayWrite, Method: "DELETE", Path: "/cluster/ha/groups/web"}
+	for _, tc := range []struct {
+		g    grant.Grant
+		want string
+	}{
+		{grant.Grant{Action: "shutdown", Target: proxmoxsafe.Target{Node: "pve1", Type: "qemu", VMID: 100}}, "pve1/qemu/100"},
+		{grant.Grant{Action: "snapshot", Target: proxmoxsafe.Target{Node: "pve1", Type: "lxc", VMID: 200, Snapshot: "s1"}}, "pve1/lxc/200/s1"},
+		{grant.Grant{Action: "DELETE", Plan: gw}, "/cluster/ha/groups/web"},
+		{grant.Grant{Action: "POST"}, "(none)"},
+	} {
+		if got := tc.g.TargetText(); got != tc.want {
+			t.Errorf("TargetText of %+v = %q, want %q", tc.g.Target, got, tc.want)
+		}
+	}
+	g := grant.Grant{Code: "K7QF-3MZD", Action: "DELETE", Plan: gw, Effect: "send DELETE /cluster/ha/groups/web with no parameters", Expires: time.Now()}
+	msg := (&grant.RequiredError{Grant: g}).Error()
+	if !strings.Contains(msg, "Plan: DELETE on /cluster/ha/groups/web;") || strings.Contains(msg, "//0") {
+		t.Errorf("refusal = %q, want it to name the request, not //0", msg)
+	}
+}
