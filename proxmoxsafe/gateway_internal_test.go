@@ -53,6 +53,9 @@ func gatewayClient(t testing.TB, readOnly bool) (*Client, *captureTransport) {
 func TestGatewayGuardRoutes(t *testing.T) {
 	t.Parallel()
 	gwOnly := Policy{AllowedNodes: []string{"pve1"}, Classes: []Class{ClassGateway}}
+	gwWrite := Policy{AllowedNodes: []string{"pve1"}, Classes: []Class{ClassGateway, ClassGatewayWrite}, Approvals: map[Class][]ApprovalLevel{ClassGatewayWrite: {LevelPhrase}}}
+	withDestroy := Policy{AllowedNodes: []string{"pve1"}, Classes: []Class{ClassGatewayWrite, ClassDestroy},
+		Approvals: map[Class][]ApprovalLevel{ClassGatewayWrite: {LevelPhrase}, ClassDestroy: {LevelPhrase}}}
 	tests := []struct {
 		name, method, path string
 		policy             Policy
@@ -64,7 +67,13 @@ func TestGatewayGuardRoutes(t *testing.T) {
 		{"gateway GET on another node", "GET", "/nodes/pve2/qemu/100/pending", gwOnly, false, false},
 		{"gateway POST without gateway-write", "POST", "/cluster/ha/groups", gwOnly, false, false},
 		{"gateway-write POST", "POST", "/cluster/ha/groups", Policy{}, false, true},
-		{"gateway-write DELETE", "DELETE", "/nodes/pve1/qemu/100", Policy{}, false, true},
+		{"gateway-write DELETE of a path no class covers", "DELETE", "/nodes/pve1/qemu/100/firewall/rules/0", gwWrite, false, true},
+		// A dedicated operation's request passes only its class's route.
+		{"gateway-write DELETE of a guest", "DELETE", "/nodes/pve1/qemu/100", gwWrite, false, false},
+		{"gateway-write stop", "POST", "/nodes/pve1/qemu/100/status/stop", gwWrite, false, false},
+		{"gateway-write snapshot", "POST", "/nodes/pve1/lxc/200/snapshot", gwWrite, false, false},
+		{"gateway-write config", "POST", "/nodes/pve1/qemu/100/config", gwWrite, false, false},
+		{"gateway-write with the destroy class", "DELETE", "/nodes/pve1/qemu/100", withDestroy, false, true},
 		{"gateway-write PATCH", "PATCH", "/cluster/ha/groups", Policy{}, false, false},
 		{"read-only keeps the gateway GET", "GET", "/cluster/options", Policy{}, true, true},
 		{"read-only refuses gateway-write", "POST", "/cluster/ha/groups", Policy{}, true, false},
@@ -83,7 +92,7 @@ func TestGatewayGuardRoutes(t *testing.T) {
 				net = &captureTransport{}
 				var err error
 				c, err = New(Config{URL: "https://pve.example:8006", TokenID: "a@pve!tok", TokenSecret: "s",
-					HTTPClient: &http.Client{Transport: net}, Policy: tc.policy})
+					HTTPClient: &http.Client{Transport: net}, Policy: tc.policy, Audit: discardAudit{}})
 				if err != nil {
 					t.Fatal(err)
 				}

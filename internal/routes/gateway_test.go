@@ -34,3 +34,34 @@ func TestGatewayRoute(t *testing.T) {
 		}
 	}
 }
+
+// TestGatewayWriteRouteLeavesClassRoutes: the gateway's write route never
+// lets through what a class's write route describes, whatever the method
+// (only that class's route does); reads and other paths pass.
+func TestGatewayWriteRouteLeavesClassRoutes(t *testing.T) {
+	t.Parallel()
+	nodes := map[string]bool{"pve1": true}
+	w, r := gatewayRoute(nodes, "POST", "PUT", "DELETE"), gatewayRoute(nodes, "GET")
+	for _, tc := range []struct {
+		method string
+		segs   []string
+		want   bool
+	}{
+		{"DELETE", []string{"nodes", "pve1", "qemu", "100"}, false},
+		{"POST", []string{"nodes", "pve1", "lxc", "200", "status", "stop"}, false},
+		{"PUT", []string{"nodes", "pve1", "qemu", "100", "resize"}, false},
+		{"POST", []string{"nodes", "pve1", "qemu", "100", "config"}, false},
+		{"POST", []string{"nodes", "pve1", "qemu"}, false},
+		{"DELETE", []string{"nodes", "pve1", "qemu", "100", "snapshot", "s1"}, false},
+		{"POST", []string{"nodes", "pve1", "qemu", "100", "firewall", "rules"}, true},
+		{"POST", []string{"cluster", "ha", "groups"}, true},
+	} {
+		if got := w.allows(tc.method, "", tc.segs, ""); got != tc.want {
+			t.Errorf("%s %q = %v, want %v", tc.method, tc.segs, got, tc.want)
+		}
+	}
+	// The migrate precheck is a class's GET: reads are the read route's.
+	if !r.allows("GET", "", []string{"nodes", "pve1", "qemu", "100", "migrate"}, "") {
+		t.Error("a GET of a class's read route is refused")
+	}
+}
