@@ -98,7 +98,6 @@ var gatewayEquivalents = []gatewayEquivalent{
 	{"PUT", []string{"cluster", "ha", "resources", "*"}, OpGuestPower, haStateChanges(false),
 		"the HA manager starts or stops the guest to reach the state"},
 	{"POST", []string{"cluster", "ha", "resources", "*", "migrate"}, OpMigrateGuest, nil, "the HA manager migrates the guest"},
-	{"POST", []string{"nodes", "*", "vzdump"}, OpGuestPower, stopMode, "a backup in stop mode shuts each guest down and starts it again"},
 	{"POST", []string{"cluster", "backup"}, OpGuestPower, stopMode, "a backup job in stop mode shuts each guest down and starts it again, at every run"},
 	{"POST", []string{"cluster", "ha", "resources", "*", "relocate"}, OpMigrateGuest, nil, "the HA manager moves the guest (stopped, then started on the node)"},
 }

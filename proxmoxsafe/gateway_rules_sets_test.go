@@ -50,32 +50,34 @@ func TestGatewaySetSelectorsRefused(t *testing.T) {
 	}
 }
 
-// TestGatewayNamedGuestsStillChecked: a backup that names its guests one
-// by one is not a set: a protected one among them is refused after the
-// protection read, and one without is refused only for its missing
-// approval (all=0 is no set either); a backup in stop mode is a power
-// action of each guest (GuestPower's), refused as such.
+// TestGatewayNamedGuestsStillChecked: guests named one by one are no
+// set: a protected one among them is refused after the protection read,
+// and a list without one is not refused as a set (all=0 is no set
+// either); a backup job in stop mode is a power action of each guest,
+// refused as a dedicated operation's.
 func TestGatewayNamedGuestsStillChecked(t *testing.T) {
 	t.Parallel()
 	e := gatewayEnv(t, nil)
 	ctx := t.Context()
-	params := map[string]string{"vmid": "101,106", "mode": "snapshot"}
-	_, err := e.client.APIRequest(ctx, proxmoxsafe.APIRequestInput{Method: "POST", Path: "/nodes/pve1/vzdump", Params: params,
-		Approval: exactGatewayPhrase("POST", "/nodes/pve1/vzdump", params)})
-	if !errors.Is(err, proxmoxsafe.ErrNotAllowed) || !strings.Contains(err.Error(), "guest 106 is protected") {
+	params := map[string]string{"vmid": "101,106", "schedule": "daily"}
+	_, err := e.client.APIRequest(ctx, proxmoxsafe.APIRequestInput{Method: "POST", Path: "/cluster/backup", Params: params,
+		Approval: exactGatewayPhrase("POST", "/cluster/backup", params)})
+	if !errors.Is(err, proxmoxsafe.ErrNotAllowed) || !strings.Contains(err.Error(), "guest 106 is protected") && !strings.Contains(err.Error(), "dedicated operation") {
 		t.Errorf("a list with a protected guest: err = %v", err)
 	}
 	for _, params := range []map[string]string{{"vmid": "101", "mode": "snapshot"}, {"vmid": "101", "all": "0"}} {
-		_, err = e.client.APIRequest(ctx, proxmoxsafe.APIRequestInput{Method: "POST", Path: "/nodes/pve1/vzdump", Params: params})
-		if !errors.Is(err, proxmoxsafe.ErrApprovalRequired) {
-			t.Errorf("%v: err = %v, want only the approval missing", params, err)
+		for _, path := range []string{"/nodes/pve1/vzdump", "/cluster/backup"} {
+			_, err = e.client.APIRequest(ctx, proxmoxsafe.APIRequestInput{Method: "POST", Path: path, Params: params})
+			if err == nil || strings.Contains(err.Error(), "must name each guest") {
+				t.Errorf("%s %v: err = %v, want no set refusal", path, params, err)
+			}
 		}
 	}
-	params = map[string]string{"vmid": "101", "mode": "stop"}
-	_, err = e.client.APIRequest(ctx, proxmoxsafe.APIRequestInput{Method: "POST", Path: "/nodes/pve1/vzdump", Params: params,
-		Approval: exactGatewayPhrase("POST", "/nodes/pve1/vzdump", params)})
-	if !errors.Is(err, proxmoxsafe.ErrNotAllowed) || !strings.Contains(err.Error(), "stop mode") || !strings.Contains(err.Error(), "GuestPower") {
-		t.Errorf("stop mode: err = %v, want refused as a power action", err)
+	params = map[string]string{"vmid": "101", "mode": "stop", "schedule": "daily"}
+	_, err = e.client.APIRequest(ctx, proxmoxsafe.APIRequestInput{Method: "POST", Path: "/cluster/backup", Params: params,
+		Approval: exactGatewayPhrase("POST", "/cluster/backup", params)})
+	if !errors.Is(err, proxmoxsafe.ErrNotAllowed) || !strings.Contains(err.Error(), "dedicated operation") {
+		t.Errorf("stop mode: err = %v, want refused as a dedicated operation's", err)
 	}
 	if got := e.fake.MutatingRequests(); len(got) != 0 {
 		t.Errorf("mutating requests = %v, want none", reqLines(got))
