@@ -528,7 +528,8 @@ func listItems(v string) []string {
 
 // checkGatewayProtected refuses a write that names a protected guest
 // (by VMID, name, tag or pool) anywhere Proxmox reads one: a path segment
-// (/nodes/{node}/{type}/{vmid}, an HA resource, a replication job) or a
+// (/nodes/{node}/{type}/{vmid}, an HA resource, a replication job, the
+// guest of a task's UPID) or a
 // guest parameter (guestParams, lists included); and a write that names a
 // protected pool.
 func (c *Client) checkGatewayProtected(ctx context.Context, r *gatewayReq) error {
@@ -552,6 +553,14 @@ func (c *Client) checkGatewayProtected(ctx context.Context, r *gatewayReq) error
 	for _, s := range r.segs[1:] {
 		if m := guestRef.FindStringSubmatch(s); m != nil {
 			ids = appendID(ids, m[1])
+		}
+		// A task's UPID names the guest it works on (DELETE
+		// /nodes/{node}/tasks/{upid} stops it: a migration or backup of
+		// that guest left half done).
+		if t, err := parseUPID(s); err == nil {
+			if m := guestRef.FindStringSubmatch(t.ID); m != nil {
+				ids = appendID(ids, m[1])
+			}
 		}
 	}
 	for _, k := range guestParams {

@@ -16,7 +16,8 @@ import (
 // besides /nodes/{node}/{type}/{vmid}, vmid and target: an HA resource id
 // given as a bare VMID (pve-ha-manager parse_sid takes "106" for
 // "vm:106"), VMID lists (pool membership "vms", HA rule "resources",
-// backup "vmid"), a replication job id "106-0", and node lists ("nodes"
+// backup "vmid"), a replication job id "106-0", a task's UPID (stopping
+// a migration of the guest), and node lists ("nodes"
 // of HA groups and rules, with priorities). Each is refused with zero
 // upstream requests (guest 106 is protected by VMID, pve3 is off the
 // allowlist).
@@ -35,6 +36,7 @@ func TestGatewayWriteOtherSpellings(t *testing.T) {
 		{"backup job for a VMID list", "POST", "/cluster/backup", map[string]string{"vmid": "101,106", "schedule": "daily"}, "guest 106 is protected"},
 		{"replication job id", "POST", "/cluster/replication", map[string]string{"id": "106-0", "target": "pve2", "type": "local"}, "guest 106 is protected"},
 		{"replication job in the path", "DELETE", "/cluster/replication/106-0", nil, "guest 106 is protected"},
+		{"a task of the guest stopped", "DELETE", "/nodes/pve1/tasks/UPID:pve1:00001234:00005678:6745A2B0:qmigrate:106:root@pam:", nil, "guest 106 is protected"},
 		{"HA group on a node off the allowlist", "POST", "/cluster/ha/groups", map[string]string{"group": "g1", "nodes": "pve1:2,pve3:1"}, `node "pve3"`},
 		{"HA rule on a node off the allowlist", "PUT", "/cluster/ha/rules/r1", map[string]string{"nodes": "pve3"}, `node "pve3"`},
 	}
