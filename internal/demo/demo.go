@@ -24,6 +24,10 @@ var ReadmeRolePrivileges = []string{"Sys.Audit", "VM.Audit", "Datastore.Audit", 
 // taskDuration is how long a demo task runs when nobody polls it.
 const taskDuration = 3 * time.Second
 
+// haDelay is how long the demo's HA manager takes to carry out a start or
+// stop (a real one takes seconds to tens of seconds).
+const haDelay = 1500 * time.Millisecond
+
 // Start starts the simulated cluster and returns a library config that
 // talks to it over real TLS, pinned by fingerprint, with the fake's token,
 // and what must be closed on exit (also when it fails: close them then
@@ -51,6 +55,9 @@ func Start(cfg *settings.Config, version string, stderr io.Writer) (lib proxmoxs
 	// Real tasks end on their own; without this a demo task would run until
 	// someone polled it, and block the next action on that guest.
 	srv.TaskDuration = taskDuration
+	// An HA-managed guest starts or stops when its LRM gets to it, some
+	// time after the request, however often the status is read.
+	srv.HADelay = haDelay
 	// Nothing reads the fake's request log here; unbounded, it grew by
 	// about 2 KiB per tool call (bench/soak).
 	srv.RequestLogLimit = 100

@@ -1,11 +1,14 @@
 package proxmoxtest
 
+import "time"
+
 // haPending is a state change requested from the HA manager that the guest
 // has not reached yet: real hastart/hastop tasks only ask the CRM, and the
 // LRM performs the start/stop some seconds later.
 type haPending struct {
-	running bool // target state
-	left    int  // status/current reads that still show the old state
+	running bool      // target state
+	left    int       // status/current reads that still show the old state
+	due     time.Time // with HADelay: when the LRM carries it out (left unused)
 }
 
 // haDelay resolves the HADelayPolls option: 0 = default 2, -1 = immediate.
@@ -28,6 +31,11 @@ func (s *Server) requestHA(g *Guest, running bool) {
 		return
 	}
 	p := &haPending{running: running, left: s.haDelay()}
+	if s.HADelay > 0 {
+		p.left, p.due = 0, time.Now().Add(s.HADelay)
+		s.haPending[g.VMID] = p
+		return
+	}
 	if p.left == 0 {
 		applyPower(g, running)
 		delete(s.haPending, g.VMID)
@@ -40,7 +48,7 @@ func (s *Server) requestHA(g *Guest, running bool) {
 // writing.
 func (s *Server) advanceHA(g *Guest) {
 	p := s.haPending[g.VMID]
-	if p == nil {
+	if p == nil || !p.due.IsZero() { // timed: finishDueHA carries it out
 		return
 	}
 	if p.left > 0 {
@@ -68,4 +76,18 @@ func applyPower(g *Guest, running bool) {
 	g.Uptime = 0
 	g.Mem = 0
 	g.CPU = 0
+}
+
+// finishDueHA carries out the timed HA requests (HADelay) that are due;
+// s.mu must be held for writing.
+func (s *Server) finishDueHA(now time.Time) {
+	for vmid, p := range s.haPending {
+		if p.due.IsZero() || now.Before(p.due) {
+			continue
+		}
+		if g := s.cluster.guest(vmid); g != nil {
+			applyPower(g, p.running)
+		}
+		delete(s.haPending, vmid)
+	}
 }

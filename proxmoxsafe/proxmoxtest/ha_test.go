@@ -3,6 +3,7 @@ package proxmoxtest
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestHADelay(t *testing.T) {
@@ -50,6 +51,28 @@ func TestHADelay(t *testing.T) {
 				t.Errorf("start of HA guest gave %q", up)
 			}
 		})
+	}
+}
+
+// TestHADelayTimed: with HADelay the guest stops that long after the
+// request however often it is read, and only then.
+func TestHADelayTimed(t *testing.T) {
+	t.Parallel()
+	s := NewUnstartedServer(DemoCluster())
+	s.HADelay = 300 * time.Millisecond
+	s.StartTLS()
+	defer s.Close()
+	start := time.Now()
+	post(t, s, "/nodes/pve1/qemu/101/status/shutdown", nil)
+	for range 5 { // reads do not hurry the LRM
+		d := get(t, s, "/nodes/pve1/qemu/101/status/current").body["data"].(map[string]any)
+		if d["status"] != "running" && time.Since(start) < s.HADelay {
+			t.Fatalf("stopped after %v, before HADelay", time.Since(start))
+		}
+	}
+	time.Sleep(s.HADelay)
+	if d := get(t, s, "/nodes/pve1/qemu/101/status/current").body["data"].(map[string]any); d["status"] != "stopped" {
+		t.Errorf("after HADelay: %v", d["status"])
 	}
 }
 

@@ -159,6 +159,7 @@ func (s *Server) dispatch(r *http.Request, rel string, inAPI bool, query, form u
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.finishDueTasks(time.Now())
+		s.finishDueHA(time.Now())
 	}
 
 	var tokenID string

@@ -32,6 +32,11 @@ type Server struct {
 	// itself stops OK at once, like the real one that only asks the HA
 	// manager). 0 means the default, 2; -1 means the change is immediate.
 	HADelayPolls int
+	// HADelay, when positive, carries an HA-managed guest's start or stop
+	// out this long after the request, whatever is read meanwhile (the
+	// LRM acts on its own schedule, as on a real cluster); HADelayPolls is
+	// then not used. Interactive demos set it.
+	HADelay time.Duration
 	// AuthDelay delays every 401 answer (real PVE: 3s). Default 0.
 	AuthDelay time.Duration
 	// Latency delays every request by this much before it is served (a
