@@ -145,7 +145,9 @@ func Middleware(client *proxmoxsafe.Client, opts *Options) []mcp.Middleware {
 // the tool runs, and only [SchemaRefusalMiddleware] can then write the
 // "refused" audit record a mutation attempt must leave; it also rewrites
 // go-sdk's message in the library's words. AddTools panics if server or
-// client is nil.
+// client is nil, and when this package already registered one of these
+// tools on server (a second AddTools with another client would otherwise
+// silently replace the first client's tools).
 func AddTools(server *mcp.Server, client *proxmoxsafe.Client, opts *Options) {
 	if server == nil || client == nil {
 		panic("mcpserver.AddTools: nil server or client")
@@ -164,10 +166,17 @@ func addTools(server *mcp.Server, client *proxmoxsafe.Client, o *Options, fresh 
 		panic("mcpserver: " + err.Error())
 	}
 	a := &adapter{client: client, readOnly: o.ReadOnly, log: o.logger(), beforeCall: o.beforeCall, fresh: fresh, approvalPage: o.ApprovalPageURL}
+	var defs []toolDef
+	var names []string
 	for _, d := range toolList() {
 		if d.enabled(client, o) {
-			d.register(server, d.served(client.MaxWait()), a) // served.go
+			defs = append(defs, d)
+			names = append(names, d.info.Name)
 		}
+	}
+	claimToolNames(server, names) // registered.go: a second registration panics
+	for _, d := range defs {
+		d.register(server, d.served(client.MaxWait()), a) // served.go
 	}
 }
 
