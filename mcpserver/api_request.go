@@ -28,6 +28,9 @@ func (a *adapter) apiRequest(ctx context.Context, in proxmoxsafe.APIRequestInput
 	if err != nil {
 		return "", nil, namingCoveringTools(in, err)
 	}
+	if r.Plan != nil && r.Plan.Approval == "" {
+		return fmt.Sprintf("Plan only, nothing was sent: %s %s; a person approves it (levels %v), no phrase does", r.Method, r.Path, r.Plan.ApprovalLevels), r, nil
+	}
 	if r.Plan != nil {
 		return fmt.Sprintf("Plan only, nothing was sent: %s %s; approve with exactly:\n%s", r.Method, r.Path, r.Plan.Approval), r, nil
 	}

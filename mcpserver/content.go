@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -141,10 +142,23 @@ type errorDetail struct {
 	Target         *proxmoxsafe.Target     `json:"target,omitempty"`
 	Effect         string                  `json:"effect,omitempty"`
 	CurrentState   *proxmoxsafe.GuestState `json:"current_state,omitempty"`
+	// Grant is, on a refusal of the grant level, the pending grant an
+	// operator must approve out of band before the call is repeated.
+	Grant *grantDetail `json:"grant,omitempty"`
 	// Plan is, on an approval refusal, the same plan the tool returns
 	// with plan: true for the same input and state, so a caller refused
 	// for want of approval learns what it would approve without a second call.
 	Plan *proxmoxsafe.Plan `json:"plan,omitempty"`
+}
+
+// grantDetail is what a program needs to have a grant approved: its code,
+// when it expires (RFC 3339, UTC), the command the operator runs on the
+// server host, and the approval page of the grant when one is served.
+type grantDetail struct {
+	Code        string `json:"code"`
+	Expires     string `json:"expires"`
+	Command     string `json:"command"`
+	ApprovalURL string `json:"approval_url,omitempty"`
 }
 
 // withErrorJSON appends the {"error":{...}} line for err, the error of a
@@ -223,6 +237,26 @@ func describeError(tool string, err error, nothingSent bool) errorDetail {
 	}
 	if d.Kind == kindApprovalRequired {
 		d.Plan = refusalPlan(err)
+		d.Grant = refusalGrant(err)
+	}
+	return d
+}
+
+// refusalGrant returns the grant a refusal of the grant level asks the
+// operator to approve, or nil.
+func refusalGrant(err error) *grantDetail {
+	var ge *grant.RequiredError
+	if !errors.As(err, &ge) {
+		return nil
+	}
+	command := ge.Command
+	if command == "" {
+		command = grant.DefaultCommand
+	}
+	d := &grantDetail{Code: ge.Grant.Code, Expires: ge.Grant.Expires.UTC().Format(time.RFC3339), Command: command + " " + ge.Grant.Code}
+	var pr *pageRefusal
+	if errors.As(err, &pr) {
+		d.ApprovalURL = pr.url
 	}
 	return d
 }

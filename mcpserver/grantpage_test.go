@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -58,6 +59,17 @@ func TestGrantRefusalPointsToApprovalPage(t *testing.T) {
 				t.Fatalf("grants %+v; refusal %s", grants, got)
 			}
 			code := grants[0].Code
+			// The error object says what a program needs to have the
+			// grant approved, and no phrase: the grant level refuses one.
+			detail, _ := res.Meta[ErrorMetaKey].(map[string]any)
+			g, _ := detail["grant"].(map[string]any)
+			if g["code"] != code || g["expires"] != grants[0].Expires.UTC().Format(time.RFC3339) ||
+				g["command"] != "proxmox-safe-mcp approve "+code || g["approval_url"] != testPageURL+"grant/"+code {
+				t.Errorf("error object's grant %v", detail["grant"])
+			}
+			if strings.Contains(got, "APPROVE ") || detail["approval_phrase"] != nil {
+				t.Errorf("a grant refusal shows a phrase the grant level refuses:\n%s", got)
+			}
 
 			urlCapable := f.connectWith(t, pv, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{
 				Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}},

@@ -120,6 +120,11 @@ func TestGrantRefusalCarriesPlan(t *testing.T) {
 		Plan map[string]any `json:"plan"`
 	}
 	structured(t, planned, &receipt)
+	// Under the grant level alone a phrase approves nothing: the plan
+	// names none, and says a person approves it.
+	if pt := text(t, planned); strings.Contains(pt, "APPROVE ") || !strings.Contains(pt, "no phrase approves it") || receipt.Plan["approval"] != nil {
+		t.Errorf("plan under the grant level shows a phrase: %s", pt)
+	}
 	res := f.call(t, t.Context(), ToolGuestPower, args)
 	line, meta := refusalDetail(t, res)
 	if !strings.Contains(text(t, res), "proxmox-safe-mcp approve ") || receipt.Plan == nil ||

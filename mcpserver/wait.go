@@ -314,6 +314,10 @@ func dryRunText(what string, r *proxmoxsafe.Receipt) string {
 	for i, l := range p.ApprovalLevels {
 		levels[i] = string(l)
 	}
+	if p.Approval == "" {
+		fmt.Fprintf(&b, ". Approval (levels %s): a person's, no phrase approves it.", strings.Join(levels, ", "))
+		return b.String()
+	}
 	fmt.Fprintf(&b, ". Approval (levels %s): with the phrase level, exactly %q.", strings.Join(levels, ", "), p.Approval)
 	return b.String()
 }

@@ -206,7 +206,7 @@ func (c *Client) APIRequest(ctx context.Context, in APIRequestInput) (*APIResult
 		Target:    r.target,
 		Params:    m.params[:2],
 		Arguments: args,
-		Phrase:    plan.Approval,
+		Phrase:    gatewayPhrase(r),
 		Given:     in.Approval,
 		Effect:    plan.Effect,
 		Plan:      plan,
@@ -741,8 +741,10 @@ func (c *Client) gatewayPlan(r *gatewayReq) *Plan {
 		Method:         r.method,
 		Path:           r.path(),
 		Effect:         gatewayEffect(r),
-		Approval:       gatewayPhrase(r),
 		ApprovalLevels: c.policy.approvalsFor(ClassGatewayWrite),
+	}
+	if slices.Contains(p.ApprovalLevels, LevelPhrase) {
+		p.Approval = gatewayPhrase(r)
 	}
 	for k := range r.params {
 		if p.Params == nil {

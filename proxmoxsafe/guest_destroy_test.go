@@ -291,8 +291,9 @@ func TestDestroyDefaultLevelRefusesPhrase(t *testing.T) {
 			t.Errorf("refusal %q lacks %q", err, want)
 		}
 	}
-	if ge.Plan == nil || ge.Plan.Approval != in.Approval {
-		t.Errorf("refusal plan = %+v, want the plan with the phrase it would take at the phrase level", ge.Plan)
+	// The plan shows no phrase: the levels in force do not take one.
+	if ge.Plan == nil || ge.Plan.Approval != "" || ge.Plan.Path != "/nodes/pve1/qemu/120" {
+		t.Errorf("refusal plan = %+v, want the plan without a phrase", ge.Plan)
 	}
 
 	cfg := proxmoxsafe.Config{URL: "https://pve.example:8006", TokenID: "auto@pve!mcp", TokenSecret: "s", Audit: auditlog.New(&syncBuffer{}, nil),
@@ -372,7 +373,7 @@ func TestDestroyPlan(t *testing.T) {
 	p := r.Plan
 	if p == nil || r.UPID != "" || p.Method != "DELETE" || p.Path != "/nodes/pve1/lxc/210" || p.Class != proxmoxsafe.ClassDestroy ||
 		p.Params["purge"] != "1" || p.Params["destroy-unreferenced-disks"] != "0" || len(p.Params) != 2 ||
-		p.Approval != "APPROVE destroy pve1/lxc/210 purge=1 destroy-unreferenced-disks=0" ||
+		p.Approval != "" || // elicit and grant take no phrase, so none is shown
 		!slices.Equal(p.ApprovalLevels, []proxmoxsafe.ApprovalLevel{proxmoxsafe.LevelElicit, proxmoxsafe.LevelGrant}) {
 		t.Fatalf("plan = %+v, receipt %+v", p, r)
 	}

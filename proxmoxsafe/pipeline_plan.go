@@ -1,5 +1,7 @@
 package proxmoxsafe
 
+import "slices"
+
 // Plan is what a mutation would do, returned instead of doing it when
 // the input asks for a plan (its Plan field): every step up to the
 // approval ran (validation, policy, fresh state, preconditions, the
@@ -17,9 +19,11 @@ type Plan struct {
 	// state (for a rollback: what is lost and whether the snapshot has RAM).
 	Effect string `json:"effect"`
 	// Approval is the exact phrase that approves it under the phrase
-	// level; ApprovalLevels are the levels the operator allows for the
-	// class, in order (level none needs no approval).
-	Approval       string          `json:"approval"`
+	// level, empty when the class's levels do not include that level (a
+	// phrase would not approve it, so none is shown); ApprovalLevels are
+	// the levels the operator allows for the class, in order (level none
+	// needs no approval).
+	Approval       string          `json:"approval,omitempty"`
 	ApprovalLevels []ApprovalLevel `json:"approval_levels"`
 	// Precheck is Proxmox's own precheck answer, for a migration
 	// ([Client.MigrateGuest]); nil for other mutations.
@@ -33,8 +37,10 @@ func (c *Client) plan(m *mutation, s GuestState) *Receipt {
 		Method:         m.method(),
 		Path:           m.path,
 		Effect:         m.effect(s),
-		Approval:       ApprovalPhrase(m.action, m.target, m.params...),
 		ApprovalLevels: c.policy.approvalsFor(m.class()),
+	}
+	if slices.Contains(p.ApprovalLevels, LevelPhrase) {
+		p.Approval = ApprovalPhrase(m.action, m.target, m.params...)
 	}
 	form := m.form
 	if m.planForm != nil {
