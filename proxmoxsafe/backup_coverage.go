@@ -117,13 +117,15 @@ func (j rawBackupJob) selects(r *rawResource) bool {
 	if j.Node != "" && string(j.Node) != string(r.Node) {
 		return false
 	}
+	// A pool wins over the rest (exclude does not apply to it), then
+	// the vmid list, then all (which exclude implies).
 	switch {
+	case j.Pool != "":
+		return string(j.Pool) == string(r.Pool)
 	case j.VMID != "":
 		return slices.Contains(splitIDs(string(j.VMID)), id)
 	case bool(j.All) || j.Exclude != "":
 		return !slices.Contains(splitIDs(string(j.Exclude)), id)
-	case j.Pool != "":
-		return string(j.Pool) == string(r.Pool)
 	}
 	return false
 }
@@ -131,6 +133,8 @@ func (j rawBackupJob) selects(r *rawResource) bool {
 func (j rawBackupJob) selection() string {
 	var s string
 	switch {
+	case j.Pool != "":
+		s = "pool " + line(string(j.Pool), MaxPoolIDLen)
 	case j.VMID != "":
 		s = "vmid " + line(string(j.VMID), 256)
 	case bool(j.All) || j.Exclude != "":
@@ -138,8 +142,6 @@ func (j rawBackupJob) selection() string {
 		if j.Exclude != "" {
 			s += " except " + line(string(j.Exclude), 256)
 		}
-	case j.Pool != "":
-		s = "pool " + line(string(j.Pool), MaxPoolIDLen)
 	default:
 		s = "none"
 	}

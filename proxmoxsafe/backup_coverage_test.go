@@ -21,6 +21,14 @@ func TestBackupCoverage(t *testing.T) {
 	c.BackupJobs = []*proxmoxtest.BackupJob{
 		{ID: "backup-nightly", Schedule: "21:00", Storage: "local", Mode: "snapshot", VMIDs: "100,101", NextRun: now + 3600},
 		{ID: "backup-old", Disabled: true, Schedule: "sun 01:00", Storage: "local", All: true, Exclude: "100,101"},
+		// vzdump takes a pool before anything else: exclude does not
+		// apply to it.
+		{ID: "backup-pool", Disabled: true, Schedule: "sat 01:00", Storage: "local", Pool: "apps", Exclude: "101"},
+	}
+	for _, g := range c.Guests {
+		if g.VMID == 101 {
+			g.Pool = "apps"
+		}
 	}
 	e := newEnvWith(t, c, nil)
 	res, err := e.client.BackupCoverage(t.Context(), proxmoxsafe.BackupCoverageInput{})
@@ -34,7 +42,7 @@ func TestBackupCoverage(t *testing.T) {
 	for _, g := range res.Guests {
 		by[g.VMID] = g
 	}
-	if g := by[101]; g.Newest == nil || len(g.Findings) != 0 || !slices.Equal(g.Jobs, []string{"backup-nightly"}) {
+	if g := by[101]; g.Newest == nil || len(g.Findings) != 0 || !slices.Equal(g.Jobs, []string{"backup-nightly", "backup-pool"}) {
 		t.Errorf("101 = %+v", g)
 	}
 	if g := by[100]; g.Newest == nil || !slices.Contains(g.Findings, "newest backup older than 7 days") {
@@ -46,8 +54,11 @@ func TestBackupCoverage(t *testing.T) {
 	if _, ok := by[300]; ok || res.Unchecked != 1 {
 		t.Errorf("300 (pve3, not allowlisted) reported, unchecked = %d", res.Unchecked)
 	}
-	if len(res.Jobs) != 2 || res.Jobs[0].NextRun.IsZero() || !slices.Equal(res.Jobs[0].Guests, []int{100, 101}) || res.Jobs[1].Enabled {
+	if len(res.Jobs) != 3 || res.Jobs[0].NextRun.IsZero() || !slices.Equal(res.Jobs[0].Guests, []int{100, 101}) || res.Jobs[1].Enabled {
 		t.Errorf("jobs = %+v", res.Jobs)
+	}
+	if j := res.Jobs[2]; !slices.Equal(j.Guests, []int{101}) || j.Selection != "pool apps" {
+		t.Errorf("pool job = %+v, want guest 101 only", j)
 	}
 	page, err := e.client.BackupCoverage(t.Context(), proxmoxsafe.BackupCoverageInput{Limit: 2})
 	if err != nil || len(page.Guests) != 2 || page.NextCursor == "" || page.Total != res.Total {

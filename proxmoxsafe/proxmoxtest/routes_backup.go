@@ -2,6 +2,7 @@ package proxmoxtest
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,8 +15,10 @@ import (
 // and VZDump.pm). The checks that run before the worker forks answer
 // synchronously: CLI-only options, root-only options, the privileges
 // some options need, the selection, VM.Backup on each selected guest
-// and Datastore.AllocateSpace on the storage. A selection with no guest
-// on this node answers "OK" and starts nothing. The worker (a vzdump
+// and Datastore.AllocateSpace on the storage. The selection (a vmid list,
+// a pool, all with exclusions) resolves as vzdump resolves it
+// (vzdumpSelection); one with no guest on this node answers "OK" and
+// starts nothing, except all. The worker (a vzdump
 // task, UPID id = the vmid when one guest is selected) fails a guest
 // that is locked and a storage without content "backup"; otherwise it
 // adds one backup per guest to the storage, created when the task ends,
@@ -70,7 +73,7 @@ var vzdumpRootOnly = []string{"dumpdir", "job-id", "script", "tmpdir"}
 var notesVarRE = lazyre.New(`\{\{([^}]*)\}\}`)
 
 func handleVZDump(rc *reqCtx) (any, *apiError) {
-	s, c := rc.s, rc.s.cluster
+	s := rc.s
 	p := rc.params
 	nodeName := p["node"]
 	if p["stdout"] == "1" {
@@ -116,25 +119,9 @@ func handleVZDump(rc *reqCtx) (any, *apiError) {
 	if _, ok := p["prune-backups"]; ok && p["storage"] != "" && !hasPriv(rc.token, "/storage/"+p["storage"], "Datastore.Allocate") {
 		return nil, permErr("/storage/"+p["storage"], "Datastore.Allocate")
 	}
-	if !hasVMID {
-		return nil, errf("only a vmid selection is modelled by the fake")
-	}
-	var local []*Guest
-	for id := range strings.SplitSeq(p["vmid"], ",") {
-		vmid, err := strconv.Atoi(strings.TrimSpace(id))
-		if err != nil || !vmidRE.MatchString(strings.TrimSpace(id)) {
-			return nil, paramErr(map[string]string{"vmid": "invalid format - value does not look like a valid VM ID\n"})
-		}
-		if !hasPriv(rc.token, "/vms/"+strconv.Itoa(vmid), "VM.Backup") {
-			return nil, permErr("/vms/"+strconv.Itoa(vmid), "VM.Backup")
-		}
-		g := c.guest(vmid)
-		if g == nil {
-			return nil, errf("guest %d does not exist", vmid)
-		}
-		if g.Node == nodeName {
-			local = append(local, g)
-		}
+	local, orphans, aerr := vzdumpSelection(rc)
+	if aerr != nil {
+		return nil, aerr
 	}
 	storageID := p["storage"]
 	if storageID == "" {
@@ -143,27 +130,26 @@ func handleVZDump(rc *reqCtx) (any, *apiError) {
 	if !hasPriv(rc.token, "/storage/"+storageID, "Datastore.AllocateSpace") {
 		return nil, permErr("/storage/"+storageID, "Datastore.AllocateSpace")
 	}
-	if len(local) == 0 {
-		// Every selected guest lives on another node: nothing to do here.
+	if len(local)+len(orphans) == 0 && p["all"] != "1" && p["exclude"] == "" {
+		// Every selected guest lives on another node: nothing to do here
+		// (with all, the node runs an empty job).
 		return "OK", nil
 	}
+	ids := make([]int, 0, len(local)+len(orphans))
+	for _, g := range local {
+		ids = append(ids, g.VMID)
+	}
+	ids = append(ids, orphans...)
 	id := ""
-	if len(local) == 1 {
-		id = strconv.Itoa(local[0].VMID)
+	if len(ids) == 1 {
+		id = strconv.Itoa(ids[0])
 	}
 	mode := cmpOr(p["mode"], "snapshot")
 	compress := cmpOr(p["compress"], "0")
-	args := "vzdump " + p["vmid"]
-	for _, k := range []string{"compress", "mode", "notes-template", "protected", "remove", "storage"} {
-		if v, ok := p[k]; ok {
-			args += " --" + k + " " + v
-		}
+	log := []string{"INFO: starting new backup job: " + vzdumpCommandLine(p)}
+	if skipped := vzdumpSkipped(rc, ids); skipped != "" {
+		log = append(log, "INFO: skip external VMs: "+skipped)
 	}
-	ids := make([]int, len(local))
-	for i, g := range local {
-		ids[i] = g.VMID
-	}
-	log := []string{"INFO: starting new backup job: " + args + " --node " + nodeName}
 	t := s.startTaskID(nodeName, "vzdump", id, rc.user(), -1, log, func(c *Cluster, log *[]string) string {
 		st := c.storage(storageID)
 		switch {
@@ -175,10 +161,14 @@ func handleVZDump(rc *reqCtx) (any, *apiError) {
 		failed := false
 		for _, vmid := range ids {
 			g := c.guest(vmid)
+			now := time.Now().UTC()
 			if g == nil {
+				// A guest the job names that no longer exists fails
+				// visibly (mgr API2/VZDump.pm: orphaned VMIDs).
+				failed = true
+				*log = append(*log, fmt.Sprintf("ERROR: Backup of VM %d failed - unable to find VM '%d'", vmid, vmid))
 				continue
 			}
-			now := time.Now().UTC()
 			*log = append(*log, fmt.Sprintf("INFO: Starting Backup of VM %d (%s)", vmid, g.Type),
 				"INFO: Backup started at "+now.Format("2006-01-02 15:04:05"))
 			if g.Lock != "" {
@@ -340,4 +330,123 @@ func handleBackupJobs(rc *reqCtx) (any, *apiError) {
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// vzdumpSelection resolves a run's selection as vzdump does (mgr
+// VZDump.pm get_included_guests): a pool's members, else the vmid list,
+// else with all (which exclude implies) every guest of the cluster but
+// the excluded ones; of those, the guests on this node. A listed guest
+// that does not exist is kept (orphans) and fails in the task, as
+// Proxmox's "include IDs for deleted guests, and visibly fail later". A
+// vmid list or pool needs VM.Backup on each guest; all skips the guests
+// the token may not back up, silently (the worker's check with noerr).
+func vzdumpSelection(rc *reqCtx) (local []*Guest, orphans []int, aerr *apiError) {
+	c, p, nodeName := rc.s.cluster, rc.params, rc.params["node"]
+	all := p["all"] == "1" || (p["exclude"] != "" && p["pool"] == "")
+	var ids []int
+	switch {
+	case p["pool"] != "":
+		for _, g := range c.Guests {
+			if g.Pool == p["pool"] {
+				ids = append(ids, g.VMID)
+			}
+		}
+	case p["vmid"] != "":
+		for id := range strings.SplitSeq(p["vmid"], ",") {
+			id = strings.TrimSpace(id)
+			vmid, err := strconv.Atoi(id)
+			if err != nil || !vmidRE.MatchString(id) {
+				return nil, nil, paramErr(map[string]string{"vmid": "invalid format - value does not look like a valid VM ID\n"})
+			}
+			ids = append(ids, vmid)
+		}
+	case all:
+		var excluded []string
+		for x := range strings.SplitSeq(p["exclude"], ",") {
+			excluded = append(excluded, strings.TrimSpace(x))
+		}
+		for _, g := range c.Guests {
+			if !slices.Contains(excluded, strconv.Itoa(g.VMID)) {
+				ids = append(ids, g.VMID)
+			}
+		}
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	for _, vmid := range ids {
+		if !hasPriv(rc.token, "/vms/"+strconv.Itoa(vmid), "VM.Backup") {
+			if all {
+				continue
+			}
+			return nil, nil, permErr("/vms/"+strconv.Itoa(vmid), "VM.Backup")
+		}
+		g := c.guest(vmid)
+		switch {
+		case g == nil:
+			orphans = append(orphans, vmid)
+		case g.Node == nodeName:
+			local = append(local, g)
+		}
+	}
+	return local, orphans, nil
+}
+
+// vzdumpSkipped lists the selected guests on other nodes, as the task log
+// says ("skip external VMs: 101, 102").
+func vzdumpSkipped(rc *reqCtx, local []int) string {
+	p := rc.params
+	if p["vmid"] == "" && p["pool"] == "" && p["all"] != "1" && p["exclude"] == "" {
+		return ""
+	}
+	var out []string
+	for _, g := range rc.s.cluster.Guests {
+		if slices.Contains(local, g.VMID) || g.Node == p["node"] {
+			continue
+		}
+		sel := false
+		switch {
+		case p["pool"] != "":
+			sel = g.Pool == p["pool"]
+		case p["vmid"] != "":
+			sel = slices.Contains(strings.Split(p["vmid"], ","), strconv.Itoa(g.VMID))
+		default:
+			sel = !slices.Contains(strings.Split(p["exclude"], ","), strconv.Itoa(g.VMID))
+		}
+		if sel {
+			out = append(out, strconv.Itoa(g.VMID))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// vzdumpCommandLine is the command line the first log line quotes
+// (pve-guest-common VZDump/Common.pm command_line): "vzdump", the vmid
+// list, then every other parameter as "--key value", shell-quoted, but
+// never job-id (so a task never says which job ran it). Perl's hash order
+// is random; the fake sorts.
+func vzdumpCommandLine(p map[string]string) string {
+	cmd := "vzdump"
+	if v := p["vmid"]; v != "" {
+		cmd += " " + strings.Join(strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == ';' }), " ")
+	}
+	keys := slices.Sorted(maps.Keys(p))
+	for _, k := range keys {
+		switch k {
+		case "id", "vmid", "starttime", "dow", "stdout", "enabled", "job-id":
+			continue
+		}
+		if v := p[k]; v != "" {
+			cmd += " --" + k + " " + shellQuote(v)
+		}
+	}
+	return cmd
+}
+
+// shellQuote quotes a value as PVE::Tools::shellquote does: as it is
+// when it holds only safe characters, else in single quotes.
+func shellQuote(v string) string {
+	if v != "" && strings.Trim(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.,/:=@+-") == "" {
+		return v
+	}
+	return "'" + strings.ReplaceAll(v, "'", `'"'"'`) + "'"
 }
