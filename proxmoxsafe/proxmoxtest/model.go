@@ -160,6 +160,14 @@ type Guest struct {
 	// the guest starts. PendingDelete lists keys whose deletion waits.
 	Pending       map[string]string
 	PendingDelete []string
+	// Interfaces are the network interfaces seen inside the guest: what a
+	// VM's guest agent answers to network-get-interfaces, or `ip a` in a
+	// container's network namespace (lxc/{vmid}/interfaces). nil derives
+	// the loopback and one NIC with net0's MAC (routes_agent_facts.go).
+	Interfaces []NetInterface
+	// Agent is what a VM's guest agent reports about the guest (OS, host
+	// name, file systems, clock); nil derives a Debian guest.
+	Agent *AgentFacts
 }
 
 // LocalDisk is one volume of a VM on node-local storage.

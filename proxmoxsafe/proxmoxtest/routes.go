@@ -80,6 +80,7 @@ func buildRoutes() []*route {
 	}
 	rs = append(rs, infraRoutes()...)            // storage, backups, Ceph, HA: routes_storage.go, routes_ceph.go, routes_ha.go
 	rs = append(rs, agentRoutes()...)            // routes_agent.go
+	rs = append(rs, lxcInterfacesRoutes()...)    // routes_lxc_interfaces.go
 	rs = append(rs, snapshotDeleteRoutes()...)   // routes_snapshot_delete.go
 	rs = append(rs, snapshotRollbackRoutes()...) // routes_snapshot_rollback.go
 	rs = append(rs, accessRoutes()...)           // routes_access.go
