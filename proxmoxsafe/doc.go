@@ -29,8 +29,8 @@
 // [Client.GuestStatus], [Client.GuestConfig], [Client.ListSnapshots],
 // [Client.TaskStatus], [Client.TaskLog], [Client.ListTasks],
 // [Client.ListStorage], [Client.ListBackups], [Client.BackupCoverage],
-// [Client.CephStatus], [Client.HAStatus], [Client.Permissions],
-// [Client.Version].
+// [Client.CephStatus], [Client.HAStatus], [Client.GuestAddresses],
+// [Client.GuestAgentInfo], [Client.Permissions], [Client.Version].
 //
 // Each class, off unless the [Policy] enables it, with its operations:
 //

@@ -22,6 +22,8 @@ var operations = []*operation{
 	&backupCoverageOp,
 	&cephStatusOp,
 	&haStatusOp,
+	&guestAddressesOp,
+	&guestAgentInfoOp,
 	// Mutations, by class: power, snapshot, responder, snapshot-admin,
 	// power-extra, provision, destroy, migrate, config, backup, restore, destroy (a backup).
 	&guestPowerOp,

@@ -121,6 +121,14 @@ var opCases = map[proxmoxsafe.Operation][]opCase{
 		_, err := c.ListGuests(ctx, proxmoxsafe.ListGuestsInput{})
 		return err
 	}}},
+	proxmoxsafe.OpGuestAddresses: {{env: opsEnv, read: func(ctx context.Context, c *proxmoxsafe.Client) error {
+		_, err := c.GuestAddresses(ctx, proxmoxsafe.GuestAddressesInput{VMID: 100})
+		return err
+	}}},
+	proxmoxsafe.OpGuestAgentInfo: {{env: opsEnv, read: func(ctx context.Context, c *proxmoxsafe.Client) error {
+		_, err := c.GuestAgentInfo(ctx, proxmoxsafe.GuestAgentInfoInput{Node: "pve1", VMID: 100})
+		return err
+	}}},
 	proxmoxsafe.OpGuestStatus: {{env: opsEnv, read: func(ctx context.Context, c *proxmoxsafe.Client) error {
 		_, err := c.GuestStatus(ctx, proxmoxsafe.GuestStatusInput{GuestRef: guest101})
 		return err

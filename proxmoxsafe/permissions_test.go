@@ -14,7 +14,7 @@ import (
 func wellScoped() map[string][]string {
 	return map[string][]string{
 		"/":        {"Sys.Audit"},
-		"/vms":     {"VM.Audit", "VM.PowerMgmt", "VM.Snapshot", "VM.Backup"},
+		"/vms":     {"VM.Audit", "VM.PowerMgmt", "VM.Snapshot", "VM.Backup", "VM.GuestAgent.Audit"},
 		"/storage": {"Datastore.Audit", "Datastore.AllocateSpace"},
 	}
 }

@@ -66,6 +66,10 @@ func TestMaxTagsMatchConstants(t *testing.T) {
 		"SetGuestConfigInput.Set":            proxmoxsafe.MaxConfigChanges,
 		"SetGuestConfigInput.Delete":         proxmoxsafe.MaxConfigChanges,
 		"SetGuestConfigInput.Approval":       proxmoxsafe.MaxConfigApprovalLen,
+		// Guest insight.
+		"GuestAddressesInput.Pool":   proxmoxsafe.MaxPoolIDLen,
+		"GuestAddressesInput.Limit":  proxmoxsafe.MaxAddressesLimit,
+		"GuestAddressesInput.Cursor": proxmoxsafe.MaxCursorLen,
 	}
 	inputs := []any{
 		proxmoxsafe.NodeStatusInput{}, proxmoxsafe.ListGuestsInput{}, proxmoxsafe.GuestStatusInput{},
@@ -77,6 +81,7 @@ func TestMaxTagsMatchConstants(t *testing.T) {
 		proxmoxsafe.CloneGuestInput{}, proxmoxsafe.CreateVMInput{}, proxmoxsafe.CreateContainerInput{},
 		proxmoxsafe.MigrateGuestInput{},
 		proxmoxsafe.ResizeDiskInput{}, proxmoxsafe.SetGuestConfigInput{},
+		proxmoxsafe.GuestAddressesInput{}, proxmoxsafe.GuestAgentInfoInput{},
 	}
 	seen := map[string]bool{}
 	for _, in := range inputs {

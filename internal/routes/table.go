@@ -52,6 +52,12 @@ var readRoutes = []Route{
 	mkRoute(http.MethodGet, `/cluster/backup`),
 	// The next free VMID, and whether a given one is free (provision).
 	mkRoute(http.MethodGet, `/cluster/nextid`),
+	// What guests report about themselves: a VM's guest agent (its
+	// interfaces, OS, host name, file systems, clock; never exec or file
+	// access, which the deny list refuses) and a container's interfaces,
+	// or its config where the cluster predates them.
+	mkRoute(http.MethodGet, `/nodes/`+segNode+`/qemu/`+segVMID+`/agent/(network-get-interfaces|get-osinfo|get-host-name|get-fsinfo|get-time)`),
+	mkRoute(http.MethodGet, `/nodes/`+segNode+`/lxc/`+segVMID+`/interfaces`),
 }
 
 // The classes whose routes are the API gateway's ([gatewayRoute]) rather
