@@ -44,24 +44,9 @@ func (h *Handler) view(g grant.Grant, now time.Time) grantView {
 	return grantView{
 		Grant: g, Risk: g.Risk, Expired: expired,
 		Pending: g.Status == grant.Pending && !expired, ParamStr: strings.Join(g.Params, " "),
-		TargetText: targetText(g), Confirm: word, ConfirmWhat: what,
+		TargetText: g.TargetLabel(), Confirm: word, ConfirmWhat: what,
 		ClusterText: cluster, RequestText: g.Request().Request(), Unbound: !g.Shows(),
 	}
-}
-
-// targetText is the grant's target as the page names it: the guest with
-// its name as it was read. A request that names no guest has a zero guest
-// target ("//0" as a string), which names nothing: its path does.
-func targetText(g grant.Grant) string {
-	switch {
-	case g.Target.VMID != 0 && g.Guest.Name != "":
-		return g.Target.String() + " (" + g.Guest.Name + ")"
-	case g.Target.VMID != 0:
-		return g.Target.String()
-	case g.Plan != nil && g.Plan.Path != "":
-		return g.Plan.Path
-	}
-	return "(none)"
 }
 
 // maxRecent is how many decided or expired grants the list shows below

@@ -148,7 +148,7 @@ func printPlan(w io.Writer, g grant.Grant) {
 	fmt.Fprintf(w, "Grant %s (%s)\n", g.Code, g.Status)
 	fmt.Fprintf(w, "  Cluster: %s\n", orUnknown(req.Cluster.String()))
 	fmt.Fprintf(w, "  Action:  %s\n", g.Action)
-	fmt.Fprintf(w, "  Target:  %s\n", grantTarget(g))
+	fmt.Fprintf(w, "  Target:  %s\n", g.TargetLabel())
 	if len(g.Params) > 0 {
 		fmt.Fprintf(w, "  Params:  %s\n", strings.Join(g.Params, " "))
 	}
@@ -166,20 +166,6 @@ func printPlan(w io.Writer, g grant.Grant) {
 	if !g.Shows() {
 		fmt.Fprintln(w, "  Note:    this grant does not bind what it shows (an earlier version wrote it, or it was edited): it cannot be approved; repeat the call for a new code")
 	}
-}
-
-// grantTarget names a grant's target as the operator reads it: the guest
-// with its name, or for a request that names no guest, its path.
-func grantTarget(g grant.Grant) string {
-	switch {
-	case g.Target.VMID != 0 && g.Guest.Name != "":
-		return g.Target.String() + " (" + g.Guest.Name + ")"
-	case g.Target.VMID != 0:
-		return g.Target.String()
-	case g.Plan != nil && g.Plan.Path != "":
-		return g.Plan.Path
-	}
-	return "(none)"
 }
 
 func orUnknown(s string) string {
@@ -204,7 +190,7 @@ func listGrants(store *grant.Store, stdout, stderr io.Writer) int {
 			status += " (expired)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.Code, status, g.Expires.Local().Format(grant.TimeFormat),
-			orUnknown(g.Cluster.String()), g.Action, grantTarget(g), g.Operator)
+			orUnknown(g.Cluster.String()), g.Action, g.TargetLabel(), g.Operator)
 	}
 	if err := tw.Flush(); err != nil {
 		return exitUsage

@@ -15,3 +15,14 @@ func (g Grant) TargetText() string {
 	}
 	return "(none)"
 }
+
+// TargetLabel is TargetText with the guest's name as the operator was
+// shown it, "pve1/qemu/101 (web1)", for the operator's own views (the
+// approve command, the grant list, the approval page); the refusal a
+// model reads keeps TargetText, without the name.
+func (g Grant) TargetLabel() string {
+	if g.Target.VMID != 0 && g.Guest.Name != "" {
+		return g.TargetText() + " (" + g.Guest.Name + ")"
+	}
+	return g.TargetText()
+}

@@ -34,3 +34,17 @@ func TestTargetText(t *testing.T) {
 		t.Errorf("refusal = %q, want it to name the request, not //0", msg)
 	}
 }
+
+// TestTargetLabel: the operator's views name the guest as it was read
+// beside its target; a grant without a guest reads as TargetText.
+func TestTargetLabel(t *testing.T) {
+	t.Parallel()
+	named := grant.Grant{Target: proxmoxsafe.Target{Node: "pve1", Type: "qemu", VMID: 101}, Guest: proxmoxsafe.GuestState{Name: "web1"}}
+	if got := named.TargetLabel(); got != "pve1/qemu/101 (web1)" {
+		t.Errorf("TargetLabel = %q", got)
+	}
+	gw := grant.Grant{Action: "DELETE", Plan: &proxmoxsafe.Plan{Path: "/pools/x"}, Guest: proxmoxsafe.GuestState{Name: "ignored"}}
+	if got := gw.TargetLabel(); got != "/pools/x" {
+		t.Errorf("TargetLabel of a gateway grant = %q", got)
+	}
+}
