@@ -393,7 +393,7 @@ func stateText(s proxmoxsafe.GuestState) string {
 	if s.HAManaged {
 		ha := "HA-managed"
 		if s.HAState != "" {
-			ha += " (requested state " + clean(s.HAState, 32) + ")"
+			ha += " (HA state " + clean(s.HAState, 32) + ")"
 		}
 		parts = append(parts, ha)
 	} else {

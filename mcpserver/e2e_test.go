@@ -302,7 +302,7 @@ func TestApprovalRoundTrip(t *testing.T) {
 			tool:   ToolGuestPower,
 			args:   map[string]any{"node": "pve1", "type": "qemu", "vmid": 101, "action": "stop"},
 			phrase: "APPROVE stop pve1/qemu/101",
-			state:  []string{"status running", "HA-managed (requested state started)", "cut the power", "HA manager"},
+			state:  []string{"status running", "HA-managed (HA state started)", "cut the power", "HA manager"},
 			post:   "POST /nodes/pve1/qemu/101/status/stop",
 		},
 		{

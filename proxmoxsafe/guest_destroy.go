@@ -127,7 +127,7 @@ func destroyStatePrecondition(t Target, s GuestState, purge bool) error {
 	case s.HAManaged && !purge:
 		return refuse(ErrPrecondition, "%s is HA-managed; Proxmox refuses to destroy it without purge (\"unable to remove %s %d - used in HA resources and purge parameter not set.\"): set purge to also remove its HA resource", who, kindShort(t), t.VMID)
 	case s.HAManaged && s.HAState == "started":
-		return refuse(ErrPrecondition, "%s is HA-managed with requested state started: the HA manager may start it at any moment; set its HA state to stopped (or remove it from HA) first", who)
+		return refuse(ErrPrecondition, "%s is HA-managed with HA state started: the HA manager may start it at any moment; set its HA state to stopped (or remove it from HA) first", who)
 	}
 	return nil
 }

@@ -173,7 +173,7 @@ func TestDestroyRefusals(t *testing.T) {
 		{name: "running container", in: destroyIn("lxc", 211, true, false), kind: proxmoxsafe.ErrPrecondition, mention: "unable to destroy CT 211 - container is running"},
 		{name: "Proxmox protection flag", in: destroyIn("qemu", 122, false, false), kind: proxmoxsafe.ErrPrecondition, mention: "can't remove VM 122 - protection mode enabled"},
 		{name: "HA-managed without purge", in: destroyIn("qemu", 123, false, false), kind: proxmoxsafe.ErrPrecondition, mention: "used in HA resources and purge parameter not set"},
-		{name: "HA asked to start it", in: destroyIn("qemu", 124, true, false), kind: proxmoxsafe.ErrPrecondition, mention: "requested state started"},
+		{name: "HA asked to start it", in: destroyIn("qemu", 124, true, false), kind: proxmoxsafe.ErrPrecondition, mention: "HA state started"},
 		{name: "locked", in: destroyIn("qemu", 125, false, false), kind: proxmoxsafe.ErrPrecondition, mention: "locked (backup)"},
 		{name: "template with a linked clone", in: destroyIn("qemu", 127, false, false), kind: proxmoxsafe.ErrPrecondition, mention: "VM 128 (child) on pve2 uses local-lvm:base-127-disk-0/vm-128-disk-0"},
 		{name: "missing guest", in: destroyIn("qemu", 999, false, false), kind: proxmoxsafe.ErrNotFound, mention: "999.conf' does not exist"},

@@ -57,7 +57,8 @@ type GuestStatusResult struct {
 	Lock     string `json:"lock,omitempty"`
 	Template bool   `json:"template"`
 	// HAManaged is true when the HA manager owns the guest's power state;
-	// HAState is then the requested state ("started", "stopped", …).
+	// HAState is then the HA manager's state of it ("started",
+	// "request_stop", "error", …).
 	HAManaged bool   `json:"ha_managed"`
 	HAState   string `json:"ha_state,omitempty"`
 	// AgentEnabled is true when the QEMU guest agent is enabled in the VM's

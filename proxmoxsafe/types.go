@@ -153,7 +153,10 @@ type GuestState struct {
 	Template bool `json:"template"`
 	// HAManaged is true when the HA manager owns the guest's power state.
 	HAManaged bool `json:"ha_managed"`
-	// HAState is the HA resource's requested state when HAManaged.
+	// HAState is the HA manager's state of the resource when HAManaged
+	// ("started", "stopped", "request_stop", "fence", "error", …: the
+	// service state status/current reports, not the requested state of
+	// resources.cfg).
 	HAState string `json:"ha_state,omitempty"`
 	// Uptime is how long the guest has been running (zero when stopped),
 	// as status/current reported it. Reboots and resets check it against
