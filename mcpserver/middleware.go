@@ -166,8 +166,15 @@ var errBadArguments = errors.New("arguments do not match the input schema")
 // none). [New] installs it; see [Middleware] for servers built with
 // [AddTools].
 func SchemaRefusalMiddleware(client *proxmoxsafe.Client) mcp.Middleware {
+	return schemaRefusals(func(mcp.Request) *proxmoxsafe.Client { return client })
+}
+
+// schemaRefusals is SchemaRefusalMiddleware auditing through the client
+// clientFor returns for the call (a fleet's: the cluster it names; nil
+// writes no record).
+func schemaRefusals(clientFor func(mcp.Request) *proxmoxsafe.Client) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
-		return argumentErrors(client, next)
+		return argumentErrors(clientFor, next)
 	}
 }
 
@@ -181,7 +188,7 @@ func mutationOp(tool string) (proxmoxsafe.Operation, bool) {
 	return "", false
 }
 
-func argumentErrors(client *proxmoxsafe.Client, next mcp.MethodHandler) mcp.MethodHandler {
+func argumentErrors(clientFor func(mcp.Request) *proxmoxsafe.Client, next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		ctx = watchSends(ctx) // the call's one record of what it sent (content.go)
 		res, err := next(ctx, method, req)
@@ -208,7 +215,11 @@ func argumentErrors(client *proxmoxsafe.Client, next mcp.MethodHandler) mcp.Meth
 		text := fmt.Sprintf("invalid input: the arguments for %s %s: %s; no action was taken", tool, what, fieldsText(fields))
 		out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: withErrorJSON(ctx, tool, text, verr)}}}
 		out.SetError(verr)
-		if op, ok := mutationOp(tool); ok && client != nil {
+		if op, ok := mutationOp(tool); ok {
+			client := clientFor(req)
+			if client == nil {
+				return out, nil
+			}
 			// The reason names the rule, not the refused values.
 			client.RecordRefusal(ctx, op, fmt.Errorf("%w: arguments "+rule+"; no action was taken", proxmoxsafe.ErrInvalidInput, tool))
 		}

@@ -203,7 +203,7 @@ type callFunc[In any] func(ctx context.Context, req *mcp.CallToolRequest, in In)
 // Nothing reads it before the server is connected; TestServedSchemasAreTools
 // and the golden files check what tools/list serves. For a server of the
 // caller's (AddTools), the Tool is registered as it is.
-func addServed[In any](server *mcp.Server, s *servedSchemas, fresh bool, call callFunc[In]) {
+func addServed[In any](server toolAdder, s *servedSchemas, fresh bool, call callFunc[In]) {
 	h := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx = watchSends(ctx) // content.go: what the error object's action_taken says
 		in, err := decodeArguments[In](req.Params.Arguments, s.in)
@@ -375,7 +375,7 @@ type handlerFunc[In, Out any] func(a *adapter, ctx context.Context, in In) (stri
 // library call: panic recovery, the beforeCall hook and the request in the
 // context (RequestFromContext). finish turns the call's outcome into the
 // result; the variants below differ only there.
-func serveTool[In, Out any](s *mcp.Server, st *servedSchemas, a *adapter, h handlerFunc[In, Out],
+func serveTool[In, Out any](s toolAdder, st *servedSchemas, a *adapter, h handlerFunc[In, Out],
 	finish func(ctx context.Context, name, text string, o Out, err error) (*mcp.CallToolResult, any, error)) {
 	name := st.tool.Name
 	addServed(s, st, a.fresh, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out any, err error) {
@@ -399,8 +399,8 @@ func serveTool[In, Out any](s *mcp.Server, st *servedSchemas, a *adapter, h hand
 
 // typed turns a handlerFunc into a registration: errors become tool
 // errors (or an elicitation, elicit.go), results the one text content.
-func typed[In, Out any](h handlerFunc[In, Out]) func(*mcp.Server, *servedSchemas, *adapter) {
-	return func(s *mcp.Server, st *servedSchemas, a *adapter) {
+func typed[In, Out any](h handlerFunc[In, Out]) func(toolAdder, *servedSchemas, *adapter) {
+	return func(s toolAdder, st *servedSchemas, a *adapter) {
 		serveTool(s, st, a, h, func(ctx context.Context, name, text string, o Out, err error) (*mcp.CallToolResult, any, error) {
 			if res, ok := inputRequired(err); ok { // elicit.go
 				return res, nil, nil
@@ -418,8 +418,8 @@ func typed[In, Out any](h handlerFunc[In, Out]) func(*mcp.Server, *servedSchemas
 // that still carries the result (what was done) as structured content.
 // An approval that asks the person at the client (level elicit) becomes
 // the elicitation, as in typed and typedMutation.
-func typedPartial[In, Out any](h handlerFunc[In, *Out]) func(*mcp.Server, *servedSchemas, *adapter) {
-	return func(s *mcp.Server, st *servedSchemas, a *adapter) {
+func typedPartial[In, Out any](h handlerFunc[In, *Out]) func(toolAdder, *servedSchemas, *adapter) {
+	return func(s toolAdder, st *servedSchemas, a *adapter) {
 		serveTool(s, st, a, h, func(ctx context.Context, name, text string, o *Out, err error) (*mcp.CallToolResult, any, error) {
 			if res, ok := inputRequired(err); ok && o == nil { // elicit.go
 				return res, nil, nil
@@ -437,4 +437,10 @@ func typedPartial[In, Out any](h handlerFunc[In, *Out]) func(*mcp.Server, *serve
 			return structuredResult(text, o), o, nil
 		})
 	}
+}
+
+// toolAdder is where a tool is registered: a go-sdk server, or a fleet's
+// collector of each cluster's handler (fleet.go).
+type toolAdder interface {
+	AddTool(t *mcp.Tool, h mcp.ToolHandler)
 }

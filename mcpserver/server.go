@@ -74,8 +74,7 @@ func New(client *proxmoxsafe.Client, opts *Options) *mcp.Server {
 		Version: version,
 	}, &mcp.ServerOptions{
 		Instructions: ServerInstructions(client, o),
-		// go-sdk logs every connection at INFO; only its warnings matter here.
-		Logger: slog.New(minLevel{o.logger().Handler(), slog.LevelWarn}),
+		Logger:       newSDKLogger(o),
 	})
 	addTools(s, client, o, true)
 	s.AddReceivingMiddleware(Middleware(client, o)...)
@@ -178,6 +177,12 @@ func addTools(server *mcp.Server, client *proxmoxsafe.Client, o *Options, fresh 
 	for _, d := range defs {
 		d.register(server, d.served(client.MaxWait()), a) // served.go
 	}
+}
+
+// newSDKLogger is go-sdk's logger: it logs every connection at INFO; only
+// its warnings matter here.
+func newSDKLogger(o *Options) *slog.Logger {
+	return slog.New(minLevel{o.logger().Handler(), slog.LevelWarn})
 }
 
 // minLevel drops records below a level, whatever the wrapped handler allows.

@@ -91,7 +91,7 @@ type toolDef struct {
 	// input is the handler's input type (tests decode arguments into it).
 	input reflect.Type
 	// register adds the tool with its typed handler to s.
-	register func(s *mcp.Server, t *servedSchemas, a *adapter)
+	register func(s toolAdder, t *servedSchemas, a *adapter)
 	// outputDescriptions describe top-level output fields.
 	outputDescriptions map[string]string
 	// paramDescriptions replace the descriptions of shared input fields

@@ -99,10 +99,10 @@ func (e *submittedError) Unwrap() error { return e.err }
 // typedMutation is typed for the mutation tools: it also hands the request
 // to the handler through ctx (for progress notifications), and turns a
 // *submittedError into a tool error that keeps the structured receipt.
-func typedMutation[In any](h handlerFunc[In, *proxmoxsafe.Receipt]) func(*mcp.Server, *servedSchemas, *adapter) {
+func typedMutation[In any](h handlerFunc[In, *proxmoxsafe.Receipt]) func(toolAdder, *servedSchemas, *adapter) {
 	// The served schema states this client's cap (served.go), so a client
 	// learns the real limit (Tools does the same for listings).
-	return func(s *mcp.Server, st *servedSchemas, a *adapter) {
+	return func(s toolAdder, st *servedSchemas, a *adapter) {
 		serveTool(s, st, a, h, func(ctx context.Context, name, text string, r *proxmoxsafe.Receipt, err error) (*mcp.CallToolResult, any, error) {
 			if res, ok := inputRequired(err); ok { // elicit.go
 				return res, nil, nil

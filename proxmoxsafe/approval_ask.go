@@ -36,7 +36,7 @@ func (c *Client) approvalRequest(m *mutation, s GuestState) (ApprovalRequest, er
 		Target:    m.target,
 		Params:    m.params,
 		Arguments: args,
-		Phrase:    ApprovalPhrase(m.action, m.target, m.params...),
+		Phrase:    c.onCluster(ApprovalPhrase(m.action, m.target, m.params...)),
 		Given:     m.given,
 		State:     s,
 		Effect:    m.effect(s),

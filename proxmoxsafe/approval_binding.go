@@ -26,6 +26,8 @@ import (
 // servers for two clusters have different Clusters, so an approval given
 // for one does not approve the same call on the other. It holds no secret.
 type Cluster struct {
+	// Name is [Config.ClusterName], "" when the client has none.
+	Name string `json:"name,omitempty"`
 	// URL is the API's address, e.g. "https://pve-lab.example:8006".
 	URL string `json:"url"`
 	// User is the token id ("user@realm!name") or the user ("user@realm").
@@ -33,17 +35,55 @@ type Cluster struct {
 }
 
 // String names the cluster as approvals and audit records show it:
-// "https://pve-lab.example:8006 as root@pam!mcp"; "" for the zero Cluster.
+// "https://pve-lab.example:8006 as root@pam!mcp", with a name
+// "lab: https://pve-lab.example:8006 as root@pam!mcp"; "" for the zero
+// Cluster.
 func (c Cluster) String() string {
 	if c == (Cluster{}) {
 		return ""
 	}
-	return c.URL + " as " + c.User
+	s := c.URL + " as " + c.User
+	if c.Name != "" {
+		s = c.Name + ": " + s
+	}
+	return s
 }
 
 // Cluster returns the cluster this client acts on and whom it acts as:
-// [Config.ClusterURL] when set, else URL's scheme and host.
-func (c *Client) Cluster() Cluster { return Cluster{URL: c.clusterURL, User: c.tokenID} }
+// [Config.ClusterName], [Config.ClusterURL] when set, else URL's scheme
+// and host, and the token id or user.
+func (c *Client) Cluster() Cluster {
+	return Cluster{Name: c.clusterName, URL: c.clusterURL, User: c.tokenID}
+}
+
+// ClusterNamePattern is the form of [Config.ClusterName]: a lower-case
+// DNS label of at most 32 characters, so a name is typed one way only and
+// never needs quoting in a phrase, a file name or a log line.
+const ClusterNamePattern = `^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$`
+
+// ValidClusterName reports whether name has the form of
+// [ClusterNamePattern].
+func ValidClusterName(name string) bool {
+	if len(name) == 0 || len(name) > 32 || name[0] == '-' || name[len(name)-1] == '-' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		ch := name[i]
+		if !(ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9' || ch == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// onCluster is phrase as this client requires it: with a cluster name,
+// followed by " cluster=<name>" (Config.ClusterName says why).
+func (c *Client) onCluster(phrase string) string {
+	if c.clusterName == "" {
+		return phrase
+	}
+	return phrase + " cluster=" + c.clusterName
+}
 
 // clusterAddress is the address the client names its cluster by:
 // Config.ClusterURL (checked as URL is), else base's scheme and host,

@@ -45,6 +45,17 @@ type Config struct {
 	// ClusterURL never approve a call of a client with another, so never
 	// give two clusters the same one. Same rules as URL.
 	ClusterURL string
+	// ClusterName, when set, names the cluster for people and models: a
+	// server that serves several clusters (mcpserver.NewFleet) knows each
+	// by its name, and a call names the cluster it is for. It is part of
+	// what approvals and audit records name the cluster by
+	// ([Cluster.Name]), and every approval phrase ends in " cluster=<name>"
+	// ("APPROVE shutdown pve1/qemu/101 cluster=lab"): two clusters may
+	// both have pve1/qemu/101, and a phrase given for one must not approve
+	// the same action on the other. A lower-case DNS label of at most 32
+	// characters ([ClusterNamePattern]); "" (the default) names none and
+	// leaves the phrases as they are.
+	ClusterName string
 	// TokenID is the API token id, "user@realm!tokenname".
 	TokenID string
 	// TokenSecret is the token's secret (a UUID). It is sent only in the
@@ -163,6 +174,9 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.ClusterName != "" && !ValidClusterName(cfg.ClusterName) {
+		return nil, configError("ClusterName", "ClusterName %.64q is not a lower-case DNS label of at most 32 characters (%s)", cfg.ClusterName, ClusterNamePattern)
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -230,6 +244,7 @@ func New(cfg Config) (*Client, error) {
 		},
 		tokenID:        auth.principal,
 		clusterURL:     clusterURL,
+		clusterName:    cfg.ClusterName,
 		ticket:         auth.ticket,
 		ticketLifetime: auth.lifetime,
 		policy:         pol,
@@ -426,6 +441,8 @@ type Client struct {
 	// clusterURL names the cluster in approvals and audit records (see
 	// Cluster): Config.ClusterURL, else URL's scheme and host.
 	clusterURL string
+	// clusterName is Config.ClusterName.
+	clusterName string
 	// ticket is the login state with ticket authentication, else nil.
 	ticket         *pve.TicketAuth
 	ticketLifetime time.Duration

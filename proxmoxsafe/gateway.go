@@ -206,7 +206,7 @@ func (c *Client) APIRequest(ctx context.Context, in APIRequestInput) (*APIResult
 		Target:    r.target,
 		Params:    m.params[:2],
 		Arguments: args,
-		Phrase:    gatewayPhrase(r),
+		Phrase:    c.onCluster(gatewayPhrase(r)),
 		Given:     in.Approval,
 		Effect:    plan.Effect,
 		Plan:      plan,
@@ -744,7 +744,7 @@ func (c *Client) gatewayPlan(r *gatewayReq) *Plan {
 		ApprovalLevels: c.policy.approvalsFor(ClassGatewayWrite),
 	}
 	if slices.Contains(p.ApprovalLevels, LevelPhrase) {
-		p.Approval = gatewayPhrase(r)
+		p.Approval = c.onCluster(gatewayPhrase(r))
 	}
 	for k := range r.params {
 		if p.Params == nil {

@@ -40,7 +40,7 @@ func (c *Client) plan(m *mutation, s GuestState) *Receipt {
 		ApprovalLevels: c.policy.approvalsFor(m.class()),
 	}
 	if slices.Contains(p.ApprovalLevels, LevelPhrase) {
-		p.Approval = ApprovalPhrase(m.action, m.target, m.params...)
+		p.Approval = c.onCluster(ApprovalPhrase(m.action, m.target, m.params...))
 	}
 	form := m.form
 	if m.planForm != nil {
