@@ -28,6 +28,10 @@ const (
 	ToolHAStatus         = "ha_status"
 	ToolPermissionsCheck = "permissions_check"
 
+	// Inside guests: addresses and what the guest agent reports.
+	ToolGuestAddresses = "guest_addresses"
+	ToolGuestAgentInfo = "guest_agent_info"
+
 	// The original server's two mutations.
 	ToolGuestPower    = "guest_power"
 	ToolSnapshotGuest = "snapshot_guest"

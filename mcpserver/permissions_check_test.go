@@ -22,7 +22,7 @@ func TestPermissionsCheckScoping(t *testing.T) {
 		t.Run(protoName(pv)+"/well scoped", func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, t.Context(), pv, fixtureConfig{cluster: scoped(map[string][]string{
-				"/": {"Sys.Audit"}, "/vms": {"VM.Audit", "VM.PowerMgmt", "VM.Snapshot", "VM.Backup"},
+				"/": {"Sys.Audit"}, "/vms": {"VM.Audit", "VM.PowerMgmt", "VM.Snapshot", "VM.Backup", "VM.GuestAgent.Audit"},
 				"/storage": {"Datastore.Audit", "Datastore.AllocateSpace"},
 			})()})
 			res := f.call(t, t.Context(), ToolPermissionsCheck, nil)

@@ -284,6 +284,8 @@ func allTools() []toolDef {
 		cephStatusTool(),
 		haStatusTool(),
 		permissionsCheckTool(),
+		guestAddressesTool(),
+		guestAgentInfoTool(),
 		guestPowerTool(),
 		snapshotGuestTool(),
 		vmStartTool(),

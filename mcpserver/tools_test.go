@@ -114,6 +114,14 @@ var toolCases = map[string]toolCase{
 	ToolPermissionsCheck: {
 		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
 	},
+	ToolGuestAddresses: {
+		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
+		valid: map[string]any{"node": "pve1", "tag": "web", "limit": 10},
+	},
+	ToolGuestAgentInfo: {
+		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
+		valid: map[string]any{"node": "pve1", "vmid": 100},
+	},
 	// Responder tools.
 	ToolVMStart: {
 		hints:      hints{readOnly: false, destructive: false, idempotent: false, openWorld: false},

@@ -47,8 +47,8 @@ var toolsets = []struct {
 }{
 	{ToolsetCluster, "the cluster, its nodes, storage, HA, Ceph and the token's permissions",
 		[]string{ToolClusterStatus, ToolNodeStatus, ToolStorageList, ToolCephStatus, ToolHAStatus, ToolPermissionsCheck}},
-	{ToolsetGuests, "guests: list, status and configuration, config changes, disks, migration",
-		[]string{ToolListGuests, ToolGuestStatus, ToolGuestConfig, ToolGuestConfigSet, ToolDiskResize, ToolGuestMigrate}},
+	{ToolsetGuests, "guests: list, status, addresses, agent facts and configuration, config changes, disks, migration",
+		[]string{ToolListGuests, ToolGuestStatus, ToolGuestAddresses, ToolGuestAgentInfo, ToolGuestConfig, ToolGuestConfigSet, ToolDiskResize, ToolGuestMigrate}},
 	{ToolsetPower, "a guest's power: start, shutdown, reboot, stop, reset, suspend, resume",
 		[]string{ToolGuestPower, ToolVMStart, ToolVMReboot, ToolVMReset, ToolGuestSuspend, ToolGuestResume}},
 	{ToolsetSnapshots, "snapshots: list, take, roll back, delete, retention cleanup",

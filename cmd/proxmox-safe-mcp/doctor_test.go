@@ -36,11 +36,11 @@ func doctorCluster(privs map[string][]string) *proxmoxtest.Cluster {
 }
 
 // wellScopedPrivileges is what the safe profile on pve1, pve2 needs,
-// backups included.
+// backups and the guest agent reads (optional privileges) included.
 func wellScopedPrivileges() map[string][]string {
 	return map[string][]string{
 		"/":        {"Sys.Audit"},
-		"/vms":     {"VM.Audit", "VM.PowerMgmt", "VM.Snapshot", "VM.Backup"},
+		"/vms":     {"VM.Audit", "VM.PowerMgmt", "VM.Snapshot", "VM.Backup", "VM.GuestAgent.Audit"},
 		"/storage": {"Datastore.Audit", "Datastore.AllocateSpace"},
 	}
 }
@@ -398,7 +398,7 @@ func TestDoctorPolicy(t *testing.T) {
 
 	// Without allowed nodes no mutation tool is offered, so the token
 	// needs only the read privileges.
-	reader := proxmoxtest.NewServer(doctorCluster(map[string][]string{"/": {"Sys.Audit", "VM.Audit", "Datastore.Audit"}}))
+	reader := proxmoxtest.NewServer(doctorCluster(map[string][]string{"/": {"Sys.Audit", "VM.Audit", "Datastore.Audit", "VM.GuestAgent.Audit"}}))
 	defer reader.Close()
 	out, _, code := runDoctor(t, reader, "PVE_ALLOWED_NODES", "")
 	wantLines(t, out, "[warn] policy: profile safe enables mutation classes power, snapshot, but PVE_ALLOWED_NODES is empty", "set PVE_ALLOWED_NODES=")

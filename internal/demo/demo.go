@@ -21,6 +21,12 @@ import (
 // equal to the README's pveum command.
 var ReadmeRolePrivileges = []string{"Sys.Audit", "VM.Audit", "Datastore.Audit", "VM.PowerMgmt", "VM.Snapshot"}
 
+// demoAgentPrivilege is the optional privilege the demo token holds
+// beyond the README's role, so that guest_addresses and guest_agent_info
+// show what a VM's guest agent reports (a real setup adds it with the
+// optional role permissions_check suggests, or leaves agent data out).
+const demoAgentPrivilege = "VM.GuestAgent.Audit"
+
 // taskDuration is how long a demo task runs when nobody polls it.
 const taskDuration = 3 * time.Second
 
@@ -41,7 +47,7 @@ func Start(cfg *settings.Config, version string, stderr io.Writer) (lib proxmoxs
 	// least-privilege setup, and the demo behaves like a recommended one.
 	cluster.Tokens = map[string]*proxmoxtest.Token{proxmoxtest.DefaultTokenID: {
 		Secret:     proxmoxtest.DefaultTokenSecret,
-		Privileges: map[string][]string{"/": privileges(cfg)},
+		Privileges: map[string][]string{"/": append(privileges(cfg), demoAgentPrivilege)},
 	}}
 	// Read the model before NewServer takes ownership of it.
 	var nodes []string

@@ -116,6 +116,7 @@ func DemoCluster() *Cluster {
 		backupAgent,
 		cttmpl, mail,
 	}
+	demoInsight(web1, web2, mon, c)
 	// The default storages, with an ISO image and a container template on
 	// "local", so that vm_create and container_create work in the demo.
 	c.Storages = DefaultStorages(c)
