@@ -279,6 +279,10 @@ func (c *Client) admit(ctx context.Context, m *mutation) (GuestState, error) {
 		c.auditRefusal(ctx, m, err)
 		return GuestState{}, err
 	}
+	if err := reads.recentBackup(c, m); err != nil {
+		c.auditRefusal(ctx, m, err)
+		return GuestState{}, err
+	}
 	return state, nil
 }
 
@@ -400,6 +404,9 @@ func (c *Client) recheck(ctx context.Context, m *mutation, approved GuestState) 
 		return now, err
 	}
 	if err := noActiveTask(m.target, now, reads.tasks.wait); err != nil {
+		return now, err
+	}
+	if err := reads.recentBackup(c, m); err != nil {
 		return now, err
 	}
 	// The precondition may read more than the state (the disks a destroy

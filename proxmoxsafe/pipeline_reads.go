@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 )
 
 // The reads a mutation's checks need (the guest's status/current, its
@@ -171,6 +172,9 @@ type stepReads struct {
 	// tag or pool (no such rule, a guest still to be created, a recheck).
 	protection *pending[string]
 	tasks      *pending[[]rawActiveTask]
+	// backup is the guest's newest backup, for the recent-backup guard;
+	// nil when the guard does not apply.
+	backup *pending[newestBackup]
 }
 
 // startReads sends the step's reads: m's fresh state, the guest's active
@@ -187,7 +191,23 @@ func (c *Client) startReads(ctx context.Context, m *mutation, protection bool) *
 		p.start(g)
 	}
 	r.tasks = goRead(g, func(ctx context.Context) ([]rawActiveTask, error) { return c.activeTasks(ctx, m.target) })
+	if c.backupGuardAge(m) > 0 {
+		r.backup = goRead(g, func(ctx context.Context) (newestBackup, error) { return c.newestBackupOf(ctx, m.target) })
+	}
 	return r
+}
+
+// recentBackup is the recent-backup guard's verdict on the step's read
+// (nil when the guard does not apply).
+func (r *stepReads) recentBackup(c *Client, m *mutation) error {
+	if r.backup == nil {
+		return nil
+	}
+	nb, err := r.backup.wait()
+	if err != nil {
+		return &PreconditionReadError{Err: err}
+	}
+	return checkRecentBackup(m, nb, c.backupGuardAge(m), time.Now())
 }
 
 func (r *stepReads) stop() { r.g.stop() }

@@ -60,6 +60,20 @@ type Policy struct {
 	// args, hookscript, hostpci*, usb*, serial*, parallel*, raw lxc.*, mp*,
 	// cicustom, secrets such as cipassword and sshkeys, …).
 	ConfigKeys []string
+	// RecentBackup is the recent-backup guard: for a class named here,
+	// the class's operations that lose or rewrite a guest's state
+	// ([RecentBackupClasses]: destroy's [Client.DestroyGuest],
+	// snapshot-admin's [Client.RollbackSnapshot], config's
+	// [Client.SetGuestConfig] and [Client.ResizeDisk]) are refused, before
+	// any approval, unless the guest has a backup newer than the duration
+	// on a backup storage its node lists; the refusal names the newest
+	// backup and says to back the guest up first ([Client.BackupGuest]).
+	// The zero value (nil) checks nothing; a class left out is not
+	// checked. New refuses another class and an age outside 1m to
+	// [MaxRecentBackupAge]. The token then also needs to list the guest's
+	// backups (see [Client.ListBackups]): a backup it cannot see counts
+	// as none.
+	RecentBackup map[Class]time.Duration
 }
 
 // Profile names a set of mutation classes an operator can pick by name.
@@ -117,7 +131,9 @@ type policy struct {
 	protect *protectRules
 	// configKeys is the compiled [Policy.ConfigKeys].
 	configKeys map[string]bool
-	src        Policy
+	// recentBackup is the compiled [Policy.RecentBackup] (backup_guard.go).
+	recentBackup map[Class]time.Duration
+	src          Policy
 }
 
 func compilePolicy(p Policy) (*policy, error) {
@@ -175,6 +191,9 @@ func compilePolicy(p Policy) (*policy, error) {
 		return nil, err
 	}
 	c.configKeys = keys
+	if c.recentBackup, err = compileRecentBackup(p.RecentBackup); err != nil {
+		return nil, err
+	}
 	if c.readOnly {
 		// Read-only mode refuses every mutation; the read classes (the
 		// gateway's GET) change nothing and stay.
@@ -196,6 +215,7 @@ func compilePolicy(p Policy) (*policy, error) {
 		ResetWithoutAgent: p.ResetWithoutAgent,
 		Retention:         pr.retention,
 		ConfigKeys:        sortedSet(keys),
+		RecentBackup:      maps.Clone(c.recentBackup),
 	}
 	for _, cl := range classOrder {
 		if c.classes[cl] {
@@ -214,6 +234,7 @@ func (p *policy) export() Policy {
 	out.ProtectedTags = slices.Clone(out.ProtectedTags)
 	out.ProtectedPools = slices.Clone(out.ProtectedPools)
 	out.ConfigKeys = slices.Clone(out.ConfigKeys)
+	out.RecentBackup = maps.Clone(out.RecentBackup)
 	out.Approvals = make(map[Class][]ApprovalLevel, len(p.approvals))
 	for cl, levels := range p.approvals {
 		out.Approvals[cl] = slices.Clone(levels)

@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
@@ -54,6 +55,7 @@ func checkPolicy(r *report, cfg *settings.Config, pol proxmoxsafe.Policy, grantD
 	}
 	if !pol.ReadOnly && len(pol.Classes) > 0 {
 		checkApprovals(r, cfg, pol, grantDir)
+		checkRecentBackup(r, pol)
 	}
 	// doctor needs no audit log, but serve does: say so here rather than
 	// let the next command fail after "everything checked is fine". (The
@@ -108,4 +110,21 @@ func checkApprovals(r *report, cfg *settings.Config, pol proxmoxsafe.Policy, gra
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// checkRecentBackup reports the recent-backup guard: off, or which
+// enabled classes it guards with what age, and a class it names that is
+// not enabled (the setting then does nothing for it).
+func checkRecentBackup(r *report, pol proxmoxsafe.Policy) {
+	desc := settings.DescribeRecentBackup(pol)
+	if desc == "off" {
+		r.info("recent-backup guard: off: destroy, snapshot rollback and config changes do not require a backup (PROXMOX_SAFE_RECENT_BACKUP)")
+		return
+	}
+	r.info("recent-backup guard: %s: refuses a guest's destroy, snapshot rollback or config change without a backup that new (its backups are read before each)", desc)
+	for _, cl := range proxmoxsafe.RecentBackupClasses() {
+		if _, on := pol.RecentBackupAge(cl); on && !slices.Contains(pol.Classes, cl) {
+			r.detail("class %s is not enabled: the guard has nothing of it to check", cl)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package doctor
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
@@ -37,5 +38,23 @@ func TestCheckPolicy(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("report lacks %q:\n%s", want, text)
 		}
+	}
+}
+
+// TestCheckRecentBackup: doctor says whether the recent-backup guard is
+// on, with its ages, and names a guarded class that is not enabled.
+func TestCheckRecentBackup(t *testing.T) {
+	t.Parallel()
+	r := &report{w: &strings.Builder{}}
+	checkRecentBackup(r, proxmoxsafe.Policy{Classes: []proxmoxsafe.Class{proxmoxsafe.ClassDestroy}})
+	if len(r.checks) != 1 || !strings.Contains(r.checks[0].Message, "recent-backup guard: off") {
+		t.Errorf("off: %+v", r.checks)
+	}
+	r = &report{w: &strings.Builder{}}
+	checkRecentBackup(r, proxmoxsafe.Policy{Classes: []proxmoxsafe.Class{proxmoxsafe.ClassDestroy},
+		RecentBackup: map[proxmoxsafe.Class]time.Duration{proxmoxsafe.ClassDestroy: 24 * time.Hour, proxmoxsafe.ClassConfig: time.Hour}})
+	if len(r.checks) != 1 || !strings.Contains(r.checks[0].Message, "recent-backup guard: destroy=24h0m0s, config=1h0m0s") ||
+		len(r.checks[0].Details) != 1 || !strings.Contains(r.checks[0].Details[0], "class config is not enabled") {
+		t.Errorf("on: %+v", r.checks)
 	}
 }

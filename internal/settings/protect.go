@@ -28,6 +28,8 @@ type ProtectConfig struct {
 	MinUptime         time.Duration
 	ResetWithoutAgent bool
 	Retention         retention.Policy
+	// RecentBackup is the recent-backup guard (backup_guard.go); nil = off.
+	RecentBackup map[proxmoxsafe.Class]time.Duration
 }
 
 // minUptimeOff is what "0" means for PROXMOX_SAFE_MIN_UPTIME: no guard.
@@ -66,6 +68,7 @@ func responderSettings() []*setting {
 			doc:        "Lets `vm_reset` reset a VM without a configured guest agent (without one, a hung guest cannot be told from a busy one).",
 			help:       "let vm_reset reset a VM that has no guest agent configured (without one, a hung guest cannot be told from a busy one)",
 			set:        boolSetter(func(c *Config) *bool { return &c.Protect.ResetWithoutAgent })},
+		recentBackupSetting(),
 	}
 }
 
@@ -170,6 +173,7 @@ func ApplyProtect(p *proxmoxsafe.Policy, g ProtectConfig) {
 	p.MinUptime = g.MinUptime
 	p.ResetWithoutAgent = g.ResetWithoutAgent
 	p.Retention = g.Retention
+	p.RecentBackup = g.RecentBackup
 	if _, set := p.Approvals[proxmoxsafe.ClassResponder]; set {
 		return
 	}
