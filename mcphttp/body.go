@@ -105,11 +105,15 @@ func (h *Handler) readBody(next http.Handler) http.Handler {
 			// A request that repeats a key outside a tool call's arguments
 			// (which the server refuses itself, audited): go-sdk would
 			// serve the last value, a reader keeping the first would see
-			// another request. A response is left to go-sdk, and so is the
-			// legacy SSE transport, whose answers go out on the event
-			// stream, not in the POST's body (its tool arguments are still
-			// checked by the server).
-			if path, repeated := rpcerr.RepeatedKey(b, true); repeated && m.Method != "" && h.sse == nil {
+			// another request. A response is left to go-sdk. The legacy
+			// SSE transport answers on the event stream, not in the POST's
+			// body, so there the POST itself is refused (400), as go-sdk
+			// refuses a body it cannot parse.
+			if path, repeated := rpcerr.RepeatedKey(b, true); repeated && m.Method != "" {
+				if h.sse != nil {
+					h.reject(w, r, http.StatusBadRequest, rpcerr.RepeatedKeyMessage(path))
+					return
+				}
 				id := m.ID
 				if path == "id" {
 					id = nil

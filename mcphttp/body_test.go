@@ -38,3 +38,24 @@ func TestRepeatedKeyRequest(t *testing.T) {
 		t.Errorf("without a token: %d %q, want 401", r.status, r.body)
 	}
 }
+
+// TestRepeatedKeyRequestSSE: over the legacy SSE transport, whose answers
+// go out on the event stream, a POST that repeats a key outside the
+// arguments is refused itself (400, saying which key) and never reaches
+// the server or Proxmox.
+func TestRepeatedKeyRequestSSE(t *testing.T) {
+	t.Parallel()
+	f := newTransportFixture(t, transports[1], mcphttp.Options{}, nil)
+	status, endpoint, _, end := openSSE(t, f, auth(aliceTok))
+	if status != http.StatusOK {
+		t.Fatalf("SSE stream: %d", status)
+	}
+	defer end()
+	r := f.do(t, http.MethodPost, endpoint, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_guests","name":"guest_status","arguments":{}}}`, auth(aliceTok))
+	if r.status != http.StatusBadRequest || !strings.Contains(r.body, `the key \"params.name\" appears more than once`) {
+		t.Errorf("repeated tool name over SSE: %d %q", r.status, r.body)
+	}
+	if got := f.fake.Requests(); len(got) != 0 {
+		t.Errorf("requests to Proxmox: %v", got)
+	}
+}

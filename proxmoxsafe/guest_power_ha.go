@@ -3,7 +3,7 @@ package proxmoxsafe
 import "strconv"
 
 // haPrecondition refuses a power action (start, shutdown, reboot, stop,
-// reset) on a guest the HA manager is in the middle of handling. For an
+// reset, suspend, resume) on a guest the HA manager is in the middle of handling. For an
 // HA-managed guest, status/current's "ha.state" is the HA manager's (CRM)
 // state of the resource (pve-ha-manager Config.pm get_service_status
 // reads it from the manager status): only "started" and "stopped" are

@@ -11,7 +11,7 @@ import (
 // haCluster is testCluster with HA-managed guests in states the HA
 // manager owns them in: 110 stopped in error, 111 running while being
 // migrated, 112 running on a node being fenced, 113 running, frozen;
-// 114 is a container in error.
+// 114 is a container in error; 115 is paused while being migrated.
 func haCluster() *proxmoxtest.Cluster {
 	c := testCluster()
 	c.Guests = append(c.Guests,
@@ -20,6 +20,7 @@ func haCluster() *proxmoxtest.Cluster {
 		&proxmoxtest.Guest{VMID: 112, Node: "pve1", Type: "qemu", Name: "ha-fence", Status: "running", Uptime: 86400, HAManaged: true, HAState: "started", HACRMState: "fence", CPUs: 1, MaxMem: 1 << 30},
 		&proxmoxtest.Guest{VMID: 113, Node: "pve1", Type: "qemu", Name: "ha-frozen", Status: "running", Uptime: 86400, HAManaged: true, HAState: "started", HACRMState: "freeze", CPUs: 1, MaxMem: 1 << 30},
 		&proxmoxtest.Guest{VMID: 114, Node: "pve1", Type: "lxc", Name: "ha-ct-err", Status: "stopped", HAManaged: true, HAState: "started", HACRMState: "error", CPUs: 1, MaxMem: 512 << 20},
+		&proxmoxtest.Guest{VMID: 115, Node: "pve1", Type: "qemu", Name: "ha-paused-mig", Status: "running", Paused: true, Uptime: 86400, HAManaged: true, HAState: "started", HACRMState: "migrate", CPUs: 1, MaxMem: 1 << 30},
 	)
 	return c
 }
@@ -28,7 +29,7 @@ func haCluster() *proxmoxtest.Cluster {
 // is one the HA manager owns it in (error, migrate, fence, freeze, …) is
 // refused with the state and what to do, before any approval, with no
 // mutating request — whichever tool asks (vm_power, the responder's
-// start and reboot, reset, suspend) and with a plan too. Before, a start
+// start and reboot, reset, suspend, resume) and with a plan too. Before, a start
 // in error, a stop while migrate and a shutdown while fence were planned
 // and submitted.
 func TestPowerRefusedInHAState(t *testing.T) {
@@ -75,6 +76,12 @@ func TestPowerRefusedInHAState(t *testing.T) {
 			in := proxmoxsafe.SuspendGuestInput{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 111}
 			in.Approval = proxmoxsafe.ApprovalPhrase("suspend", in.Target())
 			_, err := e.client.SuspendGuest(t.Context(), in)
+			return err
+		}, []string{"HA state migrate"}},
+		{"resume while migrate", func(e *env) error {
+			in := proxmoxsafe.ResumeGuestInput{Node: "pve1", Type: proxmoxsafe.TypeQEMU, VMID: 115}
+			in.Approval = proxmoxsafe.ApprovalPhrase("resume", in.Target())
+			_, err := e.client.ResumeGuest(t.Context(), in)
 			return err
 		}, []string{"HA state migrate"}},
 	} {

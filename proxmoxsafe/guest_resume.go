@@ -72,11 +72,11 @@ func resumePrecondition(t Target, s GuestState) error {
 	case s.Template:
 		return refuse(ErrPrecondition, "%s is a template; templates do not run", who)
 	case hibernated(s):
-		return nil
+		return haPrecondition("resume", t, s)
 	case s.Lock != "":
 		return refuse(ErrPrecondition, "%s is locked (%s); wait for the operation holding the lock to finish", who, s.Lock)
 	case s.Status == "running" && s.Paused():
-		return nil
+		return haPrecondition("resume", t, s)
 	case s.Status == "running":
 		return refuse(ErrPrecondition, "%s is running and not paused; there is nothing to resume", who)
 	}
