@@ -55,7 +55,8 @@ func (o *Options) logger() *slog.Logger {
 	return o.Logger
 }
 
-// New returns an MCP server offering the tools of [Tools] for client, with
+// New returns an MCP server offering the tools of [Tools] for client (and
+// the resources and prompts built on the tools it serves: docs/RESOURCES.md), with
 // the instructions of [ServerInstructions], and with [LoggingMiddleware] and
 // [RecoverMiddleware] installed. opts may be nil. New panics if client is
 // nil: that is a programmer error.
@@ -132,8 +133,9 @@ func Middleware(client *proxmoxsafe.Client, opts *Options) []mcp.Middleware {
 	return []mcp.Middleware{LoggingMiddleware(o.Logger), errorMetaMiddleware, SchemaRefusalMiddleware(client), RecoverMiddleware(o.Logger), nullArgumentsMiddleware}
 }
 
-// AddTools registers the tools of [Tools] for client on server, so they can
-// be mounted into any go-sdk server. Register before the server is
+// AddTools registers the tools of [Tools] for client on server, with the
+// resources and prompts built on those it serves, so they can be mounted
+// into any go-sdk server. Register before the server is
 // connected (go-sdk sends list_changed notifications otherwise).
 //
 // AddTools installs no middleware, since middleware applies to the whole
@@ -177,6 +179,8 @@ func addTools(server *mcp.Server, client *proxmoxsafe.Client, o *Options, fresh 
 	for _, d := range defs {
 		d.register(server, d.served(client.MaxWait()), a) // served.go
 	}
+	addResources(server, a, names) // resources.go
+	addPrompts(server, names)      // prompts.go
 }
 
 // newSDKLogger is go-sdk's logger: it logs every connection at INFO; only
