@@ -136,15 +136,15 @@ func fleetInstructions(clients []*proxmoxsafe.Client) string {
 }
 
 // FleetTools returns the tools a fleet server lists, as [Tools] does for
-// one client: every tool some cluster's policy offers, with the cluster
-// parameter (its enum the clusters that offer it).
+// one client: cluster_list, then every tool some cluster's policy offers,
+// with the cluster parameter (its enum the clusters that offer it).
 func FleetTools(clients []*proxmoxsafe.Client, opts *Options) []ToolInfo {
 	checkFleet(clients)
 	if len(clients) == 1 {
 		return Tools(clients[0], opts)
 	}
 	o := opts.orDefault()
-	var out []ToolInfo
+	out := []ToolInfo{clusterListTool().build()}
 	for _, d := range toolList() {
 		on := fleetEnabled(d, clients, o)
 		if len(on) == 0 {
@@ -281,7 +281,11 @@ func addFleetTools(server *mcp.Server, clients []*proxmoxsafe.Client, o *Options
 		entries = append(entries, entry{&t, ft})
 		names = append(names, d.info.Name)
 	}
+	cl := clusterListTool() // cluster_list.go: about every cluster, no cluster parameter
+	names = append([]string{cl.info.Name}, names...)
 	claimToolNames(server, names) // registered.go
+	cl.register(server, cl.served(proxmoxsafe.DefaultMaxWait), &adapter{client: clients[0], fleet: clients,
+		readOnly: o.ReadOnly, log: o.logger(), beforeCall: o.beforeCall, approvalPage: o.ApprovalPageURL})
 	for _, e := range entries {
 		server.AddTool(e.tool, e.ft.handle)
 	}

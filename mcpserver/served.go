@@ -365,6 +365,9 @@ type adapter struct {
 	fresh bool
 	// approvalPage is Options.ApprovalPageURL (grantpage.go).
 	approvalPage string
+	// fleet are a fleet's clients, for the tools about all of them
+	// (cluster_list.go); nil on a server of one cluster.
+	fleet []*proxmoxsafe.Client
 }
 
 // handlerFunc is the shape of every tool implementation: it returns the
