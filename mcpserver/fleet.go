@@ -46,6 +46,10 @@ import (
 // FleetClusterParam is the parameter every tool of a fleet server takes.
 const FleetClusterParam = "cluster"
 
+// FleetAll, as the cluster of a fleet read (list_guests), reads every
+// cluster that offers the tool.
+const FleetAll = "*"
+
 // NewFleet returns an MCP server for the clusters of clients, each named
 // by its Config.ClusterName, with the middleware of [FleetMiddleware].
 // opts apply to every cluster (ReadOnly, Selection, the approval page);
@@ -152,7 +156,7 @@ func FleetTools(clients []*proxmoxsafe.Client, opts *Options) []ToolInfo {
 		}
 		info := d.build()
 		applyWaitCap(&info, fleetWaitClient(on))
-		addClusterParam(info.InputSchema, fleetNames(on))
+		addClusterParam(info.InputSchema, fleetNames(on), fleetReads[d.info.Name] != nil)
 		addClusterResult(info.OutputSchema)
 		out = append(out, info)
 	}
@@ -230,6 +234,9 @@ type fleetTool struct {
 	clients  map[string]*proxmoxsafe.Client // every cluster of the fleet
 	names    []string                       // the clusters that offer the tool, in fleet order
 	check    func() (*jsonschema.Resolved, error)
+	adapters map[string]*adapter
+	in       func() (*jsonschema.Resolved, error) // the tool's own input schema (a cluster's)
+	read     fleetRead                            // fleet_reads.go; nil: one cluster per call
 	mutation bool
 	op       proxmoxsafe.Operation
 }
@@ -264,7 +271,8 @@ func addFleetTools(server *mcp.Server, clients []*proxmoxsafe.Client, o *Options
 		if len(on) == 0 {
 			continue
 		}
-		ft := &fleetTool{name: d.info.Name, handlers: map[string]mcp.ToolHandler{}, clients: byName, names: fleetNames(on)}
+		ft := &fleetTool{name: d.info.Name, handlers: map[string]mcp.ToolHandler{}, clients: byName, names: fleetNames(on),
+			adapters: adapters, in: d.served(on[0].MaxWait()).in, read: fleetReads[d.info.Name]}
 		if op, ok := mutationOp(d.info.Name); ok {
 			ft.mutation, ft.op = true, op
 		}
@@ -275,9 +283,9 @@ func addFleetTools(server *mcp.Server, clients []*proxmoxsafe.Client, o *Options
 		}
 		st := d.served(fleetWaitClient(on).MaxWait())
 		t := *st.tool
-		t.InputSchema = withClusterParam(st.tool.InputSchema.(json.RawMessage), ft.names, d.info.Name)
+		t.InputSchema = withClusterParam(st.tool.InputSchema.(json.RawMessage), ft.names, d.info.Name, ft.read != nil)
 		t.OutputSchema = withClusterResult(st.tool.OutputSchema.(json.RawMessage))
-		ft.check = resolveJSON(clusterOnlySchema(ft.names))
+		ft.check = resolveJSON(clusterOnlySchema(ft.names, ft.read != nil))
 		entries = append(entries, entry{&t, ft})
 		names = append(names, d.info.Name)
 	}
@@ -308,6 +316,14 @@ func (f *fleetTool) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 			res.SetError(fmt.Errorf("validating \"arguments\": unmarshaling arguments: %w", err))
 			return &res, nil
 		}
+	}
+	if targets, ok := f.fleetTargets(args[FleetClusterParam]); ok {
+		delete(args, FleetClusterParam)
+		rest, err := json.Marshal(args)
+		if err != nil {
+			return nil, err
+		}
+		return f.read(ctx, targets, rest, f.in)
 	}
 	name, known := clusterArg(args)
 	if !known || !slices.Contains(f.names, name) {
@@ -358,6 +374,36 @@ func (f *fleetTool) notOffered(ctx context.Context, name string) *mcp.CallToolRe
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: withErrorJSON(ctx, f.name, err.Error(), err)}}}
 	res.SetError(err)
 	return namedResult(res, name)
+}
+
+// fleetTargets returns the adapters of a fleet read's clusters: "*" for
+// every cluster that offers the tool, or a list of them (each once), in
+// fleet order. ok is false for anything else (one name included).
+func (f *fleetTool) fleetTargets(raw json.RawMessage) ([]*adapter, bool) {
+	if f.read == nil || raw == nil {
+		return nil, false
+	}
+	var names []string
+	var one string
+	switch {
+	case json.Unmarshal(raw, &one) == nil && one == FleetAll:
+		names = f.names
+	case json.Unmarshal(raw, &names) == nil && len(names) > 0:
+		for i, n := range names {
+			if !slices.Contains(f.names, n) || slices.Contains(names[:i], n) {
+				return nil, false
+			}
+		}
+	default:
+		return nil, false
+	}
+	var out []*adapter
+	for _, n := range f.names {
+		if slices.Contains(names, n) {
+			out = append(out, f.adapters[n])
+		}
+	}
+	return out, true
 }
 
 // clusterArg returns the "cluster" argument when it is a JSON string.
@@ -441,7 +487,7 @@ func namedResult(res *mcp.CallToolResult, name string) *mcp.CallToolResult {
 
 // withClusterParam adds the required "cluster" parameter, its enum names,
 // to the pre-marshalled input schema in.
-func withClusterParam(in json.RawMessage, names []string, tool string) json.RawMessage {
+func withClusterParam(in json.RawMessage, names []string, tool string, several bool) json.RawMessage {
 	var s jsonschema.Schema
 	if err := json.Unmarshal(in, &s); err != nil {
 		panic(fmt.Sprintf("mcpserver: %s: decoding its input schema: %v", tool, err))
@@ -450,11 +496,13 @@ func withClusterParam(in json.RawMessage, names []string, tool string) json.RawM
 		panic(fmt.Sprintf("mcpserver: %s has a parameter %q of its own, which a fleet needs", tool, FleetClusterParam))
 	}
 	s.PropertyOrder = propertyOrder(in)
-	addClusterParam(&s, names)
+	addClusterParam(&s, names, several)
 	return mustMarshal(&s)
 }
 
-func addClusterParam(s *jsonschema.Schema, names []string) {
+// addClusterParam adds the cluster parameter to s; several, for a fleet
+// read, also takes "*" or a list of names.
+func addClusterParam(s *jsonschema.Schema, names []string, several bool) {
 	if s.Properties == nil {
 		s.Properties = map[string]*jsonschema.Schema{}
 	}
@@ -462,7 +510,14 @@ func addClusterParam(s *jsonschema.Schema, names []string) {
 	for i, n := range names {
 		enum[i] = n
 	}
-	s.Properties[FleetClusterParam] = &jsonschema.Schema{Type: "string", Enum: enum, Description: "The cluster to act on."}
+	p := &jsonschema.Schema{Type: "string", Enum: enum, Description: "The cluster to act on."}
+	if several {
+		p = &jsonschema.Schema{Description: "The cluster to read; \"*\" for all, or a list.", AnyOf: []*jsonschema.Schema{
+			{Type: "string", Enum: append(slices.Clone(enum), FleetAll)},
+			{Type: "array", Items: &jsonschema.Schema{Type: "string", Enum: enum}, MinItems: jsonschema.Ptr(1), UniqueItems: true},
+		}}
+	}
+	s.Properties[FleetClusterParam] = p
 	s.PropertyOrder = append([]string{FleetClusterParam}, slices.DeleteFunc(s.PropertyOrder, func(p string) bool { return p == FleetClusterParam })...)
 	s.Required = append([]string{FleetClusterParam}, s.Required...)
 }
@@ -517,9 +572,9 @@ func addClusterResult(s *jsonschema.Schema) {
 }
 
 // clusterOnlySchema checks "cluster" alone, as the tool's schema states it.
-func clusterOnlySchema(names []string) json.RawMessage {
+func clusterOnlySchema(names []string, several bool) json.RawMessage {
 	s := &jsonschema.Schema{Type: "object"}
-	addClusterParam(s, names)
+	addClusterParam(s, names, several)
 	s.PropertyOrder = nil
 	return mustMarshal(s)
 }

@@ -94,7 +94,10 @@ func TestFleetThreeClusters(t *testing.T) {
 	for _, tool := range tools.Tools {
 		var s struct {
 			Properties map[string]struct {
-				Enum []string `json:"enum"`
+				Enum  []string `json:"enum"`
+				AnyOf []struct {
+					Enum []string `json:"enum"`
+				} `json:"anyOf"`
 			} `json:"properties"`
 			Required []string `json:"required"`
 		}
@@ -106,8 +109,11 @@ func TestFleetThreeClusters(t *testing.T) {
 			t.Errorf("%s: cluster is not required: %s", tool.Name, raw)
 		}
 		enums[tool.Name] = s.Properties["cluster"].Enum
+		if p := s.Properties["cluster"]; len(p.AnyOf) > 0 { // a fleet read: a name, "*" or a list
+			enums[tool.Name] = p.AnyOf[0].Enum
+		}
 	}
-	if !slices.Equal(enums[ToolListGuests], []string{"lab", "prod", "ro"}) || !slices.Equal(enums[ToolGuestPower], []string{"lab", "prod"}) {
+	if !slices.Equal(enums[ToolListGuests], []string{"lab", "prod", "ro", "*"}) || !slices.Equal(enums[ToolGuestPower], []string{"lab", "prod"}) {
 		t.Errorf("enums: list_guests %v, guest_power %v", enums[ToolListGuests], enums[ToolGuestPower])
 	}
 	if want := Tools(lab.client, nil); len(tools.Tools) != len(want)+1 {

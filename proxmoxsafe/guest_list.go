@@ -251,3 +251,8 @@ func decodeCursor(s string) (int64, error) {
 	}
 	return n, nil
 }
+
+// GuestsCursorAfter returns the [ListGuestsInput.Cursor] that continues a
+// listing after the guest vmid, as [ListGuestsResult.NextCursor] does: for
+// a caller that cuts a page itself (a listing across several clusters).
+func GuestsCursorAfter(vmid int) string { return encodeCursor(vmid) }
