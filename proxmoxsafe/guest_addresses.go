@@ -47,7 +47,10 @@ const (
 	// are "protected" calls that pveproxy hands to the node's pvedaemon,
 	// which has 3 workers (pve-manager's pvedaemon.pm), so more than 3 per
 	// node only queue there and delay everything else the node serves.
-	MaxAddressReadsAtOnce  = 8
+	// MaxAddressReadsAtOnce is the client's idle keep-alive connections
+	// (config.go): more reads at once would close and reopen connections,
+	// a TLS handshake each time.
+	MaxAddressReadsAtOnce  = 6
 	MaxAddressReadsPerNode = 3
 	// MaxGuestInterfaces caps the interfaces kept per guest, and
 	// MaxInterfaceAddresses the addresses kept per interface and family.
