@@ -26,6 +26,7 @@ const (
 	ToolBackupCoverage   = "backup_coverage"
 	ToolCephStatus       = "ceph_status"
 	ToolHAStatus         = "ha_status"
+	ToolNodeHealth       = "node_health"
 	ToolPermissionsCheck = "permissions_check"
 
 	// Inside guests: addresses and what the guest agent reports.

@@ -41,11 +41,12 @@ type sizeProfile struct {
 // (docs/TOOLS.md, "What the model is given").
 const (
 	// safe and responder: +1064 B for guest_addresses (664) and
-	// guest_agent_info (400), reads every profile offers.
-	maxSafeDefinitions      = 8000 + 1064
-	maxResponderDefinitions = 9000 + 1064 // target 8500, not met since the backup tools
-	maxAdminDefinitions     = 29000       // target 20000
-	maxAdminWire            = 90000       // target 60000
+	// guest_agent_info (400), +347 B for node_health, reads every
+	// profile offers; admin's tools/list +3255 B for node_health.
+	maxSafeDefinitions      = 8000 + 1064 + 347
+	maxResponderDefinitions = 9000 + 1064 + 347 // target 8500, not met since the backup tools
+	maxAdminDefinitions     = 29000             // target 20000
+	maxAdminWire            = 90000 + 3255      // target 60000
 	// maxInstructions bounds what moved into the instructions, which
 	// every conversation pays for too.
 	maxInstructions = 2000

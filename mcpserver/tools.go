@@ -283,6 +283,7 @@ func allTools() []toolDef {
 		backupCoverageTool(),
 		cephStatusTool(),
 		haStatusTool(),
+		nodeHealthTool(),
 		permissionsCheckTool(),
 		guestAddressesTool(),
 		guestAgentInfoTool(),

@@ -111,6 +111,10 @@ var toolCases = map[string]toolCase{
 	ToolHAStatus: {
 		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
 	},
+	ToolNodeHealth: {
+		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
+		valid: map[string]any{"node": "pve1"},
+	},
 	ToolPermissionsCheck: {
 		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
 	},

@@ -24,6 +24,7 @@ var operations = []*operation{
 	&haStatusOp,
 	&guestAddressesOp,
 	&guestAgentInfoOp,
+	&nodeHealthOp,
 	// Mutations, by class: power, snapshot, responder, snapshot-admin,
 	// power-extra, provision, destroy, migrate, config, backup, restore, destroy (a backup).
 	&guestPowerOp,

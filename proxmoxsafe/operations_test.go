@@ -173,6 +173,10 @@ var opCases = map[proxmoxsafe.Operation][]opCase{
 		_, err := c.HAStatus(ctx)
 		return err
 	}}},
+	proxmoxsafe.OpNodeHealth: {{env: opsEnv, read: func(ctx context.Context, c *proxmoxsafe.Client) error {
+		_, err := c.NodeHealth(ctx, proxmoxsafe.NodeHealthInput{Node: "pve1"})
+		return err
+	}}},
 	proxmoxsafe.OpPermissions: {{env: opsEnv, read: func(ctx context.Context, c *proxmoxsafe.Client) error {
 		_, err := c.Permissions(ctx)
 		return err

@@ -40,7 +40,9 @@ func TestPermissionsWellScoped(t *testing.T) {
 		t.Errorf("report = %+v", rep)
 	}
 	for _, ch := range rep.Checks {
-		if ch.Status != "held" {
+		// node_health's Sys.Modify (pending updates) is optional and
+		// dangerous: a well-scoped token lacks it, and is not told to get it.
+		if ch.Status != "held" && !(ch.Optional && ch.Privilege == "Sys.Modify") {
 			t.Errorf("check %+v", ch)
 		}
 	}
@@ -163,5 +165,32 @@ func TestPermissionsFollowPolicy(t *testing.T) {
 	rep, err = e.client.PermissionsFor(t.Context(), []proxmoxsafe.Operation{"CephStatus"})
 	if err != nil || !slices.Equal(rep.Operations, []proxmoxsafe.Operation{"CephStatus"}) || len(rep.Checks) != 1 {
 		t.Errorf("PermissionsFor = %+v, %v", rep, err)
+	}
+}
+
+// TestPermissionsOptionalDangerous: node_health's Sys.Modify (pending
+// updates) is never recommended to a token that lacks it, and held on an
+// allowlisted node it is not excess; held on / it still is.
+func TestPermissionsOptionalDangerous(t *testing.T) {
+	t.Parallel()
+	privs := wellScoped()
+	privs["/nodes/pve1"] = []string{"Sys.Modify"}
+	rep, err := permEnv(t, privs, nil).client.Permissions(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK || len(rep.Missing) != 0 || rep.OptionalRoleCommand != "" || len(rep.Excess) != 0 || rep.Dangerous {
+		t.Errorf("Sys.Modify on /nodes/pve1: %+v", rep)
+	}
+	if !slices.ContainsFunc(rep.Checks, func(c proxmoxsafe.PrivilegeCheck) bool {
+		return c.Operation == proxmoxsafe.OpNodeHealth && c.Path == "/nodes/pve1" && c.Privilege == "Sys.Modify" && c.Status == "held"
+	}) {
+		t.Errorf("checks = %+v", rep.Checks)
+	}
+	privs = wellScoped()
+	privs["/"] = append(privs["/"], "Sys.Modify")
+	rep, err = permEnv(t, privs, nil).client.Permissions(t.Context())
+	if err != nil || !rep.Dangerous || len(rep.Excess) != 1 || rep.Excess[0].Privilege != "Sys.Modify" {
+		t.Errorf("Sys.Modify on /: %+v, %v", rep, err)
 	}
 }

@@ -58,6 +58,14 @@ var readRoutes = []Route{
 	// or its config where the cluster predates them.
 	mkRoute(http.MethodGet, `/nodes/`+segNode+`/qemu/`+segVMID+`/agent/(network-get-interfaces|get-osinfo|get-host-name|get-fsinfo|get-time)`),
 	mkRoute(http.MethodGet, `/nodes/`+segNode+`/lxc/`+segVMID+`/interfaces`),
+	// A node's health: pending updates, services, disks with SMART, ZFS
+	// pools (and one pool's zpool status), replication jobs (node_health).
+	mkRoute(http.MethodGet, `/nodes/`+segNode+`/apt/update`),
+	mkRoute(http.MethodGet, `/nodes/`+segNode+`/services`),
+	mkRoute(http.MethodGet, `/nodes/`+segNode+`/disks/list`),
+	mkRoute(http.MethodGet, `/nodes/`+segNode+`/disks/zfs`),
+	mkRoute(http.MethodGet, `/nodes/`+segNode+`/disks/zfs/`+segStorage),
+	mkRoute(http.MethodGet, `/nodes/`+segNode+`/replication`),
 }
 
 // The classes whose routes are the API gateway's ([gatewayRoute]) rather

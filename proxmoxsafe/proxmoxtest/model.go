@@ -59,6 +59,8 @@ type Cluster struct {
 	// Ceph is the cluster's Ceph; nil models a cluster without Ceph
 	// installed (its endpoints answer 500 "binary not installed").
 	Ceph *CephModel
+	// Replication are the storage replication jobs (routes_node_health.go).
+	Replication []*ReplicationJob
 }
 
 // Node is a cluster member.
@@ -80,6 +82,9 @@ type Node struct {
 	Kernel    string // kernel release, e.g. "6.17.2-1-pve"
 	CPUModel  string
 	LoadAvg   [3]float64
+	// Health is what the node's health endpoints answer; nil is a healthy
+	// node (routes_node_health.go).
+	Health *NodeHealth
 }
 
 // Guest is a QEMU VM or an LXC container.

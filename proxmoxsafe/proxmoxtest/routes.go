@@ -89,6 +89,7 @@ func buildRoutes() []*route {
 	rs = append(rs, migrateRoutes()...)          // routes_migrate.go
 	rs = append(rs, configWriteRoutes()...)      // routes_config_write.go
 	rs = append(rs, backupRoutes()...)           // routes_backup.go
+	rs = append(rs, nodeHealthRoutes()...)       // routes_node_health.go
 	for _, rt := range rs {
 		rt.segs = strings.Split(strings.Trim(rt.path, "/"), "/")
 	}
