@@ -1,7 +1,9 @@
 package proxmoxsafe_test
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -126,4 +128,33 @@ func TestGuestAgentInfoNoPermission(t *testing.T) {
 	if err != nil || addrs.Guests[0].Unavailable != proxmoxsafe.UnavailableNoPermission {
 		t.Errorf("addresses: %+v, %v", addrs, err)
 	}
+}
+
+// TestGuestAgentInfoBounds: however many file systems an agent reports
+// and however long their names, the answer keeps 32, by mount point, with
+// capped strings, and counts them all.
+func TestGuestAgentInfoBounds(t *testing.T) {
+	t.Parallel()
+	c := addrCluster("9.1.1")
+	facts := &proxmoxtest.AgentFacts{HostName: strings.Repeat("h", 1000), OS: map[string]string{"pretty-name": strings.Repeat("p", 1000)}}
+	for i := range 500 {
+		facts.FileSystems = append(facts.FileSystems, proxmoxtest.AgentFileSystem{
+			Name: strings.Repeat("n", 500), Mountpoint: fmt.Sprintf("/srv/%03d/%s", 499-i, strings.Repeat("m", 600)), Type: strings.Repeat("t", 100),
+			UsedBytes: 1, TotalBytes: 3})
+	}
+	c.Guests[0].Agent = facts
+	e := envFor(t, proxmoxtest.NewServer(c), false, nil)
+	res, err := e.client.GuestAgentInfo(t.Context(), proxmoxsafe.GuestAgentInfoInput{Node: "pve1", VMID: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res)
+	if len(res.FileSystems) != proxmoxsafe.MaxAgentFileSystems || res.FileSystemsTotal != 500 || !strings.HasPrefix(res.FileSystems[0].Mountpoint, "/srv/000/") ||
+		len(res.FileSystems[0].Mountpoint) > 256 || len(res.HostName) > 255 || len(res.OS.PrettyName) > 128 || res.FileSystems[0].UsedPercent != 33.3 {
+		t.Errorf("%d of %d file systems, first %q (%d B), host name %d B", len(res.FileSystems), res.FileSystemsTotal, res.FileSystems[0].Mountpoint[:12], len(res.FileSystems[0].Mountpoint), len(res.HostName))
+	}
+	if len(b) > 24<<10 {
+		t.Errorf("answer %d B, want at most 24 KiB", len(b))
+	}
+	t.Logf("largest agent answer: %d B of JSON", len(b))
 }
