@@ -107,7 +107,7 @@ const (
 	SourceContainer = "container"
 	// SourceConfig: the container's netN config, on clusters without the
 	// interfaces endpoint (PVE 7): what is configured, not observed.
-	SourceConfig = "config"
+	SourceConfig = "configured"
 )
 
 // Why a guest has no addresses ([GuestAddresses.Unavailable]).

@@ -216,7 +216,7 @@ func TestGuestAddressesRefusals(t *testing.T) {
 
 // TestGuestAddressesOldContainers: PVE 8.1 answers only the legacy
 // inet/inet6; PVE 7.4 has no interfaces endpoint (501), so a container's
-// netN config is read instead, marked "config", and after the first 501
+// netN config is read instead, marked "configured", and after the first 501
 // no other container's endpoint is tried.
 func TestGuestAddressesOldContainers(t *testing.T) {
 	t.Parallel()
