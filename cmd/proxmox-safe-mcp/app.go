@@ -34,6 +34,58 @@ type app struct {
 	listed chan struct{}
 	// metrics is --metrics-addr's listener (metrics.go); nil when off.
 	metrics *metrics
+	// members are the clusters of a clusters file, each set up as a
+	// one-cluster app of its own (client is then the first's); nil
+	// without a clusters file.
+	members []member
+}
+
+// member is one cluster of a clusters file.
+type member struct {
+	cfg *settings.Config
+	app *app
+}
+
+// clients are the clients the server serves: the clusters file's, else
+// the one.
+func (a *app) clients() []*proxmoxsafe.Client {
+	if len(a.members) == 0 {
+		return []*proxmoxsafe.Client{a.client}
+	}
+	out := make([]*proxmoxsafe.Client, len(a.members))
+	for i, m := range a.members {
+		out[i] = m.app.client
+	}
+	return out
+}
+
+// server builds the MCP server: one cluster's (mcpserver.New), or with a
+// clusters file of several the fleet's (every tool takes cluster).
+func (a *app) server() *mcp.Server {
+	return mcpserver.NewFleet(a.clients(), a.opts)
+}
+
+// setupClusters sets up every cluster of the clusters file as a
+// one-cluster app (its own audit log, locks, approvers) and serves them
+// together. An error names the cluster.
+func setupClusters(cfg *settings.Config, logger, warn *slog.Logger, stderr io.Writer) (*app, error) {
+	a := &app{log: logger, listed: make(chan struct{})}
+	if cfg.MetricsAddr != "" {
+		warn.Warn("PROXMOX_SAFE_METRICS_ADDR is not served with a clusters file yet; the server runs without metrics")
+	}
+	for _, cc := range cfg.Clusters {
+		cc.MetricsAddr = ""
+		sub, err := setup(cc, logger.With(slog.String("cluster", cc.ClusterName)), warn.With(slog.String("cluster", cc.ClusterName)), stderr)
+		if err != nil {
+			a.close()
+			return nil, settings.Errorf("%s: cluster %s: %v", settings.ClustersSetting, cc.ClusterName, err)
+		}
+		a.closers = append(a.closers, sub.close)
+		a.members = append(a.members, member{cfg: cc, app: sub})
+	}
+	first := a.members[0].app
+	a.client, a.opts, a.trust, a.audit = first.client, first.opts, first.trust, first.audit
+	return a, nil
 }
 
 // instrument adds the metrics' counters to a server about to serve.
@@ -53,6 +105,9 @@ func (a *app) close() {
 // setup builds the client from cfg. Every error is a configuration error
 // that names the variable to fix.
 func setup(cfg *settings.Config, logger, warn *slog.Logger, stderr io.Writer) (*app, error) {
+	if len(cfg.Clusters) > 0 {
+		return setupClusters(cfg, logger, warn, stderr)
+	}
 	a := &app{log: logger, listed: make(chan struct{})}
 	ok := false
 	defer func() {
@@ -108,6 +163,7 @@ func setup(cfg *settings.Config, logger, warn *slog.Logger, stderr io.Writer) (*
 	lib.MaxWait = cfg.MaxWait
 	lib.UserAgent = "proxmox-safe-mcp/" + versionString()
 	lib.LockDir = cfg.LockDir
+	lib.ClusterName = cfg.ClusterName // a clusters file's name; "" from the environment
 
 	switch {
 	case cfg.AuditLog != "" && !settings.SendsNoMutation(cfg.Command):

@@ -22,7 +22,7 @@ import (
 // (name, class "read" or the mutation class, first sentence), or with
 // cfg.Tool one tool's parameters; with cfg.JSON the same as JSON.
 func listTools(a *app, cfg *settings.Config, stdout, stderr io.Writer) int {
-	tools := mcpserver.Tools(a.client, a.opts)
+	tools := mcpserver.FleetTools(a.clients(), a.opts)
 	if cfg.Tool != "" {
 		i := slices.IndexFunc(tools, func(t mcpserver.ToolInfo) bool { return t.Name == cfg.Tool })
 		if i < 0 {
@@ -148,7 +148,7 @@ func callTool(ctx context.Context, a *app, cfg *settings.Config, stdout, stderr 
 		return exitUsage
 	}
 
-	srv := mcpserver.New(a.client, a.opts)
+	srv := a.server()
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(ctx, st, nil)
 	if err != nil {

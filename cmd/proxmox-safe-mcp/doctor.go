@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -94,12 +96,51 @@ func (a *app) watchFirstList(srv *mcp.Server) {
 
 // startupWarnings is startupCheck's body, synchronous for tests.
 func startupWarnings(ctx context.Context, a *app, warn *slog.Logger) {
-	doctor.StartupWarnings(ctx, a.client, a.opts, warn)
+	if len(a.members) == 0 {
+		doctor.StartupWarnings(ctx, a.client, a.opts, warn)
+		return
+	}
+	for _, m := range a.members {
+		doctor.StartupWarnings(ctx, m.app.client, m.app.opts, warn.With(slog.String("cluster", m.cfg.ClusterName)))
+	}
 }
 
 // doctorCommand is the doctor command: internal/doctor checks the client this
 // configuration built.
 func doctorCommand(ctx context.Context, a *app, cfg *settings.Config, w io.Writer) int {
-	return doctor.Run(ctx, doctor.Setup{Client: a.client, Options: a.opts, Trust: a.trust, Config: cfg,
-		Version: versionString(), GrantDir: serverGrantDir(cfg), AuditKey: readAuditKey}, w)
+	if len(a.members) == 0 {
+		return doctor.Run(ctx, doctor.Setup{Client: a.client, Options: a.opts, Trust: a.trust, Config: cfg,
+			Version: versionString(), GrantDir: serverGrantDir(cfg), AuditKey: readAuditKey}, w)
+	}
+	// A clusters file: every cluster is checked in turn, and the end says
+	// which failed; the exit code is the worst.
+	worst := exitOK
+	var failed []string
+	for _, m := range a.members {
+		if !cfg.JSON {
+			fmt.Fprintf(w, "== cluster %s\n", m.cfg.ClusterName)
+		}
+		code := doctor.Run(ctx, doctor.Setup{Client: m.app.client, Options: m.app.opts, Trust: m.app.trust, Config: m.cfg,
+			Version: versionString(), GrantDir: serverGrantDir(m.cfg), AuditKey: readAuditKey}, w)
+		switch code {
+		case exitOK:
+		case doctor.ExitDangerous: // working, with warnings
+			if worst == exitOK {
+				worst = code
+			}
+		default:
+			failed = append(failed, m.cfg.ClusterName)
+			if worst == exitOK || worst == doctor.ExitDangerous {
+				worst = code
+			}
+		}
+	}
+	if !cfg.JSON {
+		if len(failed) == 0 {
+			fmt.Fprintf(w, "== all %d clusters work (see each one's warnings)\n", len(a.members))
+		} else {
+			fmt.Fprintf(w, "== %d of %d clusters failed: %s\n", len(failed), len(a.members), strings.Join(failed, ", "))
+		}
+	}
+	return worst
 }

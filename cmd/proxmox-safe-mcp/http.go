@@ -20,7 +20,6 @@ import (
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcphttp"
-	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
 )
 
 // cmdHealthcheck probes a running server's /healthz. It is handled before
@@ -91,7 +90,7 @@ func serveHTTP(ctx context.Context, a *app, cfg *settings.Config, warn *slog.Log
 		opts.Pages, opts.PagesPath = page, page.Path()
 		a.opts.ApprovalPageURL = pageURL
 	}
-	srv := mcpserver.New(a.client, a.opts)
+	srv := a.server()
 	a.watchFirstList(srv) // starts the privilege check (doctor.go)
 	a.instrument(srv)     // --metrics-addr (metrics.go)
 	handler, err := mcphttp.New(srv, opts)

@@ -141,7 +141,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 // serve speaks MCP on stdin/stdout until stdin closes (exit 0) or a signal
 // cancels ctx (exit 0).
 func serve(ctx context.Context, a *app, stdin io.Reader, stdout io.Writer) int {
-	srv := mcpserver.New(a.client, a.opts)
+	srv := a.server()
 	a.watchFirstList(srv) // starts the privilege check (doctor.go)
 	a.instrument(srv)     // --metrics-addr (metrics.go)
 	// Not mcp.StdioTransport: one invalid line would end the session.

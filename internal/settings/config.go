@@ -97,6 +97,13 @@ type Config struct {
 	// --exclude-toolsets, --exclude-tools).
 	Selection mcpserver.Selection
 
+	// ClustersFile is PROXMOX_SAFE_CLUSTERS_FILE; Clusters are its
+	// clusters, each a Config of its own (clusters.go), nil without it.
+	// ClusterName is a cluster's name in such a Config.
+	ClustersFile string
+	Clusters     []*Config
+	ClusterName  string
+
 	// Warnings are logged once the logger exists.
 	Warnings []string
 	// CredentialsDir is systemd's $CREDENTIALS_DIRECTORY, or "".
@@ -223,7 +230,16 @@ func Parse(args []string, lookup func(string) (string, bool)) (*Config, error) {
 	if err := c.checkLooseKeyFiles(); err != nil { // secretfile.go
 		return c, err
 	}
-	if err := checkConfig(c); err != nil {
+	if c.ClustersFile != "" {
+		if err := c.checkClustersAlone(); err != nil {
+			return c, err
+		}
+		clusters, err := c.loadClusters(lookup) // clusters.go
+		if err != nil {
+			return c, err
+		}
+		c.Clusters = clusters
+	} else if err := checkConfig(c); err != nil {
 		return c, err
 	}
 	if err := checkHTTPConfig(c); err != nil { // after checkConfig, which reads the Proxmox secret file
