@@ -32,6 +32,8 @@ const (
 	// Inside guests: addresses and what the guest agent reports.
 	ToolGuestAddresses = "guest_addresses"
 	ToolGuestAgentInfo = "guest_agent_info"
+	// Metrics history: as numbers, and drawn as a chart.
+	ToolMetricsHistory = "metrics_history"
 
 	// The original server's two mutations.
 	ToolGuestPower    = "guest_power"

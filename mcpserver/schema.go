@@ -41,6 +41,8 @@ var libraryOnlyTags = map[string]bool{
 	"pve_sshkeys": true, "linked_storage": true, "gw_static_only": true,
 	// MigrateGuestInput's cross-field rules (validateMigrate).
 	"lxc_only": true, "not_source": true, "lxc_no_live": true, "restart_only": true,
+	// MetricsHistoryInput: a guest is type and vmid together, a storage neither.
+	"metrics_guest": true, "metrics_storage": true,
 }
 
 // formatTags are the validate tags of Proxmox's formats (and VMIDs): the

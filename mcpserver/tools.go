@@ -287,6 +287,7 @@ func allTools() []toolDef {
 		permissionsCheckTool(),
 		guestAddressesTool(),
 		guestAgentInfoTool(),
+		metricsHistoryTool(),
 		guestPowerTool(),
 		snapshotGuestTool(),
 		vmStartTool(),

@@ -126,6 +126,10 @@ var toolCases = map[string]toolCase{
 		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
 		valid: map[string]any{"node": "pve1", "vmid": 100},
 	},
+	ToolMetricsHistory: {
+		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
+		valid: map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "timeframe": "day", "cf": "MAX"},
+	},
 	// Responder tools.
 	ToolVMStart: {
 		hints:      hints{readOnly: false, destructive: false, idempotent: false, openWorld: false},

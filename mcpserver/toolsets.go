@@ -27,6 +27,7 @@ const (
 	ToolsetTasks     Toolset = "tasks"
 	ToolsetBackups   Toolset = "backups"
 	ToolsetGateway   Toolset = "gateway"
+	ToolsetMetrics   Toolset = "metrics"
 )
 
 // ToolsetInfo is one toolset: its name, what it covers, and its tools in
@@ -61,6 +62,8 @@ var toolsets = []struct {
 		[]string{ToolBackupList, ToolBackupCreate}},
 	{ToolsetGateway, "the generic API gateway: any GET, and writes no tool covers",
 		[]string{ToolAPIGet, ToolAPIRequest}},
+	{ToolsetMetrics, "metrics history of nodes, guests and storage, as numbers or as a chart",
+		[]string{ToolMetricsHistory}},
 }
 
 // Toolsets returns every toolset with its tools (every tool this version

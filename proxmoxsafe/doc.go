@@ -30,7 +30,8 @@
 // [Client.TaskStatus], [Client.TaskLog], [Client.ListTasks],
 // [Client.ListStorage], [Client.ListBackups], [Client.BackupCoverage],
 // [Client.CephStatus], [Client.HAStatus], [Client.GuestAddresses],
-// [Client.GuestAgentInfo], [Client.NodeHealth], [Client.Permissions],
+// [Client.GuestAgentInfo], [Client.NodeHealth], [Client.NodeMetrics],
+// [Client.GuestMetrics], [Client.StorageMetrics], [Client.Permissions],
 // [Client.Version].
 //
 // Each class, off unless the [Policy] enables it, with its operations:

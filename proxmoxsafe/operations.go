@@ -25,6 +25,9 @@ var operations = []*operation{
 	&guestAddressesOp,
 	&guestAgentInfoOp,
 	&nodeHealthOp,
+	&nodeMetricsOp,
+	&guestMetricsOp,
+	&storageMetricsOp,
 	// Mutations, by class: power, snapshot, responder, snapshot-admin,
 	// power-extra, provision, destroy, migrate, config, backup, restore, destroy (a backup).
 	&guestPowerOp,

@@ -177,6 +177,18 @@ var opCases = map[proxmoxsafe.Operation][]opCase{
 		_, err := c.NodeHealth(ctx, proxmoxsafe.NodeHealthInput{Node: "pve1"})
 		return err
 	}}},
+	proxmoxsafe.OpNodeMetrics: {{env: opsEnv, read: func(ctx context.Context, c *proxmoxsafe.Client) error {
+		_, err := c.NodeMetrics(ctx, proxmoxsafe.NodeMetricsInput{Node: "pve1", MetricsWindow: proxmoxsafe.MetricsWindow{Timeframe: "hour"}})
+		return err
+	}}},
+	proxmoxsafe.OpGuestMetrics: {{env: opsEnv, read: func(ctx context.Context, c *proxmoxsafe.Client) error {
+		_, err := c.GuestMetrics(ctx, proxmoxsafe.GuestMetricsInput{GuestRef: proxmoxsafe.GuestRef{Node: "pve1", Type: "lxc", VMID: 200}, MetricsWindow: proxmoxsafe.MetricsWindow{Timeframe: "day"}})
+		return err
+	}}},
+	proxmoxsafe.OpStorageMetrics: {{env: opsEnv, read: func(ctx context.Context, c *proxmoxsafe.Client) error {
+		_, err := c.StorageMetrics(ctx, proxmoxsafe.StorageMetricsInput{Node: "pve1", Storage: "local", MetricsWindow: proxmoxsafe.MetricsWindow{Timeframe: "week"}})
+		return err
+	}}},
 	proxmoxsafe.OpPermissions: {{env: opsEnv, read: func(ctx context.Context, c *proxmoxsafe.Client) error {
 		_, err := c.Permissions(ctx)
 		return err

@@ -177,6 +177,7 @@ func newValidator() *validator.Validate {
 	registerProvision(v, must) // guest_provision_validate.go
 	registerBackup(v, must)    // backup_validate.go
 	v.RegisterStructValidation(validateMigrate, MigrateGuestInput{})
+	v.RegisterStructValidation(validateMetricsTarget, MetricsHistoryInput{}) // metrics_history.go
 	return v
 }
 
@@ -215,6 +216,9 @@ func problem(fe validator.FieldError) string {
 		return p
 	}
 	if p, ok := backupProblems[fe.Tag()]; ok {
+		return p
+	}
+	if p, ok := metricsProblems[fe.Tag()]; ok {
 		return p
 	}
 	switch fe.Tag() {

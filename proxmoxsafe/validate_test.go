@@ -30,6 +30,10 @@ func TestMaxTagsMatchConstants(t *testing.T) {
 		"WaitTaskInput.UPID":             proxmoxsafe.MaxUPIDLen,
 		"ListStorageInput.Limit":         proxmoxsafe.MaxListLimit,
 		"ListBackupsInput.Limit":         proxmoxsafe.MaxListLimit,
+		"MetricsHistoryInput.Points":     proxmoxsafe.MaxMetricsPoints,
+		"NodeMetricsInput.Points":        proxmoxsafe.MaxMetricsPoints,
+		"GuestMetricsInput.Points":       proxmoxsafe.MaxMetricsPoints,
+		"StorageMetricsInput.Points":     proxmoxsafe.MaxMetricsPoints,
 		"GuardedPowerInput.Approval":     proxmoxsafe.MaxApprovalLen,
 		"ResetGuestInput.Approval":       proxmoxsafe.MaxApprovalLen,
 		"CleanupSnapshotsInput.Approval": proxmoxsafe.MaxApprovalLen,
@@ -82,6 +86,7 @@ func TestMaxTagsMatchConstants(t *testing.T) {
 		proxmoxsafe.MigrateGuestInput{},
 		proxmoxsafe.ResizeDiskInput{}, proxmoxsafe.SetGuestConfigInput{},
 		proxmoxsafe.GuestAddressesInput{}, proxmoxsafe.GuestAgentInfoInput{},
+		proxmoxsafe.MetricsHistoryInput{}, proxmoxsafe.NodeMetricsInput{}, proxmoxsafe.GuestMetricsInput{}, proxmoxsafe.StorageMetricsInput{},
 	}
 	seen := map[string]bool{}
 	for _, in := range inputs {

@@ -49,6 +49,10 @@ func Start(cfg *settings.Config, version string, stderr io.Writer) (lib proxmoxs
 		Secret:     proxmoxtest.DefaultTokenSecret,
 		Privileges: map[string][]string{"/": append(privileges(cfg), demoAgentPrivilege)},
 	}}
+	// Metrics history: the cluster was upgraded from PVE 8 three weeks
+	// ago, so a month or a year of history shows the old file's coarser
+	// rows before the new ones (docs/METRICS.md).
+	cluster.RRD = &proxmoxtest.RRD{UpgradedAt: time.Now().Add(-21 * 24 * time.Hour).Unix()}
 	// Read the model before NewServer takes ownership of it.
 	var nodes []string
 	for _, n := range cluster.Nodes {

@@ -66,6 +66,10 @@ var readRoutes = []Route{
 	mkRoute(http.MethodGet, `/nodes/`+segNode+`/disks/zfs`),
 	mkRoute(http.MethodGet, `/nodes/`+segNode+`/disks/zfs/`+segStorage),
 	mkRoute(http.MethodGet, `/nodes/`+segNode+`/replication`),
+	// Metrics history (RRD) of a node, a guest, a storage.
+	mkRoute(http.MethodGet, `/nodes/`+segNode+`/rrddata`),
+	mkRoute(http.MethodGet, `/nodes/`+segNode+`/`+segType+`/`+segVMID+`/rrddata`),
+	mkRoute(http.MethodGet, `/nodes/`+segNode+`/storage/`+segStorage+`/rrddata`),
 }
 
 // The classes whose routes are the API gateway's ([gatewayRoute]) rather

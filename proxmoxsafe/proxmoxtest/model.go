@@ -61,6 +61,9 @@ type Cluster struct {
 	Ceph *CephModel
 	// Replication are the storage replication jobs (routes_node_health.go).
 	Replication []*ReplicationJob
+	// RRD shapes the metrics history (rrddata); nil means full history of
+	// every node, guest and storage up to now (routes_rrddata.go).
+	RRD *RRD
 }
 
 // Node is a cluster member.

@@ -90,6 +90,7 @@ func buildRoutes() []*route {
 	rs = append(rs, configWriteRoutes()...)      // routes_config_write.go
 	rs = append(rs, backupRoutes()...)           // routes_backup.go
 	rs = append(rs, nodeHealthRoutes()...)       // routes_node_health.go
+	rs = append(rs, rrddataRoutes()...)          // routes_rrddata.go
 	for _, rt := range rs {
 		rt.segs = strings.Split(strings.Trim(rt.path, "/"), "/")
 	}
