@@ -112,7 +112,30 @@ func FleetMiddleware(clients []*proxmoxsafe.Client, opts *Options) []mcp.Middlew
 		}
 		return byName[name]
 	}
-	return []mcp.Middleware{LoggingMiddleware(o.Logger), errorMetaMiddleware, schemaRefusals(resolve), RecoverMiddleware(o.Logger), nullArgumentsMiddleware}
+	return []mcp.Middleware{LoggingMiddleware(o.Logger), errorMetaMiddleware, namedRefusals(byName), schemaRefusals(resolve), RecoverMiddleware(o.Logger), nullArgumentsMiddleware}
+}
+
+// namedRefusals names the cluster in a refusal written after the tool's
+// handler (SchemaRefusalMiddleware's, which rewrites the whole text), as
+// the handler names it in every other result.
+func namedRefusals(byName map[string]*proxmoxsafe.Client) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			ctr, ok := res.(*mcp.CallToolResult)
+			if method != "tools/call" || err != nil || !ok || ctr == nil || !ctr.IsError || ctr.StructuredContent != nil || len(ctr.Content) == 0 {
+				return res, err
+			}
+			name, named := namedCluster(req)
+			if _, known := byName[name]; !named || !known {
+				return res, err
+			}
+			if tc, ok := ctr.Content[0].(*mcp.TextContent); ok && !strings.HasPrefix(tc.Text, "["+name+"] ") {
+				namedResult(ctr, name)
+			}
+			return res, err
+		}
+	}
 }
 
 // FleetInstructions are the instructions of a fleet server: those of

@@ -235,7 +235,9 @@ func TestFleetThreeClusters(t *testing.T) {
 	bad := withCluster(shutdown101, "prod")
 	bad["vmid"] = 5
 	before := len(prod.audit.records(t))
-	wantError(t, call(ToolGuestPower, bad), "vmid")
+	if got := wantError(t, call(ToolGuestPower, bad), "[prod] ", "vmid"); !strings.Contains(got, `{"error":{"cluster":"prod",`) {
+		t.Errorf("a schema refusal on prod: %s", got)
+	}
 	if recs := prod.audit.records(t); len(recs) != before+1 || recs[len(recs)-1].Event != proxmoxsafe.AuditRefused {
 		t.Errorf("prod's audit after a schema refusal: %+v", recs[before:])
 	}

@@ -16,6 +16,7 @@ import (
 	"log"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"syscall"
@@ -32,6 +33,7 @@ func main() {
 	n := flag.Int("clusters", 10, "clusters in the fleet")
 	latency := flag.Duration("latency", 25*time.Millisecond, "each fake's latency per request")
 	runs := flag.Int("runs", 31, "calls of each kind")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the timed calls to this file")
 	flag.Parse()
 	if *n < 2 {
 		log.Fatal("fleet: -clusters must be at least 2")
@@ -84,6 +86,16 @@ func main() {
 	}
 	call("c0") // connections and schemas warm
 	call("*")
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	var one, all []time.Duration
 	for r := range *runs {
 		if r%2 == 0 {
