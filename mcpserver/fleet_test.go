@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -333,5 +334,41 @@ func TestFleetPanics(t *testing.T) {
 			}()
 			NewFleet(clients, nil)
 		}()
+	}
+}
+
+// TestFleetElicitationNamesCluster: on a fleet the elicitation form says
+// which cluster the change is for, and an accepted form runs on that
+// cluster alone.
+func TestFleetElicitationNamesCluster(t *testing.T) {
+	t.Parallel()
+	pol := defaultPolicy()
+	pol.Approvals = map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassPower: {proxmoxsafe.LevelElicit}}
+	approver := func() proxmoxsafe.Approver {
+		ap, err := NewElicitApprover(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ap
+	}
+	lab := newFleetMember(t, "lab", pol, approver())
+	prod := newFleetMember(t, "prod", pol, approver())
+	f := &elicitFixture{server: NewFleet(fleetClients(lab, prod), nil)}
+	seen := make(chan string, 4)
+	var count atomic.Int32
+	cs := f.connectWith(t, "", answering(&count, seen, func(int32) *mcp.ElicitResult { return accept("CONFIRM") }))
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: ToolGuestPower, Arguments: withCluster(shutdown101, "prod")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := <-seen
+	if !strings.Contains(msg, "Cluster: prod: https://") {
+		t.Errorf("the form does not name the cluster:\n%s", msg)
+	}
+	if n := len(prod.fake.MutatingRequests()); !res.IsError && n != 1 {
+		t.Errorf("prod: %d mutating requests after an accepted form", n)
+	}
+	if n := len(lab.fake.MutatingRequests()); n != 0 {
+		t.Errorf("lab: %d mutating requests", n)
 	}
 }
