@@ -54,6 +54,7 @@ func promptDefs() []promptDef {
 			subject:  func(map[string]string) (string, error) { return "", nil },
 			steps: []promptStep{
 				{ToolClusterStatus, "quorum, nodes online or offline, their load"},
+				{ToolNodeHealth, "each online node's disks (SMART, wear-out), ZFS pools, services, replication and pending updates"},
 				{ToolHAStatus, "HA resources in error, fence or recovery"},
 				{ToolCephStatus, "Ceph health, if Ceph is used"},
 				{ToolStorageList, "storages nearly full or unavailable"},
@@ -73,8 +74,11 @@ func promptDefs() []promptDef {
 			},
 			steps: []promptStep{
 				{ToolGuestStatus, "its CPU, memory, disk and network use now, and whether it is paused or locked"},
+				{ToolMetricsHistory, "its CPU, memory, disk and network over the last day (cf MAX), and when it peaked"},
+				{ToolGuestAgentInfo, "a VM's file systems nearly full, from its guest agent"},
 				{ToolGuestConfig, "its cores, memory, ballooning and disks (cache, iothread)"},
 				{ToolNodeStatus, "its node's CPU, memory, swap and IO wait"},
+				{ToolMetricsHistory, "the node's own history over the same day, and its IO pressure"},
 				{ToolListGuests, "the other guests on that node and their load"},
 				{ToolTaskList, "tasks running on the node (backups, migrations, replication)"},
 				{ToolStorageList, "the storages its disks are on"},
@@ -96,6 +100,7 @@ func promptDefs() []promptDef {
 				{ToolHAStatus, "which of them the HA manager would move, and whether it can"},
 				{ToolCephStatus, "whether Ceph stays healthy without its OSDs"},
 				{ToolTaskList, "tasks running on it (backups, migrations) a reboot would cut"},
+				{ToolNodeHealth, "its replication jobs and pending updates (a reboot may be what they wait for)"},
 				{ToolNodeStatus, "its uptime and load"},
 			},
 		},
