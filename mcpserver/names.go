@@ -24,6 +24,7 @@ const (
 	ToolStorageList      = "storage_list"
 	ToolBackupList       = "backup_list"
 	ToolBackupCoverage   = "backup_coverage"
+	ToolBackupJobs       = "backup_jobs"
 	ToolCephStatus       = "ceph_status"
 	ToolHAStatus         = "ha_status"
 	ToolNodeHealth       = "node_health"

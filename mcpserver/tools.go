@@ -281,6 +281,7 @@ func allTools() []toolDef {
 		storageListTool(),
 		backupListTool(),
 		backupCoverageTool(),
+		backupJobsTool(),
 		cephStatusTool(),
 		haStatusTool(),
 		nodeHealthTool(),

@@ -105,6 +105,10 @@ var toolCases = map[string]toolCase{
 		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
 		valid: map[string]any{"max_age_days": 3, "vmid": 100, "limit": 10},
 	},
+	ToolBackupJobs: {
+		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
+		valid: map[string]any{"id": "backup-nightly"},
+	},
 	ToolCephStatus: {
 		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
 	},

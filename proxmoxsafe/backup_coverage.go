@@ -194,11 +194,7 @@ func (c *Client) BackupCoverage(ctx context.Context, in BackupCoverageInput) (*B
 	}
 	slices.SortFunc(guests, func(a, b *rawResource) int { return int(a.VMID - b.VMID) })
 	for _, j := range rawJobs {
-		bj := BackupJob{ID: line(string(j.ID), 64), Enabled: j.Enabled == nil || bool(*j.Enabled), Schedule: line(string(j.Schedule), 128),
-			Storage: line(string(j.Storage), MaxStorageIDLen), Mode: line(string(j.Mode), 16), Selection: j.selection(), Guests: []int{}}
-		if j.NextRun > 0 {
-			bj.NextRun = time.Unix(int64(j.NextRun), 0).UTC()
-		}
+		bj := j.status()
 		for _, g := range guests {
 			if j.selects(g) {
 				bj.Guests = append(bj.Guests, int(g.VMID))

@@ -163,7 +163,16 @@ func (c *Client) RestoreBackup(ctx context.Context, in RestoreBackupInput) (*Rec
 	m.precondition = func(ctx context.Context, _ GuestState) error {
 		b, err := c.restorePrecondition(ctx, in, m.target)
 		found = b
-		return err
+		if err != nil {
+			return err
+		}
+		// What the proof compares the restored guest with.
+		arch, err := c.archiveConfig(ctx, in.Node, in.Archive, t.Type, !in.KeepMACAddresses)
+		if err != nil {
+			return err
+		}
+		m.newGuest.Archive, m.newGuest.Unique = arch, !in.KeepMACAddresses
+		return nil
 	}
 	m.effect = func(GuestState) string { return restoreEffect(in, m.target, found) }
 	return c.waitIfAsked(ctx, in.Wait, m)

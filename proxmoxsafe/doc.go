@@ -29,10 +29,10 @@
 // [Client.GuestStatus], [Client.GuestConfig], [Client.ListSnapshots],
 // [Client.TaskStatus], [Client.TaskLog], [Client.ListTasks],
 // [Client.ListStorage], [Client.ListBackups], [Client.BackupCoverage],
-// [Client.CephStatus], [Client.HAStatus], [Client.GuestAddresses],
-// [Client.GuestAgentInfo], [Client.NodeHealth], [Client.NodeMetrics],
-// [Client.GuestMetrics], [Client.StorageMetrics], [Client.Permissions],
-// [Client.Version].
+// [Client.ListBackupJobs], [Client.CephStatus], [Client.HAStatus],
+// [Client.GuestAddresses], [Client.GuestAgentInfo], [Client.NodeHealth],
+// [Client.NodeMetrics], [Client.GuestMetrics], [Client.StorageMetrics],
+// [Client.Permissions], [Client.Version].
 //
 // Each class, off unless the [Policy] enables it, with its operations:
 //

@@ -85,6 +85,14 @@ type NewGuest struct {
 	Config map[string]string `json:"config,omitempty"`
 	// Pool is the resource pool the guest must be in ("" for none).
 	Pool string `json:"pool,omitempty"`
+	// Archive is, for a restore, the configuration the backup holds, key
+	// by key as the restored guest must read it back: a [TextDigest] of
+	// the value, or "present" for a key whose value may hold a secret.
+	// What a restore changes by design is left out (a disk's volume, with
+	// Unique the MAC addresses, …: docs/ARCHITECTURE.md, Backups).
+	Archive map[string]string `json:"archive_config,omitempty"`
+	// Unique is, for a restore, whether it gives new MAC addresses.
+	Unique bool `json:"unique,omitempty"`
 }
 
 // Target returns the new guest as a target.

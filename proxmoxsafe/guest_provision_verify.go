@@ -68,7 +68,14 @@ func (w *waiter) observeCreated(ctx context.Context) (bool, error) {
 			return false, nil
 		}
 	}
+	if diff := restoredDiffers(ng, cfg); diff != "" {
+		w.out.Observed = fmt.Sprintf("%s exists, but its configuration does not read back as the archive's: %s", ng.String(), diff)
+		return false, nil
+	}
 	w.out.Observed = ng.String() + " exists, unlocked"
+	if len(ng.Archive) > 0 {
+		w.out.Observed += fmt.Sprintf(", its configuration as the archive's (%d keys; disk volumes, vmgenid and, with unique, MAC addresses differ by design)", len(ng.Archive))
+	}
 	if len(ng.Config) > 0 {
 		w.out.Observed += ", configuration as requested (" + strings.Join(sortedConfigKeys(ng.Config), ", ") + ")"
 	}

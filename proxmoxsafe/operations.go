@@ -20,6 +20,7 @@ var operations = []*operation{
 	&listStorageOp,
 	&listBackupsOp,
 	&backupCoverageOp,
+	&listBackupJobsOp,
 	&cephStatusOp,
 	&haStatusOp,
 	&guestAddressesOp,

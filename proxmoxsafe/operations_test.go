@@ -165,6 +165,10 @@ var opCases = map[proxmoxsafe.Operation][]opCase{
 		_, err := c.BackupCoverage(ctx, proxmoxsafe.BackupCoverageInput{})
 		return err
 	}}},
+	proxmoxsafe.OpListBackupJobs: {{env: infraOpsEnv, read: func(ctx context.Context, c *proxmoxsafe.Client) error {
+		_, err := c.ListBackupJobs(ctx, proxmoxsafe.ListBackupJobsInput{})
+		return err
+	}}},
 	proxmoxsafe.OpCephStatus: {{env: infraOpsEnv, read: func(ctx context.Context, c *proxmoxsafe.Client) error {
 		_, err := c.CephStatus(ctx)
 		return err

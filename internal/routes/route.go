@@ -28,6 +28,11 @@ type Route struct {
 	// query, when set, lists the only query parameters the route may
 	// carry (destroy: never skiplock, never force).
 	query []string
+	// need, when set, is a query parameter the route requires, with the
+	// pattern its one value must match whole (the restore's
+	// extractconfig: a backup volume id).
+	need      string
+	needValue func() *regexp.Regexp
 	// pastDeny lets this one literal route through although the deny list
 	// covers its path: a dedicated operation with its own preconditions
 	// (the destroy class's backup volume delete), never the gateway.
@@ -85,13 +90,26 @@ func withQuery(r Route, keys ...string) Route {
 	return r
 }
 
+// withRequiredQuery limits r to the one query parameter key, which must
+// be present once with a value matching pattern whole.
+func withRequiredQuery(r Route, key, pattern string) Route {
+	r.query = []string{key}
+	r.need = key
+	r.needValue = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^" + pattern + "$") })
+	return r
+}
+
 // queryAllowed reports whether every parameter of the raw query is one the
-// route allows. It parses the query only for a route that limits it.
+// route allows (and the one it requires is there, well-formed). It parses
+// the query only for a route that limits it.
 func (r *Route) queryAllowed(rawQuery string) bool {
 	if r.query == nil {
 		return true
 	}
 	q, _ := url.ParseQuery(rawQuery) // as url.URL.Query does
+	if r.need != "" && (len(q[r.need]) != 1 || !r.needValue().MatchString(q[r.need][0])) {
+		return false
+	}
 	for k := range q {
 		if !slices.Contains(r.query, k) {
 			return false

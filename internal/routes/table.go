@@ -128,6 +128,10 @@ var classRoutes = map[string][]Route{
 	// archive (the library never sends force).
 	"restore": {
 		mkRoute(http.MethodPost, `/nodes/`+segNode+`/`+segType),
+		// The archive's configuration, which the proof compares the
+		// restored guest's with. The deny list covers it for the gateway
+		// (raw config text); the library reads it and keeps only digests.
+		pastDenyList(withRequiredQuery(mkRoute(http.MethodGet, `/nodes/`+segNode+`/vzdump/extractconfig`), "volume", segBackupVolume)),
 	},
 	// Grow a disk; set config keys (a VM through the asynchronous POST,
 	// a container through PUT, the only method pve-container has).

@@ -1,6 +1,7 @@
 package routes
 
 import (
+	"net/url"
 	"slices"
 	"testing"
 )
@@ -32,5 +33,25 @@ func TestReadRoutesAreGets(t *testing.T) {
 		if r.method != "GET" {
 			t.Errorf("read route %s %s is not a GET", r.method, r.prefix)
 		}
+	}
+}
+
+// TestExtractConfigRouteNeedsABackupVolume: the restore class reads an
+// archive's configuration only with one volume=<backup volume id>; any
+// other form of the request falls to the deny list.
+func TestExtractConfigRouteNeedsABackupVolume(t *testing.T) {
+	t.Parallel()
+	a := NewAllowlist([]string{"restore"}, map[string]bool{"pve1": true}, false)
+	vol := "local:backup/vzdump-qemu-100-2026_01_01-00_00_00.vma.zst"
+	if v := a.Check("GET", "/nodes/pve1/vzdump/extractconfig", "volume="+url.QueryEscape(vol)); !v.Allowed {
+		t.Errorf("the restore's read refused: %+v", v)
+	}
+	for _, q := range []string{"", "volume=local:iso/x.iso", "volume=" + url.QueryEscape(vol) + "&volume=" + url.QueryEscape(vol), "volume=" + url.QueryEscape(vol) + "&x=1"} {
+		if v := a.Check("GET", "/nodes/pve1/vzdump/extractconfig", q); v.Allowed {
+			t.Errorf("?%s allowed", q)
+		}
+	}
+	if v := NewAllowlist([]string{"provision"}, map[string]bool{"pve1": true}, false).Check("GET", "/nodes/pve1/vzdump/extractconfig", "volume="+url.QueryEscape(vol)); v.Allowed {
+		t.Error("allowed without the restore class")
 	}
 }

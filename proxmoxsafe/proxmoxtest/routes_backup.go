@@ -57,6 +57,8 @@ func backupRoutes() []*route {
 	return []*route{
 		{method: "POST", path: "/nodes/{node}/vzdump", params: ps, proxy: true, handle: handleVZDump},
 		{method: "GET", path: "/cluster/backup", perm: rootAudit, handle: handleBackupJobs},
+		{method: "GET", path: "/nodes/{node}/vzdump/extractconfig", proxy: true, params: []param{pNode(), {name: "volume", typ: tString}},
+			handle: handleExtractConfig},
 		{method: "DELETE", path: "/nodes/{node}/storage/{storage}/content/{volume}", proxy: true, params: []param{
 			{name: "delay", typ: tInteger, min: i64(1), max: i64(30), optional: true}, pNode(),
 			{name: "storage", typ: tString, format: "pve-storage-id", optional: true}, {name: "volume", typ: tString}},

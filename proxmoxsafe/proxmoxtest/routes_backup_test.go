@@ -132,3 +132,28 @@ func TestVZDumpOrphanFails(t *testing.T) {
 		t.Errorf("exit %q, log %q", task.ExitStatus, task.Log)
 	}
 }
+
+// TestExtractConfig: the archive's config file as text (the description
+// as comment lines, the QEMU disk map), behind the volume's read access.
+func TestExtractConfig(t *testing.T) {
+	t.Parallel()
+	s := newDemo(t)
+	vol := "local:backup/vzdump-qemu-100-2026_01_01-00_00_00.vma.zst"
+	a := get(t, s, "/nodes/pve1/vzdump/extractconfig?volume="+url.QueryEscape(vol))
+	text, _ := a.body["data"].(string)
+	for _, want := range []string{"#Public web frontend\n", "\ncores: 4\n", "\nname: web-01\n", "#qmdump#map:scsi0:drive-scsi0:local-lvm:raw:"} {
+		if !strings.Contains("\n"+text, want) {
+			t.Errorf("config lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "digest:") || strings.Contains(text, "lock:") {
+		t.Errorf("config has digest or lock:\n%s", text)
+	}
+	if a := get(t, s, "/nodes/pve1/vzdump/extractconfig?volume="+url.QueryEscape("local:backup/vzdump-qemu-100-2020_01_01-00_00_00.vma.zst")); a.code != 500 {
+		t.Errorf("missing volume: %s", a.status)
+	}
+	s.AddToken("b@pve!none", &Token{Secret: "s", Privileges: map[string][]string{"/storage": {"Datastore.Audit"}}})
+	if a := call(t, s, "GET", "/nodes/pve1/vzdump/extractconfig?volume="+url.QueryEscape(vol), nil, tokenAuth("b@pve!none", "s")); a.code != 403 {
+		t.Errorf("without AllocateSpace: %s", a.status)
+	}
+}

@@ -2,7 +2,6 @@ package proxmoxtest
 
 import (
 	"fmt"
-	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -77,37 +76,56 @@ func handleRestore(rc *reqCtx, typ string) (any, *apiError) {
 			return nil, aerr
 		}
 	}
-	g := &Guest{VMID: vmid, Node: node, Type: typ, Status: "stopped", Lock: "create", CPUs: 1, MaxMem: 512 << 20, Name: "restored-" + strconv.Itoa(vmid)}
+	g := &Guest{VMID: vmid, Node: node, Type: typ, Status: "stopped", Lock: "create", CPUs: 1, MaxMem: 512 << 20, Name: "restored-" + strconv.Itoa(vmid),
+		Config: map[string]string{}}
+	var archived map[string]string
 	var src *Guest
-	if b != nil && b.source != nil {
-		src = b.source
-	} else if b != nil {
-		src = c.guest(b.VMID)
+	if b != nil {
+		archived, src = archivedConfig(c, b)
 	}
 	if src != nil {
 		cl := src.clone()
 		g.Name, g.CPUs, g.MaxMem, g.MaxDisk, g.Description, g.Tags = cl.Name, cl.CPUs, cl.MaxMem, cl.MaxDisk, cl.Description, cl.Tags
 		g.AgentEnabled = cl.AgentEnabled
-		g.Config = maps.Clone(cl.Config)
 	}
-	if g.Config == nil {
-		g.Config = map[string]string{}
-	}
-	for k, v := range g.Config {
+	// The archive's configuration, as qemu-server's
+	// restore_update_config_line and pve-container's
+	// sanitize_and_merge_config write it: lock, parent, unused disks and
+	// the template flag dropped, a new vmgenid, new MAC addresses and
+	// smbios1 uuid with unique=1, each disk on a new volume of the new
+	// guest (on storage when given). Keys the model derives the same way
+	// stay derived, so their JSON types stay Proxmox's.
+	derived := derivedConfig(g, typ)
+	unique := rc.params["unique"] == "1"
+	for k, v := range archived {
 		switch {
-		case strings.HasPrefix(k, "net") && rc.params["unique"] == "1":
-			g.Config[k] = newMAC(typ, v, vmid)
+		case k == "parent" || k == "vmgenid" || k == "template" || k == "description" || strings.HasPrefix(k, "unused"):
+			continue
+		case strings.HasPrefix(k, "net") && unique:
+			v = newMAC(typ, v, vmid)
+		case k == "smbios1" && unique:
+			v = fmt.Sprintf("uuid=00000000-0000-4000-8000-%012d", vmid)
 		case (k == "rootfs" || diskParamRE.MatchString(k)) && !strings.Contains(v, "media=cdrom"):
 			vol, rest, _ := strings.Cut(v, ",")
-			disk := vol
-			if _, d, ok := strings.Cut(vol, ":"); ok {
-				disk = d
+			store, disk, ok := strings.Cut(vol, ":")
+			if !ok {
+				store, disk = "local-lvm", vol
 			}
-			if storage != "" && src != nil {
-				vol = storage + ":" + strings.Replace(disk, "-"+strconv.Itoa(src.VMID)+"-", "-"+strconv.Itoa(vmid)+"-", 1)
+			if storage != "" {
+				store = storage
 			}
-			g.Config[k] = vol + "," + rest
+			if src != nil {
+				disk = strings.Replace(disk, "-"+strconv.Itoa(src.VMID)+"-", "-"+strconv.Itoa(vmid)+"-", 1)
+			}
+			v = store + ":" + disk
+			if rest != "" {
+				v += "," + rest
+			}
 		}
+		if d, ok := derived[k]; ok && fmt.Sprint(d) == v {
+			continue
+		}
+		g.Config[k] = v
 	}
 	c.Guests = append(c.Guests, g)
 	ttype, logLines := "qmrestore", []string{

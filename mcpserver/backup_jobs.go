@@ -1,0 +1,33 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
+)
+
+// backupJobsTool declares the backup_jobs tool.
+func backupJobsTool() toolDef {
+	return readTool(ToolInfo{
+		Name:        ToolBackupJobs,
+		Title:       "Backup jobs",
+		Description: "The scheduled backup jobs: schedule, next run, storage, mode, selection resolved to guests, enabled, and each job's last result from the allowed nodes' recent vzdump tasks.",
+	}, ops(proxmoxsafe.OpListBackupJobs), (*adapter).backupJobs, map[string]string{
+		"jobs": "last_result: ok, warnings, failed, running or not found (no run among the newest vzdump tasks; Proxmox's tasks do not name the job: a run is matched by selection, storage and mode).",
+	})
+}
+
+func (a *adapter) backupJobs(ctx context.Context, in proxmoxsafe.ListBackupJobsInput) (string, *proxmoxsafe.ListBackupJobsResult, error) {
+	res, err := a.client.ListBackupJobs(ctx, in)
+	if err != nil {
+		return "", nil, err
+	}
+	failed := 0
+	for _, j := range res.Jobs {
+		if j.LastResult == "failed" {
+			failed++
+		}
+	}
+	return fmt.Sprintf("%d backup jobs, %d whose last run failed", len(res.Jobs), failed), res, nil
+}
