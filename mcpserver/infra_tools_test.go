@@ -84,7 +84,7 @@ func TestInfraToolsHappyPath(t *testing.T) {
 		{
 			name: "storage_list cluster-wide", tool: ToolStorageList,
 			requests: []string{"GET /cluster/resources"}, query: "type=storage",
-			wantText: []string{"Listed 6 of 6 storage entries cluster-wide"},
+			wantText: []string{"Listed 12 of 12 storage entries cluster-wide"},
 			check: func(t *testing.T, res *mcp.CallToolResult) {
 				var out proxmoxsafe.ListStorageResult
 				structured(t, res, &out)
@@ -96,7 +96,7 @@ func TestInfraToolsHappyPath(t *testing.T) {
 		{
 			name: "storage_list node", tool: ToolStorageList, args: map[string]any{"node": "pve2", "limit": 1},
 			requests: []string{"GET /nodes/pve2/storage"},
-			wantText: []string{"Listed 1 of 2 storage entries on pve2"},
+			wantText: []string{"Listed 1 of 4 storage entries on pve2"},
 		},
 		{
 			name: "backup_list", tool: ToolBackupList, args: map[string]any{"node": "pve1", "storage": "local"},

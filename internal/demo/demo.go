@@ -71,6 +71,8 @@ func Start(cfg *settings.Config, version string, stderr io.Writer) (lib proxmoxs
 	// Nothing reads the fake's request log here; unbounded, it grew by
 	// about 2 KiB per tool call (bench/soak).
 	srv.RequestLogLimit = 100
+	// The backup jobs' last runs, for backup_jobs.
+	srv.AddDemoBackupRuns()
 	srv.StartTLS()
 	closers = append(closers, srv.Close)
 

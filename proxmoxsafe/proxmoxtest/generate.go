@@ -121,7 +121,8 @@ func DemoCluster() *Cluster {
 	// "local", so that vm_create and container_create work in the demo.
 	c.Storages = DefaultStorages(c)
 	c.Storages[0].Volumes = []string{DemoISO[len("local:"):], DemoTemplate[len("local:"):]}
-	demoHealth(c) // demo_health.go
+	demoHealth(c)  // demo_health.go
+	demoBackups(c) // demo_backups.go
 	return c
 }
 

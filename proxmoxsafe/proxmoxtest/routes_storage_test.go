@@ -11,7 +11,7 @@ func TestNodeStorage(t *testing.T) {
 	t.Parallel()
 	s := newDemo(t)
 	got := listOf(t, get(t, s, "/nodes/pve1/storage"))
-	if len(got) != 2 {
+	if len(got) != 4 { // local, local-lvm and the demo's backup storages pbs and nas
 		t.Fatalf("storages = %v", got)
 	}
 	local := got[0]
