@@ -289,10 +289,14 @@ func addFleetTools(server *mcp.Server, clients []*proxmoxsafe.Client, o *Options
 	}
 	var entries []entry
 	var names []string
+	servedOn := map[string][]string{} // cluster: the tools served there
 	for _, d := range toolList() {
 		on := fleetEnabled(d, clients, o)
 		if len(on) == 0 {
 			continue
+		}
+		for _, c := range on {
+			servedOn[c.Cluster().Name] = append(servedOn[c.Cluster().Name], d.info.Name)
 		}
 		ft := &fleetTool{name: d.info.Name, handlers: map[string]mcp.ToolHandler{}, clients: byName, names: fleetNames(on),
 			adapters: adapters, in: d.served(on[0].MaxWait()).in, read: fleetReads[d.info.Name]}
@@ -320,6 +324,10 @@ func addFleetTools(server *mcp.Server, clients []*proxmoxsafe.Client, o *Options
 	for _, e := range entries {
 		server.AddTool(e.tool, e.ft.handle)
 	}
+	for _, c := range clients { // resources.go, prompts.go: named by cluster
+		addResourcesAt(server, adapters[c.Cluster().Name], servedOn[c.Cluster().Name], c.Cluster().Name)
+	}
+	addPromptsFor(server, fleetNames(clients), func(c string) []string { return servedOn[c] })
 }
 
 // handle picks the cluster the call names and runs the call there, with

@@ -50,7 +50,7 @@ func promptDefs() []promptDef {
 	return []promptDef{
 		{
 			prompt:   &mcp.Prompt{Name: PromptHealthCheck, Title: "Health check", Description: "Check the whole cluster and report what is wrong, most severe first."},
-			question: "Check the health of this Proxmox VE cluster%s and report what is wrong, most severe first, each finding with its evidence.",
+			question: "Check the health of the Proxmox VE cluster%s and report what is wrong, most severe first, each finding with its evidence.",
 			subject:  func(map[string]string) (string, error) { return "", nil },
 			steps: []promptStep{
 				{ToolClusterStatus, "quorum, nodes online or offline, their load"},
@@ -120,33 +120,75 @@ func promptGuest(args map[string]string) (proxmoxsafe.GuestRef, error) {
 
 // addPrompts registers the prompts with at least one served step.
 func addPrompts(server *mcp.Server, served []string) {
-	for _, d := range promptDefs() {
+	addPromptsFor(server, nil, func(string) []string { return served })
+}
+
+// addPromptsFor registers the prompts of a server for clusters (nil: one
+// client, no cluster argument); servedOn names the tools served on a
+// cluster ("" for the one client). On a fleet every prompt takes a
+// required cluster argument, matched exactly, and names the tools served
+// there with the cluster they are to be called with.
+func addPromptsFor(server *mcp.Server, clusters []string, servedOn func(cluster string) []string) {
+	stepsOn := func(d promptDef, cluster string) []promptStep {
 		var steps []promptStep
 		for _, s := range d.steps {
-			if slices.Contains(served, s.tool) {
+			if slices.Contains(servedOn(cluster), s.tool) {
 				steps = append(steps, s)
 			}
 		}
-		if len(steps) == 0 {
+		return steps
+	}
+	for _, d := range promptDefs() {
+		listed := false
+		for _, c := range append([]string{""}, clusters...) {
+			if (clusters == nil || c != "") && len(stepsOn(d, c)) > 0 {
+				listed = true
+			}
+		}
+		if !listed {
 			continue
 		}
-		server.AddPrompt(d.prompt, func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		p := *d.prompt
+		if clusters != nil {
+			p.Arguments = append([]*mcp.PromptArgument{{Name: "cluster", Description: "The cluster: " + strings.Join(clusters, ", ") + ".", Required: true}}, p.Arguments...)
+		}
+		server.AddPrompt(&p, func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			cluster := ""
+			if clusters != nil {
+				cluster = req.Params.Arguments["cluster"]
+				if !slices.Contains(clusters, cluster) {
+					return nil, fmt.Errorf("prompt %s: %w: cluster: %q is not one of %s", p.Name, proxmoxsafe.ErrInvalidInput, clean(cluster, 64), strings.Join(clusters, ", "))
+				}
+			}
 			subject, err := d.subject(req.Params.Arguments)
 			if err != nil {
-				return nil, fmt.Errorf("prompt %s: %w", d.prompt.Name, err)
+				return nil, fmt.Errorf("prompt %s: %w", p.Name, err)
+			}
+			steps := stepsOn(d, cluster)
+			if len(steps) == 0 {
+				return nil, fmt.Errorf("prompt %s: %w: cluster %s serves none of its tools", p.Name, proxmoxsafe.ErrNotAllowed, cluster)
 			}
 			return &mcp.GetPromptResult{
-				Description: d.prompt.Description,
-				Messages:    []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: promptText(d, subject, steps)}}},
+				Description: p.Description,
+				Messages:    []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: promptText(d, subject, cluster, steps)}}},
 			}, nil
 		})
 	}
 }
 
 // promptText is the one user message of a prompt.
-func promptText(d promptDef, subject string, steps []promptStep) string {
+func promptText(d promptDef, subject, cluster string, steps []promptStep) string {
 	var b strings.Builder
+	switch {
+	case cluster != "" && subject == "":
+		subject = " " + cluster
+	case cluster != "":
+		subject += " on cluster " + cluster
+	}
 	fmt.Fprintf(&b, d.question, subject)
+	if cluster != "" {
+		fmt.Fprintf(&b, " Call every tool below with cluster %q.", cluster)
+	}
 	b.WriteString(" Use only these read tools, in this order, and change nothing:\n")
 	for i, s := range steps {
 		fmt.Fprintf(&b, "%d. %s: %s\n", i+1, s.tool, s.what)

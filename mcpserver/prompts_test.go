@@ -36,7 +36,7 @@ func TestPrompts(t *testing.T) {
 		args map[string]string
 		want []string
 	}{
-		{PromptHealthCheck, nil, []string{"Check the health of this Proxmox VE cluster and report", "1. cluster_status:", "2. node_health:", "ha_status", "backup_coverage", "change nothing"}},
+		{PromptHealthCheck, nil, []string{"Check the health of the Proxmox VE cluster and report", "1. cluster_status:", "2. node_health:", "ha_status", "backup_coverage", "change nothing"}},
 		{PromptGuestSlow, map[string]string{"node": "pve1", "type": "qemu", "vmid": "100"}, []string{"Find out why guest pve1/qemu/100 is slow.", "1. guest_status:", "2. metrics_history:", "guest_agent_info", "node_status"}},
 		{PromptNodeReboot, map[string]string{"node": "pve2"}, []string{"Is it safe to reboot node pve2 now?", "1. cluster_status:", "list_guests"}},
 	} {

@@ -34,9 +34,26 @@ const resourceMIME = "text/plain"
 // served (served: the names of the tools addTools registered), so a policy,
 // read-only mode or a Selection that hides a read hides its resource too.
 func addResources(server *mcp.Server, a *adapter, served []string) {
+	addResourcesAt(server, a, served, "")
+}
+
+// addResourcesAt is addResources for the cluster named cluster of a fleet
+// ("" for the one client of a server): a fleet's resources carry their
+// cluster in the URI, proxmox://clusters/lab/summary and
+// proxmox://clusters/lab/guests/{node}/{type}/{vmid}/{view}, so a read
+// names its cluster exactly as a tool call does.
+func addResourcesAt(server *mcp.Server, a *adapter, served []string, cluster string) {
+	prefix, name, of := "proxmox://", "", ""
+	if cluster != "" {
+		prefix, name, of = "proxmox://clusters/"+cluster+"/", cluster+"-", " of cluster "+cluster
+	}
+	summary := prefix + "cluster/summary"
+	if cluster != "" {
+		summary = prefix + "summary"
+	}
 	if slices.Contains(served, ToolClusterStatus) {
 		server.AddResource(&mcp.Resource{
-			URI: ResourceClusterSummary, Name: "cluster-summary", Title: "Cluster summary", MIMEType: resourceMIME,
+			URI: summary, Name: name + "cluster-summary", Title: "Cluster summary" + of, MIMEType: resourceMIME,
 			Description: "Quorum, nodes with their load, and guest counts: what cluster_status answers.",
 		}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			text, out, err := a.clusterStatus(ctx, noArgs{})
@@ -53,11 +70,11 @@ func addResources(server *mcp.Server, a *adapter, served []string) {
 		return
 	}
 	server.AddResourceTemplate(&mcp.ResourceTemplate{
-		URITemplate: ResourceGuestTemplate, Name: "guest", Title: "A guest's status or configuration", MIMEType: resourceMIME,
+		URITemplate: prefix + "guests/{node}/{type}/{vmid}/{view}", Name: name + "guest", Title: "A guest's status or configuration" + of, MIMEType: resourceMIME,
 		Description: "view is " + strings.Join(views, " or ") + ": what " + strings.Join(tools, " or ") + " answers for node, type (qemu or lxc) and vmid.",
 	}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		uri := req.Params.URI
-		ref, view, err := parseGuestURI(uri)
+		ref, view, err := parseGuestURI(uri, prefix+"guests/")
 		if err != nil {
 			return nil, err
 		}
@@ -78,11 +95,12 @@ func addResources(server *mcp.Server, a *adapter, served []string) {
 	})
 }
 
-// parseGuestURI reads proxmox://guests/{node}/{type}/{vmid}/{view}. The
+// parseGuestURI reads {prefix}{node}/{type}/{vmid}/{view}, prefix being
+// proxmox://guests/ or a fleet cluster's proxmox://clusters/{name}/guests/. The
 // parts are checked by the library's own rules before any request
 // (proxmoxsafe.Validate), so a malformed URI costs nothing upstream.
-func parseGuestURI(uri string) (proxmoxsafe.GuestRef, string, error) {
-	rest, ok := strings.CutPrefix(uri, "proxmox://guests/")
+func parseGuestURI(uri, prefix string) (proxmoxsafe.GuestRef, string, error) {
+	rest, ok := strings.CutPrefix(uri, prefix)
 	parts := strings.Split(rest, "/")
 	if !ok || len(parts) != 4 {
 		return proxmoxsafe.GuestRef{}, "", mcp.ResourceNotFoundError(uri)
