@@ -28,6 +28,7 @@ const (
 	ToolCephStatus       = "ceph_status"
 	ToolHAStatus         = "ha_status"
 	ToolNodeHealth       = "node_health"
+	ToolHealthReport     = "health_report"
 	ToolPermissionsCheck = "permissions_check"
 
 	// Inside guests: addresses and what the guest agent reports.

@@ -16,7 +16,7 @@ import (
 var frozenToolNames = []string{
 	"cluster_status", "node_status", "list_guests",
 	"guest_status", "guest_config", "snapshot_list", "task_status", "task_list",
-	"storage_list", "backup_list", "backup_coverage", "backup_jobs", "ceph_status", "ha_status", "node_health", "permissions_check",
+	"storage_list", "backup_list", "backup_coverage", "backup_jobs", "ceph_status", "ha_status", "node_health", "health_report", "permissions_check",
 	"guest_addresses", "guest_agent_info",
 	"metrics_history",
 	"guest_power", "snapshot_guest",
@@ -44,7 +44,7 @@ func TestToolNamesFrozen(t *testing.T) {
 	consts := []string{
 		ToolClusterStatus, ToolNodeStatus, ToolListGuests,
 		ToolGuestStatus, ToolGuestConfig, ToolSnapshotList, ToolTaskStatus, ToolTaskList,
-		ToolStorageList, ToolBackupList, ToolBackupCoverage, ToolBackupJobs, ToolCephStatus, ToolHAStatus, ToolNodeHealth, ToolPermissionsCheck,
+		ToolStorageList, ToolBackupList, ToolBackupCoverage, ToolBackupJobs, ToolCephStatus, ToolHAStatus, ToolNodeHealth, ToolHealthReport, ToolPermissionsCheck,
 		ToolGuestAddresses, ToolGuestAgentInfo,
 		ToolMetricsHistory,
 		ToolGuestPower, ToolSnapshotGuest,

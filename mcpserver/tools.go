@@ -285,6 +285,7 @@ func allTools() []toolDef {
 		cephStatusTool(),
 		haStatusTool(),
 		nodeHealthTool(),
+		healthReportTool(),
 		permissionsCheckTool(),
 		guestAddressesTool(),
 		guestAgentInfoTool(),

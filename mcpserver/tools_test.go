@@ -119,6 +119,10 @@ var toolCases = map[string]toolCase{
 		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
 		valid: map[string]any{"node": "pve1"},
 	},
+	ToolHealthReport: {
+		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
+		valid: map[string]any{"node": "pve1", "min_severity": "warning", "limit": 10},
+	},
 	ToolPermissionsCheck: {
 		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
 	},

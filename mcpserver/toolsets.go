@@ -47,7 +47,7 @@ var toolsets = []struct {
 	tools []string
 }{
 	{ToolsetCluster, "the cluster, its nodes, storage, HA, Ceph and the token's permissions",
-		[]string{ToolClusterStatus, ToolNodeStatus, ToolStorageList, ToolCephStatus, ToolHAStatus, ToolNodeHealth, ToolPermissionsCheck}},
+		[]string{ToolClusterStatus, ToolNodeStatus, ToolStorageList, ToolCephStatus, ToolHAStatus, ToolNodeHealth, ToolHealthReport, ToolPermissionsCheck}},
 	{ToolsetGuests, "guests: list, status, addresses, agent facts and configuration, config changes, disks, migration",
 		[]string{ToolListGuests, ToolGuestStatus, ToolGuestAddresses, ToolGuestAgentInfo, ToolGuestConfig, ToolGuestConfigSet, ToolDiskResize, ToolGuestMigrate}},
 	{ToolsetPower, "a guest's power: start, shutdown, reboot, stop, reset, suspend, resume",

@@ -121,6 +121,9 @@ type Config struct {
 	// Policy is the operator's upper bound on what the client may do. The
 	// zero Policy allows cluster-wide reads and nothing else.
 	Policy Policy
+	// Health are the thresholds of [Client.HealthReport]; the zero value
+	// of each is its default.
+	Health HealthThresholds
 	// Audit receives a record of every mutation attempt before anything is
 	// sent. Required when Policy enables any mutation class.
 	Audit AuditSink
@@ -195,6 +198,9 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := cfg.Health.check(); err != nil {
+		return nil, err
+	}
 	maxWait, err := checkMaxWait(cfg.MaxWait)
 	if err != nil {
 		return nil, err
@@ -251,6 +257,7 @@ func New(cfg Config) (*Client, error) {
 		audit:          cfg.Audit,
 		approvers:      approvers,
 		maxWait:        maxWait,
+		health:         cfg.Health,
 		lockDir:        cfg.LockDir,
 		log:            logger,
 		validate:       inputValidator(),
@@ -454,6 +461,7 @@ type Client struct {
 	validate       *validator.Validate
 	busy           inflight
 	lockDir        string // see Config.LockDir; "" for no host-wide lock
+	health         HealthThresholds
 }
 
 // CloseIdleConnections closes idle keep-alive connections to Proxmox. Call

@@ -32,7 +32,7 @@
 // [Client.ListBackupJobs], [Client.CephStatus], [Client.HAStatus],
 // [Client.GuestAddresses], [Client.GuestAgentInfo], [Client.NodeHealth],
 // [Client.NodeMetrics], [Client.GuestMetrics], [Client.StorageMetrics],
-// [Client.Permissions], [Client.Version].
+// [Client.HealthReport], [Client.Permissions], [Client.Version].
 //
 // Each class, off unless the [Policy] enables it, with its operations:
 //

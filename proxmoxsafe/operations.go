@@ -29,6 +29,7 @@ var operations = []*operation{
 	&nodeMetricsOp,
 	&guestMetricsOp,
 	&storageMetricsOp,
+	&healthReportOp,
 	// Mutations, by class: power, snapshot, responder, snapshot-admin,
 	// power-extra, provision, destroy, migrate, config, backup, restore, destroy (a backup).
 	&guestPowerOp,

@@ -193,6 +193,10 @@ var opCases = map[proxmoxsafe.Operation][]opCase{
 		_, err := c.StorageMetrics(ctx, proxmoxsafe.StorageMetricsInput{Node: "pve1", Storage: "local", MetricsWindow: proxmoxsafe.MetricsWindow{Timeframe: "week"}})
 		return err
 	}}},
+	proxmoxsafe.OpHealthReport: {{env: opsEnv, read: func(ctx context.Context, c *proxmoxsafe.Client) error {
+		_, err := c.HealthReport(ctx, proxmoxsafe.HealthReportInput{})
+		return err
+	}}},
 	proxmoxsafe.OpPermissions: {{env: opsEnv, read: func(ctx context.Context, c *proxmoxsafe.Client) error {
 		_, err := c.Permissions(ctx)
 		return err

@@ -161,6 +161,7 @@ func setup(cfg *settings.Config, logger, warn *slog.Logger, stderr io.Writer) (*
 	lib.Policy.ConfigKeys = cfg.ConfigKeys
 	lib.Logger = logger
 	lib.MaxWait = cfg.MaxWait
+	lib.Health = cfg.Health
 	lib.UserAgent = "proxmox-safe-mcp/" + versionString()
 	lib.LockDir = cfg.LockDir
 	lib.ClusterName = cfg.ClusterName // a clusters file's name; "" from the environment

@@ -42,20 +42,32 @@ const haDelay = 1500 * time.Millisecond
 // tells the user on stderr what runs (version is the binary's).
 func Start(cfg *settings.Config, version string, stderr io.Writer) (lib proxmoxsafe.Config, closers []func(), err error) {
 	cluster := proxmoxtest.DemoCluster()
+	// One finding of each kind for health_report: an offline pve4, Ceph
+	// warning, an HA resource in error, a nearly full storage.
+	proxmoxtest.SeedHealthFindings(cluster)
 	// The demo token holds what the README's quick start grants, not an
 	// administrator's privileges: `--demo doctor` then shows a clean
 	// least-privilege setup, and the demo behaves like a recommended one.
 	cluster.Tokens = map[string]*proxmoxtest.Token{proxmoxtest.DefaultTokenID: {
-		Secret:     proxmoxtest.DefaultTokenSecret,
-		Privileges: map[string][]string{"/": append(privileges(cfg), demoAgentPrivilege)},
+		Secret: proxmoxtest.DefaultTokenSecret,
+		Privileges: map[string][]string{"/": append(privileges(cfg), demoAgentPrivilege),
+			// node_health's optional Sys.Modify on pve1 only: its pending
+			// updates show, and pve2 and pve3 show what a token without it
+			// gets ("not permitted").
+			"/nodes/pve1": {"Sys.Modify"}},
 	}}
 	// Metrics history: the cluster was upgraded from PVE 8 three weeks
 	// ago, so a month or a year of history shows the old file's coarser
 	// rows before the new ones (docs/METRICS.md).
 	cluster.RRD = &proxmoxtest.RRD{UpgradedAt: time.Now().Add(-21 * 24 * time.Hour).Unix()}
-	// Read the model before NewServer takes ownership of it.
+	// Read the model before NewServer takes ownership of it. The offline
+	// node is no allowlisted one (doctor would fail it); the cluster
+	// status and the health report still show it.
 	var nodes []string
 	for _, n := range cluster.Nodes {
+		if !n.Online {
+			continue
+		}
 		nodes = append(nodes, n.Name)
 	}
 	example := examplePhrase(cluster)

@@ -81,6 +81,7 @@ type Config struct {
 	ApprovalPage      ApprovalPageConfig                                // HTTP mode's approval page (approvalpage.go)
 	ElicitKeyFile     string                                            // "": elicit.key beside the audit log when used (state.go)
 	MaxWait           time.Duration                                     // 0: the library's default cap
+	Health            proxmoxsafe.HealthThresholds                      // health_report's thresholds (health.go)
 	LogLevel          slog.Level
 	logLevelSet       bool
 	LogJSON           bool // --log-format json: one JSON object per log line

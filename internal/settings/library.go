@@ -30,6 +30,7 @@ var libFields = []struct{ field, setting string }{
 	{"Policy.Approvals", "PROXMOX_SAFE_APPROVALS (--approvals)"},
 	{"Approvers", "PROXMOX_SAFE_APPROVALS (--approvals)"},
 	{"MaxWait", "PROXMOX_SAFE_MAX_WAIT (--max-wait)"},
+	{"Health", "PROXMOX_SAFE_HEALTH_STORAGE_WARN (--health-storage-warn) or PROXMOX_SAFE_HEALTH_STORAGE_CRITICAL"},
 	{"LockDir", "PROXMOX_SAFE_LOCK_DIR (--lock-dir)"},
 }
 

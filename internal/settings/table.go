@@ -459,7 +459,7 @@ var table = append([]*setting{
 		doc:        "Prints the version: the `-ldflags \"-X main.version=…\"` value if set, else the module version (`go install …@v1.2.3`), else `(devel)`.",
 		help:       "print the version and exit",
 		set:        boolSetter(func(c *Config) *bool { return &c.Version })},
-}, append(responderSettings(), configKeySettings()...)...)
+}, append(append(responderSettings(), configKeySettings()...), healthSettings()...)...)
 
 // settingValue adapts a setting to flag.Value. It keeps its own error in
 // *failed, so the message reaches the user without the flag package's

@@ -47,3 +47,24 @@ func demoHealth(c *Cluster) {
 			Error: "command 'zfs snapshot rpool/data/vm-102-disk-0@__replicate_102-0_" + strconv.FormatInt(now-900, 10) + "__' failed: exit code 1"},
 	}
 }
+
+// SeedHealthFindings adds to a [DemoCluster] what the health report
+// flags that the demo's own state does not already show: an offline
+// fourth node (pve4), a Ceph in HEALTH_WARN, an HA-managed VM the HA
+// manager holds in error (legacy-erp, 108, which also has no backup) and a
+// shared storage 95 % full. With [DemoCluster]'s own data (pending
+// updates, a failing and a worn-out disk, a degraded ZFS pool, a failed
+// service, failing replication, old backups and snapshots, running VMs
+// without the guest agent) the report then has one finding of each kind.
+// The binary's demo uses it; most tests use the plain [DemoCluster].
+func SeedHealthFindings(c *Cluster) {
+	pve4 := demoNode(4)
+	pve4.Online = false
+	c.Nodes = append(c.Nodes, pve4)
+	c.Ceph = DemoCeph("pve1", "pve2", "pve3")
+	erp := demoGuest(108, "pve3", "qemu", "legacy-erp", "stopped", 4, 16, 200, "erp")
+	erp.HAManaged, erp.HAState, erp.HACRMState, erp.AgentEnabled = true, "started", "error", true
+	c.Guests = append(c.Guests, erp)
+	c.Storages = append(c.Storages, &Storage{ID: "nas-archive", Type: "nfs", Content: []string{"iso"}, Shared: true,
+		Total: 2 << 40, Used: 2<<40 - 100<<30, Config: map[string]string{"server": "192.0.2.50", "export": "/srv/archive", "path": "/mnt/pve/nas-archive"}})
+}
