@@ -79,7 +79,7 @@ func ExampleNew() {
 	}
 	fmt.Println("tools:", len(mcpserver.Tools(client, nil)))
 	// Output:
-	// tools: 20
+	// tools: 21
 }
 
 // askUser is an approver that reaches the MCP client being served: a real

@@ -311,7 +311,9 @@ func addFleetTools(server *mcp.Server, clients []*proxmoxsafe.Client, o *Options
 		st := d.served(fleetWaitClient(on).MaxWait())
 		t := *st.tool
 		t.InputSchema = withClusterParam(st.tool.InputSchema.(json.RawMessage), ft.names, d.info.Name, ft.read != nil)
-		t.OutputSchema = withClusterResult(st.tool.OutputSchema.(json.RawMessage))
+		if out, ok := st.tool.OutputSchema.(json.RawMessage); ok { // an image tool has none (metrics_chart.go)
+			t.OutputSchema = withClusterResult(out)
+		}
 		ft.check = resolveJSON(clusterOnlySchema(ft.names, ft.read != nil))
 		entries = append(entries, entry{&t, ft})
 		names = append(names, d.info.Name)

@@ -36,6 +36,7 @@ const (
 	ToolGuestAgentInfo = "guest_agent_info"
 	// Metrics history: as numbers, and drawn as a chart.
 	ToolMetricsHistory = "metrics_history"
+	ToolMetricsChart   = "metrics_chart"
 
 	// The original server's two mutations.
 	ToolGuestPower    = "guest_power"

@@ -90,6 +90,11 @@ func (d toolDef) served(maxWait time.Duration) *servedSchemas {
 	}
 	t := d.wireInfo().mcpTool()
 	t.InputSchema, t.OutputSchema = in, out
+	if len(out) == 0 {
+		// No output schema (an image tool): a nil interface, not a nil
+		// RawMessage, which would be sent as "outputSchema": null.
+		t.OutputSchema = nil
+	}
 	s := &servedSchemas{tool: t, in: resolveJSON(in), out: resolveJSON(out)}
 	actual, _ := servedCache.LoadOrStore(key, s)
 	return actual.(*servedSchemas)
@@ -101,6 +106,9 @@ func (d toolDef) marshalSchemas(maxWait time.Duration) (in, out json.RawMessage)
 	info := d.build()
 	if p := info.InputSchema.Properties["timeout_seconds"]; p != nil {
 		setTimeoutCap(p, maxWait)
+	}
+	if info.OutputSchema == nil { // an image tool (metrics_chart.go)
+		return mustMarshal(info.InputSchema), nil
 	}
 	withoutDescriptions(info.OutputSchema)
 	return mustMarshal(info.InputSchema), mustMarshal(info.OutputSchema)

@@ -290,6 +290,7 @@ func allTools() []toolDef {
 		guestAddressesTool(),
 		guestAgentInfoTool(),
 		metricsHistoryTool(),
+		metricsChartTool(),
 		guestPowerTool(),
 		snapshotGuestTool(),
 		vmStartTool(),
@@ -379,6 +380,9 @@ func (d toolDef) build() ToolInfo {
 	in, out := d.schemas()
 	d.narrowReceipt(out)
 	for name, desc := range d.outputDescriptions {
+		if out == nil {
+			break // an image tool: no structured result (metrics_chart.go)
+		}
 		if p := out.Properties[name]; p != nil && p.Description == "" {
 			p.Description = desc
 		}

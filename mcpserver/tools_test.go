@@ -138,6 +138,10 @@ var toolCases = map[string]toolCase{
 		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
 		valid: map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "timeframe": "day", "cf": "MAX"},
 	},
+	ToolMetricsChart: {
+		hints: hints{readOnly: true, destructive: false, idempotent: true, openWorld: false},
+		valid: map[string]any{"node": "pve1", "timeframe": "week"},
+	},
 	// Responder tools.
 	ToolVMStart: {
 		hints:      hints{readOnly: false, destructive: false, idempotent: false, openWorld: false},

@@ -63,7 +63,7 @@ var toolsets = []struct {
 	{ToolsetGateway, "the generic API gateway: any GET, and writes no tool covers",
 		[]string{ToolAPIGet, ToolAPIRequest}},
 	{ToolsetMetrics, "metrics history of nodes, guests and storage, as numbers or as a chart",
-		[]string{ToolMetricsHistory}},
+		[]string{ToolMetricsHistory, ToolMetricsChart}},
 }
 
 // Toolsets returns every toolset with its tools (every tool this version
