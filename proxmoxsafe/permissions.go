@@ -267,6 +267,8 @@ func (c *Client) comparePermissions(acl aclMap, ops []Operation) *PermissionsRep
 		}
 	}
 	needed := map[string]bool{}
+	// neededOn: optional dangerous privileges, by the concrete paths that use them.
+	neededOn := map[string]map[string]bool{}
 	var roleRequired []string
 	var skipped []Operation
 	for _, r := range Requirements() {
@@ -280,7 +282,9 @@ func (c *Client) comparePermissions(acl aclMap, ops []Operation) *PermissionsRep
 			continue
 		}
 		_, dangerous := dangerRisk(r.Privilege)
-		needed[r.Privilege] = true
+		if !r.Optional || !dangerous {
+			needed[r.Privilege] = true
+		}
 		if !r.Optional && !slices.Contains(roleRequired, r.Privilege) {
 			roleRequired = append(roleRequired, r.Privilege)
 		}
@@ -303,10 +307,16 @@ func (c *Client) comparePermissions(acl aclMap, ops []Operation) *PermissionsRep
 			if ch.Status == "missing" && !r.Optional {
 				rep.OK = false
 			}
-			// An optional privilege that is dangerous (node_health's
-			// Sys.Modify for pending updates) is never recommended: its
-			// check says missing, and holding it is not excess.
-			if ch.Status != "held" && !(r.Optional && dangerous) {
+			if r.Optional && dangerous {
+				// An optional privilege that is dangerous (node_health's
+				// Sys.Modify for pending updates) is never recommended:
+				// its check says missing, and holding it is not excess
+				// on the paths the operation uses (on / it still is).
+				if neededOn[r.Privilege] == nil {
+					neededOn[r.Privilege] = map[string]bool{}
+				}
+				neededOn[r.Privilege][path] = true
+			} else if ch.Status != "held" {
 				rep.addMissing(c.tokenID, ch)
 			}
 			rep.Checks = append(rep.Checks, ch)
@@ -317,7 +327,7 @@ func (c *Client) comparePermissions(acl aclMap, ops []Operation) *PermissionsRep
 	}
 	for _, p := range sortedKeys(acl) {
 		for _, priv := range sortedKeys(acl[p]) {
-			if needed[priv] {
+			if needed[priv] || neededOn[priv][p] {
 				continue
 			}
 			i := slices.IndexFunc(rep.Excess, func(e ExcessPrivilege) bool { return e.Privilege == priv })

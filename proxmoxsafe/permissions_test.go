@@ -74,9 +74,7 @@ func TestPermissionsOverPrivileged(t *testing.T) {
 	for _, x := range rep.Excess {
 		excess[x.Privilege] = x
 	}
-	// Not Sys.Modify: node_health may use it (pending updates), so it is
-	// not excess (TestPermissionsOptionalDangerous).
-	for _, p := range []string{"Permissions.Modify", "VM.Allocate", "Sys.PowerMgmt", "Sys.Console", "VM.Console",
+	for _, p := range []string{"Permissions.Modify", "Sys.Modify", "VM.Allocate", "Sys.PowerMgmt", "Sys.Console", "VM.Console",
 		"Realm.Allocate", "Realm.AllocateUser", "User.Modify", "VM.GuestAgent.FileWrite", "Datastore.Allocate", "Datastore.AllocateTemplate"} {
 		if x, ok := excess[p]; !ok || !x.Dangerous || x.Risk == "" || !slices.Equal(x.Paths, []string{"/"}) {
 			t.Errorf("%s: %+v (present %v)", p, x, ok)
@@ -171,8 +169,8 @@ func TestPermissionsFollowPolicy(t *testing.T) {
 }
 
 // TestPermissionsOptionalDangerous: node_health's Sys.Modify (pending
-// updates) is never recommended to a token that lacks it, and held it is
-// not excess.
+// updates) is never recommended to a token that lacks it, and held on an
+// allowlisted node it is not excess; held on / it still is.
 func TestPermissionsOptionalDangerous(t *testing.T) {
 	t.Parallel()
 	privs := wellScoped()
@@ -188,5 +186,11 @@ func TestPermissionsOptionalDangerous(t *testing.T) {
 		return c.Operation == proxmoxsafe.OpNodeHealth && c.Path == "/nodes/pve1" && c.Privilege == "Sys.Modify" && c.Status == "held"
 	}) {
 		t.Errorf("checks = %+v", rep.Checks)
+	}
+	privs = wellScoped()
+	privs["/"] = append(privs["/"], "Sys.Modify")
+	rep, err = permEnv(t, privs, nil).client.Permissions(t.Context())
+	if err != nil || !rep.Dangerous || len(rep.Excess) != 1 || rep.Excess[0].Privilege != "Sys.Modify" {
+		t.Errorf("Sys.Modify on /: %+v, %v", rep, err)
 	}
 }

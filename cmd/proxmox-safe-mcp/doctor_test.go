@@ -398,7 +398,7 @@ func TestDoctorPolicy(t *testing.T) {
 
 	// Without allowed nodes no mutation tool is offered, so the token
 	// needs only the read privileges.
-	reader := proxmoxtest.NewServer(doctorCluster(map[string][]string{"/": {"Sys.Audit", "VM.Audit", "Datastore.Audit", "VM.GuestAgent.Audit"}}))
+	reader := proxmoxtest.NewServer(doctorCluster(map[string][]string{"/": {"Sys.Audit", "VM.Audit", "Datastore.Audit"}, "/vms": {"VM.GuestAgent.Audit"}}))
 	defer reader.Close()
 	out, _, code := runDoctor(t, reader, "PVE_ALLOWED_NODES", "")
 	wantLines(t, out, "[warn] policy: profile safe enables mutation classes power, snapshot, but PVE_ALLOWED_NODES is empty", "set PVE_ALLOWED_NODES=")

@@ -50,7 +50,10 @@ func Start(cfg *settings.Config, version string, stderr io.Writer) (lib proxmoxs
 	// least-privilege setup, and the demo behaves like a recommended one.
 	cluster.Tokens = map[string]*proxmoxtest.Token{proxmoxtest.DefaultTokenID: {
 		Secret: proxmoxtest.DefaultTokenSecret,
-		Privileges: map[string][]string{"/": append(privileges(cfg), demoAgentPrivilege),
+		// The agent privilege on /vms only, where the agent reads use it:
+		// held on / it would be more than they need (a dangerous privilege
+		// doctor and permissions_check flag held beyond its paths).
+		Privileges: map[string][]string{"/": privileges(cfg), "/vms": {demoAgentPrivilege},
 			// node_health's optional Sys.Modify on pve1 only: its pending
 			// updates show, and pve2 and pve3 show what a token without it
 			// gets ("not permitted").
