@@ -105,8 +105,8 @@ say "ok: tools/list (strict schema portability: no warnings)"
 
 inspect cluster-status --method tools/call --tool-name cluster_status --tool-args-json '{}'
 [[ $CODE == 0 ]] || fail "cluster_status exited $CODE, want 0: $OUT"
-check cluster-status 'r.result.isError !== true && r.result.structuredContent.name === "demo" && r.result.structuredContent.nodes.length === 3' \
-  "cluster_status did not return the demo cluster"
+check cluster-status 'r.result.isError !== true && r.result.structuredContent.name === "demo" && r.result.structuredContent.nodes.length === 4 && r.result.structuredContent.nodes.filter(n => n.online).length === 3' \
+  "cluster_status did not return the demo cluster (4 nodes, pve4 offline)"
 # After the summary and an empty line the text carries the data in the
 # compact form (internal/textform): a row per node, every string of the result.
 check cluster-status '!words.includes("\n") && lines.includes("name: demo") && lines.includes("quorate: true") && r.result.structuredContent.nodes.every(n => lines.some(l => l.startsWith(n.name + "\t" + n.nodeid + "\t"))) && strings(r.result.structuredContent).every(s => data.includes(s))' \
