@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
-	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
 // TestGuestAddressesTool: over MCP against the demo cluster, the running
@@ -107,13 +106,7 @@ func TestGuestInsightReadOnly(t *testing.T) {
 func TestGuestAddressesLargeCluster(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	c := proxmoxtest.GenerateCluster(10, 1000, 1)
-	pol := defaultPolicy()
-	pol.AllowedNodes = nil
-	for _, n := range c.Nodes {
-		pol.AllowedNodes = append(pol.AllowedNodes, n.Name)
-	}
-	f := newFixture(t, ctx, "", fixtureConfig{cluster: c, policy: &pol})
+	f, _ := largeClusterFixture(t) // large_cluster_test.go
 	res := f.call(t, ctx, ToolGuestAddresses, map[string]any{"limit": proxmoxsafe.MaxAddressesLimit})
 	var out proxmoxsafe.GuestAddressesResult
 	structured(t, res, &out)

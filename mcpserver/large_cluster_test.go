@@ -18,13 +18,7 @@ import (
 func TestLargeClusterAnswers(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	c := proxmoxtest.GenerateCluster(10, 1000, 1)
-	pol := defaultPolicy()
-	pol.AllowedNodes = nil
-	for _, n := range c.Nodes {
-		pol.AllowedNodes = append(pol.AllowedNodes, n.Name)
-	}
-	f := newFixture(t, ctx, "", fixtureConfig{cluster: c, policy: &pol})
+	f, c := largeClusterFixture(t)
 	for _, tc := range []struct {
 		tool string
 		args map[string]any
@@ -43,4 +37,17 @@ func TestLargeClusterAnswers(t *testing.T) {
 		}
 		t.Logf("%s on 10,000 guests: structured %d B, text %d B", tc.tool, js, txt)
 	}
+}
+
+// largeClusterFixture serves the 10,000-guest fixture (10 nodes of 1,000
+// guests each, every node allowlisted) to a client session.
+func largeClusterFixture(t *testing.T) (*fixture, *proxmoxtest.Cluster) {
+	t.Helper()
+	c := proxmoxtest.GenerateCluster(10, 1000, 1)
+	pol := defaultPolicy()
+	pol.AllowedNodes = nil
+	for _, n := range c.Nodes {
+		pol.AllowedNodes = append(pol.AllowedNodes, n.Name)
+	}
+	return newFixture(t, t.Context(), "", fixtureConfig{cluster: c, policy: &pol}), c
 }
