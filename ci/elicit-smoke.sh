@@ -15,25 +15,16 @@
 # Node 20 works). Installed once into ci/.cache (gitignored).
 set -euo pipefail
 
-SDK_VERSION=1.32.2
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-CACHE="${ELICIT_CACHE:-$ROOT/ci/.cache/ts-sdk-$SDK_VERSION}"
 
 say() { printf 'elicit-smoke: %s\n' "$*" >&2; }
 fail() { printf 'elicit-smoke: FAIL: %s\n' "$*" >&2; exit 1; }
 
-command -v node >/dev/null || fail "node is not installed (apt-get install nodejs npm)"
-command -v npm >/dev/null || fail "npm is not installed"
-
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 
-if [[ ! -d "$CACHE/node_modules/@modelcontextprotocol/sdk" ]]; then
-  say "installing @modelcontextprotocol/sdk@$SDK_VERSION into $CACHE"
-  mkdir -p "$CACHE"
-  printf '{"private":true,"type":"module"}\n' >"$CACHE/package.json"
-  npm install --prefix "$CACHE" --no-audit --no-fund --loglevel=error "@modelcontextprotocol/sdk@$SDK_VERSION" >&2
-fi
+# shellcheck source=ci/ts-sdk.sh
+. "$ROOT/ci/ts-sdk.sh" # SDK_VERSION, CACHE, the install
 cp "$ROOT/ci/elicit-client.mjs" "$CACHE/elicit-client.mjs"
 
 BIN="$WORK/proxmox-safe-mcp"
