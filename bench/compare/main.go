@@ -153,6 +153,9 @@ func run(o options) error {
 		if err := guestListSizes(ours, env); err != nil {
 			return err
 		}
+		if err := resultSizes(ours, env); err != nil {
+			return err
+		}
 	}
 	if o.does("trips") {
 		if err := roundTrips(o.tripLatency); err != nil {

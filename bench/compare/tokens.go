@@ -106,3 +106,51 @@ func guestListSizes(ours string, env func(*proxmoxtest.Server, string) []string)
 	fmt.Printf("| structuredContent | %.1f KB | %d B | — |\n", float64(len(structured))/1024, len(structured)/n)
 	return nil
 }
+
+// resultSizes prints what a few everyday answers cost: the text content
+// (what a host that shows the model only the text hands it) and the
+// structuredContent, for cluster_status, guest_status and a refusal
+// (guest_power without its approval), on the default fake.
+func resultSizes(ours string, env func(*proxmoxtest.Server, string) []string) error {
+	fake := proxmoxtest.NewServer(nil)
+	defer fake.Close()
+	sess, err := startSession(ours, append(env(fake, "pve1,pve2,pve3"), "PROXMOX_SAFE_READ_ONLY=false", "PROXMOX_SAFE_PROFILE=safe"))
+	if err != nil {
+		return err
+	}
+	defer sess.close()
+	guest := map[string]any{"node": "pve1", "type": "qemu", "vmid": 100}
+	fmt.Printf("\n| answer | text content | structuredContent |\n|---|---|---|\n")
+	for _, c := range []struct {
+		label, tool string
+		args        map[string]any
+	}{
+		{"cluster_status", "cluster_status", map[string]any{}},
+		{"guest_status", "guest_status", guest},
+		{"guest_power refused: no approval phrase (isError)", "guest_power", map[string]any{"node": "pve1", "type": "qemu", "vmid": 100, "action": "shutdown"}},
+	} {
+		res, err := sess.call("tools/call", map[string]any{"name": c.tool, "arguments": c.args})
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.label, err)
+		}
+		var r struct {
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+			Structured json.RawMessage `json:"structuredContent"`
+		}
+		if err := json.Unmarshal(res, &r); err != nil {
+			return err
+		}
+		text := 0
+		for _, c := range r.Content {
+			text += len(c.Text)
+		}
+		structured := "—"
+		if len(r.Structured) > 0 {
+			structured = fmt.Sprintf("%d B", len(r.Structured))
+		}
+		fmt.Printf("| %s | %d B | %s |\n", c.label, text, structured)
+	}
+	return nil
+}
