@@ -46,8 +46,8 @@ import (
 // FleetClusterParam is the parameter every tool of a fleet server takes.
 const FleetClusterParam = "cluster"
 
-// FleetAll, as the cluster of a fleet read (list_guests), reads every
-// cluster that offers the tool.
+// FleetAll, as the cluster of a fleet read (list_guests, health_report,
+// storage_list, backup_coverage), reads every cluster that offers the tool.
 const FleetAll = "*"
 
 // NewFleet returns an MCP server for the clusters of clients, each named
@@ -181,6 +181,9 @@ func FleetTools(clients []*proxmoxsafe.Client, opts *Options) []ToolInfo {
 		applyWaitCap(&info, fleetWaitClient(on))
 		addClusterParam(info.InputSchema, fleetNames(on), fleetReads[d.info.Name] != nil)
 		addClusterResult(info.OutputSchema)
+		if r := fleetReads[d.info.Name]; r != nil {
+			info.OutputSchema = mergeSchemas(info.OutputSchema, r.result())
+		}
 		out = append(out, info)
 	}
 	return out
@@ -259,7 +262,8 @@ type fleetTool struct {
 	check    func() (*jsonschema.Resolved, error)
 	adapters map[string]*adapter
 	in       func() (*jsonschema.Resolved, error) // the tool's own input schema (a cluster's)
-	read     fleetRead                            // fleet_reads.go; nil: one cluster per call
+	read     *fleetRead                           // fleet_reads.go; nil: one cluster per call
+	out      func() (*jsonschema.Resolved, error) // the served output schema (a fleet read's results are checked against it in tests)
 	mutation bool
 	op       proxmoxsafe.Operation
 }
@@ -312,7 +316,12 @@ func addFleetTools(server *mcp.Server, clients []*proxmoxsafe.Client, o *Options
 		t := *st.tool
 		t.InputSchema = withClusterParam(st.tool.InputSchema.(json.RawMessage), ft.names, d.info.Name, ft.read != nil)
 		if out, ok := st.tool.OutputSchema.(json.RawMessage); ok { // an image tool has none (metrics_chart.go)
-			t.OutputSchema = withClusterResult(out)
+			out = withClusterResult(out)
+			if ft.read != nil {
+				out = withFleetResult(out, ft.read.result())
+			}
+			t.OutputSchema = out
+			ft.out = resolveJSON(out)
 		}
 		ft.check = resolveJSON(clusterOnlySchema(ft.names, ft.read != nil))
 		entries = append(entries, entry{&t, ft})
@@ -356,7 +365,14 @@ func (f *fleetTool) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		if err != nil {
 			return nil, err
 		}
-		return f.read(ctx, targets, rest, f.in)
+		res, err := f.read.run(ctx, targets, rest, f.in)
+		if err == nil {
+			err = checkFleetResult(res, f.out)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return res, nil
 	}
 	name, known := clusterArg(args)
 	if !known || !slices.Contains(f.names, name) {

@@ -27,7 +27,14 @@ type fleetMember struct {
 // with policy pol and approvers.
 func newFleetMember(tb testing.TB, name string, pol proxmoxsafe.Policy, approvers ...proxmoxsafe.Approver) *fleetMember {
 	tb.Helper()
-	fake := proxmoxtest.NewServer(nil)
+	return newFleetMemberOn(tb, name, nil, pol, approvers...)
+}
+
+// newFleetMemberOn is newFleetMember with the fake serving cluster c (nil:
+// the demo cluster).
+func newFleetMemberOn(tb testing.TB, name string, cluster *proxmoxtest.Cluster, pol proxmoxsafe.Policy, approvers ...proxmoxsafe.Approver) *fleetMember {
+	tb.Helper()
+	fake := proxmoxtest.NewServer(cluster)
 	tb.Cleanup(fake.Close)
 	audit := newMemAudit()
 	c, err := proxmoxsafe.New(proxmoxsafe.Config{
