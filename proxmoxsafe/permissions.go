@@ -3,7 +3,9 @@ package proxmoxsafe
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
@@ -171,14 +173,54 @@ func (c *Client) PermissionsFor(ctx context.Context, operations []Operation) (*P
 	if err != nil {
 		return nil, c.logged(ctx, "Permissions", start, err)
 	}
-	var raw map[string]map[string]pve.Int
-	if err := c.get(ctx, "/access/permissions", nil, &raw); err != nil {
+	// The release decides which privilege the guest agent reads need, so
+	// it is read beside the map (one round trip, not two).
+	var (
+		raw    map[string]map[string]pve.Int
+		ver    rawVersion
+		verErr error
+		wg     sync.WaitGroup
+	)
+	wg.Go(func() { verErr = c.get(ctx, "/version", nil, &ver) })
+	err = c.get(ctx, "/access/permissions", nil, &raw)
+	wg.Wait()
+	if err != nil {
 		return nil, c.logged(ctx, "Permissions", start, err)
 	}
 	acl := compileACL(raw)
-	rep := c.comparePermissions(acl, ops)
+	major := 0
+	if verErr == nil {
+		major = releaseMajor(string(ver.Release))
+	}
+	rep := c.comparePermissions(acl, ops, major)
+	if major == 0 {
+		rep.Notes = append(rep.Notes, "the Proxmox release could not be read: the guest agent's privileges are given as PVE 9 names them (VM.GuestAgent.Audit; PVE 7 and 8 call it VM.Monitor)")
+	}
 	c.logged(ctx, "Permissions", start, nil)
 	return rep, nil
+}
+
+// releaseMajor is the major number of a release such as "9.1", or 0 when
+// it is not one.
+func releaseMajor(release string) int {
+	head, _, _ := strings.Cut(release, ".")
+	n, err := strconv.Atoi(head)
+	if err != nil || n < 1 || n > 99 {
+		return 0
+	}
+	return n
+}
+
+// releasePrivilege is the privilege Proxmox release major (0: unknown, taken
+// as the newest) checks in place of priv, with a note when it differs. The
+// guest agent privileges arrived in PVE 9; before, the agent's read calls
+// checked VM.Monitor (schema-subset 7.4 and 8.4), and a role naming
+// VM.GuestAgent.Audit is refused there as an unknown privilege.
+func releasePrivilege(priv string, major int) (string, string) {
+	if major != 0 && major < 9 && strings.HasPrefix(priv, "VM.GuestAgent.") {
+		return "VM.Monitor", "PVE " + strconv.Itoa(major) + " checks VM.Monitor where PVE 9 checks " + priv
+	}
+	return priv, ""
 }
 
 // policyOperations validates names, or picks the policy's operations.
@@ -257,7 +299,7 @@ func aclParent(p string) string {
 	return p[:i]
 }
 
-func (c *Client) comparePermissions(acl aclMap, ops []Operation) *PermissionsReport {
+func (c *Client) comparePermissions(acl aclMap, ops []Operation, major int) *PermissionsReport {
 	rep := &PermissionsReport{TokenID: c.tokenID, Operations: ops, Privileges: []PathPrivileges{}, Checks: []PrivilegeCheck{},
 		Missing: []MissingGrant{}, Excess: []ExcessPrivilege{}, Notes: []string{}, Role: RoleName, OK: true}
 	for _, p := range sortedKeys(acl) {
@@ -281,22 +323,27 @@ func (c *Client) comparePermissions(acl aclMap, ops []Operation) *PermissionsRep
 			}
 			continue
 		}
-		_, dangerous := dangerRisk(r.Privilege)
-		if !r.Optional || !dangerous {
-			needed[r.Privilege] = true
+		priv, releaseNote := releasePrivilege(r.Privilege, major)
+		note := r.Note
+		if releaseNote != "" {
+			note = releaseNote
 		}
-		if !r.Optional && !slices.Contains(roleRequired, r.Privilege) {
-			roleRequired = append(roleRequired, r.Privilege)
+		_, dangerous := dangerRisk(priv)
+		if !r.Optional || !dangerous {
+			needed[priv] = true
+		}
+		if !r.Optional && !slices.Contains(roleRequired, priv) {
+			roleRequired = append(roleRequired, priv)
 		}
 		for _, path := range c.concretePaths(r.Path) {
-			ch := PrivilegeCheck{Operation: r.Operation, Class: r.Class, Path: path, Privilege: r.Privilege,
-				Optional: r.Optional, Note: r.Note, Status: "missing"}
+			ch := PrivilegeCheck{Operation: r.Operation, Class: r.Class, Path: path, Privilege: priv,
+				Optional: r.Optional, Note: note, Status: "missing"}
 			switch {
-			case acl.holds(path, r.Privilege):
+			case acl.holds(path, priv):
 				ch.Status = "held"
 			case path == "/vms" || path == "/storage":
 				for _, p := range sortedKeys(acl) {
-					if strings.HasPrefix(p, path+"/") && acl.holds(p, r.Privilege) && len(ch.HeldOn) < maxHeldOn {
+					if strings.HasPrefix(p, path+"/") && acl.holds(p, priv) && len(ch.HeldOn) < maxHeldOn {
 						ch.HeldOn = append(ch.HeldOn, p)
 					}
 				}
@@ -312,10 +359,10 @@ func (c *Client) comparePermissions(acl aclMap, ops []Operation) *PermissionsRep
 				// Sys.Modify for pending updates) is never recommended:
 				// its check says missing, and holding it is not excess
 				// on the paths the operation uses (on / it still is).
-				if neededOn[r.Privilege] == nil {
-					neededOn[r.Privilege] = map[string]bool{}
+				if neededOn[priv] == nil {
+					neededOn[priv] = map[string]bool{}
 				}
-				neededOn[r.Privilege][path] = true
+				neededOn[priv][path] = true
 			} else if ch.Status != "held" {
 				rep.addMissing(c.tokenID, ch)
 			}

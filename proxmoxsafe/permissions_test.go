@@ -33,7 +33,8 @@ func TestPermissionsWellScoped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := reqLines(e.requests()); !slices.Equal(got, []string{"GET /access/permissions"}) || len(e.requests()[0].Query) != 0 {
+	// The map is the token's own (no userid); the release is read beside it.
+	if got := slices.Sorted(slices.Values(reqLines(e.requests()))); !slices.Equal(got, []string{"GET /access/permissions", "GET /version"}) || len(e.requests()[0].Query) != 0 {
 		t.Errorf("requests = %v (no userid: the token's own map)", got)
 	}
 	if !rep.OK || len(rep.Missing) != 0 || len(rep.Excess) != 0 || rep.Dangerous {
@@ -192,5 +193,74 @@ func TestPermissionsOptionalDangerous(t *testing.T) {
 	rep, err = permEnv(t, privs, nil).client.Permissions(t.Context())
 	if err != nil || !rep.Dangerous || len(rep.Excess) != 1 || rep.Excess[0].Privilege != "Sys.Modify" {
 		t.Errorf("Sys.Modify on /: %+v, %v", rep, err)
+	}
+}
+
+// TestPermissionsAgentPrivilegeByRelease: PVE 7 and 8 check VM.Monitor
+// where PVE 9 checks VM.GuestAgent.Audit, and know no VM.GuestAgent.*
+// privilege (a role naming one is refused), so the report follows the
+// release it reads beside the map.
+func TestPermissionsAgentPrivilegeByRelease(t *testing.T) {
+	t.Parallel()
+	onRelease := func(version string, privs map[string][]string, classes ...proxmoxsafe.Class) (*proxmoxsafe.PermissionsReport, *env) {
+		t.Helper()
+		c := testCluster()
+		c.Version = version
+		c.Tokens["automation@pve!mcp"].Privileges = privs
+		e := newEnvWith(t, c, func(cfg *proxmoxsafe.Config) { cfg.Policy.Classes = append(cfg.Policy.Classes, classes...) })
+		rep, err := e.client.Permissions(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep, e
+	}
+	agentChecks := func(rep *proxmoxsafe.PermissionsReport) map[string]proxmoxsafe.PrivilegeCheck {
+		out := map[string]proxmoxsafe.PrivilegeCheck{}
+		for _, ch := range rep.Checks {
+			if ch.Operation == proxmoxsafe.OpGuestAgentInfo || ch.Operation == proxmoxsafe.OpGuestAddresses || ch.Operation == proxmoxsafe.OpResetGuest {
+				if ch.Privilege != "VM.Audit" && ch.Privilege != "VM.PowerMgmt" {
+					out[string(ch.Operation)] = ch
+				}
+			}
+		}
+		return out
+	}
+
+	// PVE 8.4, VM.Monitor held where PVE 9 wants VM.GuestAgent.Audit.
+	privs := wellScoped()
+	privs["/vms"] = []string{"VM.Audit", "VM.PowerMgmt", "VM.Snapshot", "VM.Backup", "VM.Monitor"}
+	rep, e := onRelease("8.4.1", privs)
+	got := slices.Sorted(slices.Values(reqLines(e.requests())))
+	if !slices.Equal(got, []string{"GET /access/permissions", "GET /version"}) {
+		t.Errorf("requests = %v", got)
+	}
+	checks := agentChecks(rep)
+	for _, op := range []proxmoxsafe.Operation{proxmoxsafe.OpGuestAgentInfo, proxmoxsafe.OpGuestAddresses} {
+		ch := checks[string(op)]
+		if ch.Privilege != "VM.Monitor" || ch.Status != "held" || !strings.Contains(ch.Note, "PVE 8 checks VM.Monitor") {
+			t.Errorf("PVE 8.4 %s: %+v", op, ch)
+		}
+	}
+	if !rep.OK || len(rep.Missing) != 0 || len(rep.Excess) != 0 || rep.Dangerous {
+		t.Errorf("PVE 8.4 with VM.Monitor: %+v", rep)
+	}
+
+	// PVE 8.4 with the reset (which needs the agent ping) and no VM.Monitor:
+	// the required grant names VM.Monitor, never a PVE 9 privilege.
+	rep, _ = onRelease("8.4.1", wellScoped(), proxmoxsafe.ClassResponder)
+	if ch := agentChecks(rep)[string(proxmoxsafe.OpResetGuest)]; ch.Privilege != "VM.Monitor" || ch.Status != "missing" || ch.Optional {
+		t.Errorf("PVE 8.4 reset: %+v", ch)
+	}
+	if rep.OK || !strings.Contains(rep.RoleCommand, "VM.Monitor") || strings.Contains(rep.RoleCommand+rep.OptionalRoleCommand, "VM.GuestAgent") {
+		t.Errorf("PVE 8.4 role commands: %q / %q", rep.RoleCommand, rep.OptionalRoleCommand)
+	}
+
+	// PVE 9.1: the agent privilege as declared.
+	rep, _ = onRelease("9.1.1", wellScoped(), proxmoxsafe.ClassResponder)
+	if ch := agentChecks(rep)[string(proxmoxsafe.OpResetGuest)]; ch.Privilege != "VM.GuestAgent.Audit" || ch.Status != "held" {
+		t.Errorf("PVE 9.1 reset: %+v", ch)
+	}
+	if !rep.OK || strings.Contains(rep.RoleCommand, "VM.Monitor") {
+		t.Errorf("PVE 9.1: %+v", rep)
 	}
 }
