@@ -150,7 +150,7 @@ func TestInfraToolsHappyPath(t *testing.T) {
 		},
 		{
 			name: "permissions_check over-privileged", tool: ToolPermissionsCheck,
-			requests: []string{"GET /access/permissions"},
+			requests: []string{"GET /access/permissions", "GET /version"},
 			wantText: []string{"Token automation@pve!mcp: every offered tool", "WARNING: the token holds dangerous privileges no tool needs: ", "Permissions.Modify"},
 			check: func(t *testing.T, res *mcp.CallToolResult) {
 				var out PermissionsCheckResult
@@ -187,7 +187,9 @@ func TestInfraToolsHappyPath(t *testing.T) {
 					}
 				}
 				reqs := f.fake.Requests()
-				if got := requestLines(reqs); !slices.Equal(got, tt.requests) {
+				// Compared in order of path: a tool's reads may go out at
+				// once (permissions_check reads the release beside the map).
+				if got := slices.Sorted(slices.Values(requestLines(reqs))); !slices.Equal(got, slices.Sorted(slices.Values(tt.requests))) {
 					t.Errorf("upstream requests = %v, want %v", got, tt.requests)
 				}
 				if tt.query != "" && reqs[0].Query.Encode() != tt.query {
