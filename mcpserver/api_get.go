@@ -15,8 +15,8 @@ func apiGetTool() toolDef {
 	return classTool(ToolInfo{
 		Name:  ToolAPIGet,
 		Title: "Proxmox API GET",
-		Description: "Read an API path no dedicated tool covers (e.g. /cluster/options, /pools), params as the query. Class " + string(decl.Class) + ". " +
-			"A node in the path must be allowed; paths that hand out secrets, consoles or command execution are denied. Secret-bearing fields come back \"[redacted]\"; strings and lists are capped.",
+		Description: "Read an API path no dedicated tool covers (e.g. /cluster/options, /pools). Class " + string(decl.Class) + ". " +
+			"A node in the path must be allowed; secret, console and exec paths are denied; secret fields come back \"[redacted]\".",
 		Annotations: readAnnotations,
 	}, ops(proxmoxsafe.OpAPIGet), (*adapter).apiGet)
 }

@@ -16,9 +16,9 @@ func apiRequestTool() toolDef {
 	return classTool(ToolInfo{
 		Name:  ToolAPIRequest,
 		Title: "Proxmox API write",
-		Description: "Send one POST, PUT or DELETE to an API path no dedicated tool covers (e.g. HA groups, pools, firewall rules), params as the form or query; a write a tool covers is refused naming it, as are set selectors (all, pool, exclude). " +
-			fmt.Sprintf(classSays, decl.Class, approvalBy(decl.Class)) + " Path rules as api_get. Never reachable: users, tokens, ACLs, TFA, shells, consoles, agent exec and files, node power, cluster membership, storage definitions. " +
-			"Nodes, protected guests and pools are checked; args, hookscripts, host devices and paths, root-only parameters and secrets are never sent, so the approver sees every value. Returns Proxmox's answer, and upid when a task started.",
+		Description: "Send one POST, PUT or DELETE to an API path no dedicated tool covers (e.g. HA groups, pools, firewall rules); a write a tool covers is refused, naming it, as are set selectors (all, pool, exclude). " +
+			fmt.Sprintf(classSays, decl.Class, approvalBy(decl.Class)) + " Path rules as api_get. Out of reach: users, tokens, ACLs, shells, consoles, agent exec, node power, cluster membership, storage definitions; " +
+			"args, hookscripts, host devices, root-only parameters and secrets are never sent. Nodes, protected guests and pools are checked.",
 		Annotations: powerAnnotations,
 	}, ops(proxmoxsafe.OpAPIRequest), (*adapter).apiRequest)
 }

@@ -12,7 +12,7 @@ func backupCoverageTool() toolDef {
 	return readTool(ToolInfo{
 		Name:        ToolBackupCoverage,
 		Title:       "Backup coverage",
-		Description: "Per guest on allowed nodes: its newest backup, the jobs covering it and findings (none, too old, no enabled job, failed verification); also the backup jobs. Paged like list_guests.",
+		Description: "Per guest on allowed nodes: its newest backup, the jobs covering it, findings (too old, no enabled job, failed verification); also the backup jobs. Paged.",
 	}, ops(proxmoxsafe.OpBackupCoverage), (*adapter).backupCoverage, map[string]string{
 		"guests":    "By vmid. A guest Proxmox hides backups of (privileges) looks unbacked.",
 		"unchecked": "Guests on nodes outside the allowlist, not reported.",

@@ -12,7 +12,6 @@ func backupCreateTool() toolDef {
 	}, ops(proxmoxsafe.OpBackupGuest), (*proxmoxsafe.Client).BackupGuest, func(_ proxmoxsafe.BackupGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("backup", r)
 	}).describedBy(mutationWords{
-		does:   "Back up one VM or container with vzdump to a storage holding backups. mode: snapshot (default, keeps running), suspend (paused or frozen meanwhile), stop (shut down and started again). Older backups are never pruned.",
-		unless: "the storage exists on the node, is enabled and active",
+		does: "Back up one guest with vzdump. mode: snapshot (default; keeps running), suspend (paused meanwhile), stop (shut down, then started again). Older backups are never pruned.",
 	})
 }

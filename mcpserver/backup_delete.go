@@ -11,7 +11,7 @@ func backupDeleteTool() toolDef {
 	}, ops(proxmoxsafe.OpDeleteBackup), (*proxmoxsafe.Client).DeleteBackup, func(in proxmoxsafe.DeleteBackupInput, _ *proxmoxsafe.Receipt) string {
 		return "deletion of backup " + clean(in.Volume, 255)
 	}).describedBy(mutationWords{
-		does:   "Delete one backup volume (see backup_list) for good, with its notes and log.",
-		unless: "the guest it is of is not protected, the node lists the backup and it is not protected",
+		does:   "Delete one backup volume for good, with its notes and log.",
+		unless: "neither the backup nor its guest is protected",
 	})
 }

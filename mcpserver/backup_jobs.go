@@ -12,7 +12,7 @@ func backupJobsTool() toolDef {
 	return readTool(ToolInfo{
 		Name:        ToolBackupJobs,
 		Title:       "Backup jobs",
-		Description: "The scheduled backup jobs: schedule, next run, storage, mode, selection resolved to guests, enabled, and each job's last result from the allowed nodes' recent vzdump tasks.",
+		Description: "Scheduled backup jobs: schedule, next run, storage, mode, the guests selected, enabled, last result.",
 	}, ops(proxmoxsafe.OpListBackupJobs), (*adapter).backupJobs, map[string]string{
 		"jobs": "last_result: ok, warnings, failed, running or not found (no run among the newest vzdump tasks; Proxmox's tasks do not name the job: a run is matched by selection, storage and mode).",
 	})

@@ -11,9 +11,6 @@ func backupRestoreTool() toolDef {
 	}, ops(proxmoxsafe.OpRestoreBackup), (*proxmoxsafe.Client).RestoreBackup, func(in proxmoxsafe.RestoreBackupInput, r *proxmoxsafe.Receipt) string {
 		return "restore of " + clean(in.Archive, 255) + " as " + newGuestLabel(r)
 	}).describedBy(mutationWords{
-		does:    "Restore a backup (see backup_list) as a NEW, stopped VM or container, never over an existing guest; new MAC addresses unless keep_mac_addresses. vmid defaults to the next free one.",
-		unless:  "the new VMID is not protected and free, the node online, the backup listed there, and storage (if given) usable for images or rootdir",
-		phrase:  "pass vmid explicitly",
-		returns: "new_guest",
+		does: "Restore a backup as a NEW VM or container, never over an existing guest; new MAC addresses unless keep_mac_addresses.",
 	}).returning("new_guest")
 }

@@ -13,7 +13,7 @@ func cephStatusTool() toolDef {
 	return readTool(ToolInfo{
 		Name:        ToolCephStatus,
 		Title:       "Ceph status",
-		Description: "Ceph health and checks, monitors, OSDs, placement groups and usage; installed: false without Ceph.",
+		Description: "Ceph health, checks, monitors, OSDs, placement groups, usage; installed: false without Ceph.",
 	}, ops(proxmoxsafe.OpCephStatus), (*adapter).cephStatus, map[string]string{
 		"installed": "False when Ceph is not installed or not initialized; message then says why and the other fields are empty.",
 		"health":    "HEALTH_OK, HEALTH_WARN or HEALTH_ERR.",

@@ -13,7 +13,7 @@ func clusterStatusTool() toolDef {
 	return readTool(ToolInfo{
 		Name:        ToolClusterStatus,
 		Title:       "Cluster status",
-		Description: "Cluster name, quorum, version, and each node online or not with CPU, memory, disk and uptime.",
+		Description: "Cluster name, quorum, version; each node online or not, with CPU, memory, disk, uptime.",
 	}, ops(proxmoxsafe.OpClusterStatus), (*adapter).clusterStatus, map[string]string{
 		"name":      "Cluster name; empty for a standalone node.",
 		"clustered": "False for a standalone node.",

@@ -379,7 +379,9 @@ func approvalText(tool string, ae *proxmoxsafe.ApprovalError) string {
 	if ae.State.Status != "" { // a gateway write reads no guest state
 		fmt.Fprintf(&b, "Current state: %s.\n", stateText(ae.State))
 	}
-	fmt.Fprintf(&b, "To approve, call %s again with the same arguments and approval set to exactly:\n%s", tool, ae.Required)
+	// The one place every host shows: a model whose host dropped the
+	// instructions learns here to ask first (instructionsPhrase).
+	fmt.Fprintf(&b, "Show the user this; only if they agree, call %s again with the same arguments and approval set to exactly:\n%s", tool, ae.Required)
 	return b.String()
 }
 

@@ -13,8 +13,6 @@ func diskResizeTool() toolDef {
 	}, ops(proxmoxsafe.OpResizeDisk), (*proxmoxsafe.Client).ResizeDisk, func(_ proxmoxsafe.ResizeDiskInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("resize of "+changesText(r.Changes), r)
 	}).describedBy(mutationWords{
-		does:    "Grow one disk of a guest, never shrink; partitions and file systems grow inside the guest.",
-		unless:  "the disk is a volume with a size and the config is unchanged since read",
-		returns: "changes",
+		does: "Grow one disk of a guest, never shrink; partitions and file systems are grown inside the guest.",
 	}).returning("changes")
 }

@@ -152,7 +152,7 @@ func FleetInstructions(clients []*proxmoxsafe.Client, opts *Options) string {
 			defs = append(defs, d)
 		}
 	}
-	return instructionsFor(defs) + "\n" + fleetInstructions(clients)
+	return instructionsFor(defs, 0) + "\n" + fleetInstructions(clients)
 }
 
 // fleetInstructions says once what every tool's cluster parameter means.

@@ -14,11 +14,9 @@ func guestCloneTool() toolDef {
 		return ofGuest("clone", r) + " as " + newGuestLabel(r)
 	}).describingParams(map[string]string{
 		"node": "The source's node.",
-		"vmid": "The source guest or template.",
+		"vmid": "The source.",
 	}).describedBy(mutationWords{
-		does:    "Copy one guest, or make one from a template (linked: true for a linked clone), optionally onto another node (target, shared storage) or storage, with name, pool, description; newid defaults to the next free VMID. It stays stopped.",
-		unless:  "both nodes are allowed, the source, newid and pool are not protected, newid is free, a linked source is a template, a container copied in full is stopped and the storage is usable (shared for another node)",
-		phrase:  "pass newid explicitly",
-		returns: "new_guest",
+		does:   "Copy one guest or template (linked: a linked clone of a template), optionally to another node (target; shared storage) or storage.",
+		unless: "a container copied in full is stopped",
 	}).returning("new_guest")
 }

@@ -13,7 +13,7 @@ func guestConfigTool() toolDef {
 	return readTool(ToolInfo{
 		Name:        ToolGuestConfig,
 		Title:       "Guest config",
-		Description: "One guest's configuration as key/value strings, pending changes included; secret-bearing values are \"[redacted]\" (listed in redacted).",
+		Description: "One guest's config as key/value strings, pending changes included; secrets \"[redacted]\".",
 	}, ops(proxmoxsafe.OpGuestConfig), (*adapter).guestConfig, map[string]string{
 		"config":       "Config key to value. Redacted values are exactly \"[redacted]\"; cut values end with \"…\".",
 		"redacted":     "Keys whose values were replaced by \"[redacted]\" because they can carry secrets.",

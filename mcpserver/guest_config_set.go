@@ -14,9 +14,7 @@ func guestConfigSetTool() toolDef {
 	}, ops(proxmoxsafe.OpSetGuestConfig), (*proxmoxsafe.Client).SetGuestConfig, func(_ proxmoxsafe.SetGuestConfigInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("config change ("+changesText(r.Changes)+")", r)
 	}).describedBy(mutationWords{
-		does:    "Set (set) or delete (delete) config keys of one guest: only keys the operator allows (default cores, sockets, memory, balloon, name, description, tags, onboot; containers hostname, swap), never devices, mounts, hooks or secrets. Values are strings (memory in MiB, booleans 0/1), checked against Proxmox's schema first.",
-		unless:  "each change changes something and the config is unchanged since read",
-		returns: "changes (a container's apply at once: no task)",
+		does: "Set or delete config keys of one guest, only those the operator allows (by default cores, sockets, memory, balloon, name, description, tags, onboot, hostname, swap); never devices, mounts, hooks or secrets. Values are strings (memory in MiB, booleans 0/1).",
 	}).returning("changes", "synchronous")
 }
 

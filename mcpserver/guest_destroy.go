@@ -11,8 +11,8 @@ func guestDestroyTool() toolDef {
 	}, ops(proxmoxsafe.OpDestroyGuest), (*proxmoxsafe.Client).DestroyGuest, func(_ proxmoxsafe.DestroyGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("destroy", r)
 	}).describedBy(mutationWords{
-		does:   "Delete one stopped guest for good: disks, snapshots, config, firewall, permissions (only a backup brings it back); purge and destroy_unreferenced_disks are required choices.",
-		unless: "it is stopped, without Proxmox's protection flag, HA-managed only with purge, not a template of linked clones",
+		does:   "Delete one stopped guest for good: disks, snapshots, config, firewall, permissions (only a backup brings it back); purge and destroy_unreferenced_disks must be chosen.",
+		unless: "it is stopped, not protected in Proxmox, HA-managed only with purge",
 		also:   "Plan first and show the user what will be lost.",
 	})
 }

@@ -10,10 +10,8 @@ func guestMigrateTool() toolDef {
 		Annotations: powerAnnotations,
 	}, ops(proxmoxsafe.OpMigrateGuest), (*proxmoxsafe.Client).MigrateGuest, func(_ proxmoxsafe.MigrateGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("migration", r) + " to node " + clean(r.TargetNode, 64)
-	}).describingParams(map[string]string{
-		"node": "The node the guest is on now.",
 	}).describedBy(mutationWords{
-		does:   "Move one guest to another node: a running VM live (online), a stopped one offline, node-local disks with with_local_disks; a running container only by restart (restart). The HA manager moves an HA-managed guest.",
-		unless: "both nodes are allowed, the target is online, the options fit the power state and Proxmox's precheck finds no blocker",
+		does:   "Move one guest to another node: a running VM live (online), a stopped one offline; node-local disks need with_local_disks; a running container only by restart. The HA manager moves an HA-managed guest.",
+		unless: "the target is online and Proxmox's precheck finds no blocker",
 	}).returning("target_node", "plan.precheck")
 }

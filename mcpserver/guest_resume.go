@@ -11,7 +11,6 @@ func guestResumeTool() toolDef {
 	}, ops(proxmoxsafe.OpResumeGuest), (*proxmoxsafe.Client).ResumeGuest, func(_ proxmoxsafe.ResumeGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("resume", r)
 	}).describedBy(mutationWords{
-		does:   "Resume one paused QEMU VM, or start a hibernated one from its saved memory.",
-		unless: "it is paused or hibernated (its suspended lock is the one allowed; for a stopped VM use guest_power)",
+		does: "Resume one paused QEMU VM, or start a hibernated one from its saved memory (a stopped one: guest_power).",
 	})
 }

@@ -13,7 +13,7 @@ func guestStatusTool() toolDef {
 	return readTool(ToolInfo{
 		Name:        ToolGuestStatus,
 		Title:       "Guest status",
-		Description: "One guest's live state: status (a paused VM is running, qmpstatus paused), uptime, usage, I/O, lock, template, HA, agent, name, tags.",
+		Description: "One guest's live state: status (a paused VM is running, qmpstatus paused), uptime, usage, I/O, lock, HA, agent, tags.",
 	}, ops(proxmoxsafe.OpGuestStatus), (*adapter).guestStatus, map[string]string{
 		"status":        "running or stopped; a paused VM is running (see paused).",
 		"paused":        "True for a running VM whose CPUs are paused.",

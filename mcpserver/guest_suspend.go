@@ -17,7 +17,6 @@ func guestSuspendTool() toolDef {
 		}
 		return ofGuest("suspend", r)
 	}).describedBy(mutationWords{
-		does:   "Pause one running QEMU VM, or with todisk: true hibernate it (stopped, locked suspended, until guest_resume).",
-		unless: "it runs unpaused; an HA-managed VM cannot hibernate",
+		does: "Pause one running QEMU VM, or hibernate it with todisk: true (stopped and locked until guest_resume; not if HA-managed).",
 	})
 }

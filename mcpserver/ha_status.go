@@ -14,7 +14,7 @@ func haStatusTool() toolDef {
 	return readTool(ToolInfo{
 		Name:        ToolHAStatus,
 		Title:       "HA status",
-		Description: "The HA manager: quorum, master, each node's LRM and every HA resource with its state.",
+		Description: "The HA manager: quorum, master, each node's LRM, each HA resource's state.",
 	}, ops(proxmoxsafe.OpHAStatus), (*adapter).haStatus, map[string]string{
 		"in_use":   "False when HA was never configured.",
 		"services": "HA resources ordered by sid, at most 1000 (total counts all).",

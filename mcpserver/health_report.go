@@ -12,7 +12,7 @@ func healthReportTool() toolDef {
 	return readTool(ToolInfo{
 		Name:        ToolHealthReport,
 		Title:       "Health report",
-		Description: "Findings for the cluster or a node, worst first, with evidence and the tool to use: nodes, quorum, Ceph, HA, replication, ZFS, disks, services, storage, updates, backups, snapshots, agent.",
+		Description: "Findings for the cluster or one node, worst first, with evidence and the tool to use: nodes, quorum, Ceph, HA, replication, ZFS, disks, services, storage, updates, backups, snapshots.",
 	}, ops(proxmoxsafe.OpHealthReport), (*adapter).healthReport, map[string]string{
 		"findings": "Most severe first; total counts all.",
 	})

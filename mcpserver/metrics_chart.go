@@ -22,7 +22,7 @@ import (
 func metricsChartTool() toolDef {
 	return toolDef{
 		info: ToolInfo{Name: ToolMetricsChart, Title: "Metrics chart", Annotations: readAnnotations,
-			Description: "metrics_history drawn as a PNG (CPU, memory % of capacity, or storage use, over time) with its summary line."},
+			Description: "metrics_history as a PNG chart, with its summary line."},
 		ops:      ops(proxmoxsafe.OpNodeMetrics, proxmoxsafe.OpGuestMetrics, proxmoxsafe.OpStorageMetrics),
 		schemas:  inputOnly[proxmoxsafe.MetricsHistoryInput],
 		input:    reflect.TypeFor[proxmoxsafe.MetricsHistoryInput](),

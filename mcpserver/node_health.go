@@ -13,7 +13,7 @@ func nodeHealthTool() toolDef {
 	return readTool(ToolInfo{
 		Name:        ToolNodeHealth,
 		Title:       "Node health",
-		Description: "One node's pending updates, services, disks (SMART, wear-out), ZFS pools and replication jobs. A part the token may not read says not permitted; an offline node is reported, not an error.",
+		Description: "One node's pending updates, services, disks (SMART, wear-out), ZFS pools, replication jobs.",
 	}, ops(proxmoxsafe.OpNodeHealth), (*adapter).nodeHealth, map[string]string{
 		"reachable": "False when Proxmox could not reach the node.",
 		"updates":   "Pending updates (count; at most 50 packages). Needs Sys.Modify on the node.",

@@ -12,7 +12,7 @@ func nodeStatusTool() toolDef {
 	return readTool(ToolInfo{
 		Name:        ToolNodeStatus,
 		Title:       "Node status",
-		Description: "One node's uptime, CPU, load, memory, swap, root disk, kernel and PVE version.",
+		Description: "One node's uptime, CPU, load, memory, swap, root disk, kernel, PVE version.",
 	}, ops(proxmoxsafe.OpNodeStatus), (*adapter).nodeStatus, map[string]string{
 		"node":        "The node reported on.",
 		"cpus":        "Number of logical CPUs.",

@@ -14,7 +14,7 @@ func permissionsCheckTool() toolDef {
 	return readTool(ToolInfo{
 		Name:        ToolPermissionsCheck,
 		Title:       "Check token permissions",
-		Description: "The token's privileges against what each offered tool needs, with the pveum commands granting what is missing and dangerous excess.",
+		Description: "The token's privileges against what each offered tool needs: pveum commands for what is missing, and dangerous excess.",
 	}, ops(proxmoxsafe.OpPermissions), (*adapter).permissionsCheck, map[string]string{
 		"ok":           "True when every offered tool has what it requires (optional privileges and excess do not count).",
 		"tools":        "Per offered tool: the privilege checks of the library operations it calls.",

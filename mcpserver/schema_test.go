@@ -198,15 +198,20 @@ func TestConstrainRefusesUnknownRules(t *testing.T) {
 	constrain(s, reflect.TypeFor[in]())
 }
 
-// selfDescribed are the parameters whose name, type and the tool's own
-// words say what they are; the mutation controls (plan, wait,
-// timeout_seconds) are described once, in the server's instructions.
-// Every other parameter must have a description, and these may have one
-// where a tool gives them another meaning (a clone's source guest).
+// selfDescribed are the parameters whose name, type (an enum) and the
+// tool's own description say what they are; the mutation controls (plan,
+// wait, timeout_seconds) and a new guest's VMID (newid) are described
+// once, in the server's instructions. Every other parameter must have a
+// description, and these may have one where a tool gives them another
+// meaning (a clone's source guest, a restore's new VMID).
 var selfDescribed = []string{
 	"node", "type", "vmid", "plan", "wait", "timeout_seconds", "upid", "method",
 	"description", "pool", "name", "hostname", "disk_storage", "rootfs_storage",
-	"force", "linked", "todisk",
+	"force", "linked", "todisk", "newid", "target", "storage", "id", "tag",
+	"status", "loopback", "errors_only", "start", "apply", "snapname", "vmstate",
+	"with_local_disks", "keep_mac_addresses", "mode", "compress", "cores",
+	"sockets", "ostype", "net_model", "bridge", "disk_size_gib", "rootfs_size_gib",
+	"min_severity", "timeframe", "cf", "online", "restart",
 }
 
 // TestEveryInputFieldIsDescribed: descriptions live once, on the library

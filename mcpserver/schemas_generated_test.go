@@ -33,10 +33,10 @@ func TestGeneratedSchemas(t *testing.T) {
 	want.WriteString("// generatedSchemas are the tools' schemas with the default wait cap,\n// in listing order (served.go).\nvar generatedSchemas = []generatedSchema{\n")
 	names := map[string]bool{}
 	for _, d := range toolList() {
-		in, out := d.marshalSchemas(proxmoxsafe.DefaultMaxWait)
+		in, listed, out := d.marshalSchemas(proxmoxsafe.DefaultMaxWait)
 		_, waitCap := d.build().InputSchema.Properties["timeout_seconds"]
 		names[d.info.Name] = true
-		fmt.Fprintf(&want, "\t{name: %q, waitCap: %t,\n\t\tin:  %s,\n\t\tout: %s},\n", d.info.Name, waitCap, goString(in), goString(out))
+		fmt.Fprintf(&want, "\t{name: %q, waitCap: %t,\n\t\tin:     %s,\n\t\tlisted: %s,\n\t\tout:    %s},\n", d.info.Name, waitCap, goString(in), goString(listed), goString(out))
 		if *update {
 			continue
 		}
@@ -44,8 +44,8 @@ func TestGeneratedSchemas(t *testing.T) {
 		switch {
 		case g == nil:
 			t.Errorf("%s: no generated schemas (regenerate: go test ./mcpserver -run TestGeneratedSchemas -update)", d.info.Name)
-		case g.in != string(in) || g.out != string(out) || g.waitCap != waitCap:
-			t.Errorf("%s: the generated schemas differ from the tool's types (regenerate: go test ./mcpserver -run TestGeneratedSchemas -update)\ngenerated in:  %s\ninferred in:   %s\ngenerated out: %s\ninferred out:  %s", d.info.Name, g.in, in, g.out, out)
+		case g.in != string(in) || g.listed != string(listed) || g.out != string(out) || g.waitCap != waitCap:
+			t.Errorf("%s: the generated schemas differ from the tool's types (regenerate: go test ./mcpserver -run TestGeneratedSchemas -update)\ngenerated in:     %s\ninferred in:      %s\ngenerated listed: %s\ninferred listed:  %s\ngenerated out:    %s\ninferred out:     %s", d.info.Name, g.in, in, g.listed, listed, g.out, out)
 		}
 	}
 	want.WriteString("}\n")

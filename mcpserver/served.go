@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -52,9 +53,12 @@ var checkText func(*mcp.CallToolResult) error
 
 // servedSchemas is a tool's wire form and its schemas, built once.
 type servedSchemas struct {
-	tool *mcp.Tool // InputSchema and OutputSchema hold pre-marshalled JSON
-	in   func() (*jsonschema.Resolved, error)
-	out  func() (*jsonschema.Resolved, error)
+	// tool is the wire form: InputSchema (the listed form, listedInput)
+	// and OutputSchema hold pre-marshalled JSON.
+	tool *mcp.Tool
+	// in is the whole input schema every call is validated against.
+	in  func() (*jsonschema.Resolved, error)
+	out func() (*jsonschema.Resolved, error)
 }
 
 type servedKey struct {
@@ -82,14 +86,14 @@ func (d toolDef) served(maxWait time.Duration) *servedSchemas {
 	if s, ok := servedCache.Load(key); ok {
 		return s.(*servedSchemas)
 	}
-	var in, out json.RawMessage
+	var in, listed, out json.RawMessage
 	if g := generatedFor(d.info.Name); g != nil && !inferSchemas && (!g.waitCap || maxWait == proxmoxsafe.DefaultMaxWait) {
-		in, out = json.RawMessage(g.in), json.RawMessage(g.out)
+		in, listed, out = json.RawMessage(g.in), json.RawMessage(g.listed), json.RawMessage(g.out)
 	} else {
-		in, out = d.marshalSchemas(maxWait)
+		in, listed, out = d.marshalSchemas(maxWait)
 	}
 	t := d.wireInfo().mcpTool()
-	t.InputSchema, t.OutputSchema = in, out
+	t.InputSchema, t.OutputSchema = listed, out
 	if len(out) == 0 {
 		// No output schema (an image tool): a nil interface, not a nil
 		// RawMessage, which would be sent as "outputSchema": null.
@@ -101,17 +105,55 @@ func (d toolDef) served(maxWait time.Duration) *servedSchemas {
 }
 
 // marshalSchemas infers d's schemas, states the wait cap maxWait in the
-// input schema (if it has timeout_seconds) and marshals both.
-func (d toolDef) marshalSchemas(maxWait time.Duration) (in, out json.RawMessage) {
+// input schema (if it has timeout_seconds) and marshals it, its listed
+// form (listedInput) and the output schema.
+func (d toolDef) marshalSchemas(maxWait time.Duration) (in, listed, out json.RawMessage) {
 	info := d.build()
 	if p := info.InputSchema.Properties["timeout_seconds"]; p != nil {
 		setTimeoutCap(p, maxWait)
 	}
+	in = mustMarshal(info.InputSchema)
+	listedInput(info.InputSchema)
+	listed = mustMarshal(info.InputSchema)
 	if info.OutputSchema == nil { // an image tool (metrics_chart.go)
-		return mustMarshal(info.InputSchema), nil
+		return in, listed, nil
 	}
 	withoutDescriptions(info.OutputSchema)
-	return mustMarshal(info.InputSchema), mustMarshal(info.OutputSchema)
+	return in, listed, mustMarshal(info.OutputSchema)
+}
+
+// The input schema a client is given is not the one every call is checked
+// against. Every listing puts the tools' input schemas in the model's
+// context, so the listed form keeps what a model needs to form a call
+// (types, enums, what is required, each parameter's own description) and
+// leaves out, in place:
+//
+//   - the bounds (lengths, ranges, counts), which only refuse what a model
+//     has no reason to send (a 300-character pool name, 5000 cores). The
+//     server checks every call against the whole schema, bounds included,
+//     before anything runs, and its refusal names the bound;
+//   - "additionalProperties": false, for the same reason: an unknown
+//     parameter is refused by that check, as before (TestUnknownParameter),
+//     so a host validating against the listed form can only let through
+//     a call the server then refuses, never refuse one it would run;
+//   - the descriptions of the parameters the server's instructions explain
+//     (instructionsParams): how to page, and where the approval phrase
+//     comes from and when to pass it, are the same in every tool.
+//
+// [ToolInfo.InputSchema] and docs/TOOLS.md keep the whole schema.
+var instructionsParams = []string{"approval", "cursor", "limit"}
+
+func listedInput(s *jsonschema.Schema) {
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Not != nil {
+		s.AdditionalProperties = nil // false is {"not": {}}
+	}
+	for name, p := range s.Properties {
+		p.MinLength, p.MaxLength, p.Minimum, p.Maximum = nil, nil, nil, nil
+		p.MinItems, p.MaxItems, p.MaxProperties = nil, nil, nil
+		if slices.Contains(instructionsParams, name) {
+			p.Description = ""
+		}
+	}
 }
 
 // withoutDescriptions removes every description from s, in place, and
@@ -165,7 +207,9 @@ func generatedFor(name string) *generatedSchema {
 type generatedSchema struct {
 	name    string
 	waitCap bool
-	in, out string
+	// in is the whole input schema, listed its listed form (listedInput),
+	// out the output schema as served.
+	in, listed, out string
 }
 
 // resolveJSON returns a function that resolves the schema b, once, on

@@ -60,8 +60,8 @@ func TestServedOutputValidatedInTests(t *testing.T) {
 }
 
 // TestServedSchemasAreTools: the pre-marshalled schemas served in
-// tools/list are exactly those Tools reports, cap included, the output
-// schema without its descriptions.
+// tools/list are exactly those Tools reports, the input schema in its
+// listed form (listedInput), the output schema without its descriptions.
 func TestServedSchemasAreTools(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -80,6 +80,7 @@ func TestServedSchemasAreTools(t *testing.T) {
 	for _, tl := range listed.Tools {
 		w := want[tl.Name]
 		withoutDescriptions(w.OutputSchema) // served without (withoutDescriptions)
+		listedInput(w.InputSchema)
 		for _, pair := range [][2]any{{tl.InputSchema, w.InputSchema}, {tl.OutputSchema, w.OutputSchema}} {
 			got, w := mustJSON(t, pair[0]), mustJSON(t, pair[1])
 			var a, b any
@@ -132,5 +133,49 @@ func TestStructuredResultTextCarriesTheData(t *testing.T) {
 				t.Errorf("structuredContent = %v, want %s", r.StructuredContent, tc.json)
 			}
 		})
+	}
+}
+
+// TestListedSchemaRefusesWhatItLeavesOut: the input schema a client is
+// listed has no "additionalProperties": false and no bounds (listedInput),
+// yet every tool still refuses an unknown parameter, and a value past a
+// bound the listed form does not state, before anything reaches Proxmox.
+func TestListedSchemaRefusesWhatItLeavesOut(t *testing.T) {
+	t.Parallel()
+	pol := everyClassPolicy()
+	f := newFixture(t, t.Context(), "", fixtureConfig{policy: &pol})
+	listed, err := f.cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(listed.Tools) != len(toolCases) {
+		t.Fatalf("%d tools listed, want every tool (%d)", len(listed.Tools), len(toolCases))
+	}
+	for _, tool := range listed.Tools {
+		in := mustJSON(t, tool.InputSchema)
+		for _, kw := range []string{`"additionalProperties":false`, `"maxLength"`, `"minLength"`, `"maximum"`, `"minimum"`, `"maxItems"`, `"maxProperties"`} {
+			if strings.Contains(in, kw) {
+				t.Errorf("%s: the listed input schema has %s: %s", tool.Name, kw, in)
+			}
+		}
+		tc := toolCases[tool.Name]
+		args := tc.plan // a mutation's arguments that pass every check up to the approval
+		if args == nil {
+			args = tc.valid
+		}
+		f.fake.ResetRequests()
+		res := f.call(t, t.Context(), tool.Name, with(args, "zz_unknown", 1))
+		wantError(t, res, "invalid input", "zz_unknown", "no action was taken")
+		if r := f.fake.Requests(); len(r) != 0 {
+			t.Errorf("%s with an unknown parameter: requests reached Proxmox: %v", tool.Name, requestLines(r))
+		}
+	}
+	// A bound the listed schema leaves out (list_guests' limit, at most
+	// 1000) is still the server's.
+	f.fake.ResetRequests()
+	res := f.call(t, t.Context(), ToolListGuests, map[string]any{"limit": 1001})
+	wantError(t, res, "invalid input", "limit", "no action was taken")
+	if r := f.fake.Requests(); len(r) != 0 {
+		t.Errorf("list_guests with limit 1001: requests reached Proxmox: %v", requestLines(r))
 	}
 }

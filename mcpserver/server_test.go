@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -12,22 +13,24 @@ import (
 // initialize answer on every protocol version (2026-07-28 through
 // server/discover), and they say what the listed tools share: nothing
 // about approvals for a read-only server, the phrase and the wait for
-// power and snapshot, a person's approval for destroy.
+// power and snapshot, a person's approval for destroy, what a new guest's
+// VMID is only where a tool creates one.
 func TestInstructions(t *testing.T) {
 	t.Parallel()
 	adminClasses, _ := proxmoxsafe.ProfileAdmin.Classes()
 	admin := proxmoxsafe.Policy{AllowedNodes: []string{"pve1"}, Classes: adminClasses,
 		Approvals: map[proxmoxsafe.Class][]proxmoxsafe.ApprovalLevel{proxmoxsafe.ClassDestroy: {proxmoxsafe.LevelPhrase}}}
 	responder := proxmoxsafe.Policy{AllowedNodes: []string{"pve1"}, Classes: []proxmoxsafe.Class{proxmoxsafe.ClassResponder}}
+	wait := fmt.Sprintf(instructionsWait, waitBounds(proxmoxsafe.DefaultMaxWait))
 	for _, tc := range []struct {
 		name         string
 		cfg          fixtureConfig
 		want, absent []string
 	}{
 		{"readonly", fixtureConfig{opts: Options{ReadOnly: true}}, []string{instructionsHead, instructionsReads}, []string{"approval", "receipt"}},
-		{"safe", fixtureConfig{}, []string{instructionsMutations, instructionsPhrase, instructionsWait}, []string{instructionsPerson, instructionsNone}},
-		{"responder", fixtureConfig{policy: &responder}, []string{"The responder class's tools" + instructionsNone, instructionsWait}, []string{instructionsPerson}},
-		{"admin", fixtureConfig{policy: &admin}, []string{"The destroy class's tools" + instructionsPerson, instructionsPhrase}, []string{instructionsNone}},
+		{"safe", fixtureConfig{}, []string{instructionsMutations, instructionsPhrase, wait}, []string{instructionsPerson, instructionsNone, instructionsNewGuest}},
+		{"responder", fixtureConfig{policy: &responder}, []string{"The responder class's tools" + instructionsNone, wait}, []string{instructionsPerson}},
+		{"admin", fixtureConfig{policy: &admin}, []string{"The destroy class's tools" + instructionsPerson, instructionsPhrase, instructionsNewGuest, wait}, []string{instructionsNone}},
 	} {
 		for _, pv := range protocols {
 			t.Run(tc.name+"/"+protoName(pv), func(t *testing.T) {

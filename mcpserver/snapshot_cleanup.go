@@ -23,7 +23,7 @@ func snapshotCleanupTool() toolDef {
 		register:           typedPartial(mutating((*adapter).snapshotCleanup)),
 		outputDescriptions: cleanupDescriptions,
 		words: &mutationWords{
-			does:    "Apply the operator's snapshot retention to one guest: a dry run giving the exact plan unless apply: true. Never deletes one with \"keep\" in its name or description; deletes those past the maximum age, then the oldest beyond the maximum count, automatic ones last; one at a time, stopping at a failure.",
+			does:    "Apply the operator's snapshot retention to one guest; a dry run unless apply: true. Never deletes one with \"keep\" in its name or description; deletes those past the maximum age, then the oldest beyond the maximum count (automatic ones last), stopping at a failure.",
 			when:    "only with apply",
 			returns: "none",
 		},

@@ -11,7 +11,6 @@ func snapshotDeleteTool() toolDef {
 	}, ops(proxmoxsafe.OpDeleteSnapshot), (*proxmoxsafe.Client).DeleteSnapshot, func(_ proxmoxsafe.DeleteSnapshotInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("deletion of snapshot "+clean(r.Target.Snapshot, 64), r)
 	}).describedBy(mutationWords{
-		does:   "Delete one snapshot for good (force: true even if its disk snapshots fail); keep markers are not consulted.",
-		unless: "it exists",
+		does: "Delete one snapshot for good (force: true even if its disk snapshots fail); keep markers do not protect it.",
 	})
 }

@@ -11,8 +11,6 @@ func snapshotGuestTool() toolDef {
 	}, ops(proxmoxsafe.OpSnapshotGuest), (*proxmoxsafe.Client).SnapshotGuest, func(_ proxmoxsafe.SnapshotGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("snapshot "+r.Target.Snapshot, r)
 	}).describedBy(mutationWords{
-		does:   "Take a snapshot of one guest, with vmstate: true including the VM's memory. Existing snapshots are never changed.",
-		unless: "no snapshot has that name",
-		phrase: "without vmstate=1 it never covers a memory dump",
+		does: "Snapshot one guest (vmstate: true saves a VM's memory too); existing snapshots are never changed.",
 	})
 }

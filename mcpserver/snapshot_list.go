@@ -12,7 +12,7 @@ func snapshotListTool() toolDef {
 	return readTool(ToolInfo{
 		Name:        ToolSnapshotList,
 		Title:       "Snapshot list",
-		Description: "One guest's snapshots as a tree, with current (its state's base); keep: never deleted automatically; cleanup: what snapshot_cleanup would do, and why.",
+		Description: "One guest's snapshots as a tree, with current; keep: never deleted automatically; cleanup: what snapshot_cleanup would do.",
 	}, ops(proxmoxsafe.OpListSnapshots), (*adapter).snapshotList, map[string]string{
 		"snapshots": "Depth-first walk of the snapshot tree, siblings oldest first; at most 500. age_seconds is the age by this server's clock; cleanup is the operator's retention policy's verdict (would_delete, rule, reason).",
 		"total":     "Number of snapshots the guest has.",

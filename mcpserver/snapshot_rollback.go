@@ -11,7 +11,6 @@ func snapshotRollbackTool() toolDef {
 	}, ops(proxmoxsafe.OpRollbackSnapshot), (*proxmoxsafe.Client).RollbackSnapshot, func(_ proxmoxsafe.RollbackSnapshotInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("rollback", r) + " to snapshot " + clean(r.Target.Snapshot, 64)
 	}).describedBy(mutationWords{
-		does:   "Roll one guest back to a snapshot, losing everything since (disks, config, a running guest's memory); a running guest is stopped first. A RAM snapshot runs the VM again, else it stays stopped unless start: true.",
-		unless: "the snapshot exists",
+		does: "Roll one guest back to a snapshot, losing everything since (disks, config, a running guest's memory); a running guest is stopped first. It runs again only from a RAM snapshot or with start: true.",
 	})
 }

@@ -12,7 +12,7 @@ func storageListTool() toolDef {
 	return readTool(ToolInfo{
 		Name:        ToolStorageList,
 		Title:       "List storage",
-		Description: "Storages with type, content, shared, state and usage bytes; never their configuration.",
+		Description: "Storages: type, content, shared, state, usage bytes.",
 	}, ops(proxmoxsafe.OpListStorage), (*adapter).storageList, map[string]string{
 		"scope":    "node (read from the node) or cluster (every node, from the cluster resource list).",
 		"storages": "One entry per storage and node, ordered by node then storage id. Sizes are bytes.",

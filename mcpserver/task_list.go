@@ -12,7 +12,7 @@ func taskListTool() toolDef {
 	return readTool(ToolInfo{
 		Name:        ToolTaskList,
 		Title:       "Task list",
-		Description: "A node's tasks, newest first, running ones included; filtered and paged (pass next_start back as start).",
+		Description: "A node's tasks, newest first, running ones included; paged by start (pass next_start back).",
 	}, ops(proxmoxsafe.OpListTasks), (*adapter).taskList, map[string]string{
 		"tasks":      "This page of tasks, newest first.",
 		"total":      "Number of tasks that matched, on all pages.",

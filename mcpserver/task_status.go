@@ -12,7 +12,7 @@ func taskStatusTool() toolDef {
 	return readTool(ToolInfo{
 		Name:        ToolTaskStatus,
 		Title:       "Task status",
-		Description: "One task by UPID: state, exit status, last log lines (secrets redacted). An HA task ends before the guest changes: check guest_status.",
+		Description: "One task by UPID: state, exit status, last log lines. An HA task ends before the guest changes: check guest_status.",
 	}, ops(proxmoxsafe.OpTaskStatus, proxmoxsafe.OpTaskLog), (*adapter).taskStatus, map[string]string{
 		"upid":       "The task id.",
 		"status":     "running or stopped.",

@@ -12,6 +12,6 @@ func vmRebootTool() toolDef {
 		return ofGuest("reboot", r)
 	}).describedBy(mutationWords{
 		does:   "Reboot one running VM or container cleanly.",
-		unless: "it runs, not paused, and has been up for the operator's minimum uptime (default 1 h)",
+		unless: "it runs unpaused and has been up the minimum uptime (default 1 h)",
 	})
 }

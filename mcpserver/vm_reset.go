@@ -11,7 +11,7 @@ func vmResetTool() toolDef {
 	}, ops(proxmoxsafe.OpResetGuest), (*proxmoxsafe.Client).ResetGuest, func(_ proxmoxsafe.ResetGuestInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("reset", r)
 	}).describedBy(mutationWords{
-		does:   "Last resort for a hung QEMU VM: a hard reset (unsaved data may be lost).",
-		unless: "its configured guest agent does not answer a ping (if it does, use vm_reboot) and it was up for the minimum uptime",
+		does:   "Hard-reset a hung QEMU VM, a last resort (unsaved data may be lost).",
+		unless: "its configured guest agent does not answer a ping (if it does, use vm_reboot) and it was up the minimum uptime",
 	})
 }

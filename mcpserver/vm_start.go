@@ -11,7 +11,6 @@ func vmStartTool() toolDef {
 	}, ops(proxmoxsafe.OpStartGuest), (*proxmoxsafe.Client).StartGuest, func(_ proxmoxsafe.GuardedPowerInput, r *proxmoxsafe.Receipt) string {
 		return ofGuest("start", r)
 	}).describedBy(mutationWords{
-		does:   "Start one stopped VM or container.",
-		unless: "it is stopped, not paused",
+		does: "Start one stopped VM or container.",
 	})
 }

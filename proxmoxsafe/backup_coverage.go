@@ -36,11 +36,11 @@ const DefaultBackupMaxAgeDays = 7
 type BackupCoverageInput struct {
 	// MaxAgeDays: a newest backup older than this is a finding; 0 means
 	// [DefaultBackupMaxAgeDays].
-	MaxAgeDays int `json:"max_age_days,omitempty" validate:"min=0,max=3650" jsonschema:"Days before a newest backup is too old (default 7)."`
+	MaxAgeDays int `json:"max_age_days,omitempty" validate:"min=0,max=3650" jsonschema:"Default 7."`
 	// VMID, when set, reports only that guest.
-	VMID int `json:"vmid,omitempty" validate:"omitempty,pve_vmid" jsonschema:"Only this guest."`
+	VMID int `json:"vmid,omitempty" validate:"omitempty,pve_vmid"`
 	// Limit and Cursor page the guests as list_guests does.
-	Limit  int    `json:"limit,omitempty" validate:"min=0,max=1000" jsonschema:"Page size (default 200)."`
+	Limit  int    `json:"limit,omitempty" validate:"min=0,max=1000" jsonschema:"Default 200."`
 	Cursor string `json:"cursor,omitempty" validate:"omitempty,max=64,printascii" jsonschema:"The next_cursor of the previous page."`
 }
 

@@ -57,17 +57,17 @@ const BackupNotesPattern = `^([^{}\\\n\r]|\{\{(cluster|guestname|node|vmid)\}\})
 type BackupGuestInput struct {
 	GuestRef
 	// Storage is where the backup goes; it must hold content "backup".
-	Storage string `json:"storage" validate:"required,pve_storage" jsonschema:"e.g. local or pbs."`
+	Storage string `json:"storage" validate:"required,pve_storage"`
 	// Mode is snapshot (default), suspend or stop.
-	Mode string `json:"mode,omitempty" validate:"omitempty,oneof=snapshot suspend stop" jsonschema:"Default snapshot."`
+	Mode string `json:"mode,omitempty" validate:"omitempty,oneof=snapshot suspend stop"`
 	// Compress is zstd (default), gzip, lzo or none; a Proxmox Backup
 	// Server compresses by itself and ignores it.
-	Compress string `json:"compress,omitempty" validate:"omitempty,oneof=zstd gzip lzo none" jsonschema:"Default zstd."`
+	Compress string `json:"compress,omitempty" validate:"omitempty,oneof=zstd gzip lzo none"`
 	// Notes become the backup's notes (vzdump's notes-template).
-	Notes string `json:"notes,omitempty" validate:"omitempty,max=1024,pve_text,pve_backupnotes" jsonschema:"One line; {{guestname}}, {{node}}, {{vmid}} are filled in."`
+	Notes string `json:"notes,omitempty" validate:"omitempty,max=1024,pve_text,pve_backupnotes" jsonschema:"One line."`
 	// Protected marks the backup protected: pruning skips it and Proxmox
 	// refuses to delete it until the mark is removed.
-	Protected bool `json:"protected,omitempty" jsonschema:"Never pruned nor deletable until unprotected."`
+	Protected bool `json:"protected,omitempty" jsonschema:"Exempt from pruning and deletion."`
 	Controls
 }
 

@@ -37,9 +37,9 @@ var deleteBackupOp = operation{verify: deleteBackupVerifier, info: OperationInfo
 type DeleteBackupInput struct {
 	// Node is the node to ask; it must be on the allowlist and see the
 	// storage.
-	Node string `json:"node" validate:"required,pve_node" jsonschema:"Node that sees the backup's storage; on the operator's node allowlist."`
+	Node string `json:"node" validate:"required,pve_node"`
 	// Volume is the backup volume id (see backup_list).
-	Volume string `json:"volume" validate:"required,max=255,pve_backupvolume" jsonschema:"Backup volume id from backup_list."`
+	Volume string `json:"volume" validate:"required,max=255,pve_backupvolume" jsonschema:"From backup_list."`
 	Controls
 }
 

@@ -39,7 +39,7 @@ const MaxJobRunScan = 30
 // ListBackupJobsInput selects the jobs [Client.ListBackupJobs] reports.
 type ListBackupJobsInput struct {
 	// ID, when set, reports only that job.
-	ID string `json:"id,omitempty" validate:"omitempty,max=50,printascii" jsonschema:"Only this job."`
+	ID string `json:"id,omitempty" validate:"omitempty,max=50,printascii"`
 }
 
 // ListBackupJobsResult is every scheduled backup job with the guests it

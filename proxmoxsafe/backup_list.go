@@ -41,11 +41,11 @@ const (
 type ListBackupsInput struct {
 	// Node is the node to ask; it must be on the allowlist. For a storage
 	// that is not shared, it sees only its own backup files.
-	Node string `json:"node" validate:"required,pve_node" jsonschema:"The node to ask (a local storage shows only its files)."`
+	Node string `json:"node" validate:"required,pve_node"`
 	// Storage is the storage id, e.g. "local" or "pbs".
-	Storage string `json:"storage" validate:"required,pve_storage" jsonschema:"e.g. local or pbs."`
+	Storage string `json:"storage" validate:"required,pve_storage"`
 	// VMID, when set, keeps only that guest's backups.
-	VMID int `json:"vmid,omitempty" validate:"omitempty,pve_vmid" jsonschema:"Only backups of this guest."`
+	VMID int `json:"vmid,omitempty" validate:"omitempty,pve_vmid"`
 	// Limit caps the number of backups; 0 means [DefaultListLimit]; at most
 	// [MaxListLimit].
 	Limit int `json:"limit,omitempty" validate:"min=0,max=1000" jsonschema:"Default 200."`

@@ -41,18 +41,18 @@ var restoreBackupOp = operation{verify: provisionVerifier, info: OperationInfo{
 type RestoreBackupInput struct {
 	// Node is where the new guest is created; it must be online and on
 	// the allowlist, and see the backup's storage.
-	Node string `json:"node" validate:"required,pve_node" jsonschema:"Node the restored guest is created on (online, on the operator's node allowlist, seeing the backup's storage)."`
+	Node string `json:"node" validate:"required,pve_node"`
 	// Archive is the backup volume (see backup_list).
-	Archive string `json:"archive" validate:"required,max=255,pve_backupvolume" jsonschema:"Backup volume id from backup_list, e.g. local:backup/vzdump-qemu-100-2026_01_01-00_00_00.vma.zst."`
+	Archive string `json:"archive" validate:"required,max=255,pve_backupvolume" jsonschema:"Volume id from backup_list."`
 	// VMID is the new guest's id; 0 takes the next free one.
-	VMID int `json:"vmid,omitempty" validate:"omitempty,pve_vmid" jsonschema:"VMID of the new guest; it must be free. Omit it to take the next free VMID; the plan and the phrase name it, pass it on the approving call."`
+	VMID int `json:"vmid,omitempty" validate:"omitempty,pve_vmid" jsonschema:"The new guest's."`
 	// Storage is where the restored disks go; "" keeps each disk's
 	// storage as backed up.
-	Storage string `json:"storage,omitempty" validate:"omitempty,pve_storage" jsonschema:"Storage for the restored disks (content images for a VM, rootdir for a container). Omit it to use the backed-up disks' storages."`
+	Storage string `json:"storage,omitempty" validate:"omitempty,pve_storage" jsonschema:"Default: the backed-up disks' storages."`
 	// KeepMACAddresses restores the backed-up MAC addresses (unique=0);
 	// by default the new guest gets new ones (unique=1), so it does not
 	// clash with the original on the network.
-	KeepMACAddresses bool `json:"keep_mac_addresses,omitempty" jsonschema:"Keep the backed-up MAC addresses (default: new ones, so the copy does not clash with the original)."`
+	KeepMACAddresses bool `json:"keep_mac_addresses,omitempty"`
 	Controls
 }
 

@@ -72,9 +72,9 @@ type APIGetInput struct {
 	// Path is the API path relative to /api2/json, each segment unescaped,
 	// e.g. "/nodes/pve1/qemu/100/pending" (see the path rules in
 	// docs/SECURITY.md).
-	Path string `json:"path" validate:"required,min=1,max=256" jsonschema:"Relative to /api2/json, e.g. /cluster/options; unencoded, no query string."`
+	Path string `json:"path" validate:"required,min=1,max=256" jsonschema:"Under /api2/json, e.g. /cluster/options; no query string."`
 	// Params are sent as the query string. nil means none.
-	Params map[string]string `json:"params,omitempty" jsonschema:"Query parameters as strings (booleans 0/1)."`
+	Params map[string]string `json:"params,omitempty" jsonschema:"The query, as strings (booleans 0/1)."`
 }
 
 // APIRequestInput is a POST, PUT or DELETE through the gateway.
@@ -82,12 +82,12 @@ type APIRequestInput struct {
 	// Method is POST, PUT or DELETE.
 	Method string `json:"method" validate:"required,oneof=POST PUT DELETE"`
 	// Path is as in [APIGetInput].
-	Path string `json:"path" validate:"required,min=1,max=256" jsonschema:"Relative to /api2/json, e.g. /cluster/ha/groups; unencoded, no query string."`
+	Path string `json:"path" validate:"required,min=1,max=256" jsonschema:"Under /api2/json, e.g. /cluster/ha/groups; no query string."`
 	// Params are sent form-encoded (POST, PUT) or as the query (DELETE).
 	// Their digest is part of the approval phrase. A parameter whose value
 	// the gateway would redact (a password, token, key, sshkeys, …; see
 	// docs/SECURITY.md) is refused: no secret is sent through the gateway.
-	Params map[string]string `json:"params,omitempty" jsonschema:"Parameters by Proxmox's names as strings (booleans 0/1); the phrase binds their digest. Secrets are refused."`
+	Params map[string]string `json:"params,omitempty" jsonschema:"By Proxmox's names, as strings (booleans 0/1)."`
 	// Approval is the approval phrase, when the class's level is phrase.
 	Approval string `json:"approval,omitempty" validate:"max=256" jsonschema:"The phrase the refusal gives; omit it first."`
 	// Plan runs every step up to approval and returns the plan; nothing

@@ -66,19 +66,19 @@ const (
 type GuestAddressesInput struct {
 	// VMID reads that one guest, whatever its state; 0 reads every running
 	// guest that matches the other filters.
-	VMID int `json:"vmid,omitempty" validate:"omitempty,pve_vmid" jsonschema:"One guest, any state."`
+	VMID int `json:"vmid,omitempty" validate:"omitempty,pve_vmid"`
 	// Node keeps only guests on this node; it must be allowlisted.
 	Node string `json:"node,omitempty" validate:"omitempty,pve_node"`
 	// Type keeps only "qemu" or only "lxc" guests (the tool leaves it out).
 	Type GuestType `json:"-" validate:"omitempty,oneof=qemu lxc"`
 	// Tag keeps only guests carrying this tag (exact, case-insensitive).
-	Tag string `json:"tag,omitempty" validate:"omitempty,pve_tag" jsonschema:"Any case."`
+	Tag string `json:"tag,omitempty" validate:"omitempty,pve_tag"`
 	// Pool keeps only guests of this resource pool.
 	Pool string `json:"pool,omitempty" validate:"omitempty,max=64,pve_poolid"`
 	// Loopback keeps the loopback interface and loopback addresses, which
 	// are left out by default: every guest has them and they say nothing
 	// about how to reach it.
-	Loopback bool `json:"loopback,omitempty" jsonschema:"Also lo, 127/8, ::1."`
+	Loopback bool `json:"loopback,omitempty"`
 	// Limit caps the page; 0 means [DefaultAddressesLimit].
 	Limit int `json:"limit,omitempty" validate:"min=0,max=200" jsonschema:"Default 50."`
 	// Cursor continues a listing from [GuestAddressesResult.NextCursor].

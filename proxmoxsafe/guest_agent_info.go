@@ -40,7 +40,7 @@ const (
 // asks. Containers have no guest agent.
 type GuestAgentInfoInput struct {
 	Node string `json:"node" validate:"required,pve_node"`
-	VMID int    `json:"vmid" validate:"required,pve_vmid" jsonschema:"The VM's VMID."`
+	VMID int    `json:"vmid" validate:"required,pve_vmid"`
 }
 
 // GuestAgentInfoResult is what a VM's QEMU guest agent says about the

@@ -44,10 +44,10 @@ type SetGuestConfigInput struct {
 	// Set maps config keys to new values, as Proxmox's config API takes
 	// them: numbers as digits, booleans as 0 or 1, tags separated by ";".
 	// Every key must be on the operator's allowlist ([Policy.ConfigKeys]).
-	Set map[string]string `json:"set,omitempty" validate:"max=32" jsonschema:"Keys and new values as strings, e.g. {\"cores\": \"4\"}."`
+	Set map[string]string `json:"set,omitempty" validate:"max=32" jsonschema:"e.g. {\"cores\": \"4\"}."`
 	// Delete lists config keys to remove (Proxmox's defaults apply
 	// again); each must be on the allowlist and set today.
-	Delete []string `json:"delete,omitempty" validate:"max=32" jsonschema:"Keys to remove (Proxmox's default applies again); not also in set."`
+	Delete []string `json:"delete,omitempty" validate:"max=32" jsonschema:"Keys to reset to Proxmox's default."`
 	Controls
 }
 

@@ -37,12 +37,12 @@ type ResizeDiskInput struct {
 	// Disk is the disk's config key: for a VM ide0–ide3, sata0–sata5,
 	// scsi0–scsi30, virtio0–virtio15, efidisk0 or tpmstate0; for a
 	// container rootfs or mp0–mp255 (Proxmox's resize enum).
-	Disk string `json:"disk" validate:"required,min=1,max=16" jsonschema:"Config key, e.g. scsi0, virtio1, efidisk0; a container's rootfs or mp0."`
+	Disk string `json:"disk" validate:"required,min=1,max=16" jsonschema:"e.g. scsi0, virtio1, rootfs, mp0."`
 	// Size is "+<n>[KMGT]" to grow by n, or "<n>[KMGT]" for an absolute
 	// size that must be larger than today's (K, M, G, T are powers of
 	// 1024; no unit means bytes). A disk is never shrunk. The size is
 	// part of the approval phrase exactly as given.
-	Size string `json:"size" validate:"required,min=1,max=24" jsonschema:"e.g. +10G (adds) or 50G (new total, larger)."`
+	Size string `json:"size" validate:"required,min=1,max=24" jsonschema:"+10G adds; 50G is the new total."`
 	Controls
 }
 

@@ -29,15 +29,15 @@ var listGuestsOp = operation{info: OperationInfo{
 // the first [DefaultListLimit] guests of the whole cluster.
 type ListGuestsInput struct {
 	// Node keeps only guests on this node.
-	Node string `json:"node,omitempty" validate:"omitempty,pve_node" jsonschema:"Only guests on this node."`
+	Node string `json:"node,omitempty" validate:"omitempty,pve_node"`
 	// Type keeps only "qemu" or only "lxc" guests.
 	Type GuestType `json:"type,omitempty" validate:"omitempty,oneof=qemu lxc"`
 	// Status keeps only guests in this state ("running", "stopped", "unknown").
-	Status string `json:"status,omitempty" validate:"omitempty,oneof=running stopped unknown" jsonschema:"Only guests in this state."`
+	Status string `json:"status,omitempty" validate:"omitempty,oneof=running stopped unknown"`
 	// Tag keeps only guests carrying this tag (exact, case-insensitive).
-	Tag string `json:"tag,omitempty" validate:"omitempty,pve_tag" jsonschema:"Has this tag (any case)."`
+	Tag string `json:"tag,omitempty" validate:"omitempty,pve_tag"`
 	// Name keeps only guests whose name contains this text (case-insensitive).
-	Name string `json:"name,omitempty" validate:"omitempty,max=128,printascii" jsonschema:"Name contains it (any case)."`
+	Name string `json:"name,omitempty" validate:"omitempty,max=128,printascii" jsonschema:"Substring, any case."`
 	// Limit caps the page size; 0 means [DefaultListLimit]; at most [MaxListLimit].
 	Limit int `json:"limit,omitempty" validate:"min=0,max=1000" jsonschema:"Default 200."`
 	// Cursor continues a listing from [ListGuestsResult.NextCursor].

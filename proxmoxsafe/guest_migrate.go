@@ -42,21 +42,21 @@ type MigrateGuestInput struct {
 	GuestRef
 	// TargetNode is the node to move the guest to: another cluster member,
 	// online and on the allowlist.
-	TargetNode string `json:"target" validate:"required,pve_node" jsonschema:"The node to move it to."`
+	TargetNode string `json:"target" validate:"required,pve_node"`
 	// Online live-migrates a running VM (QEMU only). Proxmox refuses to
 	// move a running VM without it; a container has no live migration.
-	Online bool `json:"online,omitempty" jsonschema:"QEMU: live migration, required for a running VM."`
+	Online bool `json:"online,omitempty"`
 	// WithLocalDisks copies the VM's disks on node-local storage to the
 	// target (QEMU only; Proxmox's "with-local-disks"). Needed whenever
 	// the precheck lists local disks: copying disks is never implicit.
-	WithLocalDisks bool `json:"with_local_disks,omitempty" jsonschema:"QEMU: copy node-local disks too."`
+	WithLocalDisks bool `json:"with_local_disks,omitempty"`
 	// Restart moves a running container by shutting it down, moving it
 	// and starting it on the target (LXC only).
-	Restart bool `json:"restart,omitempty" jsonschema:"LXC: restart migration, required for a running container."`
+	Restart bool `json:"restart,omitempty"`
 	// Timeout is how long restart mode waits for the container to shut
 	// down, in seconds; zero means Proxmox's default (180). It is only
 	// accepted with Restart.
-	Timeout int `json:"timeout,omitempty" validate:"min=0,max=3600" jsonschema:"With restart: shutdown timeout in seconds (default 180)."`
+	Timeout int `json:"timeout,omitempty" validate:"min=0,max=3600" jsonschema:"Restart's shutdown timeout, s (default 180)."`
 	Controls
 }
 

@@ -115,7 +115,7 @@ type CloneGuestInput struct {
 	GuestRef
 	// NewID is the clone's VMID; 0 asks Proxmox for the next free one
 	// (/cluster/nextid), which the refusal and the plan then name.
-	NewID int `json:"newid,omitempty" validate:"omitempty,pve_vmid" jsonschema:"Default: the next free VMID."`
+	NewID int `json:"newid,omitempty" validate:"omitempty,pve_vmid"`
 	// Linked makes a linked clone (shares the template's base disks;
 	// only from a template, and without Storage). false makes a full,
 	// independent copy. Either way full=0/1 is sent and is in the phrase.
@@ -123,12 +123,12 @@ type CloneGuestInput struct {
 	// TargetNode is the node the clone ends up on; "" or the source's node
 	// keeps it there. Another node needs every source disk on shared
 	// storage (Proxmox refuses otherwise).
-	TargetNode string `json:"target,omitempty" validate:"omitempty,pve_node" jsonschema:"Node for the clone (default the source's)."`
+	TargetNode string `json:"target,omitempty" validate:"omitempty,pve_node"`
 	// Storage is where a full clone's disks go; "" keeps each disk's
 	// storage. Not allowed for a linked clone.
-	Storage string `json:"storage,omitempty" validate:"omitempty,pve_storage" jsonschema:"Storage for a full clone's disks; default: each disk's own."`
+	Storage string `json:"storage,omitempty" validate:"omitempty,pve_storage" jsonschema:"For a full clone; default each disk's own."`
 	// Name is the clone's name (QEMU) or hostname (LXC), a dns-name.
-	Name string `json:"name,omitempty" validate:"omitempty,max=253,pve_dnsname" jsonschema:"The new VM's name or container's hostname (DNS name); default Proxmox's."`
+	Name string `json:"name,omitempty" validate:"omitempty,max=253,pve_dnsname"`
 	// Pool is the resource pool the clone joins; "" for none.
 	Pool string `json:"pool,omitempty" validate:"omitempty,max=64,pve_poolid"`
 	// Description is the clone's description (free text; in the phrase
@@ -199,28 +199,28 @@ func (in CloneGuestInput) ApprovalPhrase(newid int) string {
 type CreateVMInput struct {
 	Node string `json:"node" validate:"required,pve_node"`
 	// VMID is the new VM's id; 0 takes the next free one (/cluster/nextid).
-	VMID int `json:"vmid,omitempty" validate:"omitempty,pve_vmid" jsonschema:"Default: the next free VMID."`
+	VMID int `json:"vmid,omitempty" validate:"omitempty,pve_vmid"`
 	// Name is the VM's name, a dns-name.
 	Name string `json:"name" validate:"required,max=253,pve_dnsname"`
 	// Cores per socket, 1 to [MaxCores].
-	Cores int `json:"cores" validate:"required,min=1,max=8192" jsonschema:"CPU cores per socket."`
+	Cores int `json:"cores" validate:"required,min=1,max=8192" jsonschema:"Per socket."`
 	// Sockets, 1 to [MaxSockets]; 0 means 1.
-	Sockets int `json:"sockets,omitempty" validate:"omitempty,min=1,max=64" jsonschema:"CPU sockets (default 1)."`
+	Sockets int `json:"sockets,omitempty" validate:"omitempty,min=1,max=64"`
 	// MemoryMiB is the VM's memory in MiB, [MinMemoryMiB] to [MaxMemoryMiB].
-	MemoryMiB int `json:"memory" validate:"required,min=16,max=4194304" jsonschema:"Memory in MiB (at least 16)."`
+	MemoryMiB int `json:"memory" validate:"required,min=16,max=4194304" jsonschema:"MiB."`
 	// OSType is Proxmox's ostype; "" means "l26" (Linux 2.6 to 6.x).
-	OSType string `json:"ostype,omitempty" validate:"omitempty,oneof=other wxp w2k w2k3 w2k8 wvista win7 win8 win10 win11 l24 l26 solaris" jsonschema:"Default l26 (Linux)."`
+	OSType string `json:"ostype,omitempty" validate:"omitempty,oneof=other wxp w2k w2k3 w2k8 wvista win7 win8 win10 win11 l24 l26 solaris"`
 	// DiskStorage and DiskSizeGiB make the VM's one disk (scsi0, on a
 	// virtio-scsi-single controller); the storage needs content "images".
 	DiskStorage string `json:"disk_storage" validate:"required,pve_storage"`
-	DiskSizeGiB int    `json:"disk_size_gib" validate:"required,min=1,max=65536" jsonschema:"Size of the VM's disk in GiB."`
+	DiskSizeGiB int    `json:"disk_size_gib" validate:"required,min=1,max=65536"`
 	// Bridge and NetModel make the VM's one network device (net0).
-	Bridge string `json:"bridge" validate:"required,pve_bridge" jsonschema:"e.g. vmbr0."`
+	Bridge string `json:"bridge" validate:"required,pve_bridge"`
 	// NetModel is the NIC model; "" means virtio.
-	NetModel string `json:"net_model,omitempty" validate:"omitempty,oneof=virtio e1000 e1000e rtl8139 vmxnet3" jsonschema:"Default virtio."`
+	NetModel string `json:"net_model,omitempty" validate:"omitempty,oneof=virtio e1000 e1000e rtl8139 vmxnet3"`
 	// ISO, when set, is an ISO image volume (storage:iso/file.iso) put in
 	// a CD-ROM drive (ide2) to install from; it must exist on the node.
-	ISO string `json:"iso,omitempty" validate:"omitempty,max=255,pve_isovolume" jsonschema:"Installer ISO volume, e.g. local:iso/x.iso."`
+	ISO string `json:"iso,omitempty" validate:"omitempty,max=255,pve_isovolume" jsonschema:"e.g. local:iso/x.iso."`
 	// Pool is the resource pool the VM joins; "" for none.
 	Pool string `json:"pool,omitempty" validate:"omitempty,max=64,pve_poolid"`
 	// Description is free text (in the phrase by its [TextDigest]).
@@ -279,28 +279,28 @@ func (in CreateVMInput) ApprovalPhrase(vmid int) string {
 type CreateContainerInput struct {
 	Node string `json:"node" validate:"required,pve_node"`
 	// VMID is the new container's id; 0 takes the next free one.
-	VMID int `json:"vmid,omitempty" validate:"omitempty,pve_vmid" jsonschema:"Default: the next free VMID."`
+	VMID int `json:"vmid,omitempty" validate:"omitempty,pve_vmid"`
 	// OSTemplate is the template volume (storage:vztmpl/file.tar.zst); it
 	// must exist on the node.
 	OSTemplate string `json:"ostemplate" validate:"required,max=255,pve_tmplvolume" jsonschema:"e.g. local:vztmpl/debian-12.tar.zst."`
 	// Hostname is the container's hostname, a dns-name.
 	Hostname string `json:"hostname" validate:"required,max=253,pve_dnsname"`
 	// Cores, 1 to [MaxCores].
-	Cores int `json:"cores" validate:"required,min=1,max=8192" jsonschema:"CPU cores the container may use."`
+	Cores int `json:"cores" validate:"required,min=1,max=8192"`
 	// MemoryMiB, [MinMemoryMiB] to [MaxMemoryMiB].
-	MemoryMiB int `json:"memory" validate:"required,min=16,max=4194304" jsonschema:"Memory in MiB (at least 16)."`
+	MemoryMiB int `json:"memory" validate:"required,min=16,max=4194304" jsonschema:"MiB."`
 	// SwapMiB is the swap in MiB; 0 means none.
-	SwapMiB int `json:"swap,omitempty" validate:"min=0,max=4194304" jsonschema:"Swap in MiB (default 0: none)."`
+	SwapMiB int `json:"swap,omitempty" validate:"min=0,max=4194304" jsonschema:"MiB, default 0."`
 	// RootfsStorage and RootfsSizeGiB make the root disk; the storage
 	// needs content "rootdir".
 	RootfsStorage string `json:"rootfs_storage" validate:"required,pve_storage"`
-	RootfsSizeGiB int    `json:"rootfs_size_gib" validate:"required,min=1,max=65536" jsonschema:"Size of the root disk in GiB."`
+	RootfsSizeGiB int    `json:"rootfs_size_gib" validate:"required,min=1,max=65536"`
 	// Bridge is where eth0 attaches.
-	Bridge string `json:"bridge" validate:"required,pve_bridge" jsonschema:"Bridge eth0 attaches to, e.g. vmbr0."`
+	Bridge string `json:"bridge" validate:"required,pve_bridge"`
 	// IP is "dhcp" or an IPv4 address with prefix length (10.0.0.5/24).
-	IP string `json:"ip" validate:"required,pve_ctip" jsonschema:"dhcp or an IPv4 address/prefix, e.g. 192.0.2.10/24."`
+	IP string `json:"ip" validate:"required,pve_ctip" jsonschema:"dhcp or IPv4/prefix, e.g. 192.0.2.10/24."`
 	// Gateway is the IPv4 gateway; only with a static IP.
-	Gateway string `json:"gateway,omitempty" validate:"omitempty,pve_ipv4" jsonschema:"IPv4 gateway (only with a static ip)."`
+	Gateway string `json:"gateway,omitempty" validate:"omitempty,pve_ipv4" jsonschema:"Only with a static ip."`
 	// Privileged creates a privileged container. The default (false)
 	// creates an unprivileged one (unprivileged=1 is sent), which is what
 	// Proxmox recommends; a privileged one needs Sys.Modify on "/".
@@ -308,7 +308,7 @@ type CreateContainerInput struct {
 	// SSHPublicKeys are OpenSSH public keys for root, one per line. They
 	// are the only way in that this operation sets up: it takes no
 	// password.
-	SSHPublicKeys string `json:"ssh_public_keys,omitempty" validate:"omitempty,max=16384,pve_sshkeys" jsonschema:"OpenSSH public keys for root, one per line."`
+	SSHPublicKeys string `json:"ssh_public_keys,omitempty" validate:"omitempty,max=16384,pve_sshkeys" jsonschema:"Root's, one per line."`
 	// Pool is the resource pool the container joins; "" for none.
 	Pool string `json:"pool,omitempty" validate:"omitempty,max=64,pve_poolid"`
 	// Description is free text (in the phrase by its [TextDigest]).

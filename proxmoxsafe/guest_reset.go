@@ -42,7 +42,7 @@ type ResetGuestInput struct {
 	Node string `json:"node" validate:"required,pve_node"`
 	// Type must be "qemu": Proxmox has no reset for containers.
 	Type GuestType `json:"type" validate:"required,oneof=qemu"`
-	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"The VM's VMID."`
+	VMID int       `json:"vmid" validate:"required,pve_vmid"`
 	Controls
 	// AgentTimeout bounds the guest-agent ping; zero means
 	// [DefaultAgentPingTimeout]. A ping still unanswered then counts as

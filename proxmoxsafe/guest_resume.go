@@ -31,7 +31,7 @@ type ResumeGuestInput struct {
 	Node string `json:"node" validate:"required,pve_node"`
 	// Type must be "qemu", as for [SuspendGuestInput].
 	Type GuestType `json:"type" validate:"required,oneof=qemu"`
-	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"The VM's VMID."`
+	VMID int       `json:"vmid" validate:"required,pve_vmid"`
 	Controls
 }
 

@@ -40,7 +40,7 @@ type SuspendGuestInput struct {
 	Node string `json:"node" validate:"required,pve_node"`
 	// Type must be "qemu": containers have no supported suspend.
 	Type GuestType `json:"type" validate:"required,oneof=qemu"`
-	VMID int       `json:"vmid" validate:"required,pve_vmid" jsonschema:"The VM's VMID."`
+	VMID int       `json:"vmid" validate:"required,pve_vmid"`
 	// ToDisk hibernates the VM: its memory is written to a state volume
 	// and the VM stops (locked "suspended") until it is resumed or
 	// started. false pauses it in memory. It is part of the approval

@@ -105,9 +105,9 @@ const (
 type HealthReportInput struct {
 	// Node limits the node and guest checks to one allowlisted node; the
 	// quorum, HA and Ceph checks still run. Empty: the whole cluster.
-	Node string `json:"node,omitempty" validate:"omitempty,pve_node" jsonschema:"Default: the cluster."`
+	Node string `json:"node,omitempty" validate:"omitempty,pve_node"`
 	// MinSeverity leaves out less severe findings (default info: all).
-	MinSeverity string `json:"min_severity,omitempty" validate:"omitempty,oneof=critical warning info" jsonschema:"Leave out less severe ones."`
+	MinSeverity string `json:"min_severity,omitempty" validate:"omitempty,oneof=critical warning info"`
 	// Limit caps the findings returned (default 200, at most 1000); Total
 	// counts them all.
 	Limit int `json:"limit,omitempty" validate:"min=0,max=1000" jsonschema:"Default 200."`

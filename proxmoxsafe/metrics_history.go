@@ -74,9 +74,9 @@ const (
 type MetricsWindow struct {
 	// Timeframe is how far back: an hour (1-minute steps) … a year (PVE 9:
 	// 6-hour steps; before 9: 1 week).
-	Timeframe string `json:"timeframe" validate:"required,oneof=hour day week month year" jsonschema:"How far back."`
+	Timeframe string `json:"timeframe" validate:"required,oneof=hour day week month year"`
 	// CF is the consolidation per step: AVERAGE (default) or MAX.
-	CF string `json:"cf,omitempty" validate:"omitempty,oneof=AVERAGE MAX" jsonschema:"Default AVERAGE."`
+	CF string `json:"cf,omitempty" validate:"omitempty,oneof=AVERAGE MAX"`
 	// Points caps the points per series; 0 means [DefaultMetricsPoints],
 	// at most [MaxMetricsPoints]. The MCP tool always uses the default:
 	// a model that wants finer points asks for a shorter timeframe.
@@ -91,7 +91,7 @@ type MetricsHistoryInput struct {
 	Type GuestType `json:"type,omitempty" validate:"omitempty,oneof=qemu lxc"`
 	VMID int       `json:"vmid,omitempty" validate:"omitempty,pve_vmid"`
 	// Storage selects that storage's usage history as node sees it.
-	Storage string `json:"storage,omitempty" validate:"omitempty,pve_storage" jsonschema:"Instead: a storage's."`
+	Storage string `json:"storage,omitempty" validate:"omitempty,pve_storage"`
 	MetricsWindow
 }
 

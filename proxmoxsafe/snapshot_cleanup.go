@@ -41,7 +41,7 @@ type CleanupSnapshotsInput struct {
 	GuestRef
 	// Apply executes the plan. Without it the call is a dry run: it
 	// returns the exact plan and sends nothing that changes anything.
-	Apply bool `json:"apply,omitempty" jsonschema:"Delete as planned; default a dry run."`
+	Apply bool `json:"apply,omitempty"`
 	// Approval is the approval text when the operator requires one: the
 	// phrase [ApprovalPhrase] for "snapshot-cleanup" and the guest. Only
 	// Apply needs it.

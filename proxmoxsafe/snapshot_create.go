@@ -33,11 +33,11 @@ type SnapshotGuestInput struct {
 	GuestRef
 	// Name is the snapshot name: a letter, then 1 to 39 letters, digits,
 	// '_' or '-'; not a name Proxmox reserves.
-	Name string `json:"snapname" validate:"required,pve_snapname" jsonschema:"A letter, then 1-39 letters, digits, _ or -; not current, pending (qemu), vzdump (lxc)."`
+	Name string `json:"snapname" validate:"required,pve_snapname" jsonschema:"A letter, then up to 39 letters, digits, _ or -."`
 	// Description is free text stored with the snapshot (no control characters).
 	Description string `json:"description,omitempty" validate:"max=1024,pve_text"`
 	// VMState also saves the VM's RAM. QEMU only.
-	VMState bool `json:"vmstate,omitempty" jsonschema:"QEMU: also save the memory."`
+	VMState bool `json:"vmstate,omitempty"`
 	Controls
 }
 

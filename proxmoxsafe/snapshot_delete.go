@@ -30,7 +30,7 @@ var deleteSnapshotOp = operation{verify: deleteSnapshotVerifier, info: Operation
 type DeleteSnapshotInput struct {
 	GuestRef
 	// Name is the snapshot to delete; it must exist.
-	Name string `json:"snapname" validate:"required,pve_snapname" jsonschema:"The snapshot to delete."`
+	Name string `json:"snapname" validate:"required,pve_snapname"`
 	Controls
 	// Force removes the snapshot from the configuration even when
 	// removing its disk snapshots fails (Proxmox's force). It is part of

@@ -34,10 +34,10 @@ var rollbackSnapshotOp = operation{verify: rollbackVerifier, info: OperationInfo
 type RollbackSnapshotInput struct {
 	GuestRef
 	// Name is the snapshot to roll back to; it must exist.
-	Name string `json:"snapname" validate:"required,pve_snapname" jsonschema:"The snapshot to roll back to."`
+	Name string `json:"snapname" validate:"required,pve_snapname"`
 	// Start starts the guest after the rollback. A QEMU snapshot with RAM
 	// starts the VM anyway. It is part of the approval phrase.
-	Start bool `json:"start,omitempty" jsonschema:"Start it afterwards."`
+	Start bool `json:"start,omitempty"`
 	Controls
 }
 

@@ -38,7 +38,7 @@ type ListStorageInput struct {
 	// Node, when set, lists that node's storages from the node itself
 	// (enabled, active, free space as the node sees it). The node must be on
 	// the allowlist. Empty lists every node's storages cluster-wide.
-	Node string `json:"node,omitempty" validate:"omitempty,pve_node" jsonschema:"Only this node's view; default cluster-wide."`
+	Node string `json:"node,omitempty" validate:"omitempty,pve_node"`
 	// Limit caps the number of entries; 0 means [DefaultListLimit]; at most
 	// [MaxListLimit].
 	Limit int `json:"limit,omitempty" validate:"min=0,max=1000" jsonschema:"Default 200."`

@@ -42,17 +42,17 @@ type ListTasksInput struct {
 	// Node must be on the policy's node allowlist.
 	Node string `json:"node" validate:"required,pve_node"`
 	// VMID keeps only tasks of this guest.
-	VMID int `json:"vmid,omitempty" validate:"omitempty,pve_vmid" jsonschema:"Only tasks of this guest."`
+	VMID int `json:"vmid,omitempty" validate:"omitempty,pve_vmid"`
 	// Type keeps only tasks of this type, e.g. "qmstart" or "vzdump".
-	Type string `json:"type,omitempty" validate:"omitempty,max=64,pve_tasktype" jsonschema:"e.g. qmstart, vzdump."`
+	Type string `json:"type,omitempty" validate:"omitempty,max=64,pve_tasktype" jsonschema:"e.g. vzdump."`
 	// ErrorsOnly keeps only tasks that ended with an error.
-	ErrorsOnly bool `json:"errors_only,omitempty" jsonschema:"Only tasks that ended with an error."`
+	ErrorsOnly bool `json:"errors_only,omitempty"`
 	// Limit is the page size: 0 means [DefaultTaskListLimit]; at most
 	// [MaxTaskListLimit].
 	Limit int `json:"limit,omitempty" validate:"min=0,max=500" jsonschema:"Default 50."`
 	// Start skips this many matching tasks (newest first), to page on
 	// with [ListTasksResult.NextStart].
-	Start int `json:"start,omitempty" validate:"min=0,max=100000" jsonschema:"The previous page's next_start."`
+	Start int `json:"start,omitempty" validate:"min=0,max=100000"`
 }
 
 // ListTasksResult is one page of a node's tasks, newest first.

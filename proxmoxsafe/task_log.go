@@ -46,7 +46,7 @@ type TaskLogInput struct {
 	UPID string `json:"upid" validate:"required,max=255,pve_upid"`
 	// Lines is how many lines to return from the end of the log: 0 means
 	// [DefaultTaskLogLines]; at most [MaxTaskLogLines].
-	Lines int `json:"lines,omitempty" validate:"min=0,max=500" jsonschema:"Log lines from the end (default 50)."`
+	Lines int `json:"lines,omitempty" validate:"min=0,max=500" jsonschema:"Default 50."`
 }
 
 // TaskLogResult is the end of a task's log.

@@ -51,7 +51,7 @@ func TestToolsCommand(t *testing.T) {
 	}
 
 	out, _, code = runIn(t, none, "--demo", "tools")
-	if code != 0 || !regexp.MustCompile(`task_list\s+read\s+.*filtered and paged \(pass next_start back as start\)`).MatchString(out) {
+	if code != 0 || !regexp.MustCompile(`task_list\s+read\s+.*paged by start \(pass next_start back\)`).MatchString(out) {
 		t.Errorf("task_list row cut off:\n%s", out)
 	}
 

@@ -122,14 +122,18 @@ func renderToolsMD(tools []mcpserver.ToolInfo) string {
 	b.WriteString("Every result has typed `structuredContent` (see each tool's output fields) and one short text.\n\n")
 	b.WriteString("### What the model is given\n\n")
 	b.WriteString("Every conversation pays for the tool definitions before its first call, so they say each thing once. ")
-	b.WriteString("What every tool shares (the policy's refusals, how an approval is obtained, the receipt and the wait) is in the server's instructions, sent at initialization ")
+	b.WriteString("What the tools share (how lists page, the policy's refusals, how an approval is obtained, a new guest's VMID, the receipt and the wait with its cap) is in the server's instructions, sent at initialization ")
 	b.WriteString("and composed from the declarations of the tools the server lists (`mcpserver.ServerInstructions`; a read-only server's say nothing about approvals). ")
-	b.WriteString("Each tool's description keeps what is its own: what it does, its class and who approves it by default, its own preconditions, and what its receipt adds; ")
-	b.WriteString("its `approval` parameter names the phrase's head and to pass it only once the user agrees, so a host that does not show the instructions still has the facts a model needs to act safely. ")
-	b.WriteString("Input schemas state types, enums, required parameters, numeric bounds and lengths, not the patterns of Proxmox's formats (node names, VMIDs, storage ids, IP addresses), ")
-	b.WriteString("which the library checks before anything is sent; parameters whose name says what they are (`node`, `type`, `vmid`, `plan`, `wait`, `timeout_seconds`, …) have no description. ")
+	b.WriteString("Each tool's description keeps what is its own: what it does, its class and who approves it by default, its own preconditions and what it loses. ")
+	b.WriteString("A host that does not show the instructions still leaves the model safe: a mutation called without `approval` is refused, and the refusal gives the exact phrase and says to pass it only if the user agrees.\n\n")
+	b.WriteString("The input schema a client is listed is lighter than the one every call is checked against, which this page documents: ")
+	b.WriteString("it states types, enums, required parameters and the descriptions of parameters whose name does not say what they are, ")
+	b.WriteString("and leaves out the bounds (lengths, ranges, counts), `additionalProperties: false`, and the descriptions of `approval`, `cursor` and `limit`, which the instructions explain. ")
+	b.WriteString("The server checks every call against the whole schema before anything runs, so a value past a bound, or a parameter the tool does not have, is refused, the message naming it. ")
+	b.WriteString("Neither states the patterns of Proxmox's formats (node names, VMIDs, storage ids, IP addresses), which the library checks before anything is sent. ")
 	b.WriteString("Output schemas are complete, for the hosts that validate `structuredContent`, but carry no descriptions on the wire (this page keeps them), ")
-	b.WriteString("and a receipt lists only the fields its tool can return. `go test ./mcpserver -run TestDefinitionSizes -v` prints the sizes per profile; the test fails above the limits.\n\n")
+	b.WriteString("and a receipt lists only the fields its tool can return.\n\n")
+	b.WriteString(sizesTable)
 	b.WriteString("The instructions of a server that lists every tool:\n\n")
 	b.WriteString("```text\n" + mcpserver.ServerInstructions(nil, nil) + "\n```\n\n")
 
@@ -321,3 +325,17 @@ func cell(s string) string {
 	s = strings.ReplaceAll(prose(s), "|", `\|`)
 	return strings.ReplaceAll(s, "\n", " ")
 }
+
+// sizesTable is what the model is given per profile, measured with
+// TestDefinitionSizes (which fails above the limits) before and after the
+// definitions were made to fit them. It is history, not a drift check:
+// the test prints today's figures.
+const sizesTable = "Bytes per profile, measured with `go test ./mcpserver -run TestDefinitionSizes -v` (definitions: the compact JSON of each listed tool's name, description and input schema; " +
+	"tools/list: the whole answer on the wire, output schemas included), before (main 85264f9) and after the listed schemas left out what the server checks anyway and the instructions took what the tools share; the test fails above the limits.\n\n" +
+	"| Profile | Tools | Definitions before | after | limit | Instructions after | tools/list before | after | limit |\n" +
+	"|---|---|---|---|---|---|---|---|---|\n" +
+	"| readonly | 21 | 9,406 | 6,376 | | 448 | 32,811 | 29,781 | |\n" +
+	"| safe | 23 | 11,272 | 7,671 | 8,000 | 1,449 | 39,843 | 36,162 | |\n" +
+	"| responder | 25 | 12,401 | 8,445 | 8,500 | 1,268 | 45,286 | 41,220 | |\n" +
+	"| admin | 38 | 29,802 | 18,899 | | 1,859 | 98,717 | 87,334 | 60,000 |\n" +
+	"| admin with --gateway-write | 39 | 31,178 | 19,878 | 20,000 | 1,884 | 101,743 | 89,943 | |\n\n"
