@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"strings"
 	"sync"
 	"testing"
 
@@ -42,5 +43,62 @@ func TestObserveMiddleware(t *testing.T) {
 	}
 	if c := calls[2]; c.Tool != "unknown" || c.Outcome != OutcomeError {
 		t.Errorf("unknown tool: %+v", c)
+	}
+}
+
+// TestFleetObserveMiddleware: on a fleet each call is reported with the
+// cluster it was for: a configured name, "*" for a read across several (a
+// list too), "" for a call that named none configured (so a client cannot
+// grow the label set) or "*" where the tool reads one cluster;
+// cluster_list is a declared tool. A fleet of one reports its name.
+func TestFleetObserveMiddleware(t *testing.T) {
+	t.Parallel()
+	lab := newFleetMember(t, "lab", defaultPolicy())
+	prod := newFleetMember(t, "prod", defaultPolicy())
+	var mu sync.Mutex
+	var calls []ToolCall
+	observe := func(c ToolCall) {
+		mu.Lock()
+		calls = append(calls, c)
+		mu.Unlock()
+	}
+	server := NewFleet(fleetClients(lab, prod), nil)
+	server.AddReceivingMiddleware(FleetObserveMiddleware(fleetClients(lab, prod), observe))
+	cs := connect(t, t.Context(), server, "")
+	for _, c := range []struct {
+		tool    string
+		cluster any
+	}{
+		{ToolListGuests, "prod"},
+		{ToolHealthReport, "*"},
+		{ToolStorageList, []string{"lab", "prod"}},
+		{ToolListGuests, "secret-" + t.Name()},
+		{ToolListGuests, []string{"secret-" + t.Name()}},
+		{ToolGuestStatus, "*"},
+		{ToolClusterList, nil},
+	} {
+		args := map[string]any{}
+		if c.cluster != nil {
+			args["cluster"] = c.cluster
+		}
+		if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: c.tool, Arguments: args}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	one := NewFleet(fleetClients(lab), nil)
+	one.AddReceivingMiddleware(FleetObserveMiddleware(fleetClients(lab), observe))
+	if _, err := connect(t, t.Context(), one, "").CallTool(t.Context(), &mcp.CallToolParams{Name: ToolListGuests, Arguments: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var got []string
+	for _, c := range calls {
+		got = append(got, c.Tool+"@"+c.Cluster+":"+c.Outcome)
+	}
+	want := []string{"list_guests@prod:ok", "health_report@*:ok", "storage_list@*:ok", "list_guests@:refused", "list_guests@*:refused",
+		"guest_status@:refused", "cluster_list@:ok", "list_guests@lab:ok"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("observed %v\nwant     %v", got, want)
 	}
 }

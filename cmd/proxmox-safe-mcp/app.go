@@ -70,12 +70,19 @@ func (a *app) server() *mcp.Server {
 // together. An error names the cluster.
 func setupClusters(cfg *settings.Config, logger, warn *slog.Logger, stderr io.Writer) (*app, error) {
 	a := &app{log: logger, listed: make(chan struct{})}
-	if cfg.MetricsAddr != "" {
-		warn.Warn("PROXMOX_SAFE_METRICS_ADDR is not served with a clusters file yet; the server runs without metrics")
+	if cfg.MetricsAddr != "" && cfg.Command == settings.CmdServe {
+		// One listener for the process; each cluster's requests are
+		// counted there with its name (metrics.go).
+		m, err := newMetrics(cfg.MetricsAddr)
+		if err != nil {
+			return nil, settings.Errorf("PROXMOX_SAFE_METRICS_ADDR (--metrics-addr): %v", err)
+		}
+		a.metrics = m
+		a.closers = append(a.closers, m.close)
 	}
 	for _, cc := range cfg.Clusters {
 		cc.MetricsAddr = ""
-		sub, err := setup(cc, logger.With(slog.String("cluster", cc.ClusterName)), warn.With(slog.String("cluster", cc.ClusterName)), stderr)
+		sub, err := setupCluster(cc, logger.With(slog.String("cluster", cc.ClusterName)), warn.With(slog.String("cluster", cc.ClusterName)), stderr, a.metrics)
 		if err != nil {
 			a.close()
 			return nil, settings.Errorf("%s: cluster %s: %v", settings.ClustersSetting, cc.ClusterName, err)
@@ -91,7 +98,7 @@ func setupClusters(cfg *settings.Config, logger, warn *slog.Logger, stderr io.Wr
 // instrument adds the metrics' counters to a server about to serve.
 func (a *app) instrument(srv *mcp.Server) {
 	if a.metrics != nil {
-		a.metrics.instrument(srv)
+		a.metrics.instrument(srv, a.clients())
 		a.metrics.serve(a.log)
 	}
 }
@@ -108,6 +115,13 @@ func setup(cfg *settings.Config, logger, warn *slog.Logger, stderr io.Writer) (*
 	if len(cfg.Clusters) > 0 {
 		return setupClusters(cfg, logger, warn, stderr)
 	}
+	return setupCluster(cfg, logger, warn, stderr, nil)
+}
+
+// setupCluster is setup of one cluster. shared, for a cluster of a
+// clusters file, are the process's metrics, which count its requests
+// under its name; nil: its own, when --metrics-addr asks for them.
+func setupCluster(cfg *settings.Config, logger, warn *slog.Logger, stderr io.Writer, shared *metrics) (*app, error) {
 	a := &app{log: logger, listed: make(chan struct{})}
 	ok := false
 	defer func() {
@@ -180,14 +194,18 @@ func setup(cfg *settings.Config, logger, warn *slog.Logger, stderr io.Writer) (*
 		lib.Audit = refusingSink{}
 	}
 
-	if cfg.MetricsAddr != "" && cfg.Command == settings.CmdServe {
+	switch {
+	case shared != nil:
+		name := cfg.ClusterName
+		lib.OnRequest = func(s proxmoxsafe.RequestStats) { shared.upstream(name, s) }
+	case cfg.MetricsAddr != "" && cfg.Command == settings.CmdServe:
 		m, err := newMetrics(cfg.MetricsAddr)
 		if err != nil {
 			return nil, settings.Errorf("PROXMOX_SAFE_METRICS_ADDR (--metrics-addr): %v", err)
 		}
 		a.metrics = m
 		a.closers = append(a.closers, m.close)
-		lib.OnRequest = m.upstream
+		lib.OnRequest = func(s proxmoxsafe.RequestStats) { m.upstream("", s) }
 	}
 	client, err := proxmoxsafe.New(lib)
 	if err != nil {

@@ -20,8 +20,12 @@ import (
 
 // metrics are the Prometheus figures --metrics-addr serves. Labels are
 // only ever values from small fixed sets (tool names this version
-// declares, outcomes, refusal kinds, methods, status classes), never
-// argument values, guest names or paths (docs/CONFIGURATION.md). Why
+// declares, outcomes, refusal kinds, methods, status classes, the names a
+// clusters file configures), never argument values, guest names or paths
+// (docs/CONFIGURATION.md). With a clusters file the per-cluster series
+// (tool calls, refusals, requests to Proxmox) have a cluster label, the
+// cluster the call or the request was for; without one they have none,
+// as before. Why
 // they are written by internal/promtext and not a metrics library: its
 // package comment.
 type metrics struct {
@@ -78,15 +82,26 @@ func (m *metrics) close() {
 
 // toolCall counts one tools/call.
 func (m *metrics) toolCall(c mcpserver.ToolCall) {
-	m.set.Counter("proxmox_safe_tool_calls_total", "MCP tool calls by tool and outcome (ok, refused, error).", promtext.Labels("tool", c.Tool, "outcome", c.Outcome)).Add(1)
+	m.set.Counter("proxmox_safe_tool_calls_total", "MCP tool calls by tool and outcome (ok, refused, error); with a clusters file, by cluster (* for a read across several).", withCluster(c.Cluster, "tool", c.Tool, "outcome", c.Outcome)).Add(1)
 	if c.Outcome == mcpserver.OutcomeRefused {
-		m.set.Counter("proxmox_safe_refusals_total", "Refused tool calls by the refusal's kind; nothing was done.", promtext.Labels("kind", c.Kind)).Add(1)
+		m.set.Counter("proxmox_safe_refusals_total", "Refused tool calls by the refusal's kind; nothing was done.", withCluster(c.Cluster, "kind", c.Kind)).Add(1)
 	}
-	m.set.Histogram("proxmox_safe_tool_call_duration_seconds", "How long tool calls took, by tool.", promtext.Labels("tool", c.Tool)).Observe(c.Duration.Seconds())
+	m.set.Histogram("proxmox_safe_tool_call_duration_seconds", "How long tool calls took, by tool.", withCluster(c.Cluster, "tool", c.Tool)).Observe(c.Duration.Seconds())
 }
 
-// upstream counts one request to Proxmox.
-func (m *metrics) upstream(s proxmoxsafe.RequestStats) {
+// withCluster is promtext.Labels of kv and, when there is one, the
+// cluster: none without a clusters file, nor for a call that named no
+// configured cluster.
+func withCluster(cluster string, kv ...string) string {
+	if cluster != "" {
+		kv = append(kv, "cluster", cluster)
+	}
+	return promtext.Labels(kv...)
+}
+
+// upstream counts one request to Proxmox, sent to cluster (a clusters
+// file's name; "" without one).
+func (m *metrics) upstream(cluster string, s proxmoxsafe.RequestStats) {
 	status := "error"
 	switch {
 	case s.Refused:
@@ -94,15 +109,16 @@ func (m *metrics) upstream(s proxmoxsafe.RequestStats) {
 	case s.Status > 0:
 		status = strconv.Itoa(s.Status/100) + "xx"
 	}
-	m.set.Counter("proxmox_safe_upstream_requests_total", "Requests to Proxmox by method and status class (2xx, 4xx, 5xx; error: no response; refused: stopped by the transport guard, never sent).", promtext.Labels("method", s.Method, "status", status)).Add(1)
+	m.set.Counter("proxmox_safe_upstream_requests_total", "Requests to Proxmox by method and status class (2xx, 4xx, 5xx; error: no response; refused: stopped by the transport guard, never sent); with a clusters file, by cluster.", withCluster(cluster, "method", s.Method, "status", status)).Add(1)
 	if !s.Refused {
-		m.set.Histogram("proxmox_safe_upstream_request_duration_seconds", "Latency of requests to Proxmox (to the response's headers), by method.", promtext.Labels("method", s.Method)).Observe(s.Duration.Seconds())
+		m.set.Histogram("proxmox_safe_upstream_request_duration_seconds", "Latency of requests to Proxmox (to the response's headers), by method.", withCluster(cluster, "method", s.Method)).Observe(s.Duration.Seconds())
 	}
 }
 
-// instrument counts srv's tool calls and sessions.
-func (m *metrics) instrument(srv *mcp.Server) {
-	srv.AddReceivingMiddleware(mcpserver.ObserveMiddleware(m.toolCall))
+// instrument counts srv's tool calls, for the clusters of clients, and
+// sessions.
+func (m *metrics) instrument(srv *mcp.Server, clients []*proxmoxsafe.Client) {
+	srv.AddReceivingMiddleware(mcpserver.FleetObserveMiddleware(clients, m.toolCall))
 	m.set.Gauge("proxmox_safe_mcp_sessions", "Open MCP sessions.", "", func() float64 {
 		n := 0
 		for range srv.Sessions() {

@@ -298,7 +298,7 @@ var table = append([]*setting{
 		set:        setAuditSyslog},
 	{flag: "metrics-addr", env: "PROXMOX_SAFE_METRICS_ADDR", def: "off",
 		docDefault: "off",
-		doc:        "Serve Prometheus metrics at `http://ADDR/metrics` on their own listener (stdio and HTTP alike): tool calls by tool and outcome, refusals by kind, call durations per tool, upstream requests by method and status class with their latency, MCP sessions, and the process's Go runtime figures. No authentication: keep it on loopback (`127.0.0.1:9464`) or a network only the scraper reaches; another address is started with a warning. Never argument values, guest names or paths.",
+		doc:        "Serve Prometheus metrics at `http://ADDR/metrics` on their own listener (stdio and HTTP alike): tool calls by tool and outcome, refusals by kind, call durations per tool, upstream requests by method and status class with their latency, MCP sessions, and the process's Go runtime figures; with a clusters file the calls, refusals and requests also by `cluster`. No authentication: keep it on loopback (`127.0.0.1:9464`) or a network only the scraper reaches; another address is started with a warning. Never argument values, guest names or paths.",
 		help:       "serve Prometheus metrics at http://ADDR/metrics on their own listener, e.g. 127.0.0.1:9464 (no authentication: keep it on loopback)",
 		set: func(c *Config, v string) error {
 			v = strings.TrimSpace(v)
