@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/approvalweb"
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/testutil/cdp"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcphttp"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
@@ -164,7 +165,7 @@ var grantCode = regexp.MustCompile(`grant ([0-9A-Z]{4}-[0-9A-Z]{4})`)
 // it writes a screenshot of the grant's page there (docs/approval-page.png
 // is made so).
 func TestBrowserApproval(t *testing.T) {
-	chromium := chromiumPath()
+	chromium := cdp.Chromium()
 	if chromium == "" {
 		t.Skip("SKIP: chromium is not installed, so the approval page's browser test cannot run; install it with `apt-get install chromium` (CI does)")
 	}
@@ -177,9 +178,9 @@ func TestBrowserApproval(t *testing.T) {
 	}
 	code, grantURL := m[1], s.page+"grant/"+m[1]
 
-	b := startBrowser(t, chromium)
-	tab := b.newTab()
-	checkHeaders := func(what string, d document) {
+	b := cdp.Start(t, chromium)
+	tab := b.NewTab()
+	checkHeaders := func(what string, d cdp.Document) {
 		t.Helper()
 		csp := d.Headers["Content-Security-Policy"]
 		for _, want := range []string{"default-src 'none'", "frame-ancestors 'none'", "form-action 'self'", "base-uri 'none'"} {
@@ -193,37 +194,37 @@ func TestBrowserApproval(t *testing.T) {
 	}
 
 	// Login required: the grant's page shows the login form, not the grant.
-	d := tab.navigate(grantURL)
+	d := tab.Navigate(grantURL)
 	checkHeaders("grant page logged out", d)
-	if d.Status != http.StatusUnauthorized || !strings.Contains(tab.text(), "Log in") || strings.Contains(tab.text(), "shutdown") {
-		t.Fatalf("logged out: %d\n%s", d.Status, tab.text())
+	if d.Status != http.StatusUnauthorized || !strings.Contains(tab.Text(), "Log in") || strings.Contains(tab.Text(), "shutdown") {
+		t.Fatalf("logged out: %d\n%s", d.Status, tab.Text())
 	}
-	if got := tab.eval("document.scripts.length"); got != "0" {
+	if got := tab.Eval("document.scripts.length"); got != "0" {
 		t.Errorf("the page has %s scripts", got)
 	}
 	// The inline stylesheet is the one the CSP allows by hash: the browser
 	// applied it (a wrong hash would leave the header unstyled).
-	if got := tab.eval("getComputedStyle(document.querySelector('header')).backgroundColor"); got != "rgb(35, 48, 63)" {
+	if got := tab.Eval("getComputedStyle(document.querySelector('header')).backgroundColor"); got != "rgb(35, 48, 63)" {
 		t.Errorf("the page's stylesheet was not applied (CSP hash?): header background %s", got)
 	}
 	// Wrong logins, the MCP token among them, are refused.
 	for _, secret := range []string{"wrong-secret-0123456789", browserMCPTok} {
-		d = tab.submit("form[action$=login] button", map[string]string{"secret": secret})
+		d = tab.Submit("form[action$=login] button", map[string]string{"secret": secret})
 		checkHeaders("failed login", d)
-		if d.Status != http.StatusUnauthorized || !strings.Contains(tab.text(), "Wrong operator secret") {
-			t.Fatalf("login with a wrong secret: %d\n%s", d.Status, tab.text())
+		if d.Status != http.StatusUnauthorized || !strings.Contains(tab.Text(), "Wrong operator secret") {
+			t.Fatalf("login with a wrong secret: %d\n%s", d.Status, tab.Text())
 		}
 	}
-	d = tab.submit("form[action$=login] button", map[string]string{"secret": browserSecret})
+	d = tab.Submit("form[action$=login] button", map[string]string{"secret": browserSecret})
 	checkHeaders("list", d)
-	if d.Status != http.StatusOK || !strings.Contains(tab.text(), code) || !strings.Contains(tab.text(), "pve1/qemu/100") {
-		t.Fatalf("after login: %d\n%s", d.Status, tab.text())
+	if d.Status != http.StatusOK || !strings.Contains(tab.Text(), code) || !strings.Contains(tab.Text(), "pve1/qemu/100") {
+		t.Fatalf("after login: %d\n%s", d.Status, tab.Text())
 	}
 
 	// The plan.
-	d = tab.navigate(grantURL)
+	d = tab.Navigate(grantURL)
 	checkHeaders("grant page", d)
-	page := tab.text()
+	page := tab.Text()
 	for _, want := range []string{"Grant " + code, "pending", "shutdown", "pve1/qemu/100", "Current state", "running",
 		"approving will", "POST /nodes/pve1/qemu/100/status/shutdown", "Risk", proxmoxsafe.ActionRisk("shutdown"), "Type the VMID 100 to approve", "Approve once", "Deny"} {
 		if !strings.Contains(page, want) {
@@ -231,7 +232,7 @@ func TestBrowserApproval(t *testing.T) {
 		}
 	}
 	if out := os.Getenv("APPROVAL_PAGE_SCREENSHOT"); out != "" {
-		if err := os.WriteFile(out, tab.screenshot(), 0o644); err != nil {
+		if err := os.WriteFile(out, tab.Screenshot(), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -241,25 +242,25 @@ func TestBrowserApproval(t *testing.T) {
 	// and the Origin check refuses it.
 	var posted atomic.Int32
 	evil := evilSite(t, grantURL, &posted)
-	attack := b.newTab()
-	attack.navigate(evil.URL)           // the evil page loads…
-	deadline := time.Now().Add(cdpWait) // …and its script submits the form
-	for !strings.Contains(attack.eval("location.href"), "/approve/grant/") && time.Now().Before(deadline) {
+	attack := b.NewTab()
+	attack.Navigate(evil.URL)            // the evil page loads…
+	deadline := time.Now().Add(cdp.Wait) // …and its script submits the form
+	for !strings.Contains(attack.Eval("location.href"), "/approve/grant/") && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if posted.Load() == 0 || s.status(t, code) != grant.Pending {
 		t.Fatalf("cross-origin post: evil page served %d times, grant %s", posted.Load(), s.status(t, code))
 	}
-	if !strings.Contains(attack.text(), "cross-origin") && !strings.Contains(attack.text(), "not logged in") {
-		t.Errorf("the cross-origin post was not refused as such:\n%s", attack.text())
+	if !strings.Contains(attack.Text(), "cross-origin") && !strings.Contains(attack.Text(), "not logged in") {
+		t.Errorf("the cross-origin post was not refused as such:\n%s", attack.Text())
 	}
 
 	// The form without its CSRF token is refused.
-	tab.eval(`document.querySelector("button.approve").form.querySelector("input[name=csrf]").remove(), "ok"`)
-	d = tab.submit("button.approve", map[string]string{"confirm": "100"})
+	tab.Eval(`document.querySelector("button.approve").form.querySelector("input[name=csrf]").remove(), "ok"`)
+	d = tab.Submit("button.approve", map[string]string{"confirm": "100"})
 	checkHeaders("CSRF refusal", d)
-	if d.Status != http.StatusForbidden || !strings.Contains(tab.text(), "CSRF") || s.status(t, code) != grant.Pending {
-		t.Fatalf("approve without CSRF token: %d, grant %s\n%s", d.Status, s.status(t, code), tab.text())
+	if d.Status != http.StatusForbidden || !strings.Contains(tab.Text(), "CSRF") || s.status(t, code) != grant.Pending {
+		t.Fatalf("approve without CSRF token: %d, grant %s\n%s", d.Status, s.status(t, code), tab.Text())
 	}
 	if n := len(s.fake.MutatingRequests()); n != 0 {
 		t.Fatalf("%d mutating requests before the approval", n)
@@ -267,17 +268,17 @@ func TestBrowserApproval(t *testing.T) {
 
 	// Two tabs show the pending grant; the first approves, the second's
 	// approval is refused: approve works once.
-	second := b.newTab()
-	second.navigate(grantURL)
-	tab.navigate(grantURL)
-	d = tab.submit("button.approve", map[string]string{"confirm": "100"})
-	if d.Status != http.StatusOK || !strings.Contains(tab.text(), "approved") || !strings.Contains(tab.text(), "approval-page:alice") ||
+	second := b.NewTab()
+	second.Navigate(grantURL)
+	tab.Navigate(grantURL)
+	d = tab.Submit("button.approve", map[string]string{"confirm": "100"})
+	if d.Status != http.StatusOK || !strings.Contains(tab.Text(), "approved") || !strings.Contains(tab.Text(), "approval-page:alice") ||
 		s.status(t, code) != grant.Approved {
-		t.Fatalf("approve: %d, grant %s\n%s", d.Status, s.status(t, code), tab.text())
+		t.Fatalf("approve: %d, grant %s\n%s", d.Status, s.status(t, code), tab.Text())
 	}
-	d = second.submit("button.approve", map[string]string{"confirm": "100"})
-	if d.Status != http.StatusConflict || !strings.Contains(second.text(), "not pending") {
-		t.Errorf("the second tab's approval: %d\n%s", d.Status, second.text())
+	d = second.Submit("button.approve", map[string]string{"confirm": "100"})
+	if d.Status != http.StatusConflict || !strings.Contains(second.Text(), "not pending") {
+		t.Errorf("the second tab's approval: %d\n%s", d.Status, second.Text())
 	}
 
 	// The model repeats the call: it runs, once.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/testutil/cdp"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
 )
@@ -16,8 +17,8 @@ import (
 // planValue is the JavaScript that reads, as the person sees it
 // (innerText), the value the grant's page shows after the term dt.
 func planValue(dt string) string {
-	return `(() => { const dt = [...document.querySelectorAll("dl.plan dt")].find(e => e.textContent === ` + jsString(dt) + `);
-return dt ? dt.nextElementSibling.innerText : "(no " + ` + jsString(dt) + ` + ")"; })()`
+	return `(() => { const dt = [...document.querySelectorAll("dl.plan dt")].find(e => e.textContent === ` + cdp.JSString(dt) + `);
+return dt ? dt.nextElementSibling.innerText : "(no " + ` + cdp.JSString(dt) + ` + ")"; })()`
 }
 
 // TestBrowserShowsValuesExactly: in real headless Chromium, the approval
@@ -30,7 +31,7 @@ return dt ? dt.nextElementSibling.innerText : "(no " + ` + jsString(dt) + ` + ")
 // whose parameter, effect and state hold line breaks and edge spaces
 // shows them too.
 func TestBrowserShowsValuesExactly(t *testing.T) {
-	chromium := chromiumPath()
+	chromium := cdp.Chromium()
 	if chromium == "" {
 		t.Skip("SKIP: chromium is not installed, so the approval page's browser test cannot run; install it with `apt-get install chromium` (CI does)")
 	}
@@ -66,27 +67,27 @@ func TestBrowserShowsValuesExactly(t *testing.T) {
 	}
 	exactURL := s.page + "grant/" + gr.Grant.Code
 
-	tab := startBrowser(t, chromium).newTab()
-	tab.navigate(gatewayURL)
-	if d := tab.submit("form[action$=login] button", map[string]string{"secret": browserSecret}); d.Status != http.StatusOK {
-		t.Fatalf("login: %d\n%s", d.Status, tab.text())
+	tab := cdp.Start(t, chromium).NewTab()
+	tab.Navigate(gatewayURL)
+	if d := tab.Submit("form[action$=login] button", map[string]string{"secret": browserSecret}); d.Status != http.StatusOK {
+		t.Fatalf("login: %d\n%s", d.Status, tab.Text())
 	}
 	// The list (the page login leads to) shows the parameters and effect
 	// in table cells.
-	if list := tab.text(); !strings.Contains(list, `comment="two  spaces"`) || !strings.Contains(list, "description=first line\n  indented  twice ") {
+	if list := tab.Text(); !strings.Contains(list, `comment="two  spaces"`) || !strings.Contains(list, "description=first line\n  indented  twice ") {
 		t.Errorf("the list folds white space of the values:\n%s", list)
 	}
 
-	tab.navigate(gatewayURL)
-	if got := tab.eval(planValue("Effect")); !strings.Contains(got, `comment="two  spaces"`) {
+	tab.Navigate(gatewayURL)
+	if got := tab.Eval(planValue("Effect")); !strings.Contains(got, `comment="two  spaces"`) {
 		t.Errorf("the gateway grant's effect reads %q, want comment=\"two  spaces\" with both spaces", got)
 	}
 
-	tab.navigate(exactURL)
-	if got, want := tab.eval(planValue("Parameters")), "description=first line\n  indented  twice "; got != want {
+	tab.Navigate(exactURL)
+	if got, want := tab.Eval(planValue("Parameters")), "description=first line\n  indented  twice "; got != want {
 		t.Errorf("the parameters read %q, want %q", got, want)
 	}
-	if got, want := tab.eval(planValue("Effect")), "approving will take a snapshot described as\n first line\n  indented  twice "; got != want {
+	if got, want := tab.Eval(planValue("Effect")), "approving will take a snapshot described as\n first line\n  indented  twice "; got != want {
 		t.Errorf("the effect reads %q, want %q", got, want)
 	}
 	if n := len(s.fake.MutatingRequests()); n != 0 {

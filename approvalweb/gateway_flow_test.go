@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/testutil/cdp"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/grant"
 )
@@ -167,7 +168,7 @@ func TestGatewayGrantConfirmedByRequest(t *testing.T) {
 // approves nothing; the typed request line approves, and the retry sends
 // the one request.
 func TestBrowserGatewayApproval(t *testing.T) {
-	chromium := chromiumPath()
+	chromium := cdp.Chromium()
 	if chromium == "" {
 		t.Skip("SKIP: chromium is not installed, so the approval page's browser test cannot run; install it with `apt-get install chromium` (CI does)")
 	}
@@ -178,29 +179,29 @@ func TestBrowserGatewayApproval(t *testing.T) {
 		t.Fatalf("the first call was not refused for a grant: %s", text)
 	}
 	code, grantURL := m[1], s.page+"grant/"+m[1]
-	tab := startBrowser(t, chromium).newTab()
-	tab.navigate(grantURL)
-	if d := tab.submit("form[action$=login] button", map[string]string{"secret": browserSecret}); d.Status != http.StatusOK {
-		t.Fatalf("login: %d\n%s", d.Status, tab.text())
+	tab := cdp.Start(t, chromium).NewTab()
+	tab.Navigate(grantURL)
+	if d := tab.Submit("form[action$=login] button", map[string]string{"secret": browserSecret}); d.Status != http.StatusOK {
+		t.Fatalf("login: %d\n%s", d.Status, tab.Text())
 	}
-	tab.navigate(grantURL)
-	page := tab.text()
+	tab.Navigate(grantURL)
+	page := tab.Text()
 	for _, want := range []string{"Target\n/cluster/ha/groups", "POST /cluster/ha/groups", "Type the request POST /cluster/ha/groups to approve"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the grant's page does not show %q:\n%s", want, page)
 		}
 	}
-	d := tab.submit("button.approve", map[string]string{"confirm": "POST"})
-	if d.Status != http.StatusUnprocessableEntity || !strings.Contains(tab.text(), "typed request does not match") || s.status(t, code) != grant.Pending {
-		t.Fatalf("approve with the HTTP method: %d, grant %s\n%s", d.Status, s.status(t, code), tab.text())
+	d := tab.Submit("button.approve", map[string]string{"confirm": "POST"})
+	if d.Status != http.StatusUnprocessableEntity || !strings.Contains(tab.Text(), "typed request does not match") || s.status(t, code) != grant.Pending {
+		t.Fatalf("approve with the HTTP method: %d, grant %s\n%s", d.Status, s.status(t, code), tab.Text())
 	}
 	if n := len(s.fake.MutatingRequests()); n != 0 {
 		t.Fatalf("%d mutating requests before the approval", n)
 	}
-	tab.navigate(grantURL)
-	d = tab.submit("button.approve", map[string]string{"confirm": "POST /cluster/ha/groups"})
+	tab.Navigate(grantURL)
+	d = tab.Submit("button.approve", map[string]string{"confirm": "POST /cluster/ha/groups"})
 	if d.Status != http.StatusOK || s.status(t, code) != grant.Approved {
-		t.Fatalf("approve with the request typed: %d, grant %s\n%s", d.Status, s.status(t, code), tab.text())
+		t.Fatalf("approve with the request typed: %d, grant %s\n%s", d.Status, s.status(t, code), tab.Text())
 	}
 	s.postHAGroup(t) // the fake answers 501 (no HA groups), but the request is sent
 	if got := s.fake.MutatingRequests(); len(got) != 1 || got[0].Method != "POST" || got[0].Path != "/cluster/ha/groups" {

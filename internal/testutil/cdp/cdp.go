@@ -1,4 +1,14 @@
-package approvalweb_test
+// Package cdp is a minimal Chrome DevTools Protocol client for the tests
+// that drive a real headless Chromium (Debian's package "chromium"): over
+// --remote-debugging-pipe (chromium reads commands on fd 3 and writes
+// answers and events on fd 4, each message JSON ended by a NUL byte), so
+// a test needs the standard library only: no WebSocket, no extra module.
+// The Runtime.evaluate calls come from DevTools, outside a page's
+// Content-Security-Policy; tests use them to read what a page shows and
+// to fill in fields and press buttons as a person would. Form submission,
+// cookies, redirects, SameSite, sandboxed frames and CSP are the browser's
+// own.
+package cdp
 
 import (
 	"bufio"
@@ -13,18 +23,9 @@ import (
 	"time"
 )
 
-// A minimal Chrome DevTools Protocol client over --remote-debugging-pipe
-// (chromium reads commands on fd 3 and writes answers and events on fd 4,
-// each message JSON ended by a NUL byte), so the test drives a real
-// browser with the standard library only: no WebSocket, no extra module.
-// The approval page runs no script; the test's Runtime.evaluate calls come
-// from DevTools, outside the page's Content-Security-Policy, and only
-// fill in fields and press buttons as a person would. Form submission,
-// cookies, redirects, SameSite and the CSP itself are the browser's own.
-
-// cdpWait bounds every wait for the browser. Not a timing assertion: only
+// Wait bounds every wait for the browser. Not a timing assertion: only
 // a bound on a hung browser.
-const cdpWait = 60 * time.Second
+const Wait = 60 * time.Second
 
 type cdpMsg struct {
 	ID        int             `json:"id,omitempty"`
@@ -37,8 +38,8 @@ type cdpMsg struct {
 	} `json:"error,omitempty"`
 }
 
-// browser is one headless chromium process.
-type browser struct {
+// Browser is one headless chromium process.
+type Browser struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	in     *os.File // our end of fd 3
@@ -52,8 +53,8 @@ type browser struct {
 	done    chan struct{} // closed when the reader ends
 }
 
-// chromiumPath finds Debian's chromium (package "chromium"), or "".
-func chromiumPath() string {
+// Chromium finds Debian's chromium (package "chromium"), or "".
+func Chromium() string {
 	for _, name := range []string{"chromium", "chromium-browser"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
@@ -62,7 +63,9 @@ func chromiumPath() string {
 	return ""
 }
 
-func startBrowser(t *testing.T, chromium string) *browser {
+// Start starts chromium (a path from [Chromium]) headless with a fresh
+// profile; the browser is killed when t ends.
+func Start(t *testing.T, chromium string) *Browser {
 	t.Helper()
 	cmdR, cmdW, err := os.Pipe() // we write commands, chromium reads fd 3
 	if err != nil {
@@ -72,7 +75,7 @@ func startBrowser(t *testing.T, chromium string) *browser {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &browser{t: t, in: cmdW, pending: map[int]chan cdpMsg{}, changed: make(chan struct{}, 1), done: make(chan struct{})}
+	b := &Browser{t: t, in: cmdW, pending: map[int]chan cdpMsg{}, changed: make(chan struct{}, 1), done: make(chan struct{})}
 	// The flags that work on these machines (no sandbox as root, no
 	// background connections to a closed network); a fresh profile.
 	b.cmd = exec.Command(chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
@@ -106,7 +109,7 @@ func startBrowser(t *testing.T, chromium string) *browser {
 	return b
 }
 
-func (b *browser) read(r *os.File) {
+func (b *Browser) read(r *os.File) {
 	defer close(b.done)
 	br := bufio.NewReaderSize(r, 1<<20)
 	for {
@@ -137,7 +140,7 @@ func (b *browser) read(r *os.File) {
 
 // call sends a command (to a page when session is set) and decodes its
 // result into out (may be nil).
-func (b *browser) call(session, method string, params any, out any) {
+func (b *Browser) call(session, method string, params any, out any) {
 	b.t.Helper()
 	if params == nil {
 		params = struct{}{}
@@ -165,19 +168,20 @@ func (b *browser) call(session, method string, params any, out any) {
 		}
 	case <-b.done:
 		b.t.Fatalf("%s: chromium went away:\n%s", method, b.stderr.String())
-	case <-time.After(cdpWait):
+	case <-time.After(Wait):
 		b.t.Fatalf("%s: no answer from chromium", method)
 	}
 }
 
-// tab is one page (target) of the browser; all tabs share its cookies.
-type tab struct {
-	b       *browser
+// Tab is one page (target) of the browser; all tabs share its cookies.
+type Tab struct {
+	b       *Browser
 	session string
 	seen    int // events before this index are consumed
 }
 
-func (b *browser) newTab() *tab {
+// NewTab opens a blank page.
+func (b *Browser) NewTab() *Tab {
 	b.t.Helper()
 	var created struct {
 		TargetID string `json:"targetId"`
@@ -187,30 +191,30 @@ func (b *browser) newTab() *tab {
 		SessionID string `json:"sessionId"`
 	}
 	b.call("", "Target.attachToTarget", map[string]any{"targetId": created.TargetID, "flatten": true}, &attached)
-	tb := &tab{b: b, session: attached.SessionID}
+	tb := &Tab{b: b, session: attached.SessionID}
 	for _, m := range []string{"Page.enable", "Network.enable", "Runtime.enable"} {
 		b.call(tb.session, m, nil, nil)
 	}
 	return tb
 }
 
-// document is the last main-document answer a tab got.
-type document struct {
+// Document is the last main-document answer a tab got.
+type Document struct {
 	URL     string            `json:"url"`
 	Status  int               `json:"status"`
 	Headers map[string]string `json:"headers"`
 }
 
-// act runs do (which starts a navigation) and waits for the page to load;
+// Act runs do (which starts a navigation) and waits for the page to load;
 // it returns the main document's answer.
-func (tb *tab) act(do func()) document {
+func (tb *Tab) Act(do func()) Document {
 	tb.b.t.Helper()
 	tb.b.mu.Lock()
 	tb.seen = len(tb.b.events)
 	tb.b.mu.Unlock()
 	do()
-	var doc document
-	deadline := time.After(cdpWait)
+	var doc Document
+	deadline := time.After(Wait)
 	for {
 		tb.b.mu.Lock()
 		evs := tb.b.events[tb.seen:]
@@ -224,7 +228,7 @@ func (tb *tab) act(do func()) document {
 			case "Network.responseReceived":
 				var p struct {
 					Type     string   `json:"type"`
-					Response document `json:"response"`
+					Response Document `json:"response"`
 				}
 				if json.Unmarshal(e.Params, &p) == nil && p.Type == "Document" {
 					doc = p.Response
@@ -243,12 +247,13 @@ func (tb *tab) act(do func()) document {
 	}
 }
 
-func (tb *tab) navigate(url string) document {
-	return tb.act(func() { tb.b.call(tb.session, "Page.navigate", map[string]any{"url": url}, nil) })
+// Navigate loads url and returns its main document's answer.
+func (tb *Tab) Navigate(url string) Document {
+	return tb.Act(func() { tb.b.call(tb.session, "Page.navigate", map[string]any{"url": url}, nil) })
 }
 
-// eval evaluates js in the page and returns its string value.
-func (tb *tab) eval(js string) string {
+// Eval evaluates js in the page and returns its string value.
+func (tb *Tab) Eval(js string) string {
 	tb.b.t.Helper()
 	var out struct {
 		Result struct {
@@ -265,24 +270,24 @@ func (tb *tab) eval(js string) string {
 	return fmt.Sprint(out.Result.Value)
 }
 
-// text is the page's visible text.
-func (tb *tab) text() string { return tb.eval("document.body ? document.body.innerText : ''") }
+// Text is the page's visible text.
+func (tb *Tab) Text() string { return tb.Eval("document.body ? document.body.innerText : ''") }
 
-// submit fills the named fields of the form holding button and presses
+// Submit fills the named fields of the form holding button and presses
 // the button, as a person would; it returns the answer to the post.
-func (tb *tab) submit(button string, fields map[string]string) document {
+func (tb *Tab) Submit(button string, fields map[string]string) Document {
 	tb.b.t.Helper()
 	var js strings.Builder
-	js.WriteString("(() => { const btn = document.querySelector(" + jsString(button) + "); const f = btn.form;")
+	js.WriteString("(() => { const btn = document.querySelector(" + JSString(button) + "); const f = btn.form;")
 	for k, v := range fields {
-		js.WriteString(" f.elements[" + jsString(k) + "].value = " + jsString(v) + ";")
+		js.WriteString(" f.elements[" + JSString(k) + "].value = " + JSString(v) + ";")
 	}
 	js.WriteString(" btn.click(); return 'ok'; })()")
-	return tb.act(func() { tb.eval(js.String()) })
+	return tb.Act(func() { tb.Eval(js.String()) })
 }
 
-// screenshot returns a PNG of the tab.
-func (tb *tab) screenshot() []byte {
+// Screenshot returns a PNG of the tab.
+func (tb *Tab) Screenshot() []byte {
 	tb.b.t.Helper()
 	var out struct {
 		Data string `json:"data"`
@@ -295,4 +300,91 @@ func (tb *tab) screenshot() []byte {
 	return png
 }
 
-func jsString(s string) string { b, _ := json.Marshal(s); return string(b) }
+// JSString is s as a JavaScript string literal.
+func JSString(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// ScreenshotOf returns a PNG of the part of the tab the element selector
+// (a CSS selector) covers, in CSS pixels.
+func (tb *Tab) ScreenshotOf(selector string) []byte {
+	tb.b.t.Helper()
+	var box struct{ X, Y, W, H float64 }
+	js := "(() => { const r = document.querySelector(" + JSString(selector) + ").getBoundingClientRect();" +
+		" return JSON.stringify({X: r.left + scrollX, Y: r.top + scrollY, W: r.width, H: r.height}); })()"
+	if err := json.Unmarshal([]byte(tb.Eval(js)), &box); err != nil {
+		tb.b.t.Fatalf("the box of %s: %v", selector, err)
+	}
+	var out struct {
+		Data string `json:"data"`
+	}
+	tb.b.call(tb.session, "Page.captureScreenshot", map[string]any{"format": "png", "captureBeyondViewport": true,
+		"clip": map[string]any{"x": box.X, "y": box.Y, "width": box.W, "height": box.H, "scale": 1}}, &out)
+	png, err := base64.StdEncoding.DecodeString(out.Data)
+	if err != nil {
+		tb.b.t.Fatal(err)
+	}
+	return png
+}
+
+// Until evaluates js in the page until its value is true, and fails the
+// test when it is not within [Wait]; what says what was awaited.
+func (tb *Tab) Until(what, js string) {
+	tb.b.t.Helper()
+	deadline := time.Now().Add(Wait)
+	for tb.Eval(js) != "true" {
+		if time.Now().After(deadline) {
+			tb.b.t.Fatalf("%s: not within %v", what, Wait)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Frame attaches to the out-of-process frame whose document is at url (a
+// sandboxed or cross-origin iframe is a target of its own), waiting for it
+// within [Wait]. The Tab it returns evaluates in that frame; its Log
+// domain is enabled, so [Tab.Events] holds the console and CSP messages of
+// the frame, those before the attach included.
+func (b *Browser) Frame(url string) *Tab {
+	b.t.Helper()
+	deadline := time.Now().Add(Wait)
+	for {
+		var got struct {
+			TargetInfos []struct {
+				TargetID string `json:"targetId"`
+				Type     string `json:"type"`
+				URL      string `json:"url"`
+			} `json:"targetInfos"`
+		}
+		b.call("", "Target.getTargets", nil, &got)
+		for _, ti := range got.TargetInfos {
+			if ti.Type != "iframe" || ti.URL != url {
+				continue
+			}
+			var attached struct {
+				SessionID string `json:"sessionId"`
+			}
+			b.call("", "Target.attachToTarget", map[string]any{"targetId": ti.TargetID, "flatten": true}, &attached)
+			ft := &Tab{b: b, session: attached.SessionID}
+			for _, m := range []string{"Runtime.enable", "Log.enable"} {
+				b.call(ft.session, m, nil, nil)
+			}
+			return ft
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("no frame at %s within %v", url, Wait)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Events returns the params of every event of method the tab got so far.
+func (tb *Tab) Events(method string) []json.RawMessage {
+	tb.b.mu.Lock()
+	defer tb.b.mu.Unlock()
+	var out []json.RawMessage
+	for _, e := range tb.b.events {
+		if e.SessionID == tb.session && e.Method == method {
+			out = append(out, e.Params)
+		}
+	}
+	return out
+}
