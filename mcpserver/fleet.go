@@ -335,9 +335,12 @@ func addFleetTools(server *mcp.Server, clients []*proxmoxsafe.Client, o *Options
 	for _, e := range entries {
 		server.AddTool(e.tool, e.ft.handle)
 	}
+	var servedAny []string
 	for _, c := range clients { // resources.go, prompts.go: named by cluster
 		addResourcesAt(server, adapters[c.Cluster().Name], servedOn[c.Cluster().Name], c.Cluster().Name)
+		servedAny = append(servedAny, servedOn[c.Cluster().Name]...)
 	}
+	addAppResources(server, servedAny) // metrics_chart_app.go: one view for every cluster
 	addPromptsFor(server, fleetNames(clients), func(c string) []string { return servedOn[c] })
 }
 

@@ -16,7 +16,7 @@ func TestFleetResourcesAndPrompts(t *testing.T) {
 	lab, prod := newFleetMember(t, "lab", defaultPolicy()), newFleetMember(t, "prod", defaultPolicy())
 	cs := connect(t, t.Context(), NewFleet(fleetClients(lab, prod), nil), "")
 	list, err := cs.ListResources(t.Context(), nil)
-	if err != nil || len(list.Resources) != 2 || list.Resources[0].URI != "proxmox://clusters/lab/summary" || list.Resources[1].URI != "proxmox://clusters/prod/summary" {
+	if err != nil || !sameURIs(list.Resources, "proxmox://clusters/lab/summary", "proxmox://clusters/prod/summary", ResourceMetricsChartApp) {
 		t.Fatalf("resources/list: %v %s", err, mustJSON(t, list))
 	}
 	templates, err := cs.ListResourceTemplates(t.Context(), nil)

@@ -22,7 +22,8 @@ import (
 func metricsChartTool() toolDef {
 	return toolDef{
 		info: ToolInfo{Name: ToolMetricsChart, Title: "Metrics chart", Annotations: readAnnotations,
-			Description: "metrics_history as a PNG chart, with its summary line."},
+			Description: "metrics_history as a PNG chart, with its summary line.",
+			AppResource: ResourceMetricsChartApp}, // metrics_chart_app.go
 		ops:      ops(proxmoxsafe.OpNodeMetrics, proxmoxsafe.OpGuestMetrics, proxmoxsafe.OpStorageMetrics),
 		schemas:  inputOnly[proxmoxsafe.MetricsHistoryInput],
 		input:    reflect.TypeFor[proxmoxsafe.MetricsHistoryInput](),

@@ -29,7 +29,7 @@ func TestResources(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, t.Context(), "", fixtureConfig{})
 	list, err := f.cs.ListResources(t.Context(), nil)
-	if err != nil || len(list.Resources) != 1 || list.Resources[0].URI != ResourceClusterSummary {
+	if err != nil || !sameURIs(list.Resources, ResourceClusterSummary, ResourceMetricsChartApp) {
 		t.Fatalf("resources/list: %v %s", err, mustJSON(t, list))
 	}
 	templates, err := f.cs.ListResourceTemplates(t.Context(), nil)
@@ -84,13 +84,27 @@ func TestResourceRefusals(t *testing.T) {
 	}
 }
 
+// sameURIs reports whether resources are exactly uris, in order.
+func sameURIs(resources []*mcp.Resource, uris ...string) bool {
+	if len(resources) != len(uris) {
+		return false
+	}
+	for i, r := range resources {
+		if r.URI != uris[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // TestResourcesFollowTheTools: a Selection that hides a read hides its
-// resource (the summary) or its view of the template (the config).
+// resource (the summary, metrics_chart's view) or its view of the
+// template (the config).
 func TestResourcesFollowTheTools(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, t.Context(), "", fixtureConfig{opts: Options{Selection: Selection{ExcludeTools: []string{ToolClusterStatus, ToolGuestConfig}}}})
 	list, err := f.cs.ListResources(t.Context(), nil)
-	if err != nil || len(list.Resources) != 0 {
+	if err != nil || !sameURIs(list.Resources, ResourceMetricsChartApp) {
 		t.Errorf("resources/list with cluster_status hidden: %v %s", err, mustJSON(t, list))
 	}
 	templates, err := f.cs.ListResourceTemplates(t.Context(), nil)

@@ -180,6 +180,7 @@ func addTools(server *mcp.Server, client *proxmoxsafe.Client, o *Options, fresh 
 		d.register(server, d.served(client.MaxWait()), a) // served.go
 	}
 	addResources(server, a, names) // resources.go
+	addAppResources(server, names) // metrics_chart_app.go
 	addPrompts(server, names)      // prompts.go
 }
 

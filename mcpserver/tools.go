@@ -42,6 +42,10 @@ type ToolInfo struct {
 	// "APPROVE <action> <node>/<type>/<vmid>", as its operation declares it
 	// (proxmoxsafe.OperationInfo), with when it applies; "" for read tools.
 	ApprovalFormat string
+	// AppResource is the ui:// resource a host that renders MCP Apps shows
+	// the tool's results in (served as the tool's _meta.ui.resourceUri);
+	// "" for a tool without one. The result is the same for every host.
+	AppResource string
 }
 
 // ReadOnly reports whether the tool changes nothing. The annotation is the
@@ -489,6 +493,12 @@ func (t ToolInfo) mcpTool() *mcp.Tool {
 	}
 	if requiresUserInteraction(t.Class) {
 		tool.Meta = mcp.Meta{RequiresUserInteractionKey: true}
+	}
+	if t.AppResource != "" {
+		if tool.Meta == nil {
+			tool.Meta = mcp.Meta{}
+		}
+		tool.Meta[appMetaKey] = map[string]any{"resourceUri": t.AppResource}
 	}
 	return tool
 }

@@ -155,6 +155,9 @@ func renderToolsMD(tools []mcpserver.ToolInfo) string {
 			a.ReadOnlyHint, deref(a.DestructiveHint), a.IdempotentHint, deref(a.OpenWorldHint))
 		fmt.Fprintf(&b, "| Proxmox privileges | %s |\n", cell(strings.Join(t.Privileges, "; ")))
 		fmt.Fprintf(&b, "| Approval phrase | %s |\n", approvalCell(t))
+		if t.AppResource != "" {
+			fmt.Fprintf(&b, "| MCP Apps view | `%s` (hosts without MCP Apps show the content) |\n", t.AppResource)
+		}
 
 		b.WriteString("\n### Parameters\n\n")
 		props := orderedProperties(t.InputSchema)
