@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -195,5 +196,69 @@ func TestClustersFileStarts(t *testing.T) {
 	}
 	if _, errOut, code := runBin(t, cleanEnv("PROXMOX_SAFE_CLUSTERS_FILE="+bad), "tools"); code != 2 || !strings.Contains(errOut, "urll") {
 		t.Errorf("unknown key: exit %d\n%s", code, errOut)
+	}
+}
+
+// TestClustersFileDoctorJSON: `doctor --json` over a clusters file prints
+// one JSON document: each cluster's report (the one-cluster document) by
+// name, in the order configured, which failed, and the exit code, the
+// worst, which the command returns.
+func TestClustersFileDoctorJSON(t *testing.T) {
+	t.Parallel()
+	lab := proxmoxtest.NewServer(nil)
+	t.Cleanup(lab.Close)
+	down := proxmoxtest.NewServer(nil)
+	down.Close()
+	type report struct {
+		Checks []struct {
+			Status string `json:"status"`
+		} `json:"checks"`
+		Result   string `json:"result"`
+		ExitCode int    `json:"exit_code"`
+	}
+	var doc struct {
+		Clusters []struct {
+			Name   string `json:"name"`
+			Report report `json:"report"`
+		} `json:"clusters"`
+		OK       bool     `json:"ok"`
+		Failed   []string `json:"failed"`
+		ExitCode int      `json:"exit_code"`
+	}
+	run := func(fakes map[string]*proxmoxtest.Server, order ...string) int {
+		t.Helper()
+		_, env := clustersSetup(t, t.TempDir(), fakes, order...)
+		out, errOut, code := runBin(t, env, "doctor", "--json")
+		doc.Clusters, doc.Failed = nil, nil
+		dec := json.NewDecoder(strings.NewReader(out))
+		if err := dec.Decode(&doc); err != nil || dec.More() {
+			t.Fatalf("stdout is not one JSON document (%v):\n%s\n%s", err, out, errOut)
+		}
+		if strings.Contains(out, "== ") || strings.Contains(out, "[ok]") {
+			t.Errorf("text mixed into the JSON:\n%s", out)
+		}
+		return code
+	}
+
+	code := run(map[string]*proxmoxtest.Server{"lab": lab, "prod": down}, "lab", "prod")
+	if code != 1 || doc.ExitCode != code || doc.OK || strings.Join(doc.Failed, ",") != "prod" || len(doc.Clusters) != 2 {
+		t.Fatalf("lab up, prod down: exit %d, %+v", code, doc)
+	}
+	l, p := doc.Clusters[0], doc.Clusters[1]
+	if l.Name != "lab" || (l.Report.ExitCode != 0 && l.Report.ExitCode != 3) || len(l.Report.Checks) < 4 || l.Report.Result == "" {
+		t.Errorf("lab: %+v", l)
+	}
+	if p.Name != "prod" || p.Report.ExitCode != 1 || !strings.Contains(p.Report.Result, "problem") {
+		t.Errorf("prod: %+v", p)
+	}
+
+	code = run(map[string]*proxmoxtest.Server{"lab": lab, "prod": lab}, "lab", "prod")
+	if (code != 0 && code != 3) || doc.ExitCode != code || !doc.OK || len(doc.Failed) != 0 || len(doc.Clusters) != 2 {
+		t.Errorf("both up: exit %d, %+v", code, doc)
+	}
+	// One cluster in the file: the same shape.
+	code = run(map[string]*proxmoxtest.Server{"lab": lab}, "lab")
+	if (code != 0 && code != 3) || !doc.OK || len(doc.Clusters) != 1 || doc.Clusters[0].Name != "lab" || doc.Clusters[0].Report.ExitCode != code {
+		t.Errorf("one cluster: exit %d, %+v", code, doc)
 	}
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -113,15 +115,28 @@ func doctorCommand(ctx context.Context, a *app, cfg *settings.Config, w io.Write
 			Version: versionString(), GrantDir: serverGrantDir(cfg), AuditKey: readAuditKey}, w)
 	}
 	// A clusters file: every cluster is checked in turn, and the end says
-	// which failed; the exit code is the worst.
+	// which failed; the exit code is the worst. With --json the reports
+	// are one document (clustersDoctorJSON), as one cluster's is.
 	worst := exitOK
 	var failed []string
+	var doc clustersDoctorJSON
 	for _, m := range a.members {
-		if !cfg.JSON {
+		out := w
+		var report bytes.Buffer
+		if cfg.JSON {
+			out = &report
+		} else {
 			fmt.Fprintf(w, "== cluster %s\n", m.cfg.ClusterName)
 		}
 		code := doctor.Run(ctx, doctor.Setup{Client: m.app.client, Options: m.app.opts, Trust: m.app.trust, Config: m.cfg,
-			Version: versionString(), GrantDir: serverGrantDir(m.cfg), AuditKey: readAuditKey}, w)
+			Version: versionString(), GrantDir: serverGrantDir(m.cfg), AuditKey: readAuditKey}, out)
+		if cfg.JSON {
+			r := json.RawMessage(bytes.TrimSpace(report.Bytes()))
+			if !json.Valid(r) { // doctor's one line about a client it cannot check
+				r, _ = json.Marshal(map[string]any{"result": string(r), "exit_code": code})
+			}
+			doc.Clusters = append(doc.Clusters, clusterDoctorJSON{Name: m.cfg.ClusterName, Report: r})
+		}
 		switch code {
 		case exitOK:
 		case doctor.ExitDangerous: // working, with warnings
@@ -135,7 +150,13 @@ func doctorCommand(ctx context.Context, a *app, cfg *settings.Config, w io.Write
 			}
 		}
 	}
-	if !cfg.JSON {
+	if cfg.JSON {
+		doc.OK, doc.Failed, doc.ExitCode = len(failed) == 0, failed, worst
+		if doc.Failed == nil {
+			doc.Failed = []string{}
+		}
+		writeJSON(w, doc) // cli.go
+	} else {
 		if len(failed) == 0 {
 			fmt.Fprintf(w, "== all %d clusters work (see each one's warnings)\n", len(a.members))
 		} else {
@@ -143,4 +164,21 @@ func doctorCommand(ctx context.Context, a *app, cfg *settings.Config, w io.Write
 		}
 	}
 	return worst
+}
+
+// clustersDoctorJSON is `doctor --json` with a clusters file: one
+// document holding each cluster's report (what `doctor --json` prints for
+// one cluster), which failed, and the exit code the command returns.
+type clustersDoctorJSON struct {
+	Clusters []clusterDoctorJSON `json:"clusters"`
+	// OK: no cluster failed (a cluster working with dangerous privileges
+	// has not failed; its report and exit_code 3 say so).
+	OK       bool     `json:"ok"`
+	Failed   []string `json:"failed"`
+	ExitCode int      `json:"exit_code"`
+}
+
+type clusterDoctorJSON struct {
+	Name   string          `json:"name"`
+	Report json.RawMessage `json:"report"`
 }
