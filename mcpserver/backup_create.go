@@ -13,5 +13,5 @@ func backupCreateTool() toolDef {
 		return ofGuest("backup", r)
 	}).describedBy(mutationWords{
 		does: "Back up one guest with vzdump. mode: snapshot (default; keeps running), suspend (paused meanwhile), stop (shut down, then started again). Older backups are never pruned.",
-	})
+	}).returning("storage", "volid")
 }

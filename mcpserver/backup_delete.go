@@ -13,5 +13,5 @@ func backupDeleteTool() toolDef {
 	}).describedBy(mutationWords{
 		does:   "Delete one backup volume for good, with its notes and log.",
 		unless: "neither the backup nor its guest is protected",
-	})
+	}).returning("storage", "volid")
 }

@@ -14,5 +14,5 @@ func diskResizeTool() toolDef {
 		return ofGuest("resize of "+changesText(r.Changes), r)
 	}).describedBy(mutationWords{
 		does: "Grow one disk of a guest, never shrink; partitions and file systems are grown inside the guest.",
-	}).returning("changes")
+	}).returning("changes", "outcome.pending")
 }

@@ -15,7 +15,7 @@ func guestConfigSetTool() toolDef {
 		return ofGuest("config change ("+changesText(r.Changes)+")", r)
 	}).describedBy(mutationWords{
 		does: "Set or delete config keys of one guest, only those the operator allows (by default cores, sockets, memory, balloon, name, description, tags, onboot, hostname, swap); never devices, mounts, hooks or secrets. Values are strings (memory in MiB, booleans 0/1).",
-	}).returning("changes", "synchronous")
+	}).returning("changes", "synchronous", "outcome.pending")
 }
 
 // configSetAnnotations: setting config overwrites or deletes values (a

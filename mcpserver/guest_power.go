@@ -13,5 +13,5 @@ func guestPowerTool() toolDef {
 	}).describedBy(mutationWords{
 		does:   "Start, shut down, reboot or stop one guest.",
 		unless: "start finds it stopped, the others running",
-	})
+	}).returning("outcome.after", "outcome.uptime")
 }

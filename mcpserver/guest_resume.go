@@ -12,5 +12,5 @@ func guestResumeTool() toolDef {
 		return ofGuest("resume", r)
 	}).describedBy(mutationWords{
 		does: "Resume one paused QEMU VM, or start a hibernated one from its saved memory (a stopped one: guest_power).",
-	})
+	}).returning("outcome.after", "outcome.uptime")
 }

@@ -18,5 +18,5 @@ func guestSuspendTool() toolDef {
 		return ofGuest("suspend", r)
 	}).describedBy(mutationWords{
 		does: "Pause one running QEMU VM, or hibernate it with todisk: true (stopped and locked until guest_resume; not if HA-managed).",
-	})
+	}).returning("outcome.after", "outcome.uptime")
 }

@@ -56,7 +56,8 @@ type servedSchemas struct {
 	// tool is the wire form: InputSchema (the listed form, listedInput)
 	// and OutputSchema hold pre-marshalled JSON.
 	tool *mcp.Tool
-	// in is the whole input schema every call is validated against.
+	// in is the whole input schema every call is validated against; out
+	// is the output schema as validateOutput checks results (resolveClosed).
 	in  func() (*jsonschema.Resolved, error)
 	out func() (*jsonschema.Resolved, error)
 }
@@ -99,7 +100,7 @@ func (d toolDef) served(maxWait time.Duration) *servedSchemas {
 		// RawMessage, which would be sent as "outputSchema": null.
 		t.OutputSchema = nil
 	}
-	s := &servedSchemas{tool: t, in: resolveJSON(in), out: resolveJSON(out)}
+	s := &servedSchemas{tool: t, in: resolveJSON(in), out: resolveClosed(out)}
 	actual, _ := servedCache.LoadOrStore(key, s)
 	return actual.(*servedSchemas)
 }
@@ -223,6 +224,49 @@ func resolveJSON(b json.RawMessage) func() (*jsonschema.Resolved, error) {
 		}
 		return s.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
 	})
+}
+
+// resolveClosed resolves the output schema b, once, on first use, closed:
+// every object that lists its properties refuses any other. The served
+// schema leaves "additionalProperties": false out (withoutDescriptions),
+// so that a host does not refuse a field a newer server adds; the tests
+// that validate outputs (validateOutputs) check against the closed form,
+// so a result field the schema does not list fails them. A receipt's
+// schema lists only the fields its tool declares (returning): this is
+// what proves the declarations.
+func resolveClosed(b json.RawMessage) func() (*jsonschema.Resolved, error) {
+	return sync.OnceValues(func() (*jsonschema.Resolved, error) {
+		var s jsonschema.Schema
+		if err := json.Unmarshal(b, &s); err != nil {
+			return nil, err
+		}
+		closeObjects(&s)
+		return s.Resolve(nil)
+	})
+}
+
+// closeObjects sets "additionalProperties": false on every object schema
+// in s that lists properties and says nothing of others.
+func closeObjects(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if s.Properties != nil && s.AdditionalProperties == nil {
+		s.AdditionalProperties = &jsonschema.Schema{Not: &jsonschema.Schema{}}
+	}
+	for _, p := range s.Properties {
+		closeObjects(p)
+	}
+	for _, d := range s.Defs {
+		closeObjects(d)
+	}
+	for _, list := range [][]*jsonschema.Schema{s.AnyOf, s.OneOf, s.AllOf} {
+		for _, x := range list {
+			closeObjects(x)
+		}
+	}
+	closeObjects(s.Items)
+	closeObjects(s.AdditionalProperties)
 }
 
 func mustMarshal(s *jsonschema.Schema) json.RawMessage {

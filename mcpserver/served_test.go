@@ -179,3 +179,26 @@ func TestListedSchemaRefusesWhatItLeavesOut(t *testing.T) {
 		t.Errorf("list_guests with limit 1001: requests reached Proxmox: %v", requestLines(r))
 	}
 }
+
+// TestOutputsCheckedClosed: the tests check outputs against the closed
+// form of the served output schema (resolveClosed), so a field the schema
+// does not list fails them, at any depth, while a map's keys stay free.
+func TestOutputsCheckedClosed(t *testing.T) {
+	t.Parallel()
+	schema := json.RawMessage(`{"type":"object","properties":{"a":{"type":"object","properties":{"b":{"type":"integer"}}},` +
+		`"m":{"type":"object","additionalProperties":{"type":"string"}},"l":{"type":"array","items":{"type":"object","properties":{"c":{"type":"integer"}}}}}}`)
+	resolved := resolveClosed(schema)
+	for _, tc := range []struct {
+		out string
+		ok  bool
+	}{
+		{`{"a":{"b":1},"m":{"x":"y"},"l":[{"c":1}]}`, true},
+		{`{"z":1}`, false},
+		{`{"a":{"b":1,"c":2}}`, false},
+		{`{"l":[{"c":1,"d":2}]}`, false},
+	} {
+		if err := validateOutput(json.RawMessage(tc.out), resolved); (err == nil) != tc.ok {
+			t.Errorf("%s: error %v, want ok %t", tc.out, err, tc.ok)
+		}
+	}
+}

@@ -35,7 +35,8 @@ type sizeProfile struct {
 
 // The limits: the targets of the issue that set them (8 KB, 8.5 KB,
 // 20 KB for admin with --gateway-write), and admin's tools/list held to
-// what it reached so far. A new tool, or more words, must fit within
+// what it reached: its target, 60 KB, is not met while output schemas
+// stay complete (docs/TOOLS.md, "What the model is given"). A new tool, or more words, must fit within
 // them: say shared things once (the instructions, declaration.go), and a
 // parameter's description only where its name does not say it
 // (docs/TOOLS.md, "What the model is given").
@@ -43,7 +44,7 @@ const (
 	maxSafeDefinitions      = 8000
 	maxResponderDefinitions = 8500
 	maxAdminDefinitions     = 20000
-	maxAdminWire            = 88000 // target 60000
+	maxAdminWire            = 82000 // target 60000
 	// maxInstructions bounds what moved into the instructions, which
 	// every conversation pays for too.
 	maxInstructions = 2000

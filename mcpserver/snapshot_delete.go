@@ -12,5 +12,5 @@ func snapshotDeleteTool() toolDef {
 		return ofGuest("deletion of snapshot "+clean(r.Target.Snapshot, 64), r)
 	}).describedBy(mutationWords{
 		does: "Delete one snapshot for good (force: true even if its disk snapshots fail); keep markers do not protect it.",
-	})
+	}).returning("target.snapname")
 }

@@ -12,5 +12,5 @@ func snapshotGuestTool() toolDef {
 		return ofGuest("snapshot "+r.Target.Snapshot, r)
 	}).describedBy(mutationWords{
 		does: "Snapshot one guest (vmstate: true saves a VM's memory too); existing snapshots are never changed.",
-	})
+	}).returning("target.snapname")
 }

@@ -12,5 +12,5 @@ func snapshotRollbackTool() toolDef {
 		return ofGuest("rollback", r) + " to snapshot " + clean(r.Target.Snapshot, 64)
 	}).describedBy(mutationWords{
 		does: "Roll one guest back to a snapshot, losing everything since (disks, config, a running guest's memory); a running guest is stopped first. It runs again only from a RAM snapshot or with start: true.",
-	})
+	}).returning("target.snapname")
 }

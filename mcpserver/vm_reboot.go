@@ -13,5 +13,5 @@ func vmRebootTool() toolDef {
 	}).describedBy(mutationWords{
 		does:   "Reboot one running VM or container cleanly.",
 		unless: "it runs unpaused and has been up the minimum uptime (default 1 h)",
-	})
+	}).returning("outcome.after", "outcome.uptime")
 }

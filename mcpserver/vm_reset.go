@@ -13,5 +13,5 @@ func vmResetTool() toolDef {
 	}).describedBy(mutationWords{
 		does:   "Hard-reset a hung QEMU VM, a last resort (unsaved data may be lost).",
 		unless: "its configured guest agent does not answer a ping (if it does, use vm_reboot) and it was up the minimum uptime",
-	})
+	}).returning("outcome.after", "outcome.uptime")
 }

@@ -12,5 +12,5 @@ func vmStartTool() toolDef {
 		return ofGuest("start", r)
 	}).describedBy(mutationWords{
 		does: "Start one stopped VM or container.",
-	})
+	}).returning("outcome.after", "outcome.uptime")
 }
