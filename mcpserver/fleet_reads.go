@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -422,12 +423,25 @@ func fleetHealthReport(ctx context.Context, targets []*adapter, in proxmoxsafe.H
 	reports, statuses := fleetGather(ctx, targets, func(ctx context.Context, _ int, a *adapter) (*proxmoxsafe.HealthReportResult, error) {
 		// A health report does not fail on a cluster it cannot reach: each
 		// check becomes a "not checked" finding. Across clusters such a
-		// cluster is unreachable, so it is asked first whether it answers
-		// at all (GET /version: any valid token may).
-		if _, err := a.client.Version(ctx); err != nil {
-			return nil, err
+		// cluster is unreachable, so it is also asked whether it answers
+		// at all (GET /version: any valid token may), beside the report
+		// rather than before it, which would add a round trip to every
+		// call; when it does not, the report is cancelled and left out.
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		var probe error
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			if _, probe = a.client.Version(ctx); probe != nil {
+				cancel()
+			}
+		})
+		r, err := a.client.HealthReport(ctx, in)
+		wg.Wait()
+		if probe != nil {
+			return nil, probe
 		}
-		return a.client.HealthReport(ctx, in)
+		return r, err
 	})
 	// Each cluster returned its most severe findings up to limit, so the
 	// most severe across clusters are among them.

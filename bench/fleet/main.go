@@ -1,12 +1,14 @@
-// Command fleet times list_guests across a fleet against one cluster: N
+// Command fleet times a read across a fleet against one cluster: N
 // proxmoxtest fakes (the demo cluster each) behind one MCP server
-// (mcpserver.NewFleet), each answering after -latency, and list_guests
-// with cluster "*" against the same call on one cluster, through an
-// in-memory MCP session, the two taking turns each round. It prints the
-// median and the ratio (the target: 10 clusters at 25 ms take at most
-// 1.3× one):
+// (mcpserver.NewFleet), each answering after -latency, and the read
+// (-tool: list_guests, or another fleet read: health_report, storage_list,
+// backup_coverage) with cluster "*" against the same call on one cluster,
+// through an in-memory MCP session, the two taking turns each round. It
+// prints the median and the ratio (the target: 10 clusters at 25 ms take at
+// most 1.3× one):
 //
 //	go run ./bench/fleet -clusters 10 -latency 25ms -runs 31
+//	go run ./bench/fleet -tool health_report
 package main
 
 import (
@@ -34,6 +36,7 @@ func main() {
 	latency := flag.Duration("latency", 25*time.Millisecond, "each fake's latency per request")
 	runs := flag.Int("runs", 31, "calls of each kind")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the timed calls to this file")
+	tool := flag.String("tool", mcpserver.ToolListGuests, "the read to time: list_guests, health_report, storage_list or backup_coverage")
 	flag.Parse()
 	if *n < 2 {
 		log.Fatal("fleet: -clusters must be at least 2")
@@ -77,10 +80,10 @@ func main() {
 			}
 		}()
 		start := time.Now()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpserver.ToolListGuests, Arguments: map[string]any{"cluster": cluster}})
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: *tool, Arguments: map[string]any{"cluster": cluster}})
 		d := time.Since(start)
 		if err != nil || res.IsError {
-			log.Fatalf("list_guests on %v: %v %v", cluster, err, res)
+			log.Fatalf("%s on %v: %v %v", *tool, cluster, err, res)
 		}
 		return d
 	}
@@ -107,7 +110,7 @@ func main() {
 		}
 	}
 	m1, mN := median(one), median(all)
-	fmt.Fprintf(os.Stdout, "list_guests at %v latency, %d runs each (medians)\n", *latency, *runs)
+	fmt.Fprintf(os.Stdout, "%s at %v latency, %d runs each (medians)\n", *tool, *latency, *runs)
 	fmt.Fprintf(os.Stdout, "  1 cluster:   %v\n", m1.Round(10*time.Microsecond))
 	fmt.Fprintf(os.Stdout, "  %d clusters: %v\n", *n, mN.Round(10*time.Microsecond))
 	fmt.Fprintf(os.Stdout, "  ratio:       %.2f× (target ≤ 1.30×)\n", float64(mN)/float64(m1))
