@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/sanitize"
 )
@@ -69,37 +70,67 @@ var toolsets = []struct {
 // Toolsets returns every toolset with its tools (every tool this version
 // has, whatever a policy enables), in a fixed order.
 func Toolsets() []ToolsetInfo {
-	order := map[string]int{}
-	for i, d := range toolList() {
-		order[d.info.Name] = i
-	}
-	out := make([]ToolsetInfo, len(toolsets))
-	for i, ts := range toolsets {
-		tools := slices.Clone(ts.tools)
-		for _, d := range toolList() {
-			if !slices.Contains(tools, d.info.Name) && ToolsetOf(d.info.Name) == ts.name {
-				tools = append(tools, d.info.Name)
-			}
-		}
-		slices.SortFunc(tools, func(a, b string) int { return order[a] - order[b] })
-		out[i] = ToolsetInfo{Name: ts.name, About: ts.about, Tools: tools}
+	idx := toolsetIndex()
+	out := make([]ToolsetInfo, len(idx.sets))
+	for i, ts := range idx.sets {
+		out[i] = ToolsetInfo{Name: ts.Name, About: ts.About, Tools: slices.Clone(ts.Tools)}
 	}
 	return out
 }
 
 // ToolsetOf returns the toolset of a tool, "" for an unknown tool.
 func ToolsetOf(tool string) Toolset {
+	return toolsetIndex().of[tool]
+}
+
+// toolsetIndex returns builtToolsets, built on first use (a function, not
+// a package-level sync.OnceValue: the tools' handlers reach ToolsetOf,
+// and the compiler would see an initialization cycle).
+func toolsetIndex() *toolsetTable {
+	builtToolsets.once.Do(func() { builtToolsets.table = buildToolsetTable() })
+	return &builtToolsets.table
+}
+
+var builtToolsets struct {
+	once  sync.Once
+	table toolsetTable
+}
+
+// toolsetTable is the toolsets with their tools in listing order and each
+// tool's toolset, built once in one pass over the tools: the settings'
+// help text asks for it while the binary's packages are initialized, so
+// every start pays for how it is built.
+type toolsetTable struct {
+	sets []ToolsetInfo
+	of   map[string]Toolset
+}
+
+func buildToolsetTable() (idx toolsetTable) {
+	tools := toolList()
+	idx.of = make(map[string]Toolset, len(tools))
+	for _, d := range tools {
+		name := d.info.Name
+		set := byPrefix(name)
+		for _, ts := range toolsets {
+			if slices.Contains(ts.tools, name) {
+				set = ts.name
+				break
+			}
+		}
+		if set != "" {
+			idx.of[name] = set
+		}
+	}
 	for _, ts := range toolsets {
-		if slices.Contains(ts.tools, tool) {
-			return ts.name
+		info := ToolsetInfo{Name: ts.name, About: ts.about}
+		for _, d := range tools { // listing order
+			if idx.of[d.info.Name] == ts.name {
+				info.Tools = append(info.Tools, d.info.Name)
+			}
 		}
+		idx.sets = append(idx.sets, info)
 	}
-	for _, d := range toolList() {
-		if d.info.Name == tool {
-			return byPrefix(tool)
-		}
-	}
-	return ""
+	return idx
 }
 
 // byPrefix is the toolset of a tool the table does not name, by the area
