@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +50,12 @@ func TestMetricsScraped(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("scrape lacks %q", want)
 		}
+	}
+	// The heap gauge reads the Go heap in use: never 0 in a running server.
+	if m := regexp.MustCompile(`(?m)^go_heap_objects_bytes (\S+)$`).FindStringSubmatch(out); m == nil {
+		t.Error("scrape lacks go_heap_objects_bytes")
+	} else if v, err := strconv.ParseFloat(m[1], 64); err != nil || v <= 0 {
+		t.Errorf("go_heap_objects_bytes %s: want a positive number of bytes", m[1])
 	}
 	for _, never := range []string{"secret_tool_name_42", "shutdown", "pve1", `vmid`} {
 		if strings.Contains(out, never) {
