@@ -60,9 +60,11 @@ func connectBinary(t *testing.T, env []string) *mcp.ClientSession {
 
 // TestClustersFileServer: the built binary with a clusters file of three
 // fakes (one down) serves them from one server: cluster_list reports the
-// one down inline, list_guests over "*" lists the other two, a mutation
-// runs on each with its own phrase, lab's phrase is refused on prod and a
-// call naming no cluster reaches none; each cluster's audit log is its
+// one down inline, the reads across clusters over "*" (list_guests,
+// health_report, storage_list, backup_coverage) answer for the other two
+// and report the down one, a mutation runs on each with its own phrase,
+// lab's phrase is refused on prod and a call naming no cluster reaches
+// none; each cluster's audit log is its
 // own (clusters/<name>/ in the state directory). A second server sharing
 // the state directory then mutates on lab too, and lab's log verifies.
 func TestClustersFileServer(t *testing.T) {
@@ -81,9 +83,12 @@ func TestClustersFileServer(t *testing.T) {
 	if res.IsError || !strings.Contains(textOf(res), "3 clusters, 1 unreachable") {
 		t.Fatalf("cluster_list: %s", textOf(res))
 	}
-	res = call(t, cs, "list_guests", map[string]any{"cluster": "*"})
-	if out := structured(t, res); res.IsError || len(out["clusters"].([]any)) != 3 {
-		t.Fatalf("list_guests *: %s", textOf(res))
+	for _, tool := range []string{"list_guests", "health_report", "storage_list", "backup_coverage"} {
+		res = call(t, cs, tool, map[string]any{"cluster": "*"})
+		out := structured(t, res)
+		if res.IsError || len(out["clusters"].([]any)) != 3 || !strings.Contains(textOf(res), "on 2 clusters; 1 unreachable: down") {
+			t.Fatalf("%s *: %s", tool, textOf(res))
+		}
 	}
 
 	for _, f := range fakes {
