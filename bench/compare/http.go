@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sync"
@@ -28,7 +30,7 @@ func httpCompare(ours string, oursEnv []string, minimal string, minEnv []string,
 	tok := make([]byte, 32)
 	rand.Read(tok)
 	token := hex.EncodeToString(tok)
-	fmt.Printf("| streamable HTTP, %d clients × %s, list_guests | calls ok | errors | calls/s | p50 | p99 |\n|---|---|---|---|---|---|\n", o.clients, o.duration)
+	fmt.Printf("| streamable HTTP, %d clients × %s, list_guests | calls ok | errors | calls/s | p50 | p99 | server CPU per call |\n|---|---|---|---|---|---|---|\n", o.clients, o.duration)
 	var results []*loadResult
 	for _, s := range []struct {
 		name string
@@ -36,21 +38,25 @@ func httpCompare(ours string, oursEnv []string, minimal string, minEnv []string,
 		args []string
 		env  []string
 	}{
-		{"ours (--read-only)", ours, []string{"--read-only", "--http", "127.0.0.1:0", "--log-level", "info"}, append(slices.Clone(oursEnv), "MCP_AUTH_TOKEN="+token)},
+		{"ours (--read-only)", ours, oursHTTPArgs, append(slices.Clone(oursEnv), "MCP_AUTH_TOKEN="+token)},
 		{"minimal go-sdk server", minimal, []string{"-http", "127.0.0.1:0"}, minEnv},
 	} {
 		res, err := loadOne(s.bin, s.args, s.env, token, o)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
-		fmt.Printf("| %s | %d | %d | %.0f | %s | %s |\n", s.name, res.ok, res.errs, res.rate, round(res.p50), round(res.p99))
+		fmt.Printf("| %s | %d | %d | %.0f | %s | %s | %s |\n", s.name, res.ok, res.errs, res.rate, round(res.p50), round(res.p99), cpuPerCall(res))
 		if res.errs > 0 {
 			return fmt.Errorf("%s: %d calls failed, first: %s", s.name, res.errs, res.first)
 		}
 		results = append(results, res)
 	}
 	if o, m := results[0], results[1]; m.rate > 0 && m.p99 > 0 {
-		fmt.Printf("| ours / minimal | | | %.2f× (target ≥ 0.95×) | %.2f× | %.2f× (target ≤ 1.1×) |\n", o.rate/m.rate, float64(o.p50)/float64(m.p50), float64(o.p99)/float64(m.p99))
+		cpu := ""
+		if o.cpu > 0 && m.cpu > 0 && o.ok > 0 && m.ok > 0 {
+			cpu = fmt.Sprintf("%.2f×", (float64(o.cpu)/float64(o.ok))/(float64(m.cpu)/float64(m.ok)))
+		}
+		fmt.Printf("| ours / minimal | | | %.2f× (target ≥ 0.95×) | %.2f× | %.2f× (target ≤ 1.1×) | %s |\n", o.rate/m.rate, float64(o.p50)/float64(m.p50), float64(o.p99)/float64(m.p99), cpu)
 	}
 	return nil
 }
@@ -59,8 +65,46 @@ type loadResult struct {
 	ok, errs int
 	rate     float64
 	p50, p99 time.Duration
-	first    string
+	// cpu is the server process's CPU time over the load (after every
+	// client connected, until the last call ended). Per call it is the
+	// figure that means something on a shared machine, where calls/s and
+	// latency follow the other tenants' load.
+	cpu   time.Duration
+	first string
 }
+
+func cpuPerCall(r *loadResult) string {
+	if r.cpu <= 0 || r.ok == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f µs", float64(r.cpu.Microseconds())/float64(r.ok))
+}
+
+// httpProfile writes a CPU profile of ours (built with the benchprofile
+// tag) serving the HTTP load to dir/http-cpu.pprof, and prints the load's
+// figures; read it with go tool pprof -top.
+func httpProfile(ours string, oursEnv []string, o options) error {
+	dir, err := filepath.Abs(o.profile)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tok := make([]byte, 32)
+	rand.Read(tok)
+	token := hex.EncodeToString(tok)
+	env := append(slices.Clone(oursEnv), "MCP_AUTH_TOKEN="+token, "PROXMOX_SAFE_BENCH_CPUPROFILE="+filepath.Join(dir, "http-cpu.pprof"))
+	res, err := loadOne(ours, oursHTTPArgs, env, token, o)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("ours over HTTP, %d clients × %s: %d calls, %d errors, server CPU per call %s; profile in %s\n", o.clients, o.duration, res.ok, res.errs, cpuPerCall(res), filepath.Join(dir, "http-cpu.pprof"))
+	return nil
+}
+
+// oursHTTPArgs serve ours over HTTP as the comparison does.
+var oursHTTPArgs = []string{"--read-only", "--http", "127.0.0.1:0", "--log-level", "info"}
 
 func loadOne(bin string, args, env []string, token string, o options) (*loadResult, error) {
 	cmd := exec.Command(bin, args...)
@@ -100,15 +144,16 @@ func loadOne(bin string, args, env []string, token string, o options) (*loadResu
 	tr := &http.Transport{MaxIdleConns: 2 * o.clients, MaxIdleConnsPerHost: 2 * o.clients}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: benchutil.Bearer(token, tr)}
-	ctx, cancel := context.WithTimeout(context.Background(), o.duration)
-	defer cancel()
 	var (
-		mu   sync.Mutex
-		lat  []time.Duration
-		res  loadResult
-		wg   sync.WaitGroup
-		t0   = time.Now()
-		call = &mcp.CallToolParams{Name: "list_guests", Arguments: map[string]any{}}
+		mu        sync.Mutex
+		lat       []time.Duration
+		res       loadResult
+		wg        sync.WaitGroup
+		connected sync.WaitGroup
+		start     = make(chan struct{})
+		ctx       context.Context
+		t0        time.Time
+		call      = &mcp.CallToolParams{Name: "list_guests", Arguments: map[string]any{}}
 	)
 	fail := func(msg string) {
 		mu.Lock()
@@ -118,15 +163,18 @@ func loadOne(bin string, args, env []string, token string, o options) (*loadResu
 		}
 		res.errs++
 	}
+	connected.Add(o.clients)
 	for range o.clients {
 		wg.Go(func() {
 			cs, err := mcp.NewClient(&mcp.Implementation{Name: "compare", Version: "0"}, nil).Connect(context.Background(),
 				&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			connected.Done()
 			if err != nil {
 				fail("connect: " + err.Error())
 				return
 			}
 			defer cs.Close()
+			<-start
 			for ctx.Err() == nil {
 				s := time.Now()
 				r, err := cs.CallTool(context.Background(), call)
@@ -144,8 +192,20 @@ func loadOne(bin string, args, env []string, token string, o options) (*loadResu
 			}
 		})
 	}
+	// Sessions are set up before the clock and the CPU count start: the
+	// figures are those of the calls alone.
+	connected.Wait()
+	cpu0, cpuOK := benchutil.ProcCPU(cmd.Process.Pid)
+	var cancel context.CancelFunc
+	ctx, cancel = context.WithTimeout(context.Background(), o.duration)
+	defer cancel()
+	t0 = time.Now()
+	close(start)
 	wg.Wait()
 	elapsed := time.Since(t0)
+	if cpu1, ok := benchutil.ProcCPU(cmd.Process.Pid); ok && cpuOK {
+		res.cpu = cpu1 - cpu0
+	}
 	slices.Sort(lat)
 	res.ok = len(lat)
 	res.rate = float64(len(lat)) / elapsed.Seconds()

@@ -23,13 +23,16 @@
 //   - list_guests over 10,000 guests against one bare GET + decode of the
 //     same /cluster/resources;
 //
-//   - streamable HTTP with N concurrent clients against the minimal server;
+//   - streamable HTTP with N concurrent clients against the minimal server:
+//     calls/s, latency and the server process's CPU time per call (the
+//     figure to compare on a shared machine);
 //
 //   - idle RSS after tools/list and the binary size.
 //
 //     go run ./bench/compare                 # defaults: 15 cold starts, 100 calls, 64 clients × 5 s
 //     go run ./bench/compare -runs 20 -calls 200
 //     go run ./bench/compare -only tokens,trips,wait   # the byte counts and round trips alone (seconds)
+//     go run ./bench/compare -only http -profile DIR   # CPU profile of ours under the HTTP load
 //
 // Everything runs on loopback against an in-process proxmoxtest fake (TLS).
 // Figures belong in docs/PERFORMANCE.md, never in a test assertion.
@@ -88,7 +91,7 @@ func main() {
 	flag.DurationVar(&o.tripLatency, "trip-latency", 25*time.Millisecond, "the fake's delay per request where round trips are counted and waits timed (trips, wait)")
 	flag.StringVar(&o.only, "only", "", "run only these sections, comma-separated: "+strings.Join(sections, ", ")+" (start = cold start, per call, the 10,000-guest list, RSS)")
 	flag.StringVar(&o.oursBin, "ours", "", "measure this prebuilt proxmox-safe-mcp binary instead of building ./cmd/proxmox-safe-mcp, e.g. to compare two builds (with -profile: one built with -tags benchprofile)")
-	flag.StringVar(&o.profile, "profile", "", "instead of comparing, write CPU and allocation profiles of ours to this directory: each cold start, and one session of -calls list_guests calls (profile.go)")
+	flag.StringVar(&o.profile, "profile", "", "instead of comparing, write CPU and allocation profiles of ours to this directory: each cold start, and one session of -calls list_guests calls (profile.go); with -only http, a CPU profile of ours serving the HTTP load (http.go)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
@@ -149,6 +152,9 @@ func run(o options) error {
 	}
 	oursEnv := env(fake, "pve1,pve2,pve3")
 	minEnv := append(env(fake, ""), "PVE_CA_FILE="+caFile)
+	if o.profile != "" && o.only == "http" {
+		return httpProfile(ours, oursEnv, o)
+	}
 	if o.profile != "" {
 		return profile(ours, oursEnv, env, o)
 	}
