@@ -375,11 +375,17 @@ func parseBaseURL(raw string, allowHTTP bool) (*url.URL, error) {
 }
 
 // minIdleConnsPerHost is the fewest idle keep-alive connections the
-// default transport keeps to Proxmox: enough for the reads one call sends
-// at once (a mutation's checks: up to maxReadsAtOnce; ClusterStatus: 3).
-// go-cleanhttp's default is GOMAXPROCS+1, 2 on
-// one core, which would cost a TLS handshake per such call.
-const minIdleConnsPerHost = maxReadsAtOnce
+// default transport keeps to Proxmox: enough for the requests that clients
+// served at once send together (over HTTP, 64 sessions calling at the same
+// time; over stdio, the reads one call sends at once, up to
+// maxReadsAtOnce). Every request beyond the idle pool closes its
+// connection afterwards, so the next one pays a TLS handshake: with
+// go-cleanhttp's default of GOMAXPROCS+1, 64 HTTP clients calling
+// list_guests spent a tenth of the server's CPU in handshakes. A pool only
+// fills as far as requests ran at once, so a quiet client keeps few; the
+// idle ones close after the transport's IdleConnTimeout, and pveproxy
+// takes up to 500 connections per worker.
+const minIdleConnsPerHost = 64
 
 func buildHTTPClient(cfg Config, base *url.URL, pol *policy, login bool) (*http.Client, error) {
 	tlsCfg, err := buildTLS(cfg)

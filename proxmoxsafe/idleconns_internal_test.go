@@ -32,3 +32,27 @@ func TestDefaultTransportKeepsIdleConnsForFanOut(t *testing.T) {
 		t.Errorf("MaxIdleConnsPerHost = %d with GOMAXPROCS 1, want at least %d", tr.MaxIdleConnsPerHost, clusterStatusReads)
 	}
 }
+
+// TestDefaultTransportKeepsIdleConnsForConcurrentClients: an HTTP server
+// with 64 sessions calling at once sends 64 requests at once; with fewer
+// idle connections kept, most of them close afterwards and the next call
+// pays a TLS handshake.
+func TestDefaultTransportKeepsIdleConnsForConcurrentClients(t *testing.T) {
+	pol, err := compilePolicy(Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := url.Parse("https://pve.example:8006/api2/json")
+	hc, err := buildHTTPClient(Config{}, base, pol, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := hc.Transport.(*guard).next.(*http.Transport)
+	const concurrentClients = 64
+	if tr.MaxIdleConnsPerHost < concurrentClients {
+		t.Errorf("MaxIdleConnsPerHost = %d, want at least %d", tr.MaxIdleConnsPerHost, concurrentClients)
+	}
+	if tr.MaxIdleConns != 0 && tr.MaxIdleConns < tr.MaxIdleConnsPerHost {
+		t.Errorf("MaxIdleConns = %d caps MaxIdleConnsPerHost = %d", tr.MaxIdleConns, tr.MaxIdleConnsPerHost)
+	}
+}

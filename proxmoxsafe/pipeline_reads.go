@@ -21,7 +21,7 @@ import (
 
 // maxReadsAtOnce bounds the reads one mutation step sends at once. A step
 // sends at most five today (status, tasks, resources and two of the
-// operation's own); the default transport keeps as many idle connections
+// operation's own); the default transport keeps at least as many idle connections
 // (minIdleConnsPerHost), so the reads reuse them instead of paying a TLS
 // handshake each.
 const maxReadsAtOnce = 6
