@@ -44,7 +44,7 @@ func TestCancelWriter(t *testing.T) {
 		}
 		rec := httptest.NewRecorder()
 		rec.Header().Set("Content-Type", tc.ctype)
-		w := &cancelWriter{ResponseWriter: rec, id: id, set: &set}
+		w := newCancelWriter(rec, id, &set)
 		for _, b := range tc.writes {
 			if n, err := w.Write([]byte(b)); n != len(b) || err != nil {
 				t.Errorf("%s: Write %d, %v", tc.name, n, err)
@@ -94,6 +94,42 @@ func TestResponseID(t *testing.T) {
 	}
 }
 
+// TestAnswersByItsStart: telling an answer by how go-sdk begins it gives
+// what decoding its first keys gives, for the ids it is made for and for
+// those left to the decoder.
+func TestAnswersByItsStart(t *testing.T) {
+	t.Parallel()
+	msgs := []string{
+		`{"jsonrpc":"2.0","id":7,"result":{"isError":true}}`,
+		`{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"x"}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"elicitation/create","params":{}}`,
+		`{"jsonrpc":"2.0","id":7,"params":{},"method":"elicitation/create"}`,
+		`{"jsonrpc":"2.0","id":7,"result2":{}}`,
+		`{"jsonrpc":"2.0","id":70,"result":{}}`,
+		`{"jsonrpc":"2.0","id":7.5,"result":{}}`,
+		`{"jsonrpc":"2.0","id":"7","result":{}}`,
+		`{"jsonrpc":"2.0","id":"a-7","result":{}}`,
+		`{"jsonrpc":"2.0","id":"a-7","method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"\u003cx\u003e","result":{}}`,
+		`{"jsonrpc":"2.0","id":"<x>","result":{}}`,
+		`{"id":7,"jsonrpc":"2.0","result":{}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7}}`,
+	}
+	for _, raw := range []any{7.0, 70.0, "7", "a-7", "<x>"} {
+		id, _ := jsonrpc.MakeID(raw)
+		start := answerStart(id)
+		if _, isString := raw.(string); start == nil && (!isString || raw == "7" || raw == "a-7") {
+			t.Errorf("id %v: no answer start, every event would be decoded", raw)
+		}
+		for _, msg := range msgs {
+			event := []byte("event: message\ndata: " + msg + "\n\n")
+			if got, want := answers(event, id, start), answers(event, id, nil); got != want {
+				t.Errorf("id %v, %s: answers %v by its start, %v decoded", raw, msg, got, want)
+			}
+		}
+	}
+}
+
 type discardWriter struct{ h http.Header }
 
 func (d discardWriter) Header() http.Header         { return d.h }
@@ -114,7 +150,7 @@ func BenchmarkCancelWriter(b *testing.B) {
 			for b.Loop() {
 				var set rpcerr.Cancellations
 				set.Start(id)
-				w := &cancelWriter{ResponseWriter: dw, id: id, set: &set}
+				w := newCancelWriter(dw, id, &set)
 				if _, err := w.Write(event); err != nil {
 					b.Fatal(err)
 				}
