@@ -25,14 +25,17 @@ import (
 var urlRe = regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+/mcp)`)
 
 // httpCompare runs the same list_guests load against ours and the minimal
-// server over streamable HTTP, one after the other.
+// server over streamable HTTP, one after the other, o.httpRounds times in
+// an order rotated each round (a shared machine's load drifts: one run
+// each can differ by a factor of two in calls/s), and compares the
+// medians.
 func httpCompare(ours string, oursEnv []string, minimal string, minEnv []string, o options) error {
 	tok := make([]byte, 32)
 	rand.Read(tok)
 	token := hex.EncodeToString(tok)
+	rounds := max(o.httpRounds, 1)
 	fmt.Printf("| streamable HTTP, %d clients × %s, list_guests | calls ok | errors | calls/s | p50 | p99 | server CPU per call | clients' and fake's CPU per call |\n|---|---|---|---|---|---|---|---|\n", o.clients, o.duration)
-	var results []*loadResult
-	for _, s := range []struct {
+	servers := []struct {
 		name string
 		bin  string
 		args []string
@@ -40,29 +43,77 @@ func httpCompare(ours string, oursEnv []string, minimal string, minEnv []string,
 	}{
 		{"ours (--read-only)", ours, oursHTTPArgs, append(slices.Clone(oursEnv), "MCP_AUTH_TOKEN="+token)},
 		{"minimal go-sdk server", minimal, []string{"-http", "127.0.0.1:0"}, minEnv},
-	} {
-		res, err := loadOne(s.bin, s.args, s.env, token, o)
-		if err != nil {
-			return fmt.Errorf("%s: %w", s.name, err)
-		}
-		fmt.Printf("| %s | %d | %d | %.0f | %s | %s | %s | %s |\n", s.name, res.ok, res.errs, res.rate, round(res.p50), round(res.p99), cpuPerCall(res.cpu, res.ok), cpuPerCall(res.loadCPU, res.ok))
-		if res.errs > 0 {
-			return fmt.Errorf("%s: %d calls failed, first: %s", s.name, res.errs, res.first)
-		}
-		results = append(results, res)
 	}
-	if o, m := results[0], results[1]; m.rate > 0 && m.p99 > 0 {
-		cpu := ""
-		if o.cpu > 0 && m.cpu > 0 && o.ok > 0 && m.ok > 0 {
-			cpu = fmt.Sprintf("%.2f×", (float64(o.cpu)/float64(o.ok))/(float64(m.cpu)/float64(m.ok)))
+	results := make([][]*loadResult, len(servers))
+	for r := range rounds {
+		for _, i := range benchutil.RoundOrder(r, len(servers)) {
+			s := servers[i]
+			res, err := loadOne(s.bin, s.args, s.env, token, o)
+			if err != nil {
+				return fmt.Errorf("%s: %w", s.name, err)
+			}
+			name := s.name
+			if rounds > 1 {
+				name = fmt.Sprintf("%s, round %d", s.name, r+1)
+			}
+			fmt.Printf("| %s | %d | %d | %.0f | %s | %s | %s | %s |\n", name, res.ok, res.errs, res.rate, round(res.p50), round(res.p99), cpuPerCall(res.cpu, res.ok), cpuPerCall(res.loadCPU, res.ok))
+			if res.errs > 0 {
+				return fmt.Errorf("%s: %d calls failed, first: %s", s.name, res.errs, res.first)
+			}
+			results[i] = append(results[i], res)
 		}
-		loadCPU := ""
-		if o.loadCPU > 0 && m.loadCPU > 0 && o.ok > 0 && m.ok > 0 {
-			loadCPU = fmt.Sprintf("%.2f×", (float64(o.loadCPU)/float64(o.ok))/(float64(m.loadCPU)/float64(m.ok)))
+	}
+	ourMed, minMed := medianLoad(results[0]), medianLoad(results[1])
+	if rounds > 1 {
+		for i, med := range []loadSummary{ourMed, minMed} {
+			fmt.Printf("| %s, median of %d | | | %.0f | %s | %s | %s | %s |\n", servers[i].name, rounds, med.rate, round(med.p50), round(med.p99), usPerCall(med.cpu), usPerCall(med.loadCPU))
 		}
-		fmt.Printf("| ours / minimal | | | %.2f× (target ≥ 0.95×) | %.2f× | %.2f× (target ≤ 1.1×) | %s | %s |\n", o.rate/m.rate, float64(o.p50)/float64(m.p50), float64(o.p99)/float64(m.p99), cpu, loadCPU)
+	}
+	if minMed.rate > 0 && minMed.p99 > 0 {
+		ratio := func(a, b float64) string {
+			if a <= 0 || b <= 0 {
+				return ""
+			}
+			return fmt.Sprintf("%.2f×", a/b)
+		}
+		fmt.Printf("| ours / minimal | | | %.2f× (target ≥ 0.95×) | %.2f× | %.2f× (target ≤ 1.1×) | %s | %s |\n", ourMed.rate/minMed.rate, float64(ourMed.p50)/float64(minMed.p50), float64(ourMed.p99)/float64(minMed.p99), ratio(ourMed.cpu, minMed.cpu), ratio(ourMed.loadCPU, minMed.loadCPU))
 	}
 	return nil
+}
+
+// loadSummary is the median of a server's runs, CPU per call in µs.
+type loadSummary struct {
+	rate, cpu, loadCPU float64
+	p50, p99           time.Duration
+}
+
+func medianLoad(runs []*loadResult) loadSummary {
+	var rate, cpu, loadCPU []float64
+	var p50, p99 []time.Duration
+	for _, r := range runs {
+		rate, p50, p99 = append(rate, r.rate), append(p50, r.p50), append(p99, r.p99)
+		if r.ok > 0 && r.cpu > 0 {
+			cpu = append(cpu, float64(r.cpu.Microseconds())/float64(r.ok))
+		}
+		if r.ok > 0 && r.loadCPU > 0 {
+			loadCPU = append(loadCPU, float64(r.loadCPU.Microseconds())/float64(r.ok))
+		}
+	}
+	s := loadSummary{rate: benchutil.Median(rate), p50: benchutil.Median(p50), p99: benchutil.Median(p99)}
+	if len(cpu) > 0 {
+		s.cpu = benchutil.Median(cpu)
+	}
+	if len(loadCPU) > 0 {
+		s.loadCPU = benchutil.Median(loadCPU)
+	}
+	return s
+}
+
+func usPerCall(us float64) string {
+	if us <= 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f µs", us)
 }
 
 type loadResult struct {

@@ -32,6 +32,7 @@
 //     go run ./bench/compare                 # defaults: 15 cold starts, 100 calls, 64 clients × 5 s
 //     go run ./bench/compare -runs 20 -calls 200
 //     go run ./bench/compare -only tokens,trips,wait   # the byte counts and round trips alone (seconds)
+//     go run ./bench/compare -only http -http-rounds 5   # HTTP alone, medians of 5 alternated loads each
 //     go run ./bench/compare -only http -profile DIR   # CPU profile of ours under the HTTP load
 //
 // Everything runs on loopback against an in-process proxmoxtest fake (TLS).
@@ -63,6 +64,7 @@ import (
 type options struct {
 	runs, calls, clients int
 	duration             time.Duration
+	httpRounds           int
 	skipHTTP, bigOnly    bool
 	latency              time.Duration
 	profile              string
@@ -85,6 +87,7 @@ func main() {
 	flag.IntVar(&o.calls, "calls", 100, "calls per tool in the per-call comparison")
 	flag.IntVar(&o.clients, "clients", 64, "concurrent HTTP clients")
 	flag.DurationVar(&o.duration, "duration", 5*time.Second, "HTTP load duration per server")
+	flag.IntVar(&o.httpRounds, "http-rounds", 1, "HTTP loads per server, alternating (order rotated each round); the comparison uses the medians")
 	flag.DurationVar(&o.latency, "latency", 0, "delay every answer of the small fake by this much (a network round trip and Proxmox's own work: the in-process fake answers in microseconds, so without it several reads sent at once cannot beat the same reads in sequence on a busy machine)")
 	flag.BoolVar(&o.skipHTTP, "skip-http", false, "skip the HTTP concurrency comparison")
 	flag.BoolVar(&o.bigOnly, "big-only", false, "measure only list_guests over 10,000 guests (-calls/10 rounds)")
