@@ -10,7 +10,8 @@ import (
 // cluster-wide reads that have no page of their own answer within the
 // bound every list answer keeps, 64 KiB of structured content and of text:
 // the health report (bounded per-guest reads and findings), a node's
-// health and the backup jobs.
+// health, the backup jobs and a default page of backup coverage (its
+// guests carry their newest backup: the page ends early by size).
 //
 //	go test ./mcpserver -run TestLargeClusterAnswers -v
 //
@@ -26,6 +27,7 @@ func TestLargeClusterAnswers(t *testing.T) {
 		{ToolHealthReport, map[string]any{}},
 		{ToolNodeHealth, map[string]any{"node": c.Nodes[0].Name}},
 		{ToolBackupJobs, map[string]any{}},
+		{ToolBackupCoverage, map[string]any{}},
 	} {
 		res := f.call(t, ctx, tc.tool, tc.args)
 		if res.IsError {

@@ -2,6 +2,7 @@ package proxmoxsafe
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,8 +92,38 @@ type BackupJob struct {
 	// Selection is how the job selects guests: "all", "pool <id>",
 	// "vmid <list>", with " except <list>" and " on <node>".
 	Selection string `json:"selection"`
-	// Guests are the VMIDs it selects among the guests reported.
-	Guests []int `json:"guests"`
+	// Guests are the VMIDs it selects among the guests reported, the
+	// lowest [MaxJobGuests] of them; GuestsTotal counts them all.
+	Guests      []int `json:"guests"`
+	GuestsTotal int   `json:"guests_total"`
+}
+
+// maxCoveragePageBytes bounds the JSON of one page of [Client.BackupCoverage]'s
+// guests, beside Limit: with the jobs (each listing at most [MaxJobGuests]
+// VMIDs) an answer stays within the 64 KiB every list answer keeps.
+const maxCoveragePageBytes = 48 << 10
+
+// jsonSize is the length of v's JSON encoding (0 if it has none).
+func jsonSize(v any) int {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return 0
+	}
+	return len(b)
+}
+
+// MaxJobGuests bounds the VMIDs a [BackupJob] lists: a job that selects
+// every guest of a large cluster would list each of them (10,000 VMIDs are
+// about 60 KB), in an answer that has to fit a model's context. Which job
+// covers a given guest is in that guest's coverage (GuestCoverage.Jobs).
+const MaxJobGuests = 200
+
+// addGuest counts a guest the job selects and lists it while there is room.
+func (bj *BackupJob) addGuest(vmid int) {
+	bj.GuestsTotal++
+	if len(bj.Guests) < MaxJobGuests {
+		bj.Guests = append(bj.Guests, vmid)
+	}
 }
 
 type rawBackupJob struct {
@@ -197,7 +228,7 @@ func (c *Client) BackupCoverage(ctx context.Context, in BackupCoverageInput) (*B
 		bj := j.status()
 		for _, g := range guests {
 			if j.selects(g) {
-				bj.Guests = append(bj.Guests, int(g.VMID))
+				bj.addGuest(int(g.VMID))
 			}
 		}
 		res.Jobs = append(res.Jobs, bj)
@@ -212,6 +243,7 @@ func (c *Client) BackupCoverage(ctx context.Context, in BackupCoverageInput) (*B
 	}
 	res.Total = len(guests)
 	limit := limitOr(in.Limit)
+	pageBytes := 0
 	for _, g := range guests {
 		if int64(g.VMID) <= after {
 			continue
@@ -244,6 +276,15 @@ func (c *Client) BackupCoverage(ctx context.Context, in BackupCoverageInput) (*B
 		if !enabled {
 			gc.Findings = append(gc.Findings, "not covered by an enabled job")
 		}
+		// A page also ends before maxCoveragePageBytes of guests: a
+		// guest with its newest backup (notes included) takes several
+		// times what a list_guests row does.
+		size := jsonSize(gc)
+		if len(res.Guests) > 0 && pageBytes+size > maxCoveragePageBytes {
+			res.NextCursor = encodeCursor(res.Guests[len(res.Guests)-1].VMID)
+			break
+		}
+		pageBytes += size
 		res.Guests = append(res.Guests, gc)
 	}
 	c.logged(ctx, OpBackupCoverage, start, nil)

@@ -1,7 +1,9 @@
 package proxmoxsafe_test
 
 import (
+	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,5 +69,64 @@ func TestBackupCoverage(t *testing.T) {
 	next, err := e.client.BackupCoverage(t.Context(), proxmoxsafe.BackupCoverageInput{Limit: 2, Cursor: page.NextCursor})
 	if err != nil || len(next.Guests) == 0 || next.Guests[0].VMID <= page.Guests[1].VMID {
 		t.Fatalf("next = %+v, %v", next, err)
+	}
+}
+
+// TestBackupCoverageBounded: on 2,000 guests with backup notes and two jobs
+// that select every guest, a page stays within the 64 KiB every list answer
+// keeps, by ending early (next_cursor) rather than at the limit, and each
+// job lists at most MaxJobGuests VMIDs while guests_total counts them all;
+// walking the cursors lists every guest once.
+func TestBackupCoverageBounded(t *testing.T) {
+	t.Parallel()
+	c := proxmoxtest.GenerateCluster(2, 1000, 1)
+	for _, st := range c.Storages {
+		for _, b := range st.Backups {
+			b.Notes = strings.Repeat("nightly backup of the web tier, kept ", 4)
+		}
+	}
+	c.BackupJobs = []*proxmoxtest.BackupJob{
+		{ID: "backup-all", Schedule: "21:00", Storage: "local", Mode: "snapshot", All: true},
+		{ID: "backup-all-weekly", Schedule: "sun 01:00", Storage: "local", Mode: "stop", All: true},
+	}
+	e := newEnvWith(t, c, func(cfg *proxmoxsafe.Config) { cfg.Policy.AllowedNodes = []string{c.Nodes[0].Name, c.Nodes[1].Name} })
+	seen := map[int]bool{}
+	pages := 0
+	for cursor := ""; ; pages++ {
+		res, err := e.client.BackupCoverage(t.Context(), proxmoxsafe.BackupCoverageInput{Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(res)
+		if len(b) > 64<<10 {
+			t.Fatalf("page %d: %d bytes of JSON, want at most 64 KiB", pages, len(b))
+		}
+		if res.NextCursor != "" && len(res.Guests) == 200 {
+			t.Errorf("page %d is the full default limit: the byte bound did not end it", pages)
+		}
+		for _, j := range res.Jobs {
+			if j.GuestsTotal != 2000 || len(j.Guests) != proxmoxsafe.MaxJobGuests {
+				t.Fatalf("job %s: %d guests listed, guests_total %d", j.ID, len(j.Guests), j.GuestsTotal)
+			}
+		}
+		for _, g := range res.Guests {
+			if seen[g.VMID] {
+				t.Fatalf("guest %d listed twice", g.VMID)
+			}
+			seen[g.VMID] = true
+		}
+		if pages == 0 {
+			t.Logf("first page: %d guests, %d bytes of JSON", len(res.Guests), len(b))
+		}
+		if res.NextCursor == "" {
+			break
+		}
+		cursor = res.NextCursor
+	}
+	if len(seen) != 2000 {
+		t.Errorf("%d guests listed over %d pages, want 2000", len(seen), pages+1)
+	}
+	if len(nonGET(e)) != 0 {
+		t.Errorf("non-GET requests: %v", nonGET(e))
 	}
 }

@@ -224,7 +224,7 @@ func (c *Client) ListBackupJobs(ctx context.Context, in ListBackupJobsInput) (*L
 		var nodes []string
 		for _, g := range guests {
 			if j.selects(g) {
-				bj.Guests = append(bj.Guests, int(g.VMID))
+				bj.addGuest(int(g.VMID))
 				if n := string(g.Node); !slices.Contains(nodes, n) {
 					nodes = append(nodes, n)
 				}
