@@ -49,9 +49,11 @@ const (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The signals are never let go (no stop): os.Exit follows, and
+	// restoring their default handling first is a round trip through the
+	// signal goroutine that every exit after a closed stdin waited for.
+	ctx, _ := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.LookupEnv, os.Stdin, os.Stdout, os.Stderr)
-	stop()
 	for _, h := range exitHooks {
 		h()
 	}
