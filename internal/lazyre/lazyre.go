@@ -20,7 +20,8 @@ import (
 // those of *regexp.Regexp; it is safe for concurrent use.
 type Regexp struct {
 	pattern  string
-	re       func() *regexp.Regexp
+	once     sync.Once
+	re       *regexp.Regexp // set by once
 	compiled atomic.Bool
 }
 
@@ -32,11 +33,7 @@ var all struct {
 // New returns a Regexp for pattern, which is compiled (with
 // regexp.MustCompile: a bad pattern panics) the first time it is used.
 func New(pattern string) *Regexp {
-	r := &Regexp{pattern: pattern}
-	r.re = sync.OnceValue(func() *regexp.Regexp {
-		r.compiled.Store(true)
-		return regexp.MustCompile(pattern)
-	})
+	r := &Regexp{pattern: pattern} // the one allocation: no closures until first use
 	all.mu.Lock()
 	all.list = append(all.list, r)
 	all.mu.Unlock()
@@ -74,28 +71,44 @@ func Compiled() []string {
 	return out
 }
 
+// get returns the compiled expression, compiling it on first use.
+func (r *Regexp) get() *regexp.Regexp {
+	r.once.Do(r.compile)
+	if r.re == nil { // the first use panicked (a bad pattern): so does every later one
+		panic("lazyre: pattern did not compile: " + r.pattern)
+	}
+	return r.re
+}
+
+func (r *Regexp) compile() {
+	r.compiled.Store(true)
+	r.re = regexp.MustCompile(r.pattern)
+}
+
 // Regexp returns the compiled expression.
-func (r *Regexp) Regexp() *regexp.Regexp { return r.re() }
+func (r *Regexp) Regexp() *regexp.Regexp { return r.get() }
 
 // String returns the pattern.
 func (r *Regexp) String() string { return r.pattern }
 
 // MatchString is regexp.Regexp.MatchString.
-func (r *Regexp) MatchString(s string) bool { return r.re().MatchString(s) }
+func (r *Regexp) MatchString(s string) bool { return r.get().MatchString(s) }
 
 // FindStringSubmatch is regexp.Regexp.FindStringSubmatch.
-func (r *Regexp) FindStringSubmatch(s string) []string { return r.re().FindStringSubmatch(s) }
+func (r *Regexp) FindStringSubmatch(s string) []string { return r.get().FindStringSubmatch(s) }
 
 // FindAllString is regexp.Regexp.FindAllString.
-func (r *Regexp) FindAllString(s string, n int) []string { return r.re().FindAllString(s, n) }
+func (r *Regexp) FindAllString(s string, n int) []string { return r.get().FindAllString(s, n) }
 
 // ReplaceAllString is regexp.Regexp.ReplaceAllString.
-func (r *Regexp) ReplaceAllString(src, repl string) string { return r.re().ReplaceAllString(src, repl) }
+func (r *Regexp) ReplaceAllString(src, repl string) string {
+	return r.get().ReplaceAllString(src, repl)
+}
 
 // ReplaceAllStringFunc is regexp.Regexp.ReplaceAllStringFunc.
 func (r *Regexp) ReplaceAllStringFunc(src string, repl func(string) string) string {
-	return r.re().ReplaceAllStringFunc(src, repl)
+	return r.get().ReplaceAllStringFunc(src, repl)
 }
 
 // ReplaceAll is regexp.Regexp.ReplaceAll.
-func (r *Regexp) ReplaceAll(src, repl []byte) []byte { return r.re().ReplaceAll(src, repl) }
+func (r *Regexp) ReplaceAll(src, repl []byte) []byte { return r.get().ReplaceAll(src, repl) }

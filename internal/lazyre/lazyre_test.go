@@ -54,3 +54,35 @@ func TestCompiled(t *testing.T) {
 		t.Fatal("not listed after its first use")
 	}
 }
+
+// TestNewAllocatesOnce: New, which runs during package initialization of
+// every binary for every pattern, makes one allocation (the Regexp; the
+// list it joins grows rarely), and no closure until first use.
+func TestNewAllocatesOnce(t *testing.T) {
+	n := len(all.list)
+	t.Cleanup(func() {
+		all.mu.Lock()
+		all.list = all.list[:n]
+		all.mu.Unlock()
+	})
+	if allocs := testing.AllocsPerRun(100, func() { New(`^x$`) }); allocs > 1 {
+		t.Fatalf("New makes %v allocations, want 1", allocs)
+	}
+}
+
+// TestBadPatternPanicsEveryUse: a pattern that does not compile panics at
+// its first use and at every later one.
+func TestBadPatternPanicsEveryUse(t *testing.T) {
+	r := New(`b(`)
+	defer func() { all.list = all.list[:len(all.list)-1] }()
+	for i := range 2 {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("use %d of a bad pattern did not panic", i+1)
+				}
+			}()
+			r.MatchString("b")
+		}()
+	}
+}
