@@ -37,16 +37,17 @@ button.deny{background:#a01d1d;color:#fff;border:1px solid #7a1313}
 .note{color:#555;font-size:.92em}
 td,dl.plan dd,code{white-space:pre-wrap;overflow-wrap:anywhere}`
 
-// csp is the Content-Security-Policy of every answer.
-var csp = func() string {
+// csp is the Content-Security-Policy of every answer, made on first use
+// (not at package initialization, which every start of the binary pays).
+var csp = sync.OnceValue(func() string {
 	sum := sha256.Sum256([]byte(style))
 	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; " +
 		"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-}()
+})
 
 // securityHeaders sets the headers every answer carries, errors included.
 func securityHeaders(h http.Header) {
-	h.Set("Content-Security-Policy", csp)
+	h.Set("Content-Security-Policy", csp())
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -184,8 +185,10 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault) (an
 	return true, false
 }
 
-// fillChunk is what BodySize and Endless bodies are made of.
-var fillChunk = bytes.Repeat([]byte("x"), 32<<10)
+// fillChunk is what BodySize and Endless bodies are made of, made on
+// first use: the binary links this package for --demo, and 32 KiB made at
+// package initialization were allocated by every start of it.
+var fillChunk = sync.OnceValue(func() []byte { return bytes.Repeat([]byte("x"), 32<<10) })
 
 // stream writes a large or endless body with the standard reason phrase.
 // It stops when the client goes away or the server closes.
@@ -216,7 +219,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, status int, f Fa
 		body = []byte(head)
 	}
 	if f.Endless {
-		for ok := send(body); ok; ok = send(fillChunk) {
+		for ok := send(body); ok; ok = send(fillChunk()) {
 		}
 		return
 	}
@@ -224,7 +227,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, status int, f Fa
 		return
 	}
 	for n := f.BodySize - len(head) - len(tail); n > 0; {
-		c := fillChunk[:min(n, len(fillChunk))]
+		c := fillChunk()[:min(n, len(fillChunk()))]
 		if !send(c) {
 			return
 		}
