@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 )
 
 // TestServedOutputValidatedInTests: production does not validate a tool's
@@ -88,6 +91,40 @@ func TestServedSchemasAreTools(t *testing.T) {
 			json.Unmarshal([]byte(w), &b)
 			if mustJSON(t, a) != mustJSON(t, b) {
 				t.Errorf("%s: served schema\n%s\nTools\n%s", tl.Name, got, w)
+			}
+		}
+	}
+}
+
+// TestPlaceholderSchema: the input schema New registers each tool with
+// (addServed) is an object to go-sdk's check and does not marshal, so
+// AddTool skips marshalling and decoding it again to walk its properties.
+// Should jsonschema start marshalling it, this fails, rather than every
+// start silently paying for that again.
+func TestPlaceholderSchema(t *testing.T) {
+	t.Parallel()
+	if objectSchema.Type != "object" {
+		t.Errorf("placeholder type %q: AddTool refuses an input schema that is not an object", objectSchema.Type)
+	}
+	if b, err := json.Marshal(objectSchema); err == nil {
+		t.Errorf("the placeholder marshals (%s): AddTool marshals and decodes it again for every tool", b)
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "probe", Version: "0"}, nil)
+	s.AddTool(&mcp.Tool{Name: "probe", InputSchema: objectSchema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
+	})
+}
+
+// TestServedSchemasHaveNoHeaderAnnotations: no tool's input schema, in
+// any profile, has an x-mcp-header annotation, the only thing AddTool's
+// walk of an input schema looks for (the placeholder skips that walk;
+// a served schema with one would need it).
+func TestServedSchemasHaveNoHeaderAnnotations(t *testing.T) {
+	t.Parallel()
+	for _, d := range toolList() {
+		for _, wait := range []time.Duration{proxmoxsafe.DefaultMaxWait, time.Minute} {
+			if s := d.served(wait); strings.Contains(string(s.tool.InputSchema.(json.RawMessage)), "x-mcp-header") {
+				t.Errorf("%s: the input schema has an x-mcp-header annotation", d.info.Name)
 			}
 		}
 	}
