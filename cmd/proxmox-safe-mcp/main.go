@@ -23,6 +23,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"slices"
+	"sync"
 	"syscall"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
@@ -165,7 +166,11 @@ func serve(ctx context.Context, a *app, stdin io.Reader, stdout io.Writer) int {
 // versionString is the -X override, else the module version (a tag or
 // pseudo-version when installed with `go install …@version`), else
 // "(devel)" plus the VCS revision when the build recorded one.
-func versionString() string {
+//
+// It is computed once: a start asks for it several times (the log line,
+// the MCP implementation, the User-Agent), and each debug.ReadBuildInfo
+// parses the module list embedded in the binary again.
+var versionString = sync.OnceValue(func() string {
 	if version != "" {
 		return version
 	}
@@ -186,7 +191,7 @@ func versionString() string {
 		}
 	}
 	return v
-}
+})
 
 // logHandler writes stderr's log lines as text, or as one JSON object per
 // line with --log-format json.
