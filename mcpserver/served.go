@@ -165,27 +165,36 @@ func listedInput(s *jsonschema.Schema) {
 // descriptions for documentation. Every field the result can carry is
 // still listed; only a host's refusal of fields a newer server adds goes.
 func withoutDescriptions(s *jsonschema.Schema) {
+	eachSchema(s, func(s *jsonschema.Schema) {
+		s.Description = ""
+		if s.AdditionalProperties != nil && s.AdditionalProperties.Not != nil && s.Type == "object" {
+			s.AdditionalProperties = nil // false is {"not": {}}
+		}
+	})
+}
+
+// eachSchema calls f on s and then on every schema nested in it
+// (properties, definitions, the alternatives, items, additional properties
+// and not), as f leaves them; nil schemas are skipped.
+func eachSchema(s *jsonschema.Schema, f func(*jsonschema.Schema)) {
 	if s == nil {
 		return
 	}
-	s.Description = ""
-	if s.AdditionalProperties != nil && s.AdditionalProperties.Not != nil && s.Type == "object" {
-		s.AdditionalProperties = nil // false is {"not": {}}
-	}
+	f(s)
 	for _, p := range s.Properties {
-		withoutDescriptions(p)
+		eachSchema(p, f)
 	}
 	for _, d := range s.Defs {
-		withoutDescriptions(d)
+		eachSchema(d, f)
 	}
 	for _, list := range [][]*jsonschema.Schema{s.AnyOf, s.OneOf, s.AllOf} {
 		for _, x := range list {
-			withoutDescriptions(x)
+			eachSchema(x, f)
 		}
 	}
-	withoutDescriptions(s.Items)
-	withoutDescriptions(s.AdditionalProperties)
-	withoutDescriptions(s.Not)
+	eachSchema(s.Items, f)
+	eachSchema(s.AdditionalProperties, f)
+	eachSchema(s.Not, f)
 }
 
 // inferSchemas makes served build every schema instead of reading
@@ -248,25 +257,11 @@ func resolveClosed(b json.RawMessage) func() (*jsonschema.Resolved, error) {
 // closeObjects sets "additionalProperties": false on every object schema
 // in s that lists properties and says nothing of others.
 func closeObjects(s *jsonschema.Schema) {
-	if s == nil {
-		return
-	}
-	if s.Properties != nil && s.AdditionalProperties == nil {
-		s.AdditionalProperties = &jsonschema.Schema{Not: &jsonschema.Schema{}}
-	}
-	for _, p := range s.Properties {
-		closeObjects(p)
-	}
-	for _, d := range s.Defs {
-		closeObjects(d)
-	}
-	for _, list := range [][]*jsonschema.Schema{s.AnyOf, s.OneOf, s.AllOf} {
-		for _, x := range list {
-			closeObjects(x)
+	eachSchema(s, func(s *jsonschema.Schema) {
+		if s.Properties != nil && s.AdditionalProperties == nil {
+			s.AdditionalProperties = &jsonschema.Schema{Not: &jsonschema.Schema{}}
 		}
-	}
-	closeObjects(s.Items)
-	closeObjects(s.AdditionalProperties)
+	})
 }
 
 func mustMarshal(s *jsonschema.Schema) json.RawMessage {
