@@ -414,8 +414,6 @@ type FleetHealthResult struct {
 	Clusters []FleetHealthStatus `json:"clusters"`
 }
 
-var severityRank = map[string]int{proxmoxsafe.SeverityCritical: 0, proxmoxsafe.SeverityWarning: 1, proxmoxsafe.SeverityInfo: 2}
-
 func fleetHealthReport(ctx context.Context, targets []*adapter, in proxmoxsafe.HealthReportInput) (string, *FleetHealthResult, error) {
 	if err := notAcross(in.Node); err != nil {
 		return "", nil, err
@@ -459,7 +457,7 @@ func fleetHealthReport(ctx context.Context, targets []*adapter, in proxmoxsafe.H
 		statuses[i] = st.FleetReadStatus
 		out.Clusters[i] = st
 	}
-	slices.SortStableFunc(out.Findings, func(a, b FleetFinding) int { return severityRank[a.Severity] - severityRank[b.Severity] })
+	slices.SortStableFunc(out.Findings, func(a, b FleetFinding) int { return proxmoxsafe.CompareSeverity(a.Severity, b.Severity) })
 	out.Findings = out.Findings[:min(len(out.Findings), limit)]
 	text := fleetSummary(fmt.Sprintf("Health: %d critical, %d warning, %d info", out.Critical, out.Warning, out.Info), statuses, "")
 	if len(out.Findings) < out.Total {

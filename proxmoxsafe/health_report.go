@@ -101,6 +101,10 @@ const (
 	SeverityInfo     = "info"
 )
 
+// CompareSeverity orders severities most severe first: negative when a is
+// more severe than b, 0 when they are the same, positive when less.
+func CompareSeverity(a, b string) int { return findingRank[a] - findingRank[b] }
+
 // HealthReportInput selects what [Client.HealthReport] checks.
 type HealthReportInput struct {
 	// Node limits the node and guest checks to one allowlisted node; the
@@ -549,7 +553,7 @@ func (r *healthRun) result() *HealthReportResult {
 	slices.Sort(res.Nodes)
 	minRank := findingRank[cmp.Or(r.in.MinSeverity, SeverityInfo)]
 	slices.SortFunc(r.findings, func(a, b HealthFinding) int {
-		return cmp.Or(findingRank[a.Severity]-findingRank[b.Severity], strings.Compare(a.Kind, b.Kind),
+		return cmp.Or(CompareSeverity(a.Severity, b.Severity), strings.Compare(a.Kind, b.Kind),
 			strings.Compare(a.Subject, b.Subject), strings.Compare(a.Evidence, b.Evidence))
 	})
 	limit := limitOr(r.in.Limit)

@@ -135,3 +135,18 @@ func TestHealthReportRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareSeverity: critical before warning before info, which is the
+// order a report's findings come in and a fleet's are merged by.
+func TestCompareSeverity(t *testing.T) {
+	t.Parallel()
+	order := []string{proxmoxsafe.SeverityCritical, proxmoxsafe.SeverityWarning, proxmoxsafe.SeverityInfo}
+	for i, a := range order {
+		for j, b := range order {
+			got := proxmoxsafe.CompareSeverity(a, b)
+			if (i < j) != (got < 0) || (i == j) != (got == 0) || (i > j) != (got > 0) {
+				t.Errorf("CompareSeverity(%s, %s) = %d", a, b, got)
+			}
+		}
+	}
+}
