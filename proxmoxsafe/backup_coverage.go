@@ -99,9 +99,11 @@ type BackupJob struct {
 }
 
 // maxCoveragePageBytes bounds the JSON of one page of [Client.BackupCoverage]'s
-// guests, beside Limit: with the jobs (each listing at most [MaxJobGuests]
-// VMIDs) an answer stays within the 64 KiB every list answer keeps.
-const maxCoveragePageBytes = 48 << 10
+// guests and the backup jobs together, beside Limit, so that an answer
+// stays within the 64 KiB every list answer keeps (the rest of it, counts
+// and the cursor, is a few dozen bytes). The jobs count first: each lists
+// at most [MaxJobGuests] VMIDs, and a page holds at least one guest.
+const maxCoveragePageBytes = 56 << 10
 
 // jsonSize is the length of v's JSON encoding (0 if it has none).
 func jsonSize(v any) int {
@@ -243,7 +245,7 @@ func (c *Client) BackupCoverage(ctx context.Context, in BackupCoverageInput) (*B
 	}
 	res.Total = len(guests)
 	limit := limitOr(in.Limit)
-	pageBytes := 0
+	pageBytes := jsonSize(res.Jobs)
 	for _, g := range guests {
 		if int64(g.VMID) <= after {
 			continue
@@ -276,7 +278,7 @@ func (c *Client) BackupCoverage(ctx context.Context, in BackupCoverageInput) (*B
 		if !enabled {
 			gc.Findings = append(gc.Findings, "not covered by an enabled job")
 		}
-		// A page also ends before maxCoveragePageBytes of guests: a
+		// A page also ends before maxCoveragePageBytes with the jobs: a
 		// guest with its newest backup (notes included) takes several
 		// times what a list_guests row does.
 		size := jsonSize(gc)

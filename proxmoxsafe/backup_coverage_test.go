@@ -3,6 +3,7 @@ package proxmoxsafe_test
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -72,22 +73,31 @@ func TestBackupCoverage(t *testing.T) {
 	}
 }
 
-// TestBackupCoverageBounded: on 2,000 guests with backup notes and two jobs
-// that select every guest, a page stays within the 64 KiB every list answer
-// keeps, by ending early (next_cursor) rather than at the limit, and each
-// job lists at most MaxJobGuests VMIDs while guests_total counts them all;
-// walking the cursors lists every guest once.
+// TestBackupCoverageBounded: on 2,000 guests with backup notes and jobs
+// that select every guest (2, and 20 whose VMID lists take a third of the
+// answer), a page stays within the 64 KiB every list answer keeps, by
+// ending early (next_cursor) rather than at the limit, and each job lists
+// at most MaxJobGuests VMIDs while guests_total counts them all; walking
+// the cursors lists every guest once.
 func TestBackupCoverageBounded(t *testing.T) {
 	t.Parallel()
+	for _, jobs := range []int{2, 20} {
+		t.Run(strconv.Itoa(jobs)+" jobs", func(t *testing.T) {
+			t.Parallel()
+			coverageBounded(t, jobs)
+		})
+	}
+}
+
+func coverageBounded(t *testing.T, jobs int) {
 	c := proxmoxtest.GenerateCluster(2, 1000, 1)
 	for _, st := range c.Storages {
 		for _, b := range st.Backups {
 			b.Notes = strings.Repeat("nightly backup of the web tier, kept ", 4)
 		}
 	}
-	c.BackupJobs = []*proxmoxtest.BackupJob{
-		{ID: "backup-all", Schedule: "21:00", Storage: "local", Mode: "snapshot", All: true},
-		{ID: "backup-all-weekly", Schedule: "sun 01:00", Storage: "local", Mode: "stop", All: true},
+	for i := range jobs {
+		c.BackupJobs = append(c.BackupJobs, &proxmoxtest.BackupJob{ID: "backup-all-" + strconv.Itoa(i), Schedule: "21:00", Storage: "local", Mode: "snapshot", All: true})
 	}
 	e := newEnvWith(t, c, func(cfg *proxmoxsafe.Config) { cfg.Policy.AllowedNodes = []string{c.Nodes[0].Name, c.Nodes[1].Name} })
 	seen := map[int]bool{}
