@@ -7,13 +7,10 @@ import (
 	"testing"
 )
 
-// TestDefaultTransportKeepsIdleConnsForFanOut: the default transport keeps
-// at least as many idle connections as ClusterStatus sends reads at once,
-// whatever GOMAXPROCS is (go-cleanhttp's default is GOMAXPROCS+1: 2 on one
-// core, a new TLS handshake per call).
-func TestDefaultTransportKeepsIdleConnsForFanOut(t *testing.T) {
-	prev := runtime.GOMAXPROCS(1)
-	defer runtime.GOMAXPROCS(prev)
+// defaultTransport is the transport behind the guard of a client built
+// with no HTTPClient of its own.
+func defaultTransport(t *testing.T) *http.Transport {
+	t.Helper()
 	pol, err := compilePolicy(Policy{})
 	if err != nil {
 		t.Fatal(err)
@@ -27,6 +24,17 @@ func TestDefaultTransportKeepsIdleConnsForFanOut(t *testing.T) {
 	if !ok {
 		t.Fatalf("transport behind the guard is %T", hc.Transport.(*guard).next)
 	}
+	return tr
+}
+
+// TestDefaultTransportKeepsIdleConnsForFanOut: the default transport keeps
+// at least as many idle connections as ClusterStatus sends reads at once,
+// whatever GOMAXPROCS is (go-cleanhttp's default is GOMAXPROCS+1: 2 on one
+// core, a new TLS handshake per call).
+func TestDefaultTransportKeepsIdleConnsForFanOut(t *testing.T) {
+	prev := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(prev)
+	tr := defaultTransport(t)
 	const clusterStatusReads = 3
 	if tr.MaxIdleConnsPerHost < clusterStatusReads {
 		t.Errorf("MaxIdleConnsPerHost = %d with GOMAXPROCS 1, want at least %d", tr.MaxIdleConnsPerHost, clusterStatusReads)
@@ -38,16 +46,7 @@ func TestDefaultTransportKeepsIdleConnsForFanOut(t *testing.T) {
 // idle connections kept, most of them close afterwards and the next call
 // pays a TLS handshake.
 func TestDefaultTransportKeepsIdleConnsForConcurrentClients(t *testing.T) {
-	pol, err := compilePolicy(Policy{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, _ := url.Parse("https://pve.example:8006/api2/json")
-	hc, err := buildHTTPClient(Config{}, base, pol, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := hc.Transport.(*guard).next.(*http.Transport)
+	tr := defaultTransport(t)
 	const concurrentClients = 64
 	if tr.MaxIdleConnsPerHost < concurrentClients {
 		t.Errorf("MaxIdleConnsPerHost = %d, want at least %d", tr.MaxIdleConnsPerHost, concurrentClients)
