@@ -33,7 +33,7 @@ type SnapshotGuestInput struct {
 	GuestRef
 	// Name is the snapshot name: a letter, then 1 to 39 letters, digits,
 	// '_' or '-'; not a name Proxmox reserves.
-	Name string `json:"snapname" validate:"required,pve_snapname" jsonschema:"A letter, then up to 39 letters, digits, _ or -."`
+	Name string `json:"snapname" validate:"required,pve_snapname" jsonschema:"A letter, then 1-39 letters, digits, _ or -."`
 	// Description is free text stored with the snapshot (no control characters).
 	Description string `json:"description,omitempty" validate:"max=1024,pve_text"`
 	// VMState also saves the VM's RAM. QEMU only.
