@@ -18,7 +18,9 @@
 //
 //   - per read call over stdio (list_guests, guest_status, cluster_status)
 //     against replaying the very upstream requests the call made, as bare
-//     keep-alive GETs decoded into any;
+//     keep-alive GETs decoded into any, and against the minimal server
+//     making the same GET: all taking turns, -calls calls each per round
+//     for -call-rounds rounds, wall and server CPU per call (percall.go);
 //
 //   - list_guests over 10,000 guests against one bare GET + decode of the
 //     same /cluster/resources;
@@ -29,8 +31,9 @@
 //
 //   - idle RSS after tools/list and the binary size.
 //
-//     go run ./bench/compare                 # defaults: 15 cold starts, 100 calls, 64 clients × 5 s
+//     go run ./bench/compare                 # defaults: 15 cold starts, 10 rounds × 100 calls, 64 clients × 5 s
 //     go run ./bench/compare -runs 20 -calls 200
+//     go run ./bench/compare -only start -runs 3 -call-rounds 20   # mostly the per-call rows
 //     go run ./bench/compare -only tokens,trips,wait   # the byte counts and round trips alone (seconds)
 //     go run ./bench/compare -only http -http-rounds 5   # HTTP alone, medians of 5 alternated loads each
 //     go run ./bench/compare -only http -profile DIR   # CPU profile of ours under the HTTP load
@@ -42,7 +45,6 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -54,7 +56,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/bench/internal/benchutil"
@@ -63,6 +64,7 @@ import (
 
 type options struct {
 	runs, calls, clients int
+	callRounds           int
 	duration             time.Duration
 	httpRounds           int
 	skipHTTP, bigOnly    bool
@@ -84,7 +86,8 @@ func (o options) does(section string) bool {
 func main() {
 	var o options
 	flag.IntVar(&o.runs, "runs", 15, "cold starts per server")
-	flag.IntVar(&o.calls, "calls", 100, "calls per tool in the per-call comparison")
+	flag.IntVar(&o.calls, "calls", 100, "calls per tool and server in each round of the per-call comparison (and the 10,000-guest list: calls/10 rounds)")
+	flag.IntVar(&o.callRounds, "call-rounds", 10, "rounds of the per-call comparison: in each, ours, the minimal server and the bare GETs make -calls calls in turn (order rotated each round); rows give the medians over rounds and the median of the per-round ratios")
 	flag.IntVar(&o.clients, "clients", 64, "concurrent HTTP clients")
 	flag.DurationVar(&o.duration, "duration", 5*time.Second, "HTTP load duration per server")
 	flag.IntVar(&o.httpRounds, "http-rounds", 1, "HTTP loads per server, alternating (order rotated each round); the comparison uses the medians")
@@ -107,6 +110,10 @@ type row struct {
 	what       string
 	ours, base time.Duration
 	target     float64 // 0: reported only
+	// ratio, when set, is the median of per-round ratios (interleaved
+	// measures), lo and hi the lowest and highest of them; else the
+	// ratio is ours / base.
+	ratio, lo, hi float64
 }
 
 func run(o options) error {
@@ -163,8 +170,8 @@ func run(o options) error {
 	}
 
 	var rows []row
-	fmt.Printf("bench/compare: %s, %d CPUs, %s, load average %s; cold starts ×%d (interleaved, order rotated each round), calls ×%d, fake latency %v (trips and wait: %v)\n",
-		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), runtime.Version(), benchutil.LoadAvg(), o.runs, o.calls, o.latency, o.tripLatency)
+	fmt.Printf("bench/compare: %s, %d CPUs, %s, load average %s; cold starts ×%d (interleaved, order rotated each round), calls: %d rounds × %d (interleaved likewise), fake latency %v (trips and wait: %v)\n",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), runtime.Version(), benchutil.LoadAvg(), o.runs, o.callRounds, o.calls, o.latency, o.tripLatency)
 	if o.does("tokens") {
 		if err := definitionSizes(ours, env, fake); err != nil {
 			return err
@@ -225,110 +232,26 @@ func run(o options) error {
 	oFirst, oExit, mFirst, mExit, fExit := firsts[0], exits[0], firsts[1], exits[1], exits[2]
 	idle, idleMinimal, idleFloor := idles[0], idles[1], idles[2]
 	rows = append(rows,
-		row{"cold start: tools/list answered", median(oFirst), median(mFirst), 0},
-		row{"cold start: + exit on stdin close", median(oExit), median(mExit), 0},
-		row{"cold start: + exit, floor (minimal + validator, go-cleanhttp, TLS client, slog) / minimal (reference)", median(fExit), median(mExit), 0},
-		row{"cold start: + exit, ours / floor", median(oExit), median(fExit), 1.15})
+		row{what: "cold start: tools/list answered", ours: median(oFirst), base: median(mFirst), target: 0},
+		row{what: "cold start: + exit on stdin close", ours: median(oExit), base: median(mExit), target: 0},
+		row{what: "cold start: + exit, floor (minimal + validator, go-cleanhttp, TLS client, slog) / minimal (reference)", ours: median(fExit), base: median(mExit), target: 0},
+		row{what: "cold start: + exit, ours / floor", ours: median(oExit), base: median(fExit), target: 1.15})
 
-	// Per read call over stdio against replaying the same upstream requests.
-	sess, err := startSession(ours, oursEnv)
+	// Per read call over stdio: ours, the minimal server and the bare
+	// GETs taking turns (percall.go).
+	callRows, err := perCallRows(ours, oursEnv, minimal, minEnv, fake, small, o)
 	if err != nil {
 		return err
 	}
-	g := small.Guests[0]
-	ourCalls := map[string][]time.Duration{}
-	ourGets := map[string][]string{}
-	ourCPU := map[string]time.Duration{}
-	for _, tc := range []struct {
-		tool    string
-		args    map[string]any
-		primary string // the one GET the tool wraps; the others are secondary reads
-	}{
-		{"list_guests", map[string]any{}, ""},
-		{"guest_status", map[string]any{"node": g.Node, "type": g.Type, "vmid": g.VMID}, ""},
-		{"cluster_status", map[string]any{}, "/cluster/status"},
-	} {
-		ourTimes, gets, err := perCall(sess, fake, tc.tool, tc.args, o.calls)
-		if err != nil {
-			sess.close()
-			return err
-		}
-		ourCalls[tc.tool], ourGets[tc.tool] = ourTimes, gets
-		ourCPU[tc.tool] = sess.cpu
-		// Baselines: the very GETs the call made, one after another and all
-		// at once (the least a server must do; the library sends
-		// independent reads at once), and only the first of them (what
-		// "the bare request it wraps" reads as for a one-GET tool).
-		bare, err := bareGets(fake, gets, o.calls, false)
-		if err != nil {
-			sess.close()
-			return err
-		}
-		rows = append(rows, row{fmt.Sprintf("per call: %s (%d upstream GET) / the same GETs", tc.tool, len(gets)), median(ourTimes), median(bare), 1.5})
-		if len(gets) > 1 {
-			one := gets[:1]
-			if i := slices.Index(gets, tc.primary); i >= 0 {
-				one = gets[i : i+1]
-			}
-			par, err := bareGets(fake, gets, o.calls, true)
-			if err == nil {
-				rows = append(rows, row{fmt.Sprintf("per call: %s / the same %d GETs at once", tc.tool, len(gets)), median(ourTimes), median(par), 0})
-				par, err = bareGets(fake, one, o.calls, false)
-			}
-			if err != nil {
-				sess.close()
-				return err
-			}
-			rows = append(rows, row{fmt.Sprintf("per call: %s / one GET (%s)", tc.tool, one[0]), median(ourTimes), median(par), 0})
-		}
-	}
-	sess.close()
-
-	// The floor: the same list_guests call through the minimal go-sdk
-	// server (one GET of the same endpoint, decoded, a tiny result), so the
-	// table shows what go-sdk's stdio framing alone costs per call.
-	minTimes, mgets, minListCPU, err := minimalCalls(minimal, minEnv, fake, map[string]any{}, o.calls)
-	if err != nil {
-		return err
-	}
-	bare, err := bareGets(fake, mgets, o.calls, false)
-	if err != nil {
-		return err
-	}
-	rows = append(rows, row{"per call: list_guests, minimal go-sdk server (reference)", median(minTimes), median(bare), 0})
-
-	// The floor for a small read: the minimal server's one tool doing
-	// guest_status's very GET (its path argument), so ours / minimal shows
-	// what this server adds to the same small call beyond what any go-sdk
-	// stdio server costs.
-	if gets := ourGets["guest_status"]; len(gets) == 1 {
-		minSmall, _, minSmallCPU, err := minimalCalls(minimal, minEnv, fake, map[string]any{"path": gets[0]}, o.calls)
-		if err != nil {
-			return err
-		}
-		bare, err := bareGets(fake, gets, o.calls, false)
-		if err != nil {
-			return err
-		}
-		rows = append(rows,
-			row{"per call: guest_status's GET, minimal go-sdk server (reference) / the same GET", median(minSmall), median(bare), 0},
-			row{"per call: guest_status, ours / minimal go-sdk server doing the same GET", median(ourCalls["guest_status"]), median(minSmall), 1.0})
-		if minSmallCPU > 0 {
-			// CPU time of the server process per call: what each server
-			// does, which a loaded machine inflates far less than wall time.
-			rows = append(rows, row{"server CPU per call: guest_status, ours / minimal doing the same GET", ourCPU["guest_status"], minSmallCPU, 0})
-		}
-	}
-	if minListCPU > 0 {
-		rows = append(rows, row{"server CPU per call: list_guests, ours / minimal doing the same GET", ourCPU["list_guests"], minListCPU, 0})
-	}
+	rows = append(rows, callRows...)
 
 	bigRows, err := measureBig(ours, env, o)
 	if err != nil {
 		return err
 	}
 	printTable(append(rows, bigRows...))
-	fmt.Printf("\nbaselines: cold start = ./bench/compare/minimal (go-sdk, one tool) and ./bench/compare/floor (minimal + the fixed dependencies' start); per call = the same upstream GETs (in sequence; for several also at once, and the first alone), keep-alive, decoded into any\n")
+	fmt.Printf("\nbaselines: cold start = ./bench/compare/minimal (go-sdk, one tool) and ./bench/compare/floor (minimal + the fixed dependencies' start); per call = the same upstream GETs (in sequence; for several also at once, and the first alone), keep-alive, decoded into any, and the minimal server making the same GET; per-call ratios are the median of the per-round ratios (range in brackets), CPU from /proc/PID/task/*/schedstat\n")
+	fmt.Printf("load average at the end: %s\n", benchutil.LoadAvg())
 	fmt.Printf("idle memory after tools/list: ours %s; minimal %s; floor %s\n", idle.text, idleMinimal.text, idleFloor.text)
 	if idle.kB > 0 && idleFloor.kB > 0 {
 		fmt.Printf("idle RSS, ours − floor: %.1f MiB (target ≤ 4 MiB)\n", float64(idle.kB-idleFloor.kB)/1024)
@@ -349,7 +272,11 @@ func printTable(rows []row) {
 	fmt.Println()
 	fmt.Printf("| measure | ours | baseline | ratio | target |\n|---|---|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Printf("| %s | %s | %s | %.2f× | %s |\n", r.what, round(r.ours), round(r.base), float64(r.ours)/float64(r.base), targetText(r.target))
+		ratio := fmt.Sprintf("%.2f×", float64(r.ours)/float64(r.base))
+		if r.ratio > 0 {
+			ratio = fmt.Sprintf("%.2f× (rounds %.2f–%.2f)", r.ratio, r.lo, r.hi)
+		}
+		fmt.Printf("| %s | %s | %s | %s | %s |\n", r.what, round(r.ours), round(r.base), ratio, targetText(r.target))
 	}
 }
 
@@ -381,7 +308,6 @@ type rpc struct {
 	in  io.WriteCloser
 	out *bufio.Reader
 	id  int
-	cpu time.Duration // the server's CPU time per call of the last perCall
 }
 
 func start(bin string, env []string) (*rpc, error) {
@@ -510,36 +436,18 @@ func startSession(bin string, env []string) (*rpc, error) {
 	return r, nil
 }
 
-// minimalCalls starts the minimal server in a session of its own and
-// times n calls of its one tool with args (perCall): the times, the
-// upstream GETs one call made and the server's CPU time per call.
-func minimalCalls(minimal string, env []string, fake *proxmoxtest.Server, args map[string]any, n int) ([]time.Duration, []string, time.Duration, error) {
-	sess, err := startSession(minimal, env)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	defer sess.close()
-	times, gets, err := perCall(sess, fake, "list_guests", args, n)
-	if err != nil {
-		return nil, nil, 0, fmt.Errorf("minimal: %w", err)
-	}
-	return times, gets, sess.cpu, nil
-}
-
-// perCall times n calls of tool (after 3 warm-up calls) and returns the
-// upstream GETs one call made, from the fake's request log. r.cpu is set
-// to the server process's CPU time per call over the n calls (0 where
-// /proc is not there).
-func perCall(r *rpc, fake *proxmoxtest.Server, tool string, args map[string]any, n int) ([]time.Duration, []string, error) {
+// upstreamGets makes 3 warm-up calls of tool, then one more, and returns
+// the upstream GETs that one made, from the fake's request log.
+func upstreamGets(r *rpc, fake *proxmoxtest.Server, tool string, args map[string]any) ([]string, error) {
 	params := map[string]any{"name": tool, "arguments": args}
 	for range 3 {
 		if err := checkTool(r.call("tools/call", params)); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", tool, err)
+			return nil, fmt.Errorf("%s: %w", tool, err)
 		}
 	}
 	before := len(fake.Requests())
 	if err := checkTool(r.call("tools/call", params)); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var gets []string
 	for _, q := range fake.Requests()[before:] {
@@ -547,7 +455,7 @@ func perCall(r *rpc, fake *proxmoxtest.Server, tool string, args map[string]any,
 			continue // ours' background privilege check, not the call's
 		}
 		if q.Method != http.MethodGet {
-			return nil, nil, fmt.Errorf("%s sent %s %s", tool, q.Method, q.Path)
+			return nil, fmt.Errorf("%s sent %s %s", tool, q.Method, q.Path)
 		}
 		u := q.RawPath
 		if len(q.Query) > 0 {
@@ -555,20 +463,7 @@ func perCall(r *rpc, fake *proxmoxtest.Server, tool string, args map[string]any,
 		}
 		gets = append(gets, u)
 	}
-	times := make([]time.Duration, 0, n)
-	cpu0, ok := benchutil.ProcCPU(r.cmd.Process.Pid)
-	for range n {
-		t0 := time.Now()
-		if err := checkTool(r.call("tools/call", params)); err != nil {
-			return nil, nil, err
-		}
-		times = append(times, time.Since(t0))
-	}
-	r.cpu = 0
-	if cpu1, _ := benchutil.ProcCPU(r.cmd.Process.Pid); ok && n > 0 {
-		r.cpu = (cpu1 - cpu0) / time.Duration(n)
-	}
-	return times, gets, nil
+	return gets, nil
 }
 
 func checkTool(res json.RawMessage, err error) error {
@@ -583,53 +478,6 @@ func checkTool(res json.RawMessage, err error) error {
 		return fmt.Errorf("tool error: %.300s", res)
 	}
 	return nil
-}
-
-// bareGets replays gets n times over one keep-alive client, decoding each
-// body into any: the least any server must do to answer. atOnce sends them
-// concurrently (each goroutine its own request, the pool's connections
-// reused) instead of one after another.
-func bareGets(fake *proxmoxtest.Server, gets []string, n int, atOnce bool) ([]time.Duration, error) {
-	if len(gets) == 0 {
-		return nil, errors.New("the tool made no upstream request to compare with")
-	}
-	// As many idle connections as GETs sent at once, as the library keeps.
-	hc, getter := bareGetter(fake, len(gets))
-	defer hc.CloseIdleConnections()
-	get := func(p string) error {
-		return getter(p, func(r io.Reader) error { var v any; return json.NewDecoder(r).Decode(&v) })
-	}
-	one := func() error {
-		if !atOnce {
-			for _, p := range gets {
-				if err := get(p); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		errs := make([]error, len(gets))
-		var wg sync.WaitGroup
-		for i, p := range gets {
-			wg.Go(func() { errs[i] = get(p) })
-		}
-		wg.Wait()
-		return errors.Join(errs...)
-	}
-	for range 3 {
-		if err := one(); err != nil {
-			return nil, err
-		}
-	}
-	times := make([]time.Duration, 0, n)
-	for range n {
-		t0 := time.Now()
-		if err := one(); err != nil {
-			return nil, err
-		}
-		times = append(times, time.Since(t0))
-	}
-	return times, nil
 }
 
 func median(d []time.Duration) time.Duration { return benchutil.Median(d) }
