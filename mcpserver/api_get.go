@@ -18,7 +18,7 @@ func apiGetTool() toolDef {
 		Description: "Read an API path no dedicated tool covers (e.g. /cluster/options, /pools). Class " + string(decl.Class) + ". " +
 			"A node in the path must be allowed; secret, console and exec paths are denied; secret fields come back \"[redacted]\".",
 		Annotations: readAnnotations,
-	}, ops(proxmoxsafe.OpAPIGet), (*adapter).apiGet)
+	}, ops(proxmoxsafe.OpAPIGet), (*adapter).apiGet).without("upid", "approver", "plan")
 }
 
 // gatewayPrivileges is what the gateway's tools list as privileges: the

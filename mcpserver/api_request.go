@@ -20,7 +20,7 @@ func apiRequestTool() toolDef {
 			fmt.Sprintf(classSays, decl.Class, approvalBy(decl.Class)) + " Path rules as api_get. Out of reach: users, tokens, ACLs, shells, consoles, agent exec, node power, cluster membership, storage definitions; " +
 			"args, hookscripts, host devices, root-only parameters and secrets are never sent. Nodes, protected guests and pools are checked.",
 		Annotations: powerAnnotations,
-	}, ops(proxmoxsafe.OpAPIRequest), (*adapter).apiRequest)
+	}, ops(proxmoxsafe.OpAPIRequest), (*adapter).apiRequest).without("plan.precheck")
 }
 
 func (a *adapter) apiRequest(ctx context.Context, in proxmoxsafe.APIRequestInput) (string, *proxmoxsafe.APIResult, error) {

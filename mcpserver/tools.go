@@ -113,6 +113,9 @@ type toolDef struct {
 	// operation can set, which its output schema keeps (returning).
 	receipt       bool
 	receiptFields []string
+	// neverSet are output fields of a result type shared with another
+	// tool that this tool's operation never sets (without).
+	neverSet []string
 }
 
 // optionalReceipt are the receipt fields only some operations set; a
@@ -143,19 +146,38 @@ func (d toolDef) narrowReceipt(out *jsonschema.Schema) {
 		return
 	}
 	for _, f := range optionalReceipt {
-		if slices.Contains(d.receiptFields, f) {
-			continue
-		}
-		s, name := out, f
-		if parent, child, nested := strings.Cut(f, "."); nested {
-			s, name = out.Properties[parent], child
-		}
-		if s != nil {
-			delete(s.Properties, name)
-			s.PropertyOrder = slices.DeleteFunc(s.PropertyOrder, func(p string) bool { return p == name })
-			s.Required = slices.DeleteFunc(s.Required, func(p string) bool { return p == name })
+		if !slices.Contains(d.receiptFields, f) {
+			dropProperty(out, f)
 		}
 	}
+}
+
+// without declares output fields the tool's result type has but its
+// operation never sets (api_get shares api_request's result and never
+// starts a task, is never approved and has no plan): its output schema
+// leaves them out, as a receipt's leaves out the optional fields its
+// operation does not return. The tests check every output against the
+// closed schema, so a field named here that the tool does return fails
+// them.
+func (d toolDef) without(fields ...string) toolDef {
+	d.neverSet = fields
+	return d
+}
+
+// dropProperty removes a property, dotted when nested (plan.precheck),
+// from a schema and its required list; it reports whether it was there.
+func dropProperty(out *jsonschema.Schema, field string) bool {
+	s, name := out, field
+	if parent, child, nested := strings.Cut(field, "."); nested {
+		s, name = out.Properties[parent], child
+	}
+	if s == nil || s.Properties[name] == nil {
+		return false
+	}
+	delete(s.Properties, name)
+	s.PropertyOrder = slices.DeleteFunc(s.PropertyOrder, func(p string) bool { return p == name })
+	s.Required = slices.DeleteFunc(s.Required, func(p string) bool { return p == name })
+	return true
 }
 
 // readTool declares a read tool: info (name, title, description; the
@@ -387,6 +409,11 @@ func (d toolDef) build() ToolInfo {
 	}
 	in, out := d.schemas()
 	d.narrowReceipt(out)
+	for _, f := range d.neverSet {
+		if out == nil || !dropProperty(out, f) {
+			panic("mcpserver: " + d.info.Name + ": without " + f + ", which its output does not have")
+		}
+	}
 	for name, desc := range d.outputDescriptions {
 		if out == nil {
 			break // an image tool: no structured result (metrics_chart.go)
