@@ -11,8 +11,9 @@
 # mounted read-only, a fresh /etc holding only the unit (as shipped, not
 # edited), its two credential files and the enable symlink, and the binary
 # as /usr/local/bin/proxmox-safe-mcp. There is no Proxmox: the server
-# starts (reading both credentials), serves, and logs that its background
-# privilege check could not reach pve1.example.com.
+# starts (reading both credentials) and serves; it is only listed, never
+# called, so it never tries pve1.example.com (its privilege check begins
+# with the first tool call).
 #
 # Checks, each one failing the run:
 #   - systemd-analyze verify is clean; systemd-analyze security's exposure

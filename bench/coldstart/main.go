@@ -53,7 +53,7 @@ func main() {
 	rss := flag.Bool("rss", false, "print the idle memory -rss-wait after tools/list")
 	rssRuns := flag.Int("rss-runs", 5, "with -rss: read the idle memory in this many of the last runs per binary (their times are not kept) and print the median")
 	pages := flag.Int("pages", 0, "with -rss: also print which pages of each binary's own file are resident (by section, and the N packages of .text with the most), from its last run")
-	rssWait := flag.Duration("rss-wait", 1500*time.Millisecond, "how long after tools/list the idle memory is read (ours' privilege check begins 250 ms after the list)")
+	rssWait := flag.Duration("rss-wait", 1500*time.Millisecond, "how long after tools/list the idle memory is read (ours' privilege check begins with the first tools/call, which this never sends)")
 	flag.Parse()
 	bins := flag.Args()
 	if len(bins) == 0 {

@@ -29,9 +29,9 @@ type app struct {
 	trust doctor.Trust
 	// audit is the audit log file, if one was opened.
 	audit *auditlog.Log
-	// listed is closed once the server answered its first tools/list
-	// (watchFirstList, doctor.go).
-	listed chan struct{}
+	// called is closed when the server's first tools/call arrives
+	// (watchFirstCall, doctor.go).
+	called chan struct{}
 	// metrics is --metrics-addr's listener (metrics.go); nil when off.
 	metrics *metrics
 	// members are the clusters of a clusters file, each set up as a
@@ -69,7 +69,7 @@ func (a *app) server() *mcp.Server {
 // one-cluster app (its own audit log, locks, approvers) and serves them
 // together. An error names the cluster.
 func setupClusters(cfg *settings.Config, logger, warn *slog.Logger, stderr io.Writer) (*app, error) {
-	a := &app{log: logger, listed: make(chan struct{})}
+	a := &app{log: logger, called: make(chan struct{})}
 	if cfg.MetricsAddr != "" && cfg.Command == settings.CmdServe {
 		// One listener for the process; each cluster's requests are
 		// counted there with its name (metrics.go).
@@ -122,7 +122,7 @@ func setup(cfg *settings.Config, logger, warn *slog.Logger, stderr io.Writer) (*
 // clusters file, are the process's metrics, which count its requests
 // under its name; nil: its own, when --metrics-addr asks for them.
 func setupCluster(cfg *settings.Config, logger, warn *slog.Logger, stderr io.Writer, shared *metrics) (*app, error) {
-	a := &app{log: logger, listed: make(chan struct{})}
+	a := &app{log: logger, called: make(chan struct{})}
 	ok := false
 	defer func() {
 		if !ok {

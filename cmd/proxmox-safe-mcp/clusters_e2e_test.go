@@ -91,6 +91,17 @@ func TestClustersFileServer(t *testing.T) {
 		}
 	}
 
+	// The privilege check began with the first call; once its last
+	// request reached each running cluster, the log below holds only what
+	// the next calls send.
+	waitFor(t, "the privilege check's requests", func() bool {
+		for _, name := range []string{"lab", "prod"} {
+			if !privilegesRead(fakes[name]) {
+				return false
+			}
+		}
+		return true
+	})
 	for _, f := range fakes {
 		f.ResetRequests()
 	}

@@ -23,26 +23,19 @@ const cmdDoctor = settings.CmdDoctor
 // startupCheckTimeout bounds the background privilege check.
 const startupCheckTimeout = 5 * time.Second
 
-// startupCheckDelay is when the background privilege check begins if the
-// client has not listed the tools by then (a variable for tests).
-var startupCheckDelay = time.Second
-
-// startupCheckSettle is how long after the first answered tools/list the
-// check begins (a variable for tests). A host that only lists the tools and
-// disconnects (a probe, a reconnect) is gone by then and never pays for a
-// TLS handshake and the permission read; a session that goes on gets the
-// check a moment later, in the pause while the model reads the list.
-var startupCheckSettle = 250 * time.Millisecond
-
 // startupCheckRun is the check's body (a variable for tests).
 var startupCheckRun = startupWarnings
 
 // startupCheck runs the privilege check in the background when serving,
-// logging what is missing or dangerous as warnings. It never fails or
-// delays startup: it begins startupCheckSettle after the first tools/list
-// has been answered (a.listed), or startupCheckDelay after the start if
-// none comes, so that it does not compete with answering the client's
-// first requests for the CPU of a cold start, and gives up startupCheckTimeout after it
+// logging what is missing or dangerous as warnings. It begins when the
+// first tools/call arrives (a.called, watchFirstCall) and runs alongside
+// that call, never before it and on no timer: a host spawns every
+// configured server and lists its tools, and many then sit idle for the
+// whole session; such a server makes no connection to Proxmox and holds
+// no TLS state. The call needs its own connection anyway, so the check's
+// handshake is paid at the same moment, and its warnings come with the
+// first use (`proxmox-safe-mcp doctor` checks a setup on demand). It
+// never fails or delays a call and gives up startupCheckTimeout after it
 // began. Demo mode skips it: the simulated cluster needs no warning.
 //
 // stop cancels the check and returns at once: the check only reads and
@@ -59,18 +52,8 @@ func startupCheck(ctx context.Context, a *app, cfg *settings.Config, warn *slog.
 	ctx, cancel := context.WithCancel(ctx)
 	go func() {
 		defer close(ended)
-		delay := time.NewTimer(startupCheckDelay)
-		defer delay.Stop()
 		select {
-		case <-a.listed:
-			settle := time.NewTimer(startupCheckSettle)
-			defer settle.Stop()
-			select {
-			case <-settle.C:
-			case <-ctx.Done():
-				return
-			}
-		case <-delay.C:
+		case <-a.called:
 		case <-ctx.Done():
 			return
 		}
@@ -81,17 +64,17 @@ func startupCheck(ctx context.Context, a *app, cfg *settings.Config, warn *slog.
 	return cancel, ended
 }
 
-// watchFirstList makes srv close a.listed once it has answered its first
-// tools/list, which starts the background privilege check.
-func (a *app) watchFirstList(srv *mcp.Server) {
+// watchFirstCall makes srv close a.called when its first tools/call
+// arrives, before the call is handled, which starts the background
+// privilege check beside it.
+func (a *app) watchFirstCall(srv *mcp.Server) {
 	var once sync.Once
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			res, err := next(ctx, method, req)
-			if method == "tools/list" {
-				once.Do(func() { close(a.listed) })
+			if method == "tools/call" {
+				once.Do(func() { close(a.called) })
 			}
-			return res, err
+			return next(ctx, method, req)
 		}
 	})
 }

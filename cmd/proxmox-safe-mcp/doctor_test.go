@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -21,7 +22,6 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/doctor"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/testutil"
-	"github.com/proxmoxsafe/proxmox-safe-mcp/mcpserver"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
@@ -308,9 +308,9 @@ func TestStartupCheckStopDoesNotWait(t *testing.T) {
 			<-release // busy (a handshake), not looking at ctx
 			sawCancel = ctx.Err() != nil
 		}
-		a := &app{listed: make(chan struct{})}
+		a := &app{called: make(chan struct{})}
 		stop, done := startupCheck(t.Context(), a, &settings.Config{}, slog.New(slog.DiscardHandler))
-		close(a.listed) // the first tools/list was answered
+		close(a.called) // the first tools/call arrived
 		<-entered
 		stop() // must return while the check is still running
 		close(release)
@@ -321,46 +321,78 @@ func TestStartupCheckStopDoesNotWait(t *testing.T) {
 	})
 }
 
-// TestStartupCheckSettles: the privilege check begins startupCheckSettle
-// after the first answered tools/list, not at once, so a client that lists
-// the tools and disconnects (a probe, a reconnect) never starts it; and it
-// does begin once that time has passed. Virtual time (synctest): no real
-// waiting, no timing assertion. Not parallel: it sets the check's hooks.
-func TestStartupCheckSettles(t *testing.T) {
+// TestStartupCheckWaitsForFirstCall: the privilege check begins when the
+// first tools/call arrives and on nothing else: a session that lists the
+// tools and idles for an hour never starts it; the first call starts it
+// and is answered while the check is still running (it never waits for
+// it); a server stopped before any call never runs it. Virtual time
+// (synctest): no real waiting, no timing assertion. Not parallel: it sets
+// the check's hooks.
+func TestStartupCheckWaitsForFirstCall(t *testing.T) {
 	defer func(run func(context.Context, *app, *slog.Logger)) { startupCheckRun = run }(startupCheckRun)
 	synctest.Test(t, func(t *testing.T) {
 		// ran is atomic: the race detector does not see virtual time
-		// advancing as ordering the test's reads before the timer fires.
-		var ran atomic.Bool
-		startupCheckRun = func(context.Context, *app, *slog.Logger) { ran.Store(true) }
-		a := &app{listed: make(chan struct{})}
+		// advancing as ordering the test's reads before the check's write.
+		var ran atomic.Int32
+		release := make(chan struct{})
+		releaseOnce := sync.OnceFunc(func() { close(release) })
+		startupCheckRun = func(context.Context, *app, *slog.Logger) {
+			ran.Add(1)
+			<-release // still running while the call is answered
+		}
+		a := &app{called: make(chan struct{})}
 		stop, done := startupCheck(t.Context(), a, &settings.Config{}, slog.New(slog.DiscardHandler))
-		defer func() { stop(); <-done }()
-		close(a.listed)
+		defer func() { releaseOnce(); stop(); <-done }()
+		srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "0"}, nil)
+		var calls, ranDuringFirstCall atomic.Int32
+		mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			if calls.Add(1) == 1 {
+				synctest.Wait() // the check, begun with the call's arrival, is under way
+				ranDuringFirstCall.Store(ran.Load())
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
+		})
+		a.watchFirstCall(srv)
+		st, ct := mcp.NewInMemoryTransports()
+		ss, err := srv.Connect(t.Context(), st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ss.Close()
+		cs, err := newClient().Connect(t.Context(), ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		if _, err := cs.ListTools(t.Context(), nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Hour)
 		synctest.Wait()
-		if ran.Load() {
-			t.Fatal("the check began as soon as tools/list was answered")
+		if n := ran.Load(); n != 0 {
+			t.Fatal("the check began without a tool call")
 		}
-		time.Sleep(startupCheckSettle)
+		for range 2 {
+			if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo"}); err != nil || res.IsError {
+				t.Fatalf("call: %v %v", err, res)
+			}
+		}
 		synctest.Wait()
-		if !ran.Load() {
-			t.Fatal("the check did not begin after the settle time")
+		if n := ran.Load(); n != 1 {
+			t.Fatalf("the check ran %d times after two calls, want once", n)
 		}
-		if startupCheckSettle >= startupCheckDelay {
-			t.Errorf("settle %v is not shorter than the fallback delay %v", startupCheckSettle, startupCheckDelay)
+		if ranDuringFirstCall.Load() != 1 {
+			t.Error("the check had not begun while the first call was handled")
 		}
+		releaseOnce()
 
-		// A client that went away before the settle time: never started.
-		ran.Store(false)
-		a = &app{listed: make(chan struct{})}
-		stop2, done2 := startupCheck(t.Context(), a, &settings.Config{}, slog.New(slog.DiscardHandler))
-		close(a.listed)
-		synctest.Wait()
+		// Stopped before any call: never started.
+		b := &app{called: make(chan struct{})}
+		stop2, done2 := startupCheck(t.Context(), b, &settings.Config{}, slog.New(slog.DiscardHandler))
 		stop2()
 		<-done2
-		time.Sleep(2 * startupCheckDelay)
-		if ran.Load() {
-			t.Error("a check stopped before its settle time ran")
+		if n := ran.Load(); n != 1 {
+			t.Error("a check stopped before any call ran")
 		}
 	})
 }
@@ -535,54 +567,82 @@ func TestDoctorAdminProfile(t *testing.T) {
 	wantLines(t, out, "guest_suspend", "guest_resume", "snapshot_rollback", "snapshot_delete", "guest_destroy", "guest_clone", "vm_create", "container_create", "VM.Migrate", "guest_migrate", "disk_resize", "guest_config_set")
 }
 
-// TestStartupCheckAfterFirstList: the background privilege check begins
-// when the first tools/list has been answered (not competing with the
-// client's first requests), without waiting for its fallback delay. Not
-// parallel: it sets startupCheckDelay.
-func TestStartupCheckAfterFirstList(t *testing.T) {
-	defer func(d, s time.Duration) { startupCheckDelay, startupCheckSettle = d, s }(startupCheckDelay, startupCheckSettle)
-	startupCheckDelay, startupCheckSettle = time.Hour, 0
-	srv := proxmoxtest.NewServer(doctorCluster(map[string][]string{"/": {"Sys.Audit"}}))
-	defer srv.Close()
-	m := map[string]string{
-		"PVE_URL": srv.URL, "PVE_API_TOKEN_ID": doctorToken, "PVE_API_TOKEN_SECRET": "d0c70000-0000-4000-8000-000000000000",
-		"PVE_TLS_FINGERPRINT": srv.Fingerprint(), "PVE_ALLOWED_NODES": "pve1", "PROXMOX_SAFE_READ_ONLY": "true",
-	}
-	cfg, err := settings.Parse(nil, func(k string) (string, bool) { v, ok := m[k]; return v, ok })
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &syncBuffer{}
-	logger := slog.New(slog.NewTextHandler(logs, nil))
-	a, err := setup(cfg, logger, logger, logs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.close()
-	s := mcpserver.New(a.client, a.opts)
-	a.watchFirstList(s)
-	stop, done := startupCheck(t.Context(), a, cfg, logger)
-	defer func() { stop(); <-done }()
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := s.Connect(t.Context(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := newClient().Connect(t.Context(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	if _, err := cs.ListTools(t.Context(), nil); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a hang guard, not a timing
+// TestIdleServerMakesNoRequest: the built binary, initialized and with
+// its tools listed, then idle, sends nothing to Proxmox (the fake's request
+// log stays empty, for one cluster and for each of a clusters file's); one
+// tool call then brings the privilege check's requests and its warnings,
+// for every cluster of a clusters file. The idle second is longer than
+// the check's old start (250 ms after the list, else 1 s after the start),
+// so this fails when the check runs on a timer. Over real pipes.
+func TestIdleServerMakesNoRequest(t *testing.T) {
+	t.Parallel()
+	const idle = 1500 * time.Millisecond
+	t.Run("one cluster", func(t *testing.T) {
+		t.Parallel()
+		fake, envMap := fakeEnv(t, "PVE_ALLOWED_NODES", "pve1", "PROXMOX_SAFE_READ_ONLY", "true")
+		var env []string
+		for k, v := range envMap {
+			env = append(env, k+"="+v)
+		}
+		p := startProc(t, "", cleanEnv(env...))
+		if _, err := p.cs.ListTools(t.Context(), nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(idle)
+		if r := fake.Requests(); len(r) != 0 {
+			t.Fatalf("an idle server sent %d requests to Proxmox, first %s %s", len(r), r[0].Method, r[0].Path)
+		}
+		if res := call(t, p.cs, "list_guests", map[string]any{}); res.IsError {
+			t.Fatalf("list_guests: %s", textOf(res))
+		}
+		waitFor(t, "the privilege check's warning", func() bool {
+			return privilegesRead(fake) && strings.Contains(p.stderr.String(), "holds a dangerous privilege")
+		})
+	})
+	t.Run("clusters file", func(t *testing.T) {
+		t.Parallel()
+		fakes := map[string]*proxmoxtest.Server{"lab": proxmoxtest.NewServer(nil), "prod": proxmoxtest.NewServer(nil)}
+		for _, f := range fakes {
+			t.Cleanup(f.Close)
+		}
+		_, env := clustersSetup(t, t.TempDir(), fakes, "lab", "prod")
+		p := startProc(t, "", env)
+		if _, err := p.cs.ListTools(t.Context(), nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(idle)
+		for name, f := range fakes {
+			if r := f.Requests(); len(r) != 0 {
+				t.Fatalf("an idle server sent %d requests to %s, first %s %s", len(r), name, r[0].Method, r[0].Path)
+			}
+		}
+		if res := call(t, p.cs, "list_guests", map[string]any{"cluster": "lab"}); res.IsError {
+			t.Fatalf("list_guests: %s", textOf(res))
+		}
+		waitFor(t, "each cluster's privilege check", func() bool {
+			s := p.stderr.String()
+			return privilegesRead(fakes["lab"]) && privilegesRead(fakes["prod"]) &&
+				strings.Contains(s, "cluster=lab") && strings.Contains(s, "cluster=prod") && strings.Count(s, "holds a dangerous privilege") >= 2
+		})
+	})
+}
+
+// privilegesRead reports whether f was asked for the token's privileges,
+// the privilege check's last request.
+func privilegesRead(f *proxmoxtest.Server) bool {
+	return slices.ContainsFunc(f.Requests(), func(r proxmoxtest.Request) bool { return r.Path == "/access/permissions" })
+}
+
+// waitFor polls done until it holds, failing after a minute (a hang guard,
+// not a timing).
+func waitFor(t *testing.T, what string, done func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	for !strings.Contains(logs.String(), "the API token lacks privileges") {
+	for !done() {
 		select {
 		case <-ctx.Done():
-			t.Fatalf("no privilege warning after tools/list: %s", logs.String())
+			t.Fatalf("no %s", what)
 		case <-time.After(10 * time.Millisecond):
 		}
 	}

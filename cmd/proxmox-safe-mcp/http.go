@@ -91,7 +91,7 @@ func serveHTTP(ctx context.Context, a *app, cfg *settings.Config, warn *slog.Log
 		a.opts.ApprovalPageURL = pageURL
 	}
 	srv := a.server()
-	a.watchFirstList(srv) // starts the privilege check (doctor.go)
+	a.watchFirstCall(srv) // starts the privilege check (doctor.go)
 	a.instrument(srv)     // --metrics-addr (metrics.go)
 	handler, err := mcphttp.New(srv, opts)
 	if err != nil {

@@ -174,6 +174,9 @@ func TestHTTPEndToEnd(t *testing.T) {
 	seen.WriteString(textOf(res))
 	cs.Close()
 
+	// The privilege check runs beside the first call; once it has read
+	// the privileges, the log grows only by what the requests below cause.
+	waitFor(t, "the privilege check's requests", func() bool { return privilegesRead(fake) })
 	before := len(fake.Requests())
 	port := strings.TrimSuffix(strings.TrimPrefix(p.url, "http://127.0.0.1:"), "/mcp")
 	for _, tc := range []struct {
@@ -319,6 +322,9 @@ func TestHTTPLegacySSE(t *testing.T) {
 	seen.WriteString(textOf(res))
 	cs.Close()
 
+	// The privilege check runs beside the first call; once it has read
+	// the privileges, the log grows only by what the requests below cause.
+	waitFor(t, "the privilege check's requests", func() bool { return privilegesRead(fake) })
 	before := len(fake.Requests())
 	for _, tc := range []struct {
 		name string

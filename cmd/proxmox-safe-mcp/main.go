@@ -128,9 +128,10 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	case cmdDoctor:
 		return doctorCommand(ctx, a, cfg, stdout)
 	default:
-		// Privileges are checked in the background and only logged: a
-		// slow or unreachable Proxmox must not delay or fail startup, and
-		// an exiting server does not wait for it (doctor.go).
+		// Privileges are checked in the background, from the first tool
+		// call on, and only logged: an idle server never connects, a slow
+		// or unreachable Proxmox delays or fails nothing, and an exiting
+		// server does not wait for it (doctor.go).
 		stopCheck, _ := startupCheck(ctx, a, cfg, warn)
 		defer stopCheck()
 		defer reportAuditVerification(ctx, a.audit, cfg.AuditLog, warn)() // audit_setup.go
@@ -145,7 +146,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 // cancels ctx (exit 0).
 func serve(ctx context.Context, a *app, stdin io.Reader, stdout io.Writer) int {
 	srv := a.server()
-	a.watchFirstList(srv) // starts the privilege check (doctor.go)
+	a.watchFirstCall(srv) // starts the privilege check (doctor.go)
 	a.instrument(srv)     // --metrics-addr (metrics.go)
 	// Not mcp.StdioTransport: one invalid line would end the session.
 	t := mcpstdio.NewTransport(stdin, stdout, &mcpstdio.Options{Logger: a.log})
