@@ -89,7 +89,7 @@ func (d toolDef) served(maxWait time.Duration) *servedSchemas {
 	}
 	var in, listed, out json.RawMessage
 	if g := generatedFor(d.info.Name); g != nil && !inferSchemas && (!g.waitCap || maxWait == proxmoxsafe.DefaultMaxWait) {
-		in, listed, out = json.RawMessage(g.in), json.RawMessage(g.listed), json.RawMessage(g.out)
+		in, listed, out = g.in, g.listed, g.out
 	} else {
 		in, listed, out = d.marshalSchemas(maxWait)
 	}
@@ -214,12 +214,18 @@ func generatedFor(name string) *generatedSchema {
 // generatedSchema is one tool's schemas as served with the default wait
 // cap (proxmoxsafe.DefaultMaxWait); waitCap says the input schema states
 // that cap (it has timeout_seconds).
+//
+// The schemas are byte slices of literals, which the compiler lays out in
+// the binary's data: served hands them to go-sdk as they are, where
+// strings had to be copied to the heap, about 100 KB for all tools on
+// every start (25 fresh pages, each a page fault) before any client asked.
+// They are shared by every server and never written.
 type generatedSchema struct {
 	name    string
 	waitCap bool
 	// in is the whole input schema, listed its listed form (listedInput),
 	// out the output schema as served.
-	in, listed, out string
+	in, listed, out json.RawMessage
 }
 
 // resolveJSON returns a function that resolves the schema b, once, on
