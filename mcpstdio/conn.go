@@ -291,6 +291,11 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			return c.writeLine(append(line, '\n'))
 		}
 	}
+	if resp, ok := plainResult(msg); ok && len(resp.Result) >= writeAsIs {
+		if head, ok := appendResultHead(nil, resp); ok {
+			return c.writeLine(head, resp.Result, []byte(resultTail+"\n"))
+		}
+	}
 	line, err := appendMessage(nil, msg)
 	if err != nil {
 		return err
@@ -298,12 +303,25 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return c.writeLine(append(line, '\n'))
 }
 
-// writeLine writes one whole line, never interleaved with another.
-func (c *conn) writeLine(line []byte) error {
+// writeAsIs is the size from which a result is written from go-sdk's
+// buffer, after its head and before its tail, instead of being copied
+// into one line first: a copy of a large result (a tools/list of 40 to 80
+// KB, the first answer a client asks for) is a second buffer of its size
+// in fresh memory, a page fault every 4 KB, where two more writes cost
+// less. Smaller results, most tool calls', are copied and written at once.
+const writeAsIs = 16 << 10
+
+// writeLine writes one whole line, from its parts in order, never
+// interleaved with another.
+func (c *conn) writeLine(parts ...[]byte) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	_, err := c.out.Write(line)
-	return err
+	for _, p := range parts {
+		if _, err := c.out.Write(p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Close ends Read (io.EOF) and stops the line reader at its next line.

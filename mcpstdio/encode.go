@@ -16,12 +16,11 @@ import (
 // else (errors, requests, notifications, ids that need escaping) goes
 // through jsonrpc.EncodeMessage.
 func appendMessage(dst []byte, msg jsonrpc.Message) ([]byte, error) {
-	if resp, ok := msg.(*jsonrpc.Response); ok && resp.Error == nil && len(resp.Result) > 0 && bytes.IndexByte(resp.Result, '\n') < 0 {
+	if resp, ok := plainResult(msg); ok {
 		line := slices.Grow(dst, len(resp.Result)+64)
-		if line, ok := appendPlainID(append(line, `{"jsonrpc":"2.0","id":`...), resp.ID); ok {
-			line = append(line, `,"result":`...)
+		if line, ok := appendResultHead(line, resp); ok {
 			line = append(line, resp.Result...)
-			return append(line, '}'), nil
+			return append(line, resultTail...), nil
 		}
 	}
 	data, err := jsonrpc.EncodeMessage(msg)
@@ -33,6 +32,27 @@ func appendMessage(dst []byte, msg jsonrpc.Message) ([]byte, error) {
 	}
 	return append(dst, data...), nil
 }
+
+// plainResult returns msg as a successful response whose result can be
+// written as it is (see appendMessage), if it is one.
+func plainResult(msg jsonrpc.Message) (*jsonrpc.Response, bool) {
+	resp, ok := msg.(*jsonrpc.Response)
+	return resp, ok && resp.Error == nil && len(resp.Result) > 0 && bytes.IndexByte(resp.Result, '\n') < 0
+}
+
+// appendResultHead appends what precedes the result of resp, a
+// plainResult, on its line; ok is false when its id needs escaping
+// (jsonrpc.EncodeMessage then writes it). The line ends with the result
+// and resultTail.
+func appendResultHead(dst []byte, resp *jsonrpc.Response) ([]byte, bool) {
+	dst, ok := appendPlainID(append(dst, `{"jsonrpc":"2.0","id":`...), resp.ID)
+	if !ok {
+		return nil, false
+	}
+	return append(dst, `,"result":`...), true
+}
+
+const resultTail = "}"
 
 // appendPlainID appends an int64 id, or a string id that needs no escape;
 // ok is false for anything else.

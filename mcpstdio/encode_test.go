@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,6 +23,7 @@ func TestStdioConnWrite(t *testing.T) {
 		"structuredContent": map[string]any{"name": "<web>", "vmid": 100},
 	})
 	params := sdkMarshal(t, map[string]any{"message": "Destroy VM 100?", "requestedSchema": map[string]any{"type": "object"}})
+	large := sdkMarshal(t, map[string]any{"tools": []any{map[string]any{"description": strings.Repeat("a <b> \"c\" é ", writeAsIs/8)}}})
 	for _, tc := range []struct {
 		name string
 		msg  jsonrpc.Message
@@ -37,6 +39,10 @@ func TestStdioConnWrite(t *testing.T) {
 		{"result, empty string id", &jsonrpc.Response{ID: mustID(t, ""), Result: json.RawMessage(`{}`)}},
 		{"result not compact", &jsonrpc.Response{ID: mustID(t, 2.0), Result: json.RawMessage("{ \"a\" : [1, 2],\n \"b\": \"x\" }")}},
 		{"result null", &jsonrpc.Response{ID: mustID(t, 3.0), Result: json.RawMessage(`null`)}},
+		{"result written as it is", &jsonrpc.Response{ID: mustID(t, 6.0), Result: large}},
+		{"result written as it is, string id", &jsonrpc.Response{ID: mustID(t, "big"), Result: large}},
+		{"result written as it is, string id with a quote", &jsonrpc.Response{ID: mustID(t, `a"b`), Result: large}},
+		{"large result not compact", &jsonrpc.Response{ID: mustID(t, 7.0), Result: json.RawMessage("[\n" + strings.Repeat(`"x", `, writeAsIs/5) + "1]")}},
 		{"wire error", &jsonrpc.Response{ID: mustID(t, 4.0), Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad\nvmid <100>", Data: json.RawMessage(`{"vmid":5}`)}}},
 		{"plain error", &jsonrpc.Response{ID: mustID(t, "e"), Error: errors.New("tool failed")}},
 		{"error and result", &jsonrpc.Response{ID: mustID(t, 5.0), Result: result, Error: errors.New("x")}},
@@ -95,4 +101,43 @@ func reencode(t *testing.T, msg jsonrpc.Message) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestLargeResultWrittenAsIs: a result of writeAsIs bytes or more is
+// written from go-sdk's buffer itself, between its head and its tail, not
+// copied into a line first (a tools/list's copy was fresh memory, a page
+// fault every 4 KB, at every start); the line is go-sdk's, byte for byte.
+func TestLargeResultWrittenAsIs(t *testing.T) {
+	t.Parallel()
+	for _, size := range []int{writeAsIs - 1, writeAsIs, 3 * writeAsIs} {
+		result := sdkMarshal(t, map[string]any{"text": strings.Repeat("x", size-len(`{"text":""}`))})
+		if len(result) != size {
+			t.Fatalf("result of %d bytes, want %d", len(result), size)
+		}
+		msg := &jsonrpc.Response{ID: mustID(t, 1.0), Result: result}
+		var w partsWriter
+		conn := connect(t, strings.NewReader(""), &w)
+		if err := conn.Write(t.Context(), msg); err != nil {
+			t.Fatal(err)
+		}
+		asIs := slices.ContainsFunc(w.parts, func(p []byte) bool { return len(p) == size && &p[0] == &result[0] })
+		if want := size >= writeAsIs; asIs != want {
+			t.Errorf("%d bytes: result written from its own buffer: %t, want %t", size, asIs, want)
+		}
+		want, err := jsonrpc.EncodeMessage(msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := bytes.Join(w.parts, nil); !bytes.Equal(got, append(want, '\n')) {
+			t.Errorf("%d bytes: wrote %.80q…, go-sdk writes %.80q…", size, got, want)
+		}
+	}
+}
+
+// partsWriter keeps the slices it is given, as they are.
+type partsWriter struct{ parts [][]byte }
+
+func (w *partsWriter) Write(p []byte) (int, error) {
+	w.parts = append(w.parts, p)
+	return len(p), nil
 }
