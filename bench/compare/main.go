@@ -35,6 +35,7 @@
 //     go run ./bench/compare -runs 20 -calls 200
 //     go run ./bench/compare -only start -runs 3 -call-rounds 20   # mostly the per-call rows
 //     go run ./bench/compare -only tokens,trips,wait   # the byte counts and round trips alone (seconds)
+//     go run ./bench/compare -only instructions -calls 200   # guest_status's instructions per call, ours and minimal (callgrind, minutes)
 //     go run ./bench/compare -only http -http-rounds 5   # HTTP alone, medians of 5 alternated loads each
 //     go run ./bench/compare -only http -profile DIR   # CPU profile of ours under the HTTP load
 //
@@ -73,6 +74,7 @@ type options struct {
 	tripLatency          time.Duration
 	only                 string
 	oursBin              string
+	callgrindOut         string
 }
 
 // sections are the parts of one run, in the order they print; -only
@@ -80,7 +82,13 @@ type options struct {
 var sections = []string{"tokens", "trips", "wait", "start", "http"}
 
 func (o options) does(section string) bool {
-	return o.only == "" || slices.Contains(strings.Split(o.only, ","), section)
+	return o.only == "" || o.named(section)
+}
+
+// named reports whether -only names section: the sections that run only
+// when asked for (instructions: minutes under valgrind).
+func (o options) named(section string) bool {
+	return slices.Contains(strings.Split(o.only, ","), section)
 }
 
 func main() {
@@ -95,8 +103,9 @@ func main() {
 	flag.BoolVar(&o.skipHTTP, "skip-http", false, "skip the HTTP concurrency comparison")
 	flag.BoolVar(&o.bigOnly, "big-only", false, "measure only list_guests over 10,000 guests (-calls/10 rounds)")
 	flag.DurationVar(&o.tripLatency, "trip-latency", 25*time.Millisecond, "the fake's delay per request where round trips are counted and waits timed (trips, wait)")
-	flag.StringVar(&o.only, "only", "", "run only these sections, comma-separated: "+strings.Join(sections, ", ")+" (start = cold start, per call, the 10,000-guest list, RSS)")
+	flag.StringVar(&o.only, "only", "", "run only these sections, comma-separated: "+strings.Join(sections, ", ")+" (start = cold start, per call, the 10,000-guest list, RSS); also instructions (not run unless named: guest_status's instructions per call, ours and minimal, -calls calls under valgrind's callgrind)")
 	flag.StringVar(&o.oursBin, "ours", "", "measure this prebuilt proxmox-safe-mcp binary instead of building ./cmd/proxmox-safe-mcp, e.g. to compare two builds (with -profile: one built with -tags benchprofile)")
+	flag.StringVar(&o.callgrindOut, "callgrind-out", "", "with -only instructions, keep callgrind's output files in this directory (callgrind_annotate reads them)")
 	flag.StringVar(&o.profile, "profile", "", "instead of comparing, write CPU and allocation profiles of ours to this directory: each cold start, and one session of -calls list_guests calls (profile.go); with -only http, a CPU profile of ours serving the HTTP load (http.go)")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -190,6 +199,11 @@ func run(o options) error {
 	}
 	if o.does("wait") {
 		if err := waitOverhead(o.tripLatency, []time.Duration{100 * time.Millisecond, 500 * time.Millisecond, 1500 * time.Millisecond, 4 * time.Second}); err != nil {
+			return err
+		}
+	}
+	if o.named("instructions") {
+		if err := instructionsPerCall(ours, oursEnv, minimal, minEnv, fake, small, o); err != nil {
 			return err
 		}
 	}
