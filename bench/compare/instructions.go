@@ -66,6 +66,10 @@ func instructionsPerCall(ours string, oursEnv []string, minimal string, minEnv [
 		{"ours", ours, oursEnv, "guest_status", args, true},
 		{"minimal", minimal, minEnv, "list_guests", map[string]any{"path": gets[0]}, false},
 	}
+	if o.versus != "" {
+		servers = append(servers, servers[0])
+		servers[2].name, servers[2].bin = "-versus", o.versus
+	}
 	perCall := make([]float64, len(servers))
 	for i, s := range servers {
 		var counts [2]int64
@@ -81,6 +85,9 @@ func instructionsPerCall(ours string, oursEnv []string, minimal string, minEnv [
 		}
 		perCall[i] = float64(counts[1]-counts[0]) / float64(n)
 		fmt.Printf("instructions, %s (%s): %d with %d warm-up calls, %d with %d more: %.0f per call\n", s.name, s.tool, counts[0], warm, counts[1], n, perCall[i])
+	}
+	if o.versus != "" {
+		fmt.Printf("instructions per call: guest_status, ours / -versus build: %.0f / %.0f = %.3f×\n", perCall[0], perCall[2], perCall[0]/perCall[2])
 	}
 	fmt.Printf("instructions per call: guest_status, ours / minimal go-sdk server doing the same GET (%s): %.0f / %.0f = %.2f× (callgrind, GOMAXPROCS=1)\n", gets[0], perCall[0], perCall[1], perCall[0]/perCall[1])
 	if o.callgrindOut != "" {

@@ -36,6 +36,7 @@
 //     go run ./bench/compare -only start -runs 3 -call-rounds 20   # mostly the per-call rows
 //     go run ./bench/compare -only tokens,trips,wait   # the byte counts and round trips alone (seconds)
 //     go run ./bench/compare -only instructions -calls 200   # guest_status's instructions per call, ours and minimal (callgrind, minutes)
+//     go run ./bench/compare -only start -runs 3 -versus /tmp/before   # per call, this tree against a build of another
 //     go run ./bench/compare -only http -http-rounds 5   # HTTP alone, medians of 5 alternated loads each
 //     go run ./bench/compare -only http -profile DIR   # CPU profile of ours under the HTTP load
 //
@@ -75,6 +76,7 @@ type options struct {
 	only                 string
 	oursBin              string
 	callgrindOut         string
+	versus               string
 }
 
 // sections are the parts of one run, in the order they print; -only
@@ -105,6 +107,7 @@ func main() {
 	flag.DurationVar(&o.tripLatency, "trip-latency", 25*time.Millisecond, "the fake's delay per request where round trips are counted and waits timed (trips, wait)")
 	flag.StringVar(&o.only, "only", "", "run only these sections, comma-separated: "+strings.Join(sections, ", ")+" (start = cold start, per call, the 10,000-guest list, RSS); also instructions (not run unless named: guest_status's instructions per call, ours and minimal, -calls calls under valgrind's callgrind)")
 	flag.StringVar(&o.oursBin, "ours", "", "measure this prebuilt proxmox-safe-mcp binary instead of building ./cmd/proxmox-safe-mcp, e.g. to compare two builds (with -profile: one built with -tags benchprofile)")
+	flag.StringVar(&o.versus, "versus", "", "also run this prebuilt proxmox-safe-mcp binary in the per-call rounds, taking turns with ours, and print ours / it: a change measured under the same load as the build before it")
 	flag.StringVar(&o.callgrindOut, "callgrind-out", "", "with -only instructions, keep callgrind's output files in this directory (callgrind_annotate reads them)")
 	flag.StringVar(&o.profile, "profile", "", "instead of comparing, write CPU and allocation profiles of ours to this directory: each cold start, and one session of -calls list_guests calls (profile.go); with -only http, a CPU profile of ours serving the HTTP load (http.go)")
 	flag.Parse()

@@ -116,6 +116,15 @@ func perCallRows(ours string, oursEnv []string, minimal string, minEnv []string,
 		return nil, err
 	}
 	defer msess.close()
+	// -versus: another build of ours, taking its turns beside the others,
+	// so that a change is measured under the same load as what it changes.
+	var vsess *rpc
+	if o.versus != "" {
+		if vsess, err = startSession(o.versus, oursEnv); err != nil {
+			return nil, err
+		}
+		defer vsess.close()
+	}
 
 	tool := func(r *rpc, name string, args map[string]any) func() error {
 		params := map[string]any{"name": name, "arguments": args}
@@ -186,6 +195,9 @@ func perCallRows(ours string, oursEnv []string, minimal string, minEnv []string,
 			{name("ours"), tool(sess, tc.tool, tc.args), sess.cmd.Process.Pid},
 			{name("the same GETs"), replay(gets, false), 0},
 		}
+		if vsess != nil {
+			group = append(group, measure{name("-versus"), tool(vsess, tc.tool, tc.args), vsess.cmd.Process.Pid})
+		}
 		if len(gets) > 1 {
 			group = append(group,
 				measure{name("the same GETs at once"), replay(gets, true), 0},
@@ -212,6 +224,11 @@ func perCallRows(ours string, oursEnv []string, minimal string, minEnv []string,
 				rs = append(rs,
 					pairRow(s, fmt.Sprintf("per call: %s / the same %d GETs at once", tc.tool, len(gets)), name("ours"), name("the same GETs at once"), 0, false),
 					pairRow(s, fmt.Sprintf("per call: %s / one GET (%s)", tc.tool, one[0]), name("ours"), name("one GET"), 0, false))
+			}
+			if vsess != nil {
+				rs = append(rs,
+					pairRow(s, fmt.Sprintf("per call: %s, ours / -versus build", tc.tool), name("ours"), name("-versus"), 0, false),
+					pairRow(s, fmt.Sprintf("server CPU per call: %s, ours / -versus build", tc.tool), name("ours"), name("-versus"), 0, true))
 			}
 			if !tc.minimal {
 				return rs
