@@ -90,6 +90,7 @@ func LoggingMiddleware(logger *slog.Logger) mcp.Middleware {
 			if method != "tools/call" {
 				return next(ctx, method, req)
 			}
+			growStack() // stack.go: one shallow copy instead of two deep ones
 			start := time.Now()
 			res, err := next(ctx, method, req)
 			attrs := []slog.Attr{
