@@ -97,12 +97,13 @@ func instructionsPerCall(ours string, oursEnv []string, minimal string, minEnv [
 }
 
 // callgrindRun is one run of a server under callgrind: initialize,
-// tools/list, a pause, warm calls of tool, then calls more, and stdin
-// closed. The pause lets what a server does once in the background after
-// its start end before any call (ours' privilege check makes a TLS
-// connection, millions of instructions, and a call during it another:
-// when fake is set, the pause lasts until the fake has answered the
-// check), so that the two runs of a server differ by the calls alone.
+// tools/list, a call of tool, a pause, the rest of warm calls, then calls
+// more, and stdin closed. The pause lets what a server does once in the
+// background after its first call end before the others (ours' privilege
+// check makes a TLS connection, millions of instructions, and a call
+// during it another: when fake is set, the pause lasts until the fake has
+// answered the check), so that the two runs of a server differ by the
+// calls alone.
 type callgrindRun struct {
 	bin         string
 	env         []string
@@ -150,10 +151,13 @@ func (c callgrindRun) run() (int64, error) {
 		_, err = r.call("tools/list", map[string]any{})
 	}
 	if err == nil {
+		err = call(1)
+	}
+	if err == nil {
 		err = c.pause()
 	}
 	if err == nil {
-		err = call(c.warm)
+		err = call(c.warm - 1)
 	}
 	if err == nil {
 		err = call(c.calls)
