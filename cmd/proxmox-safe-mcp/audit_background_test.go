@@ -58,3 +58,34 @@ func TestServeStartsOnBadLogAndRefusesMutations(t *testing.T) {
 		t.Error("the log was changed")
 	}
 }
+
+// TestServeVerifiesLogFromFirstCall: over stdio the audit log is verified
+// from the first tools/call on (verifyAuditOnFirstCall), or the first
+// record: a server that is only initialized and listed, as a host does
+// with every configured server, never reads the log, so even a damaged
+// one is not reported (TestServeStartsOnBadLogAndRefusesMutations: one
+// that is called reports it and refuses every mutation).
+func TestServeVerifiesLogFromFirstCall(t *testing.T) {
+	t.Parallel()
+	path := keyedLog(t, 2)
+	f, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString(`{"ti`)
+	f.Close()
+	_, envMap := fakeEnv(t, "PROXMOX_SAFE_AUDIT_LOG", path, "PVE_ALLOWED_NODES", "pve1,pve2")
+	var env []string
+	for k, v := range envMap {
+		env = append(env, k+"="+v)
+	}
+	p := startProc(t, "", cleanEnv(env...))
+	if _, err := p.cs.ListTools(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	p.cs.Close()
+	p.stdinW.Close()
+	if code := p.wait(t); code != exitOK {
+		t.Errorf("exit %d", code)
+	}
+	if stderr := p.stderr.String(); strings.Contains(stderr, "does not verify") {
+		t.Errorf("a server that was only listed verified its audit log: %s", stderr)
+	}
+}

@@ -8,6 +8,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/keyfile"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
@@ -29,9 +32,15 @@ func openAudit(c *settings.Config, stderr io.Writer) (*auditlog.Log, func(), err
 	}
 	// A server verifies an existing log in the background, so that a long
 	// log does not delay its start; the library still refuses every
-	// mutation until the log verified (proxmoxsafe/auditlog). The one-shot
-	// commands verify first: call may be about to mutate, doctor reports.
-	opts := &auditlog.Options{Key: key, VerifyInBackground: c.Command == settings.CmdServe}
+	// mutation until the log verified (proxmoxsafe/auditlog). Over stdio
+	// the verification begins with the first tools/call, or the first
+	// record, whichever comes first (verifyAuditOnFirstCall): a host
+	// starts every configured server and lists its tools, and reading and
+	// decoding the log then competed with the first answers for the CPU.
+	// The one-shot commands verify first: call may be about to mutate,
+	// doctor reports.
+	serving := c.Command == settings.CmdServe
+	opts := &auditlog.Options{Key: key, VerifyInBackground: serving, VerifyLater: serving && c.HTTP.Addr == ""}
 	closeMirror := func() {}
 	if c.AuditSyslog != "" {
 		w, closer, err := dialAuditSyslog(c.AuditSyslog) // audit_syslog*.go
@@ -76,6 +85,37 @@ func reportAuditVerification(ctx context.Context, al *auditlog.Log, path string,
 		cancel()
 		<-done
 	}
+}
+
+// verifyAuditOnFirstCall makes srv start the verification of the audit
+// logs held back (openAudit) when its first tools/call arrives, before
+// the call is handled; a record needed earlier starts it itself.
+func (a *app) verifyAuditOnFirstCall(srv *mcp.Server) {
+	var logs []*auditlog.Log
+	for _, m := range a.members {
+		if m.app.audit != nil {
+			logs = append(logs, m.app.audit)
+		}
+	}
+	if len(a.members) == 0 && a.audit != nil {
+		logs = append(logs, a.audit)
+	}
+	if len(logs) == 0 {
+		return
+	}
+	var once sync.Once
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/call" {
+				once.Do(func() {
+					for _, l := range logs {
+						l.StartVerification()
+					}
+				})
+			}
+			return next(ctx, method, req)
+		}
+	})
 }
 
 // auditKeyBytes is the size of a key the binary creates.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/localfile"
@@ -79,6 +80,14 @@ type Options struct {
 	// [Log.WaitVerified] reports the outcome. false (the default)
 	// verifies before Open returns.
 	VerifyInBackground bool
+	// VerifyLater, with VerifyInBackground, holds that verification back
+	// until [Log.StartVerification] is called or a [Log.Record] needs the
+	// log verified, whichever comes first (Record then starts it and
+	// waits, as above): a server that is only listed, or only read from,
+	// does not spend its start reading and decoding the log. Nothing else
+	// changes: Open checks what it checks with VerifyInBackground alone,
+	// and no record is written before the log verified.
+	VerifyLater bool
 }
 
 // Log is a [proxmoxsafe.AuditSink] that writes one JSON object per line
@@ -125,6 +134,12 @@ type Log struct {
 	verified   chan struct{}
 	stopVerify chan struct{}
 	verifyErr  error
+	// startVerify starts the background verification (verifyBackground),
+	// once; Close uses it up instead when none has started
+	// (Options.VerifyLater).
+	startVerify sync.Once
+	verifyFrom  func() // the verification to start; nil when Open verified
+	started     atomic.Bool
 }
 
 // New returns a Log that writes to w, starting a new chain:
@@ -226,7 +241,11 @@ func Open(path string, opts *Options) (*Log, error) {
 			return nil, fmt.Errorf("audit log %s: reading the seal: %w", path, err)
 		}
 		l.verified, l.stopVerify = make(chan struct{}), make(chan struct{})
-		go l.verifyBackground(path, io.NewSectionReader(f, 0, st.Size()), bytes.NewReader(sealNow[:n]))
+		r, sealR := io.NewSectionReader(f, 0, st.Size()), bytes.NewReader(sealNow[:n])
+		l.verifyFrom = func() { go l.verifyBackground(path, r, sealR) }
+		if !o.VerifyLater {
+			l.StartVerification()
+		}
 		ok = true
 		return l, nil
 	}
@@ -237,6 +256,18 @@ func Open(path string, opts *Options) (*Log, error) {
 	l.seq, l.prev, l.size = sum.LastSeq, sum.lastLink, sum.size
 	ok = true
 	return l, nil
+}
+
+// StartVerification starts the background verification that Open held
+// back ([Options].VerifyLater). It does nothing when the verification
+// has started, or when Open verified the log or created it.
+func (l *Log) StartVerification() {
+	if l.verifyFrom != nil {
+		l.startVerify.Do(func() {
+			l.started.Store(true)
+			l.verifyFrom()
+		})
+	}
 }
 
 // errVerifyStopped ends a background verification when the log is closed.
@@ -283,7 +314,8 @@ func (s stoppableReader) Read(p []byte) (int, error) {
 
 // WaitVerified waits until the log has been verified and returns nil, or
 // the reason it does not verify (an [*OpenError]; every Record fails
-// with it), or ctx's error if ctx ends first. A log opened without
+// with it), or ctx's error if ctx ends first. It does not start a
+// verification held back with [Options].VerifyLater. A log opened without
 // [Options].VerifyInBackground, or created empty, or made with
 // [New], has nothing to wait for: nil at once.
 func (l *Log) WaitVerified(ctx context.Context) error {
@@ -381,6 +413,7 @@ func (l *Log) Record(ctx context.Context, rec proxmoxsafe.AuditRecord) error {
 		select {
 		case <-l.verified:
 		default:
+			l.StartVerification() // held back until needed (Options.VerifyLater)
 			if waitHook != nil {
 				waitHook()
 			}
@@ -533,6 +566,12 @@ func (l *Log) Close() error {
 	l.closed = true
 	if l.stopVerify != nil {
 		close(l.stopVerify)
+		// A verification that never started (Options.VerifyLater) never
+		// will: it ends here, as a stopped one does.
+		l.startVerify.Do(func() {
+			l.verifyErr = errVerifyStopped
+			close(l.verified)
+		})
 		<-l.verified
 	}
 	if l.closer != nil {

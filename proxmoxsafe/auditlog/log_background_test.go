@@ -145,9 +145,20 @@ func reqLines(rs []proxmoxtest.Request) []string {
 // TestMutationWaitsForAuditVerification: while the log is being verified,
 // a mutation is held at its first audit record and sends nothing; it is
 // refused, with nothing sent, when the verification fails or the caller
-// gives up first, and goes ahead only once the log verified. Not
+// gives up first, and goes ahead only once the log verified; with
+// VerifyLater, the record starts the verification it waits for. Not
 // parallel: it sets the package's verification hooks.
 func TestMutationWaitsForAuditVerification(t *testing.T) {
+	for _, opts := range []*auditlog.Options{inBackground, verifyLater} {
+		name := "in background"
+		if opts.VerifyLater {
+			name = "later"
+		}
+		t.Run(name, func(t *testing.T) { testMutationWaitsForAuditVerification(t, opts) })
+	}
+}
+
+func testMutationWaitsForAuditVerification(t *testing.T, opts *auditlog.Options) {
 	good := newLogFile(t, nil, 3)
 	tampered := newLogFile(t, nil, 3)
 	writeFile(t, tampered, bytes.Replace(readFile(t, tampered), []byte(`"vmid":101`), []byte(`"vmid":109`), 1))
@@ -170,7 +181,7 @@ func TestMutationWaitsForAuditVerification(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "audit.jsonl")
 			writeFile(t, path, readFile(t, tc.path))
 			writeFile(t, path+".seal", readFile(t, tc.path+".seal"))
-			al, err := auditlog.Open(path, inBackground)
+			al, err := auditlog.Open(path, opts)
 			if err != nil {
 				close(release)
 				t.Fatalf("Open: %v", err)
@@ -230,5 +241,99 @@ func TestLogCloseStopsBackgroundVerification(t *testing.T) {
 	}
 	if err := l.Record(t.Context(), auditSample(1)); err == nil {
 		t.Fatal("Record after Close succeeded")
+	}
+}
+
+var verifyLater = &auditlog.Options{VerifyInBackground: true, VerifyLater: true}
+
+// TestVerifyLaterStartsWhenAsked: with VerifyLater, Open does not start the
+// background verification; StartVerification does (once), and the log
+// then verifies and continues its chain as with VerifyInBackground alone.
+func TestVerifyLaterStartsWhenAsked(t *testing.T) {
+	t.Parallel()
+	path := newLogFile(t, nil, 3)
+	l, err := auditlog.Open(path, verifyLater)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auditlog.VerificationStarted(l) {
+		t.Fatal("Open with VerifyLater started the verification")
+	}
+	l.StartVerification()
+	l.StartVerification()
+	if !auditlog.VerificationStarted(l) {
+		t.Fatal("StartVerification did not start it")
+	}
+	if err := l.WaitVerified(t.Context()); err != nil {
+		t.Fatalf("WaitVerified: %v", err)
+	}
+	if err := l.Record(t.Context(), auditSample(10)); err != nil {
+		t.Fatalf("Record: %v", err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if sum, err := auditlog.VerifyFile(path, nil); err != nil || sum.Records != 5 || !sum.Sealed {
+		t.Fatalf("VerifyFile = %+v, %v; want 5 sealed records", sum, err)
+	}
+}
+
+// TestVerifyLaterRecordStartsIt: a Record on a log whose verification was
+// held back starts it and waits for it: a damaged log is refused with
+// nothing written, as with VerifyInBackground alone; a good one takes the
+// record.
+func TestVerifyLaterRecordStartsIt(t *testing.T) {
+	t.Parallel()
+	for _, tc := range damagedAuditLogs(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "audit.jsonl")
+			writeFile(t, path, tc.data)
+			l, err := auditlog.Open(path, verifyLater)
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
+			defer l.Close()
+			if err := l.Record(t.Context(), auditSample(9)); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("Record = %v, want the verification error", err)
+			}
+			if after, _ := os.ReadFile(path); !bytes.Equal(after, tc.data) {
+				t.Error("the refused file was modified")
+			}
+		})
+	}
+	path := newLogFile(t, nil, 2)
+	l, err := auditlog.Open(path, verifyLater)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Record(t.Context(), auditSample(5)); err != nil {
+		t.Fatalf("Record on a good log: %v", err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if sum, err := auditlog.VerifyFile(path, nil); err != nil || sum.Records != 4 {
+		t.Fatalf("VerifyFile = %+v, %v; want 4 records", sum, err)
+	}
+}
+
+// TestVerifyLaterClosedUnstarted: closing a log whose verification was
+// never started returns (no goroutine is left; goleak checks), later
+// records fail, and WaitVerified reports the stop.
+func TestVerifyLaterClosedUnstarted(t *testing.T) {
+	t.Parallel()
+	l, err := auditlog.Open(newLogFile(t, nil, 2), verifyLater)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Record(t.Context(), auditSample(1)); err == nil {
+		t.Fatal("Record after Close succeeded")
+	}
+	if err := l.WaitVerified(t.Context()); err == nil {
+		t.Fatal("WaitVerified after a Close that stopped the verification = nil")
 	}
 }
