@@ -4,12 +4,13 @@ package mcpserver
 // 8 KiB (the runtime's adaptive start is an average over every goroutine,
 // most of them small and idle). A tools/call then needs about 20–30 KiB
 // (the middleware, argument validation, the library's HTTP exchange over
-// TLS, the result's JSON and text form), so the stack grew twice per call,
-// each time copied with every frame then on it walked and adjusted: about
-// 150,000 instructions, an eighth of a small read (callgrind:
-// go run ./bench/compare -only instructions). Growing it once, at the top
-// of the call where few frames are on it, to a size the whole call fits
-// in, costs one shallow copy instead.
+// TLS, the result's JSON and text form), so the stack grew two or three
+// times per call, each time copied with every frame then on it walked and
+// adjusted: about 145,000 instructions of a small read's 1.13 million
+// (callgrind: go run ./bench/compare -only instructions). Growing it once,
+// at the top of the call where few frames are on it, to a size the whole
+// call fits in, leaves that copy and at most one go-sdk's own decoding of
+// the request may cause before: about 33,000.
 
 // callStackReserve is the stack a tools/call is given room for up front:
 // with growStack's frame on top of what is already in use, the runtime
