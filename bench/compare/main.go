@@ -421,9 +421,9 @@ func coldStart(bin string, env []string, withRSS bool) (first, exit time.Duratio
 		return 0, 0, idleMem{}, err
 	}
 	if withRSS {
-		// Idle: after ours' background privilege check (it begins 250 ms
-		// after the first tools/list and makes the first TLS connection),
-		// which a real session pays for.
+		// Idle: 1.5 s after tools/list, as a server a host started and
+		// listed sits until its first call (ours' privilege check, its
+		// first TLS connection, begins with that call).
 		time.Sleep(1500 * time.Millisecond)
 		hwm, now := benchutil.ProcMem(r.cmd.Process.Pid)
 		anon, file := benchutil.ProcRSSSplit(r.cmd.Process.Pid)
