@@ -23,11 +23,7 @@ func TestServeStartsOnBadLogAndRefusesMutations(t *testing.T) {
 	f.Close()
 	before, _ := os.ReadFile(path)
 	srv, envMap := fakeEnv(t, "PROXMOX_SAFE_AUDIT_LOG", path, "PVE_ALLOWED_NODES", "pve1,pve2")
-	var env []string
-	for k, v := range envMap {
-		env = append(env, k+"="+v)
-	}
-	p := startProc(t, "", cleanEnv(env...))
+	p := startProc(t, "", cleanEnv(envList(envMap)...))
 	if res := call(t, p.cs, "list_guests", map[string]any{}); res.IsError {
 		t.Fatalf("list_guests: %s", textOf(res))
 	}
@@ -72,19 +68,7 @@ func TestServeVerifiesLogFromFirstCall(t *testing.T) {
 	f.WriteString(`{"ti`)
 	f.Close()
 	_, envMap := fakeEnv(t, "PROXMOX_SAFE_AUDIT_LOG", path, "PVE_ALLOWED_NODES", "pve1,pve2")
-	var env []string
-	for k, v := range envMap {
-		env = append(env, k+"="+v)
-	}
-	p := startProc(t, "", cleanEnv(env...))
-	if _, err := p.cs.ListTools(t.Context(), nil); err != nil {
-		t.Fatal(err)
-	}
-	p.cs.Close()
-	p.stdinW.Close()
-	if code := p.wait(t); code != exitOK {
-		t.Errorf("exit %d", code)
-	}
+	p := listThenExit(t, envMap)
 	if stderr := p.stderr.String(); strings.Contains(stderr, "does not verify") {
 		t.Errorf("a server that was only listed verified its audit log: %s", stderr)
 	}

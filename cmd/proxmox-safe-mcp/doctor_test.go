@@ -580,14 +580,7 @@ func TestIdleServerMakesNoRequest(t *testing.T) {
 	t.Run("one cluster", func(t *testing.T) {
 		t.Parallel()
 		fake, envMap := fakeEnv(t, "PVE_ALLOWED_NODES", "pve1", "PROXMOX_SAFE_READ_ONLY", "true")
-		var env []string
-		for k, v := range envMap {
-			env = append(env, k+"="+v)
-		}
-		p := startProc(t, "", cleanEnv(env...))
-		if _, err := p.cs.ListTools(t.Context(), nil); err != nil {
-			t.Fatal(err)
-		}
+		p := startListed(t, cleanEnv(envList(envMap)...))
 		time.Sleep(idle)
 		if r := fake.Requests(); len(r) != 0 {
 			t.Fatalf("an idle server sent %d requests to Proxmox, first %s %s", len(r), r[0].Method, r[0].Path)
@@ -606,10 +599,7 @@ func TestIdleServerMakesNoRequest(t *testing.T) {
 			t.Cleanup(f.Close)
 		}
 		_, env := clustersSetup(t, t.TempDir(), fakes, "lab", "prod")
-		p := startProc(t, "", env)
-		if _, err := p.cs.ListTools(t.Context(), nil); err != nil {
-			t.Fatal(err)
-		}
+		p := startListed(t, env)
 		time.Sleep(idle)
 		for name, f := range fakes {
 			if r := f.Requests(); len(r) != 0 {

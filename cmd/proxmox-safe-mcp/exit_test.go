@@ -65,18 +65,31 @@ func TestExitAfterListIsQuiet(t *testing.T) {
 // returns the ended process for its output.
 func listThenExit(t *testing.T, envMap map[string]string, extra ...string) *proc {
 	t.Helper()
-	env := extra
-	for k, v := range envMap {
-		env = append(env, k+"="+v)
-	}
-	p := startProc(t, "", cleanEnv(env...))
-	if _, err := p.cs.ListTools(t.Context(), nil); err != nil {
-		t.Fatal(err)
-	}
+	p := startListed(t, cleanEnv(append(extra, envList(envMap)...)...))
 	p.cs.Close()
 	p.stdinW.Close()
 	if code := p.wait(t); code != exitOK {
 		t.Fatalf("exit %d\n%s", code, p.stderr.String())
+	}
+	return p
+}
+
+// envList is envMap as KEY=value entries.
+func envList(envMap map[string]string) []string {
+	var env []string
+	for k, v := range envMap {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+// startListed starts the command over real pipes with env and lists its
+// tools, as a host does with every server it is configured with.
+func startListed(t *testing.T, env []string) *proc {
+	t.Helper()
+	p := startProc(t, "", env)
+	if _, err := p.cs.ListTools(t.Context(), nil); err != nil {
+		t.Fatal(err)
 	}
 	return p
 }
@@ -92,10 +105,7 @@ func TestExitWithMutationInFlight(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	srv, envMap := fakeEnv(t, "PVE_ALLOWED_NODES", "pve1,pve2", "PROXMOX_SAFE_AUDIT_LOG", path)
-	var env []string
-	for k, v := range envMap {
-		env = append(env, k+"="+v)
-	}
+	env := envList(envMap)
 	srv.InjectFault(proxmoxtest.Fault{Method: "POST", Path: "/nodes/*", Latency: time.Second})
 	cmd := exec.Command(binary(t))
 	cmd.Env = cleanEnv(env...)
