@@ -103,7 +103,15 @@ func (c *Client) GuestStatus(ctx context.Context, in GuestStatusInput) (*GuestSt
 		return nil, err
 	}
 	var raw rawGuestStatusFull
-	if err := c.get(ctx, statusPath(in.Target()), nil, &raw); err != nil {
+	dec := &pve.Decoder{Data: &raw, Decode: func(body []byte) bool {
+		var r rawGuestStatusFull // declined halfway, raw stays as encoding/json finds it
+		if !decodeGuestStatus(body, &r) {
+			return false
+		}
+		raw = r
+		return true
+	}}
+	if err := c.get(ctx, statusPath(in.Target()), nil, dec); err != nil {
 		return nil, c.logged(ctx, op, start, err, attrs...)
 	}
 	res := &GuestStatusResult{
