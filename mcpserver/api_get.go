@@ -11,7 +11,7 @@ import (
 
 // apiGetTool declares the api_get tool.
 func apiGetTool() toolDef {
-	decl := declarations()[proxmoxsafe.OpAPIGet]
+	decl, _ := declaration(proxmoxsafe.OpAPIGet)
 	return classTool(ToolInfo{
 		Name:  ToolAPIGet,
 		Title: "Proxmox API GET",

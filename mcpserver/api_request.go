@@ -12,7 +12,7 @@ import (
 
 // apiRequestTool declares the api_request tool.
 func apiRequestTool() toolDef {
-	decl := declarations()[proxmoxsafe.OpAPIRequest]
+	decl, _ := declaration(proxmoxsafe.OpAPIRequest)
 	return classTool(ToolInfo{
 		Name:  ToolAPIRequest,
 		Title: "Proxmox API write",

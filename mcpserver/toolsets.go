@@ -211,6 +211,9 @@ func knownToolset(name Toolset) bool {
 
 // Selects reports whether s offers the named tool (before the policy).
 func (s Selection) Selects(tool string) bool {
+	if s.IsZero() { // every tool, without looking its toolset up: each start asks for every tool twice
+		return true
+	}
 	set := ToolsetOf(tool)
 	if slices.Contains(s.ExcludeTools, tool) || slices.Contains(s.ExcludeToolsets, set) {
 		return false
