@@ -34,6 +34,27 @@ var credentialRe = lazyre.New(`(?i)(PVEAPIToken\s*[=:]\s*|PVEAuthCookie\s*[=:]\s
 var markers = [][]byte{[]byte("PVEAPIToken"), []byte("PVEAuthCookie"), []byte("CSRFPreventionToken"),
 	[]byte("pveapitoken"), []byte("pveauthcookie"), []byte("csrfpreventiontoken")}
 
+// mayHoldMarker reports whether b may hold one of the markers: each ends
+// in "oken" or "ookie" in either spelling, so a body without such a 'k' holds
+// none. That is one scan of b for a byte that is rare in API answers
+// instead of a scan for each of the six markers (every body is redacted:
+// on a small read those scans were most of the redaction's cost).
+// TestMarkersHaveAnchor keeps every marker to this.
+func mayHoldMarker(b []byte) bool {
+	for from := 0; ; {
+		i := bytes.IndexByte(b[from:], 'k')
+		if i < 0 {
+			return false
+		}
+		i += from
+		if i >= 1 && i+3 <= len(b) && string(b[i-1:i+3]) == "oken" ||
+			i >= 2 && i+3 <= len(b) && string(b[i-2:i+3]) == "ookie" {
+			return true
+		}
+		from = i + 1
+	}
+}
+
 // Redactor removes credentials from text that came from upstream before it
 // reaches any caller, log or audit record: the configured secrets by value
 // (raw and JSON-escaped) and any token header, ticket cookie or CSRF token
@@ -121,10 +142,12 @@ func (r *Redactor) Bytes(b []byte) []byte {
 func (r *Redactor) raw(b []byte) []byte {
 	// Patterns first: a header echo then reads "PVEAPIToken=[redacted]"
 	// rather than keeping the token id in front of a redacted secret.
-	for _, m := range markers {
-		if bytes.Contains(b, m) {
-			b = credentialRe.ReplaceAll(b, []byte("${1}"+Value))
-			break
+	if mayHoldMarker(b) {
+		for _, m := range markers {
+			if bytes.Contains(b, m) {
+				b = credentialRe.ReplaceAll(b, []byte("${1}"+Value))
+				break
+			}
 		}
 	}
 	r.mu.RLock()

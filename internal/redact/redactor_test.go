@@ -103,3 +103,22 @@ func TestRedactorRemove(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// TestMarkersHaveAnchor: raw looks for the markers only in a body
+// mayHoldMarker lets through, so every marker, wherever it stands and
+// after however many other 'k's, must be let through; a body without one
+// (an ordinary answer) is not.
+func TestMarkersHaveAnchor(t *testing.T) {
+	for _, m := range markers {
+		for _, b := range []string{string(m), "back kk ok" + string(m) + "=x", "{\"k\":\"" + string(m)} {
+			if !mayHoldMarker([]byte(b)) {
+				t.Errorf("mayHoldMarker(%q) = false: Bytes would leave its credential", b)
+			}
+		}
+	}
+	for _, b := range []string{"", "k", "oke", "ookiE", `{"data":{"backup":"blockstat","masterkey":true,"token":null}}`} {
+		if mayHoldMarker([]byte(b)) != strings.Contains(b, "oken") {
+			t.Errorf("mayHoldMarker(%q) = %v", b, mayHoldMarker([]byte(b)))
+		}
+	}
+}
