@@ -13,9 +13,11 @@ func backupCoverageTool() toolDef {
 		Name:        ToolBackupCoverage,
 		Title:       "Backup coverage",
 		Description: "Per guest on allowed nodes: its newest backup, the jobs covering it, findings (too old, no enabled job, failed verification); also the backup jobs. Paged.",
-	}, ops(proxmoxsafe.OpBackupCoverage), (*adapter).backupCoverage, map[string]string{
-		"guests":    "By vmid. A guest Proxmox hides backups of (privileges) looks unbacked.",
-		"unchecked": "Guests on nodes outside the allowlist, not reported.",
+	}, ops(proxmoxsafe.OpBackupCoverage), (*adapter).backupCoverage, func() map[string]string {
+		return map[string]string{
+			"guests":    "By vmid. A guest Proxmox hides backups of (privileges) looks unbacked.",
+			"unchecked": "Guests on nodes outside the allowlist, not reported.",
+		}
 	})
 }
 

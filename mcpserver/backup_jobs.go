@@ -13,8 +13,10 @@ func backupJobsTool() toolDef {
 		Name:        ToolBackupJobs,
 		Title:       "Backup jobs",
 		Description: "Scheduled backup jobs: schedule, next run, storage, mode, the guests selected, enabled, last result.",
-	}, ops(proxmoxsafe.OpListBackupJobs), (*adapter).backupJobs, map[string]string{
-		"jobs": "last_result: ok, warnings, failed, running or not found (no run among the newest vzdump tasks; Proxmox's tasks do not name the job: a run is matched by selection, storage and mode).",
+	}, ops(proxmoxsafe.OpListBackupJobs), (*adapter).backupJobs, func() map[string]string {
+		return map[string]string{
+			"jobs": "last_result: ok, warnings, failed, running or not found (no run among the newest vzdump tasks; Proxmox's tasks do not name the job: a run is matched by selection, storage and mode).",
+		}
 	})
 }
 

@@ -14,11 +14,13 @@ func cephStatusTool() toolDef {
 		Name:        ToolCephStatus,
 		Title:       "Ceph status",
 		Description: "Ceph health, checks, monitors, OSDs, placement groups, usage; installed: false without Ceph.",
-	}, ops(proxmoxsafe.OpCephStatus), (*adapter).cephStatus, map[string]string{
-		"installed": "False when Ceph is not installed or not initialized; message then says why and the other fields are empty.",
-		"health":    "HEALTH_OK, HEALTH_WARN or HEALTH_ERR.",
-		"checks":    "Active health checks, errors first, at most 50 (checks_total counts all).",
-		"usage":     "Raw capacity in bytes.",
+	}, ops(proxmoxsafe.OpCephStatus), (*adapter).cephStatus, func() map[string]string {
+		return map[string]string{
+			"installed": "False when Ceph is not installed or not initialized; message then says why and the other fields are empty.",
+			"health":    "HEALTH_OK, HEALTH_WARN or HEALTH_ERR.",
+			"checks":    "Active health checks, errors first, at most 50 (checks_total counts all).",
+			"usage":     "Raw capacity in bytes.",
+		}
 	})
 }
 

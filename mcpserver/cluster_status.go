@@ -14,13 +14,15 @@ func clusterStatusTool() toolDef {
 		Name:        ToolClusterStatus,
 		Title:       "Cluster status",
 		Description: "Cluster name, quorum, version; each node online or not, with CPU, memory, disk, uptime.",
-	}, ops(proxmoxsafe.OpClusterStatus), (*adapter).clusterStatus, map[string]string{
-		"name":      "Cluster name; empty for a standalone node.",
-		"clustered": "False for a standalone node.",
-		"quorate":   "True when the cluster has quorum (a standalone node always has).",
-		"version":   "Proxmox VE version of the node that answered.",
-		"nodes":     "Every cluster member, ordered by name, with usage (absent for offline nodes) and problem (why usage is missing).",
-		"warnings":  "What could not be read (e.g. usage after a 595/596 forwarding error); the rest of the result is valid.",
+	}, ops(proxmoxsafe.OpClusterStatus), (*adapter).clusterStatus, func() map[string]string {
+		return map[string]string{
+			"name":      "Cluster name; empty for a standalone node.",
+			"clustered": "False for a standalone node.",
+			"quorate":   "True when the cluster has quorum (a standalone node always has).",
+			"version":   "Proxmox VE version of the node that answered.",
+			"nodes":     "Every cluster member, ordered by name, with usage (absent for offline nodes) and problem (why usage is missing).",
+			"warnings":  "What could not be read (e.g. usage after a 595/596 forwarding error); the rest of the result is valid.",
+		}
 	})
 }
 

@@ -14,12 +14,14 @@ func guestConfigTool() toolDef {
 		Name:        ToolGuestConfig,
 		Title:       "Guest config",
 		Description: "One guest's config as key/value strings, pending changes included; secrets \"[redacted]\".",
-	}, ops(proxmoxsafe.OpGuestConfig), (*adapter).guestConfig, map[string]string{
-		"config":       "Config key to value. Redacted values are exactly \"[redacted]\"; cut values end with \"…\".",
-		"redacted":     "Keys whose values were replaced by \"[redacted]\" because they can carry secrets.",
-		"truncated":    "Keys whose values were cut to the size limit.",
-		"total_keys":   "Number of keys Proxmox returned.",
-		"omitted_keys": "Keys left out: beyond 256, or not a valid config key name.",
+	}, ops(proxmoxsafe.OpGuestConfig), (*adapter).guestConfig, func() map[string]string {
+		return map[string]string{
+			"config":       "Config key to value. Redacted values are exactly \"[redacted]\"; cut values end with \"…\".",
+			"redacted":     "Keys whose values were replaced by \"[redacted]\" because they can carry secrets.",
+			"truncated":    "Keys whose values were cut to the size limit.",
+			"total_keys":   "Number of keys Proxmox returned.",
+			"omitted_keys": "Keys left out: beyond 256, or not a valid config key name.",
+		}
 	})
 }
 

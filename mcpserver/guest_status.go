@@ -14,15 +14,17 @@ func guestStatusTool() toolDef {
 		Name:        ToolGuestStatus,
 		Title:       "Guest status",
 		Description: "One guest's live state: status (a paused VM is running, qmpstatus paused), uptime, usage, I/O, lock, HA, agent, tags.",
-	}, ops(proxmoxsafe.OpGuestStatus), (*adapter).guestStatus, map[string]string{
-		"status":        "running or stopped; a paused VM is running (see paused).",
-		"paused":        "True for a running VM whose CPUs are paused.",
-		"lock":          "Config lock (backup, snapshot, migrate, …); absent when unlocked. A locked guest refuses most actions.",
-		"ha_managed":    "True when the HA manager owns the guest's power state.",
-		"agent_enabled": "True when the QEMU guest agent is enabled in the VM's config (not proof it runs). Always false for containers.",
-		"disk":          "Bytes used: a container's root file system; Proxmox reports 0 for VMs.",
-		"uptime":        "Seconds since the guest started; 0 when stopped.",
-		"cpu":           "CPU usage as a fraction of the guest's CPUs (0 to 1).",
+	}, ops(proxmoxsafe.OpGuestStatus), (*adapter).guestStatus, func() map[string]string {
+		return map[string]string{
+			"status":        "running or stopped; a paused VM is running (see paused).",
+			"paused":        "True for a running VM whose CPUs are paused.",
+			"lock":          "Config lock (backup, snapshot, migrate, …); absent when unlocked. A locked guest refuses most actions.",
+			"ha_managed":    "True when the HA manager owns the guest's power state.",
+			"agent_enabled": "True when the QEMU guest agent is enabled in the VM's config (not proof it runs). Always false for containers.",
+			"disk":          "Bytes used: a container's root file system; Proxmox reports 0 for VMs.",
+			"uptime":        "Seconds since the guest started; 0 when stopped.",
+			"cpu":           "CPU usage as a fraction of the guest's CPUs (0 to 1).",
+		}
 	})
 }
 

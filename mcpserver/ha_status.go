@@ -15,9 +15,11 @@ func haStatusTool() toolDef {
 		Name:        ToolHAStatus,
 		Title:       "HA status",
 		Description: "The HA manager: quorum, master, each node's LRM, each HA resource's state.",
-	}, ops(proxmoxsafe.OpHAStatus), (*adapter).haStatus, map[string]string{
-		"in_use":   "False when HA was never configured.",
-		"services": "HA resources ordered by sid, at most 1000 (total counts all).",
+	}, ops(proxmoxsafe.OpHAStatus), (*adapter).haStatus, func() map[string]string {
+		return map[string]string{
+			"in_use":   "False when HA was never configured.",
+			"services": "HA resources ordered by sid, at most 1000 (total counts all).",
+		}
 	})
 }
 

@@ -13,8 +13,10 @@ func healthReportTool() toolDef {
 		Name:        ToolHealthReport,
 		Title:       "Health report",
 		Description: "Findings for the cluster or one node, worst first, with evidence and the tool to use: nodes, quorum, Ceph, HA, replication, ZFS, disks, services, storage, updates, backups, snapshots.",
-	}, ops(proxmoxsafe.OpHealthReport), (*adapter).healthReport, map[string]string{
-		"findings": "Most severe first; total counts all.",
+	}, ops(proxmoxsafe.OpHealthReport), (*adapter).healthReport, func() map[string]string {
+		return map[string]string{
+			"findings": "Most severe first; total counts all.",
+		}
 	})
 }
 

@@ -16,10 +16,12 @@ func metricsHistoryTool() toolDef {
 		Name:        ToolMetricsHistory,
 		Title:       "Metrics history",
 		Description: "RRD history of a node, guest (type+vmid) or storage: per series min/avg/max/last and time of max; " + strconv.Itoa(proxmoxsafe.DefaultMetricsPoints) + " points.",
-	}, ops(proxmoxsafe.OpNodeMetrics, proxmoxsafe.OpGuestMetrics, proxmoxsafe.OpStorageMetrics), (*adapter).metricsHistory, map[string]string{
-		"series": "Per field (Proxmox's names; unit ratio = 0-1, bytes/s = rate): summary over every row.",
-		"points": "At most " + strconv.Itoa(proxmoxsafe.DefaultMetricsPoints) + " rows, oldest first: time (Unix s) and each varying series.",
-		"notes":  "What the data lacks: rows without data, mixed steps after an upgrade to PVE 9.",
+	}, ops(proxmoxsafe.OpNodeMetrics, proxmoxsafe.OpGuestMetrics, proxmoxsafe.OpStorageMetrics), (*adapter).metricsHistory, func() map[string]string {
+		return map[string]string{
+			"series": "Per field (Proxmox's names; unit ratio = 0-1, bytes/s = rate): summary over every row.",
+			"points": "At most " + strconv.Itoa(proxmoxsafe.DefaultMetricsPoints) + " rows, oldest first: time (Unix s) and each varying series.",
+			"notes":  "What the data lacks: rows without data, mixed steps after an upgrade to PVE 9.",
+		}
 	})
 }
 

@@ -14,10 +14,12 @@ func nodeHealthTool() toolDef {
 		Name:        ToolNodeHealth,
 		Title:       "Node health",
 		Description: "One node's pending updates, services, disks (SMART, wear-out), ZFS pools, replication jobs.",
-	}, ops(proxmoxsafe.OpNodeHealth), (*adapter).nodeHealth, map[string]string{
-		"reachable": "False when Proxmox could not reach the node.",
-		"updates":   "Pending updates (count; at most 50 packages). Needs Sys.Modify on the node.",
-		"disks":     "wearout: remaining life in percent, absent when Proxmox says N/A.",
+	}, ops(proxmoxsafe.OpNodeHealth), (*adapter).nodeHealth, func() map[string]string {
+		return map[string]string{
+			"reachable": "False when Proxmox could not reach the node.",
+			"updates":   "Pending updates (count; at most 50 packages). Needs Sys.Modify on the node.",
+			"disks":     "wearout: remaining life in percent, absent when Proxmox says N/A.",
+		}
 	})
 }
 

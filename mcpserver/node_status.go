@@ -13,18 +13,20 @@ func nodeStatusTool() toolDef {
 		Name:        ToolNodeStatus,
 		Title:       "Node status",
 		Description: "One node's uptime, CPU, load, memory, swap, root disk, kernel, PVE version.",
-	}, ops(proxmoxsafe.OpNodeStatus), (*adapter).nodeStatus, map[string]string{
-		"node":        "The node reported on.",
-		"cpus":        "Number of logical CPUs.",
-		"cpu_model":   "CPU model name.",
-		"kernel":      "Running kernel release.",
-		"pve_version": "The node's pve-manager version.",
-		"uptime":      "Seconds since boot.",
-		"cpu":         "CPU usage as a fraction of all cores (0 to 1).",
-		"loadavg":     "1, 5 and 15 minute load averages.",
-		"memory":      "Bytes.",
-		"swap":        "Bytes.",
-		"rootfs":      "Bytes.",
+	}, ops(proxmoxsafe.OpNodeStatus), (*adapter).nodeStatus, func() map[string]string {
+		return map[string]string{
+			"node":        "The node reported on.",
+			"cpus":        "Number of logical CPUs.",
+			"cpu_model":   "CPU model name.",
+			"kernel":      "Running kernel release.",
+			"pve_version": "The node's pve-manager version.",
+			"uptime":      "Seconds since boot.",
+			"cpu":         "CPU usage as a fraction of all cores (0 to 1).",
+			"loadavg":     "1, 5 and 15 minute load averages.",
+			"memory":      "Bytes.",
+			"swap":        "Bytes.",
+			"rootfs":      "Bytes.",
+		}
 	})
 }
 

@@ -15,12 +15,14 @@ func permissionsCheckTool() toolDef {
 		Name:        ToolPermissionsCheck,
 		Title:       "Check token permissions",
 		Description: "The token's privileges against what each offered tool needs: pveum commands for what is missing, and dangerous excess.",
-	}, ops(proxmoxsafe.OpPermissions), (*adapter).permissionsCheck, map[string]string{
-		"ok":           "True when every offered tool has what it requires (optional privileges and excess do not count).",
-		"tools":        "Per offered tool: the privilege checks of the library operations it calls.",
-		"missing":      "What to grant, per ACL path, with the pveum commands (create the role first with role_command).",
-		"excess":       "Privileges held that no offered tool needs, dangerous ones first.",
-		"role_command": "Creates the role with exactly the required privileges.",
+	}, ops(proxmoxsafe.OpPermissions), (*adapter).permissionsCheck, func() map[string]string {
+		return map[string]string{
+			"ok":           "True when every offered tool has what it requires (optional privileges and excess do not count).",
+			"tools":        "Per offered tool: the privilege checks of the library operations it calls.",
+			"missing":      "What to grant, per ACL path, with the pveum commands (create the role first with role_command).",
+			"excess":       "Privileges held that no offered tool needs, dangerous ones first.",
+			"role_command": "Creates the role with exactly the required privileges.",
+		}
 	})
 }
 

@@ -30,13 +30,15 @@ func snapshotCleanupTool() toolDef {
 	}
 }
 
-var cleanupDescriptions = map[string]string{
-	"target":  "The guest (node, type, vmid).",
-	"applied": "False for a dry run: nothing was changed.",
-	"plan":    "The retention plan from the fresh snapshot list: delete (in execution order) and keep, each with the rule and the reason, and the effective policy.",
-	"steps":   "One per planned deletion, in order: status planned (dry run), deleted, failed, unknown (the task had not ended when the wait did), skipped (vanished or newly keep-marked) or not_attempted (after a failure); upid of its task.",
-	"deleted": "Snapshots deleted by this call.",
-	"message": "The result in one sentence.",
+func cleanupDescriptions() map[string]string {
+	return map[string]string{
+		"target":  "The guest (node, type, vmid).",
+		"applied": "False for a dry run: nothing was changed.",
+		"plan":    "The retention plan from the fresh snapshot list: delete (in execution order) and keep, each with the rule and the reason, and the effective policy.",
+		"steps":   "One per planned deletion, in order: status planned (dry run), deleted, failed, unknown (the task had not ended when the wait did), skipped (vanished or newly keep-marked) or not_attempted (after a failure); upid of its task.",
+		"deleted": "Snapshots deleted by this call.",
+		"message": "The result in one sentence.",
+	}
 }
 
 func (a *adapter) snapshotCleanup(ctx context.Context, in proxmoxsafe.CleanupSnapshotsInput) (string, *proxmoxsafe.CleanupResult, error) {

@@ -13,11 +13,13 @@ func snapshotListTool() toolDef {
 		Name:        ToolSnapshotList,
 		Title:       "Snapshot list",
 		Description: "One guest's snapshots as a tree, with current; keep: never deleted automatically; cleanup: what snapshot_cleanup would do.",
-	}, ops(proxmoxsafe.OpListSnapshots), (*adapter).snapshotList, map[string]string{
-		"snapshots": "Depth-first walk of the snapshot tree, siblings oldest first; at most 500. age_seconds is the age by this server's clock; cleanup is the operator's retention policy's verdict (would_delete, rule, reason).",
-		"total":     "Number of snapshots the guest has.",
-		"current":   "The snapshot the guest's current state is based on (a rollback target or the newest); absent without snapshots.",
-		"running":   "The guest's power state as the snapshot list reports it.",
+	}, ops(proxmoxsafe.OpListSnapshots), (*adapter).snapshotList, func() map[string]string {
+		return map[string]string{
+			"snapshots": "Depth-first walk of the snapshot tree, siblings oldest first; at most 500. age_seconds is the age by this server's clock; cleanup is the operator's retention policy's verdict (would_delete, rule, reason).",
+			"total":     "Number of snapshots the guest has.",
+			"current":   "The snapshot the guest's current state is based on (a rollback target or the newest); absent without snapshots.",
+			"running":   "The guest's power state as the snapshot list reports it.",
+		}
 	})
 }
 

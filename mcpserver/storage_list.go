@@ -13,10 +13,12 @@ func storageListTool() toolDef {
 		Name:        ToolStorageList,
 		Title:       "List storage",
 		Description: "Storages: type, content, shared, state, usage bytes.",
-	}, ops(proxmoxsafe.OpListStorage), (*adapter).storageList, map[string]string{
-		"scope":    "node (read from the node) or cluster (every node, from the cluster resource list).",
-		"storages": "One entry per storage and node, ordered by node then storage id. Sizes are bytes.",
-		"total":    "Number of entries, including those beyond limit.",
+	}, ops(proxmoxsafe.OpListStorage), (*adapter).storageList, func() map[string]string {
+		return map[string]string{
+			"scope":    "node (read from the node) or cluster (every node, from the cluster resource list).",
+			"storages": "One entry per storage and node, ordered by node then storage id. Sizes are bytes.",
+			"total":    "Number of entries, including those beyond limit.",
+		}
 	})
 }
 

@@ -13,10 +13,12 @@ func taskListTool() toolDef {
 		Name:        ToolTaskList,
 		Title:       "Task list",
 		Description: "A node's tasks, newest first, running ones included; paged by start (pass next_start back).",
-	}, ops(proxmoxsafe.OpListTasks), (*adapter).taskList, map[string]string{
-		"tasks":      "This page of tasks, newest first.",
-		"total":      "Number of tasks that matched, on all pages.",
-		"next_start": "Pass as start to get the next page; absent on the last page.",
+	}, ops(proxmoxsafe.OpListTasks), (*adapter).taskList, func() map[string]string {
+		return map[string]string{
+			"tasks":      "This page of tasks, newest first.",
+			"total":      "Number of tasks that matched, on all pages.",
+			"next_start": "Pass as start to get the next page; absent on the last page.",
+		}
 	})
 }
 
