@@ -60,18 +60,11 @@ func waitBounds(maxWait time.Duration) string {
 // descriptions rely on them for what they share. Nothing from Proxmox is
 // ever interpolated. A nil client stands for every tool, as in [Tools].
 func ServerInstructions(client *proxmoxsafe.Client, opts *Options) string {
-	o := opts.orDefault()
-	var defs []toolDef
-	for _, d := range toolList() {
-		if d.enabled(client, o) {
-			defs = append(defs, d)
-		}
-	}
 	maxWait := proxmoxsafe.DefaultMaxWait
 	if client != nil {
 		maxWait = client.MaxWait()
 	}
-	return instructionsFor(defs, maxWait)
+	return instructionsFor(enabledTools(client, opts.orDefault()), maxWait)
 }
 
 // instructionsFor composes the instructions for the tools defs, served

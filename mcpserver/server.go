@@ -69,15 +69,19 @@ func New(client *proxmoxsafe.Client, opts *Options) *mcp.Server {
 	if version == "" {
 		version = "dev"
 	}
+	// The instructions and the registration share one list of the tools
+	// offered: each tool's class lookups cost a start ~33,000 instructions
+	// (callgrind) every time the list is made.
+	defs := enabledTools(client, o)
 	s := mcp.NewServer(&mcp.Implementation{
 		Name:    ServerName,
 		Title:   serverTitle(client, o),
 		Version: version,
 	}, &mcp.ServerOptions{
-		Instructions: ServerInstructions(client, o),
+		Instructions: instructionsFor(defs, client.MaxWait()),
 		Logger:       newSDKLogger(o),
 	})
-	addTools(s, client, o, true)
+	addTools(s, client, o, true, defs)
 	s.AddReceivingMiddleware(Middleware(client, o)...)
 	return s
 }
@@ -153,11 +157,13 @@ func AddTools(server *mcp.Server, client *proxmoxsafe.Client, opts *Options) {
 	if server == nil || client == nil {
 		panic("mcpserver.AddTools: nil server or client")
 	}
-	addTools(server, client, opts.orDefault(), false)
+	o := opts.orDefault()
+	addTools(server, client, o, false, enabledTools(client, o))
 }
 
-// addTools is AddTools; fresh says New just made server (addServed).
-func addTools(server *mcp.Server, client *proxmoxsafe.Client, o *Options, fresh bool) {
+// addTools is AddTools for the tools defs (enabledTools); fresh says New
+// just made server (addServed).
+func addTools(server *mcp.Server, client *proxmoxsafe.Client, o *Options, fresh bool, defs []toolDef) {
 	if o.ApprovalPageURL != "" {
 		if err := checkApprovalPageURL(o.ApprovalPageURL); err != nil {
 			panic(err)
@@ -167,13 +173,9 @@ func addTools(server *mcp.Server, client *proxmoxsafe.Client, o *Options, fresh 
 		panic("mcpserver: " + err.Error())
 	}
 	a := &adapter{client: client, readOnly: o.ReadOnly, log: o.logger(), beforeCall: o.beforeCall, fresh: fresh, approvalPage: o.ApprovalPageURL}
-	var defs []toolDef
-	var names []string
-	for _, d := range toolList() {
-		if d.enabled(client, o) {
-			defs = append(defs, d)
-			names = append(names, d.info.Name)
-		}
+	names := make([]string, len(defs))
+	for i, d := range defs {
+		names[i] = d.info.Name
 	}
 	claimToolNames(server, names) // registered.go: a second registration panics
 	for _, d := range defs {
@@ -182,6 +184,18 @@ func addTools(server *mcp.Server, client *proxmoxsafe.Client, o *Options, fresh 
 	addResources(server, a, names) // resources.go
 	addAppResources(server, names) // metrics_chart_app.go
 	addPrompts(server, names)      // prompts.go
+}
+
+// enabledTools returns the tools client and o offer, in listing order
+// (toolDef.enabled).
+func enabledTools(client *proxmoxsafe.Client, o *Options) []toolDef {
+	var defs []toolDef
+	for _, d := range toolList() {
+		if d.enabled(client, o) {
+			defs = append(defs, d)
+		}
+	}
+	return defs
 }
 
 // newSDKLogger is go-sdk's logger: it logs every connection at INFO; only
