@@ -32,14 +32,14 @@ type registeredNames struct {
 // anything is registered, when one of them already is.
 func claimToolNames(server *mcp.Server, names []string) {
 	key := weak.Make(server)
-	v, loaded := registeredTools.LoadOrStore(key, &registeredNames{names: map[string]bool{}})
+	v, loaded := registeredTools.LoadOrStore(key, &registeredNames{names: make(map[string]bool, len(names))})
 	if !loaded {
 		runtime.AddCleanup(server, func(k weak.Pointer[mcp.Server]) { registeredTools.Delete(k) }, key)
 	}
 	tn := v.(*registeredNames)
 	tn.mu.Lock()
 	defer tn.mu.Unlock()
-	seen := map[string]bool{}
+	seen := make(map[string]bool, len(names))
 	for _, n := range names {
 		if tn.names[n] || seen[n] {
 			panic(fmt.Sprintf("mcpserver: the tool %q is already registered on this server; go-sdk would silently replace it", n))
