@@ -16,40 +16,9 @@ import "github.com/proxmoxsafe/proxmox-safe-mcp/internal/pve"
 // TestDecodeGuestStatusMatchesEncodingJSON and FuzzDecodeGuestStatus hold
 // it to encoding/json's result.
 func decodeGuestStatus(body []byte, r *rawGuestStatusFull) bool {
-	s := pve.NewScanner(body)
-	if !s.Consume('{') {
-		return false
-	}
-	seen := false
-	for first := true; ; first = false {
-		if first && s.Consume('}') {
-			break
-		}
-		key, ok := objectKey(s)
-		if !ok {
-			return false
-		}
-		switch {
-		case string(key) == "data":
-			if seen || !s.Consume('{') || !decodeGuestStatusFields(s, r) {
-				return false
-			}
-			seen = true
-		case asciiEqualFold(key, "data"):
-			return false
-		default:
-			if _, ok := s.Value(); !ok {
-				return false
-			}
-		}
-		if s.Consume('}') {
-			break
-		}
-		if !s.Consume(',') {
-			return false
-		}
-	}
-	return seen && s.End()
+	return decodeData(body, func(s *pve.Scanner) bool {
+		return s.Consume('{') && decodeGuestStatusFields(s, r)
+	})
 }
 
 // guestStatusFields are the keys of rawGuestStatusFull (its json tags,
@@ -61,83 +30,65 @@ var guestStatusFields = []string{"status", "qmpstatus", "name", "lock", "templat
 // decodeGuestStatusFields decodes the data object after its '{' into r.
 // A repeated key is decoded again over the first, as encoding/json does.
 func decodeGuestStatusFields(s *pve.Scanner, r *rawGuestStatusFull) bool {
-	if s.Consume('}') {
-		return true
-	}
-	for {
-		key, ok := objectKey(s)
+	return decodeMembers(s, func(key []byte) bool {
+		if string(key) == "ha" {
+			return decodeGuestHA(s, r)
+		}
+		v, ok := s.Value()
 		if !ok {
 			return false
 		}
-		if string(key) == "ha" {
-			if !decodeGuestHA(s, r) {
-				return false
-			}
-		} else {
-			v, ok := s.Value()
-			if !ok {
-				return false
-			}
-			var err error
-			switch string(key) {
-			case "status":
-				err = r.Status.UnmarshalJSON(v)
-			case "qmpstatus":
-				err = r.QMPStatus.UnmarshalJSON(v)
-			case "name":
-				err = r.Name.UnmarshalJSON(v)
-			case "lock":
-				err = r.Lock.UnmarshalJSON(v)
-			case "template":
-				err = r.Template.UnmarshalJSON(v)
-			case "uptime":
-				err = r.Uptime.UnmarshalJSON(v)
-			case "cpu":
-				err = r.CPU.UnmarshalJSON(v)
-			case "cpus":
-				err = r.CPUs.UnmarshalJSON(v)
-			case "mem":
-				err = r.Mem.UnmarshalJSON(v)
-			case "maxmem":
-				err = r.MaxMem.UnmarshalJSON(v)
-			case "disk":
-				err = r.Disk.UnmarshalJSON(v)
-			case "maxdisk":
-				err = r.MaxDisk.UnmarshalJSON(v)
-			case "netin":
-				err = r.NetIn.UnmarshalJSON(v)
-			case "netout":
-				err = r.NetOut.UnmarshalJSON(v)
-			case "diskread":
-				err = r.DiskRead.UnmarshalJSON(v)
-			case "diskwrite":
-				err = r.DiskWrite.UnmarshalJSON(v)
-			case "agent":
-				err = r.Agent.UnmarshalJSON(v)
-			case "tags":
-				err = r.Tags.UnmarshalJSON(v)
-			case "running-qemu":
-				err = r.RunningQEMU.UnmarshalJSON(v)
-			case "running-machine":
-				err = r.RunningMachine.UnmarshalJSON(v)
-			default:
-				for _, f := range guestStatusFields {
-					if asciiEqualFold(key, f) {
-						return false
-					}
+		var err error
+		switch string(key) {
+		case "status":
+			err = r.Status.UnmarshalJSON(v)
+		case "qmpstatus":
+			err = r.QMPStatus.UnmarshalJSON(v)
+		case "name":
+			err = r.Name.UnmarshalJSON(v)
+		case "lock":
+			err = r.Lock.UnmarshalJSON(v)
+		case "template":
+			err = r.Template.UnmarshalJSON(v)
+		case "uptime":
+			err = r.Uptime.UnmarshalJSON(v)
+		case "cpu":
+			err = r.CPU.UnmarshalJSON(v)
+		case "cpus":
+			err = r.CPUs.UnmarshalJSON(v)
+		case "mem":
+			err = r.Mem.UnmarshalJSON(v)
+		case "maxmem":
+			err = r.MaxMem.UnmarshalJSON(v)
+		case "disk":
+			err = r.Disk.UnmarshalJSON(v)
+		case "maxdisk":
+			err = r.MaxDisk.UnmarshalJSON(v)
+		case "netin":
+			err = r.NetIn.UnmarshalJSON(v)
+		case "netout":
+			err = r.NetOut.UnmarshalJSON(v)
+		case "diskread":
+			err = r.DiskRead.UnmarshalJSON(v)
+		case "diskwrite":
+			err = r.DiskWrite.UnmarshalJSON(v)
+		case "agent":
+			err = r.Agent.UnmarshalJSON(v)
+		case "tags":
+			err = r.Tags.UnmarshalJSON(v)
+		case "running-qemu":
+			err = r.RunningQEMU.UnmarshalJSON(v)
+		case "running-machine":
+			err = r.RunningMachine.UnmarshalJSON(v)
+		default:
+			for _, f := range guestStatusFields {
+				if asciiEqualFold(key, f) {
+					return false
 				}
 			}
-			if err != nil {
-				return false
-			}
 		}
-		if s.Consume('}') {
-			return true
-		}
-		if !s.Consume(',') {
-			return false
-		}
-	}
+		return err == nil
+	})
 }
 
 // decodeGuestHA decodes the value of "ha": null leaves r.HA as it is, an
@@ -148,17 +99,7 @@ func decodeGuestHA(s *pve.Scanner, r *rawGuestStatusFull) bool {
 		v, ok := s.Value()
 		return ok && string(v) == "null"
 	}
-	if !s.Consume('{') {
-		return false
-	}
-	if s.Consume('}') {
-		return true
-	}
-	for {
-		key, ok := objectKey(s)
-		if !ok {
-			return false
-		}
+	return s.Consume('{') && decodeMembers(s, func(key []byte) bool {
 		v, ok := s.Value()
 		if !ok {
 			return false
@@ -172,14 +113,6 @@ func decodeGuestHA(s *pve.Scanner, r *rawGuestStatusFull) bool {
 		case asciiEqualFold(key, "managed"), asciiEqualFold(key, "state"):
 			return false
 		}
-		if err != nil {
-			return false
-		}
-		if s.Consume('}') {
-			return true
-		}
-		if !s.Consume(',') {
-			return false
-		}
-	}
+		return err == nil
+	})
 }

@@ -118,47 +118,65 @@ func decodeResources(body []byte) ([]rawResource, bool) {
 	if braces > maxResourceRows {
 		return nil, false
 	}
-	s := pve.NewScanner(body)
-	if !s.Consume('{') {
-		return nil, false
-	}
 	var rows []rawResource
-	seen := false
-	for first := true; ; first = false {
-		if first && s.Consume('}') {
-			break
-		}
-		key, ok := objectKey(s)
-		if !ok {
-			return nil, false
-		}
-		switch {
-		case string(key) == "data":
-			if seen {
-				return nil, false
-			}
-			seen = true
-			if rows, ok = decodeRows(s, expectedRows(braces, len(body))); !ok {
-				return nil, false
-			}
-		case asciiEqualFold(key, "data"):
-			return nil, false
-		default:
-			if _, ok := s.Value(); !ok {
-				return nil, false
-			}
-		}
-		if s.Consume('}') {
-			break
-		}
-		if !s.Consume(',') {
-			return nil, false
-		}
-	}
-	if !seen || !s.End() {
+	ok := decodeData(body, func(s *pve.Scanner) bool {
+		var ok bool
+		rows, ok = decodeRows(s, expectedRows(braces, len(body)))
+		return ok
+	})
+	if !ok {
 		return nil, false
 	}
 	return rows, true
+}
+
+// decodeData scans body as encoding/json decodes it into a struct with
+// one field, Data `json:"data"`, handing the value of "data" to data
+// and skipping every other member. It declines what encoding/json would
+// decode otherwise: a body that is not one object, a missing or repeated
+// "data", or "data" spelled in another case (encoding/json matches it).
+func decodeData(body []byte, data func(*pve.Scanner) bool) bool {
+	s := pve.NewScanner(body)
+	if !s.Consume('{') {
+		return false
+	}
+	seen := false
+	ok := decodeMembers(s, func(key []byte) bool {
+		switch {
+		case string(key) == "data":
+			if seen {
+				return false
+			}
+			seen = true
+			return data(s)
+		case asciiEqualFold(key, "data"):
+			return false
+		}
+		_, ok := s.Value()
+		return ok
+	})
+	return ok && seen && s.End()
+}
+
+// decodeMembers scans an object's members after its '{' through its '}',
+// handing each key to member, which scans the value; false from member,
+// or a key objectKey declines, declines the object.
+func decodeMembers(s *pve.Scanner, member func(key []byte) bool) bool {
+	if s.Consume('}') {
+		return true
+	}
+	for {
+		key, ok := objectKey(s)
+		if !ok || !member(key) {
+			return false
+		}
+		if s.Consume('}') {
+			return true
+		}
+		if !s.Consume(',') {
+			return false
+		}
+	}
 }
 
 // objectKey scans a key and its colon and returns the key's text; it
@@ -241,14 +259,7 @@ func decodeRows(s *pve.Scanner, about int) ([]rawResource, bool) {
 
 // decodeRow decodes one object after its '{' into r.
 func decodeRow(s *pve.Scanner, r *rawResource, interned map[string]string) bool {
-	if s.Consume('}') {
-		return true
-	}
-	for {
-		key, ok := objectKey(s)
-		if !ok {
-			return false
-		}
+	return decodeMembers(s, func(key []byte) bool {
 		v, ok := s.Value()
 		if !ok {
 			return false
@@ -296,16 +307,8 @@ func decodeRow(s *pve.Scanner, r *rawResource, interned map[string]string) bool 
 				}
 			}
 		}
-		if !ok || err != nil {
-			return false
-		}
-		if s.Consume('}') {
-			return true
-		}
-		if !s.Consume(',') {
-			return false
-		}
-	}
+		return ok && err == nil
+	})
 }
 
 // decodePlainString decodes v into a plain string field as encoding/json
