@@ -56,7 +56,7 @@ func TestServeStartsOnBadLogAndRefusesMutations(t *testing.T) {
 }
 
 // TestServeVerifiesLogFromFirstCall: over stdio the audit log is verified
-// from the first tools/call on (verifyAuditOnFirstCall), or the first
+// from the first tools/call on (watchFirstCall), or the first
 // record: a server that is only initialized and listed, as a host does
 // with every configured server, never reads the log, so even a damaged
 // one is not reported (TestServeStartsOnBadLogAndRefusesMutations: one

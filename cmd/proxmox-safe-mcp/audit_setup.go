@@ -8,9 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/keyfile"
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/settings"
@@ -34,7 +31,7 @@ func openAudit(c *settings.Config, stderr io.Writer) (*auditlog.Log, func(), err
 	// log does not delay its start; the library still refuses every
 	// mutation until the log verified (proxmoxsafe/auditlog). Over stdio
 	// the verification begins with the first tools/call, or the first
-	// record, whichever comes first (verifyAuditOnFirstCall): a host
+	// record, whichever comes first (watchFirstCall): a host
 	// starts every configured server and lists its tools, and reading and
 	// decoding the log then competed with the first answers for the CPU.
 	// The one-shot commands verify first: call may be about to mutate,
@@ -87,10 +84,8 @@ func reportAuditVerification(ctx context.Context, al *auditlog.Log, path string,
 	}
 }
 
-// verifyAuditOnFirstCall makes srv start the verification of the audit
-// logs held back (openAudit) when its first tools/call arrives, before
-// the call is handled; a record needed earlier starts it itself.
-func (a *app) verifyAuditOnFirstCall(srv *mcp.Server) {
+// auditLogs are the app's audit logs: its own, or each cluster's.
+func (a *app) auditLogs() []*auditlog.Log {
 	var logs []*auditlog.Log
 	for _, m := range a.members {
 		if m.app.audit != nil {
@@ -100,22 +95,7 @@ func (a *app) verifyAuditOnFirstCall(srv *mcp.Server) {
 	if len(a.members) == 0 && a.audit != nil {
 		logs = append(logs, a.audit)
 	}
-	if len(logs) == 0 {
-		return
-	}
-	var once sync.Once
-	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method == "tools/call" {
-				once.Do(func() {
-					for _, l := range logs {
-						l.StartVerification()
-					}
-				})
-			}
-			return next(ctx, method, req)
-		}
-	})
+	return logs
 }
 
 // auditKeyBytes is the size of a key the binary creates.

@@ -64,15 +64,23 @@ func startupCheck(ctx context.Context, a *app, cfg *settings.Config, warn *slog.
 	return cancel, ended
 }
 
-// watchFirstCall makes srv close a.called when its first tools/call
-// arrives, before the call is handled, which starts the background
-// privilege check beside it.
+// watchFirstCall makes srv, when its first tools/call arrives and before
+// the call is handled, close a.called, which starts the background
+// privilege check beside it, and start the audit logs' verification where
+// openAudit held it back (over stdio; a record needed earlier starts it
+// itself, and over HTTP it began at the start).
 func (a *app) watchFirstCall(srv *mcp.Server) {
+	logs := a.auditLogs()
 	var once sync.Once
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method == "tools/call" {
-				once.Do(func() { close(a.called) })
+				once.Do(func() {
+					close(a.called)
+					for _, l := range logs {
+						l.StartVerification()
+					}
+				})
 			}
 			return next(ctx, method, req)
 		}

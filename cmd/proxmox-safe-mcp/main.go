@@ -146,9 +146,8 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 // cancels ctx (exit 0).
 func serve(ctx context.Context, a *app, stdin io.Reader, stdout io.Writer) int {
 	srv := a.server()
-	a.watchFirstCall(srv)         // starts the privilege check (doctor.go)
-	a.verifyAuditOnFirstCall(srv) // audit_setup.go
-	a.instrument(srv)             // --metrics-addr (metrics.go)
+	a.watchFirstCall(srv) // starts the privilege check and the audit log's verification (doctor.go)
+	a.instrument(srv)     // --metrics-addr (metrics.go)
 	// Not mcp.StdioTransport: one invalid line would end the session.
 	t := mcpstdio.NewTransport(stdin, stdout, &mcpstdio.Options{Logger: a.log})
 	a.log.Info("serving MCP on stdio", slog.String("version", versionString()))
