@@ -81,10 +81,8 @@ func decodeGuestStatusFields(s *pve.Scanner, r *rawGuestStatusFull) bool {
 		case "running-machine":
 			err = r.RunningMachine.UnmarshalJSON(v)
 		default:
-			for _, f := range guestStatusFields {
-				if asciiEqualFold(key, f) {
-					return false
-				}
+			if foldsToAny(key, guestStatusFields) {
+				return false
 			}
 		}
 		return err == nil

@@ -1,9 +1,7 @@
 package proxmoxsafe
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,23 +11,6 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
-// referenceGuestStatus is how a status/current answer was decoded before
-// decodeGuestStatus, and still is when it declines: encoding/json into the
-// {"data": …} envelope, as internal/pve's Client does for any out value.
-func referenceGuestStatus(body []byte) (rawGuestStatusFull, error) {
-	var raw rawGuestStatusFull
-	env := struct {
-		Data any `json:"data"`
-	}{Data: &raw}
-	if err := json.Unmarshal(body, &env); err != nil {
-		return raw, err
-	}
-	if env.Data == nil || !bytes.Contains(body, []byte(`"data"`)) {
-		return raw, errors.New("no data")
-	}
-	return raw, nil
-}
-
 // sameGuestStatus fails t when decodeGuestStatus accepts body with another
 // result than encoding/json's, or accepts a body encoding/json refuses;
 // wantFast also fails it when decodeGuestStatus declines.
@@ -37,7 +18,7 @@ func sameGuestStatus(t *testing.T, name string, body []byte, wantFast bool) {
 	t.Helper()
 	var got rawGuestStatusFull
 	ok := decodeGuestStatus(body, &got)
-	ref, err := referenceGuestStatus(body)
+	ref, err := referenceData[rawGuestStatusFull](body)
 	if !ok {
 		if wantFast {
 			t.Errorf("%s: declined (encoding/json: %v)", name, err)
@@ -182,7 +163,7 @@ func BenchmarkDecodeGuestStatus(b *testing.B) {
 	b.Run("encoding-json", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := referenceGuestStatus(body); err != nil {
+			if _, err := referenceData[rawGuestStatusFull](body); err != nil {
 				b.Fatal(err)
 			}
 		}

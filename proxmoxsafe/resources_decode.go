@@ -211,6 +211,17 @@ func asciiEqualFold(b []byte, name string) bool {
 	return true
 }
 
+// foldsToAny reports whether key is one of names in another case: a key
+// encoding/json would decode into that field, which the decoders decline.
+func foldsToAny(key []byte, names []string) bool {
+	for _, name := range names {
+		if asciiEqualFold(key, name) {
+			return true
+		}
+	}
+	return false
+}
+
 // resourceFields are the keys of rawResource (its json tags).
 var resourceFields = []string{"type", "vmid", "name", "node", "status", "template", "lock", "tags",
 	"hastate", "cpu", "maxcpu", "mem", "maxmem", "disk", "maxdisk", "uptime", "pool"}
@@ -301,10 +312,8 @@ func decodeRow(s *pve.Scanner, r *rawResource, interned map[string]string) bool 
 		case "pool":
 			err = r.Pool.UnmarshalJSON(v)
 		default:
-			for _, f := range resourceFields {
-				if asciiEqualFold(key, f) {
-					return false
-				}
+			if foldsToAny(key, resourceFields) {
+				return false
 			}
 		}
 		return ok && err == nil

@@ -17,19 +17,20 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
-// referenceResources is how a /cluster/resources answer was decoded before
-// decodeResources, and still is when it declines: encoding/json into the
-// {"data": …} envelope, as internal/pve's Client does for any out value.
-func referenceResources(body []byte) ([]rawResource, error) {
-	var raw []rawResource
+// referenceData is how an answer was decoded before the scanners
+// (decodeResources, decodeGuestStatus), and still is when they decline:
+// encoding/json into the {"data": …} envelope, as internal/pve's Client
+// does for any out value.
+func referenceData[T any](body []byte) (T, error) {
+	var raw T
 	env := struct {
 		Data any `json:"data"`
 	}{Data: &raw}
 	if err := json.Unmarshal(body, &env); err != nil {
-		return nil, err
+		return raw, err
 	}
 	if env.Data == nil || !bytes.Contains(body, []byte(`"data"`)) {
-		return nil, errors.New("no data")
+		return raw, errors.New("no data")
 	}
 	return raw, nil
 }
@@ -40,7 +41,7 @@ func referenceResources(body []byte) ([]rawResource, error) {
 func sameAsReference(t *testing.T, name string, body []byte, wantFast bool) {
 	t.Helper()
 	rows, ok := decodeResources(body)
-	ref, err := referenceResources(body)
+	ref, err := referenceData[[]rawResource](body)
 	if !ok {
 		if wantFast {
 			t.Errorf("%s: declined (encoding/json: %v)", name, err)
@@ -263,7 +264,7 @@ func BenchmarkDecodeResources(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		b.ReportAllocs()
 		for b.Loop() {
-			if rows, err := referenceResources(body); err != nil || len(rows) != 10000 {
+			if rows, err := referenceData[[]rawResource](body); err != nil || len(rows) != 10000 {
 				b.Fatal(err)
 			}
 		}

@@ -17,10 +17,7 @@ import (
 // (call and doctor still verify before anything: TestStartupAdviceOnBadLog.)
 func TestServeStartsOnBadLogAndRefusesMutations(t *testing.T) {
 	t.Parallel()
-	path := keyedLog(t, 2)
-	f, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	f.WriteString(`{"ti`)
-	f.Close()
+	path := tornKeyedLog(t)
 	before, _ := os.ReadFile(path)
 	srv, envMap := fakeEnv(t, "PROXMOX_SAFE_AUDIT_LOG", path, "PVE_ALLOWED_NODES", "pve1,pve2")
 	p := startProc(t, "", cleanEnv(envList(envMap)...))
@@ -63,10 +60,7 @@ func TestServeStartsOnBadLogAndRefusesMutations(t *testing.T) {
 // that is called reports it and refuses every mutation).
 func TestServeVerifiesLogFromFirstCall(t *testing.T) {
 	t.Parallel()
-	path := keyedLog(t, 2)
-	f, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	f.WriteString(`{"ti`)
-	f.Close()
+	path := tornKeyedLog(t)
 	_, envMap := fakeEnv(t, "PROXMOX_SAFE_AUDIT_LOG", path, "PVE_ALLOWED_NODES", "pve1,pve2")
 	p := listThenExit(t, envMap)
 	if stderr := p.stderr.String(); strings.Contains(stderr, "does not verify") {

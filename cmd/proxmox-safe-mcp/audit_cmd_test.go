@@ -213,6 +213,22 @@ func keyedLog(t *testing.T, n int) string {
 	return path
 }
 
+// tornKeyedLog is keyedLog(t, 2) with a torn last line: a log that does
+// not verify.
+func tornKeyedLog(t *testing.T) string {
+	t.Helper()
+	path := keyedLog(t, 2)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(`{"ti`); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 func TestAuditVerifyCommand(t *testing.T) {
 	t.Parallel()
 	verify := func(t *testing.T, args ...string) (string, string, int) {
@@ -340,10 +356,7 @@ func TestAuditVerifyCommand(t *testing.T) {
 // the reason and what to do.
 func TestStartupAdviceOnBadLog(t *testing.T) {
 	t.Parallel()
-	path := keyedLog(t, 2)
-	f, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	f.WriteString(`{"ti`)
-	f.Close()
+	path := tornKeyedLog(t)
 	_, env := fakeEnv(t, "PROXMOX_SAFE_AUDIT_LOG", path)
 	_, stderr, code := runWith(t, env, "call", "list_guests")
 	for _, want := range []string{"PROXMOX_SAFE_AUDIT_LOG", "does not verify", "no trailing newline", "audit repair", "proxmox-safe-mcp audit verify " + path} {
@@ -361,10 +374,7 @@ func TestDoctorAuditLog(t *testing.T) {
 	srv := proxmoxtest.NewServer(doctorCluster(wellScopedPrivileges()))
 	t.Cleanup(srv.Close)
 	good := keyedLog(t, 2)
-	torn := keyedLog(t, 2)
-	f, _ := os.OpenFile(torn, os.O_WRONLY|os.O_APPEND, 0)
-	f.WriteString(`{"ti`)
-	f.Close()
+	torn := tornKeyedLog(t)
 	fifo := filepath.Join(t.TempDir(), "fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
