@@ -19,9 +19,15 @@
 // root and compares them: ours (./cmd/proxmox-safe-mcp), minimal (the
 // smallest go-sdk server with one tool, ./bench/compare/minimal) and floor
 // (minimal plus what the mandated dependencies cost at start: validator,
-// go-cleanhttp, a TLS client, slog; ./bench/compare/floor):
+// go-cleanhttp, a TLS client, slog; ./bench/compare/floor), and a fourth
+// that splits ours / floor in two, floor-imports (the floor built with
+// -tags floorimports: every package ours imports linked and initialized,
+// none used). With -release all four are built as the release builds
+// (release/build.go: a static binary, CGO_ENABLED=0, -trimpath, -s -w),
+// which is what a user of a downloaded binary or the image starts:
 //
 //	go run ./bench/coldstart -runs 101 -rss
+//	go run ./bench/coldstart -runs 101 -rss -release
 //
 // To compare versions of ours, build them first, e.g.
 //
@@ -54,6 +60,7 @@ func main() {
 	rssRuns := flag.Int("rss-runs", 5, "with -rss: read the idle memory in this many of the last runs per binary (their times are not kept) and print the median")
 	pages := flag.Int("pages", 0, "with -rss: also print which pages of each binary's own file are resident (by section, and the N packages of .text with the most), from its last run")
 	rssWait := flag.Duration("rss-wait", 1500*time.Millisecond, "how long after tools/list the idle memory is read (ours' privilege check begins with the first tools/call, which this never sends)")
+	release := flag.Bool("release", false, "with no binary named: build the four as the release does (static, CGO_ENABLED=0, -trimpath, -ldflags=-s -w)")
 	flag.Parse()
 	bins := flag.Args()
 	if len(bins) == 0 {
@@ -63,7 +70,7 @@ func main() {
 			os.Exit(1)
 		}
 		defer os.RemoveAll(dir)
-		if bins, err = build(dir); err != nil {
+		if bins, err = build(dir, *release); err != nil {
 			fmt.Fprintln(os.Stderr, "coldstart:", err)
 			os.RemoveAll(dir)
 			os.Exit(1)
@@ -78,15 +85,25 @@ func main() {
 	}
 }
 
-// build builds ours, minimal and floor into dir (run from the module
-// root).
-func build(dir string) ([]string, error) {
+// build builds ours, minimal, floor and floor-imports into dir (run from
+// the module root); release: with the release's flags.
+func build(dir string, release bool) ([]string, error) {
 	var bins []string
-	for _, b := range []struct{ name, pkg string }{
-		{"ours", "./cmd/proxmox-safe-mcp"}, {"minimal", "./bench/compare/minimal"}, {"floor", "./bench/compare/floor"},
+	for _, b := range []struct{ name, pkg, tags string }{
+		{"ours", "./cmd/proxmox-safe-mcp", ""}, {"minimal", "./bench/compare/minimal", ""},
+		{"floor", "./bench/compare/floor", ""}, {"floor-imports", "./bench/compare/floor", "floorimports"},
 	} {
 		bin := filepath.Join(dir, b.name)
-		if out, err := exec.Command("go", "build", "-o", bin, b.pkg).CombinedOutput(); err != nil {
+		args := []string{"build", "-o", bin}
+		if b.tags != "" {
+			args = append(args, "-tags", b.tags)
+		}
+		cmd := exec.Command("go", append(args, b.pkg)...)
+		if release {
+			cmd = exec.Command("go", append(args[:len(args):len(args)], "-trimpath", "-ldflags=-s -w", b.pkg)...)
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("go build %s (run from the module root): %v\n%s", b.pkg, err, out)
 		}
 		bins = append(bins, bin)

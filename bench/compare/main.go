@@ -14,7 +14,10 @@
 //     close) against a minimal go-sdk server with one tool (./minimal), and
 //     against the floor (./floor: minimal plus what the project's fixed
 //     dependencies cost at start: validator, go-cleanhttp, a TLS client,
-//     slog);
+//     slog), and against floor-imports (the floor built with -tags
+//     floorimports: every package ours imports linked and initialized,
+//     none used), which splits ours / floor into what our packages cost
+//     by being in the binary and what ours does at start;
 //
 //   - per read call over stdio (list_guests, guest_status, cluster_status)
 //     against replaying the very upstream requests the call made, as bare
@@ -135,6 +138,11 @@ func run(o options) error {
 	}
 	defer os.RemoveAll(dir)
 	ours, minimal, floor := filepath.Join(dir, "proxmox-safe-mcp"), filepath.Join(dir, "minimal"), filepath.Join(dir, "floor")
+	// floorImports is the floor with every package ours imports linked and
+	// initialized, none used (floor/imports.go): it splits ours / floor
+	// into what our packages cost by being in the binary and what ours
+	// does at start.
+	floorImports := filepath.Join(dir, "floor-imports")
 	var tags []string
 	if o.profile != "" {
 		tags = []string{"-tags", "benchprofile"} // cmd/proxmox-safe-mcp/profile_hook.go
@@ -151,6 +159,9 @@ func run(o options) error {
 		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
 			return fmt.Errorf("go build %s (run from the module root): %v\n%s", pkg, err, out)
 		}
+	}
+	if out, err := exec.Command("go", "build", "-tags", "floorimports", "-o", floorImports, "./bench/compare/floor").CombinedOutput(); err != nil {
+		return fmt.Errorf("go build -tags floorimports ./bench/compare/floor (run from the module root): %v\n%s", err, out)
 	}
 
 	small := smallCluster()
@@ -226,13 +237,13 @@ func run(o options) error {
 		return err
 	}
 
-	// Cold start, interleaved so drift on a shared machine hits all three,
+	// Cold start, interleaved so drift on a shared machine hits all four,
 	// in an order rotated each round so that no server always goes first
 	// in its round (a colder page cache, a scheduler wake-up) or last.
 	servers := []struct {
 		name, bin string
 		env       []string
-	}{{"ours", ours, oursEnv}, {"minimal", minimal, minEnv}, {"floor", floor, minEnv}}
+	}{{"ours", ours, oursEnv}, {"minimal", minimal, minEnv}, {"floor", floor, minEnv}, {"floor-imports", floorImports, minEnv}}
 	firsts, exits, idles := make([][]time.Duration, len(servers)), make([][]time.Duration, len(servers)), make([]idleMem, len(servers))
 	for i := range o.runs {
 		for _, s := range benchutil.RoundOrder(i, len(servers)) {
@@ -246,13 +257,15 @@ func run(o options) error {
 			}
 		}
 	}
-	oFirst, oExit, mFirst, mExit, fExit := firsts[0], exits[0], firsts[1], exits[1], exits[2]
-	idle, idleMinimal, idleFloor := idles[0], idles[1], idles[2]
+	oFirst, oExit, mFirst, mExit, fExit, fiExit := firsts[0], exits[0], firsts[1], exits[1], exits[2], exits[3]
+	idle, idleMinimal, idleFloor, idleImports := idles[0], idles[1], idles[2], idles[3]
 	rows = append(rows,
 		row{what: "cold start: tools/list answered", ours: median(oFirst), base: median(mFirst), target: 0},
 		row{what: "cold start: + exit on stdin close", ours: median(oExit), base: median(mExit), target: 0},
 		row{what: "cold start: + exit, floor (minimal + validator, go-cleanhttp, TLS client, slog) / minimal (reference)", ours: median(fExit), base: median(mExit), target: 0},
-		row{what: "cold start: + exit, ours / floor", ours: median(oExit), base: median(fExit), target: 1.15})
+		row{what: "cold start: + exit, ours / floor", ours: median(oExit), base: median(fExit), target: 1.15},
+		row{what: "cold start: + exit, floor-imports (floor + every package ours imports, none used) / floor (reference)", ours: median(fiExit), base: median(fExit), target: 0},
+		row{what: "cold start: + exit, ours / floor-imports (reference)", ours: median(oExit), base: median(fiExit), target: 0})
 
 	// Per read call over stdio: ours, the minimal server and the bare
 	// GETs taking turns (percall.go).
@@ -269,11 +282,14 @@ func run(o options) error {
 	printTable(append(rows, bigRows...))
 	fmt.Printf("\nbaselines: cold start = ./bench/compare/minimal (go-sdk, one tool) and ./bench/compare/floor (minimal + the fixed dependencies' start); per call = the same upstream GETs (in sequence; for several also at once, and the first alone), keep-alive, decoded into any, and the minimal server making the same GET; per-call ratios are the median of the per-round ratios (range in brackets), CPU from /proc/PID/task/*/schedstat\n")
 	fmt.Printf("load average at the end: %s\n", benchutil.LoadAvg())
-	fmt.Printf("idle memory after tools/list: ours %s; minimal %s; floor %s\n", idle.text, idleMinimal.text, idleFloor.text)
+	fmt.Printf("idle memory after tools/list: ours %s; minimal %s; floor %s; floor-imports %s\n", idle.text, idleMinimal.text, idleFloor.text, idleImports.text)
 	if idle.kB > 0 && idleFloor.kB > 0 {
 		fmt.Printf("idle RSS, ours − floor: %.1f MiB (target ≤ 4 MiB)\n", float64(idle.kB-idleFloor.kB)/1024)
 	}
-	for _, b := range []string{ours, minimal, floor} {
+	if idleImports.kB > 0 && idleFloor.kB > 0 {
+		fmt.Printf("idle RSS, floor-imports − floor: %.1f MiB (our packages linked, none used); ours − floor-imports: %.1f MiB\n", float64(idleImports.kB-idleFloor.kB)/1024, float64(idle.kB-idleImports.kB)/1024)
+	}
+	for _, b := range []string{ours, minimal, floor, floorImports} {
 		if st, err := os.Stat(b); err == nil {
 			fmt.Printf("binary size %s: %.1f MiB\n", filepath.Base(b), float64(st.Size())/(1<<20))
 		}

@@ -20,6 +20,10 @@
 //	go build -tags floornovalidator -o /tmp/floor-novalidator ./bench/compare/floor
 //	go run ./bench/coldstart -runs 101 -rss /tmp/minimal /tmp/floor-novalidator /tmp/floor
 //
+// Built with -tags floorimports it also links and initializes every
+// package the command imports, and uses none (imports.go); bench/coldstart
+// builds it as floor-imports.
+//
 // Environment: PVE_URL, PVE_API_TOKEN_ID, PVE_API_TOKEN_SECRET, PVE_CA_FILE,
 // PVE_TLS_FINGERPRINT (hex, colons allowed). It exists only to be measured
 // against.
