@@ -1,14 +1,13 @@
 package main
 
 import (
+	"go/parser"
+	"go/token"
 	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-
-	"go/parser"
-	"go/token"
 )
 
 // TestFloorImportsMatchCommand keeps imports.go (-tags floorimports) to
