@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -77,29 +75,11 @@ func fakeBodies(t testing.TB) map[string][]byte {
 	for name, c := range clusters {
 		fake := proxmoxtest.NewServer(c)
 		for _, q := range []string{"?type=vm", ""} {
-			out[name+q] = resourcesBody(t, fake, q)
+			out[name+q] = getBody(t, fake, "/cluster/resources"+q)
 		}
 		fake.Close()
 	}
 	return out
-}
-
-// resourcesBody is the fake's GET /cluster/resources answer to query, as
-// it comes over the wire.
-func resourcesBody(t testing.TB, fake *proxmoxtest.Server, query string) []byte {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, fake.URL+"/api2/json/cluster/resources"+query, nil)
-	req.Header.Set("Authorization", "PVEAPIToken="+proxmoxtest.DefaultTokenID+"="+proxmoxtest.DefaultTokenSecret)
-	resp, err := fake.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /cluster/resources%s: %v %s", query, err, resp.Status)
-	}
-	return b
 }
 
 func recordedBodies(t testing.TB) map[string][]byte {
@@ -249,7 +229,7 @@ func FuzzDecodeResources(f *testing.F) {
 // encoding/json into the same rows.
 func BenchmarkDecodeResources(b *testing.B) {
 	fake := proxmoxtest.NewServer(proxmoxtest.GenerateCluster(10, 1000, 1))
-	body := resourcesBody(b, fake, "?type=vm")
+	body := getBody(b, fake, "/cluster/resources?type=vm")
 	fake.Close()
 	b.Run("scanner", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
