@@ -8,7 +8,3 @@ func SetVerifyHooks(verify, wait func()) (restore func()) {
 	verifyHook, waitHook = verify, wait
 	return func() { verifyHook, waitHook = nil, nil }
 }
-
-// VerificationStarted reports whether l's background verification has
-// been started (Options.VerifyLater holds it back).
-func VerificationStarted(l *Log) bool { return l.started.Load() }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/proxmoxsafe/proxmox-safe-mcp/internal/localfile"
@@ -139,7 +138,6 @@ type Log struct {
 	// (Options.VerifyLater).
 	startVerify sync.Once
 	verifyFrom  func() // the verification to start; nil when Open verified
-	started     atomic.Bool
 }
 
 // New returns a Log that writes to w, starting a new chain:
@@ -263,10 +261,7 @@ func Open(path string, opts *Options) (*Log, error) {
 // has started, or when Open verified the log or created it.
 func (l *Log) StartVerification() {
 	if l.verifyFrom != nil {
-		l.startVerify.Do(func() {
-			l.started.Store(true)
-			l.verifyFrom()
-		})
+		l.startVerify.Do(l.verifyFrom)
 	}
 }
 
