@@ -2,7 +2,6 @@ package proxmoxsafe
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -11,28 +10,14 @@ import (
 	"github.com/proxmoxsafe/proxmox-safe-mcp/proxmoxsafe/proxmoxtest"
 )
 
-// sameGuestStatus fails t when decodeGuestStatus accepts body with another
-// result than encoding/json's, or accepts a body encoding/json refuses;
-// wantFast also fails it when decodeGuestStatus declines.
+// sameGuestStatus is sameAsEncodingJSON for decodeGuestStatus.
 func sameGuestStatus(t *testing.T, name string, body []byte, wantFast bool) {
 	t.Helper()
-	var got rawGuestStatusFull
-	ok := decodeGuestStatus(body, &got)
-	ref, err := referenceData[rawGuestStatusFull](body)
-	if !ok {
-		if wantFast {
-			t.Errorf("%s: declined (encoding/json: %v)", name, err)
-		}
-		return
-	}
-	if err != nil {
-		t.Errorf("%s: decoded a body encoding/json refuses (%v):\n%.300q", name, err, body)
-		return
-	}
-	// %#v, not reflect.DeepEqual: a "NaN" cpu decodes to NaN on both sides.
-	if g, w := fmt.Sprintf("%#v", got), fmt.Sprintf("%#v", ref); g != w {
-		t.Errorf("%s: differs from encoding/json's:\n got %s\nwant %s\nbody %.300q", name, g, w, body)
-	}
+	sameAsEncodingJSON(t, name, body, wantFast, func(b []byte) (rawGuestStatusFull, bool) {
+		var r rawGuestStatusFull
+		ok := decodeGuestStatus(b, &r)
+		return r, ok
+	})
 }
 
 // TestDecodeGuestStatusMatchesEncodingJSON: on every guest's answer of the

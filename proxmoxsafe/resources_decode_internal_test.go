@@ -33,13 +33,14 @@ func referenceData[T any](body []byte) (T, error) {
 	return raw, nil
 }
 
-// sameAsReference fails t when decodeResources accepts body with another
-// result than encoding/json's, or accepts a body encoding/json refuses;
-// wantFast also fails it when decodeResources declines.
-func sameAsReference(t *testing.T, name string, body []byte, wantFast bool) {
+// sameAsEncodingJSON fails t when decode accepts body with another result
+// than encoding/json's (referenceData), or accepts a body encoding/json
+// refuses; wantFast also fails it when decode declines. Both scanners'
+// differential tests go through it.
+func sameAsEncodingJSON[T any](t *testing.T, name string, body []byte, wantFast bool, decode func([]byte) (T, bool)) {
 	t.Helper()
-	rows, ok := decodeResources(body)
-	ref, err := referenceData[[]rawResource](body)
+	got, ok := decode(body)
+	ref, err := referenceData[T](body)
 	if !ok {
 		if wantFast {
 			t.Errorf("%s: declined (encoding/json: %v)", name, err)
@@ -51,9 +52,15 @@ func sameAsReference(t *testing.T, name string, body []byte, wantFast bool) {
 		return
 	}
 	// %#v, not reflect.DeepEqual: a "NaN" cpu decodes to NaN on both sides.
-	if got, want := fmt.Sprintf("%#v", rows), fmt.Sprintf("%#v", ref); got != want {
-		t.Errorf("%s: rows differ from encoding/json's:\n got %.600s\nwant %.600s\nbody %.300q", name, got, want, body)
+	if g, w := fmt.Sprintf("%#v", got), fmt.Sprintf("%#v", ref); g != w {
+		t.Errorf("%s: differs from encoding/json's:\n got %.600s\nwant %.600s\nbody %.300q", name, g, w, body)
 	}
+}
+
+// sameAsReference is sameAsEncodingJSON for decodeResources.
+func sameAsReference(t *testing.T, name string, body []byte, wantFast bool) {
+	t.Helper()
+	sameAsEncodingJSON(t, name, body, wantFast, decodeResources)
 }
 
 // fakeBodies renders /cluster/resources of simulated clusters, filtered
